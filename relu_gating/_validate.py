@@ -1,0 +1,105 @@
+"""Input validation shared by the public functions (private).
+
+Each helper raises :class:`relu_gating.errors.InputError` with a message that
+names the argument and says what is wrong with it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from .errors import InputError
+
+__all__ = ["as_matrix", "as_vector", "check_K", "check_same_rows", "as_square"]
+
+
+def _as_float_array(x: Any, name: str) -> np.ndarray:
+    if sp.issparse(x):
+        raise InputError(f"{name} must be a dense array, got a scipy.sparse matrix")
+    try:
+        arr = np.asarray(x, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{name} must be a numeric array ({exc})") from exc
+    return arr
+
+
+def _check_finite(arr: np.ndarray, name: str) -> None:
+    if not np.all(np.isfinite(arr)):
+        bad = "NaN" if np.isnan(arr).any() else "inf"
+        idx = np.argwhere(~np.isfinite(arr))[0]
+        raise InputError(f"{name} contains {bad} (first at index {tuple(int(i) for i in idx)})")
+
+
+def as_matrix(
+    x: Any,
+    name: str,
+    *,
+    rows: int | None = None,
+    cols: int | None = None,
+    min_rows: int = 1,
+    min_cols: int = 1,
+    allow_1d: bool = False,
+) -> np.ndarray:
+    """Return ``x`` as a finite float64 2-D array or raise :class:`InputError`.
+
+    ``allow_1d`` turns a vector of length n into an (n, 1) matrix.
+    """
+    arr = _as_float_array(x, name)
+    if arr.ndim == 1 and allow_1d:
+        arr = arr[:, None]
+    if arr.ndim != 2:
+        raise InputError(f"{name} must be a 2-D array, got shape {arr.shape}")
+    n, m = arr.shape
+    if rows is not None and n != rows:
+        raise InputError(f"{name} must have {rows} rows, got shape {arr.shape}")
+    if cols is not None and m != cols:
+        raise InputError(f"{name} must have {cols} columns, got shape {arr.shape}")
+    if n < min_rows:
+        raise InputError(f"{name} must have at least {min_rows} row(s), got shape {arr.shape}")
+    if m < min_cols:
+        raise InputError(f"{name} must have at least {min_cols} column(s), got shape {arr.shape} (empty features?)")
+    _check_finite(arr, name)
+    return arr
+
+
+def as_vector(x: Any, name: str, *, size: int | None = None) -> np.ndarray:
+    """Return ``x`` as a finite float64 1-D array or raise :class:`InputError`."""
+    arr = _as_float_array(x, name)
+    if arr.ndim == 2 and 1 in arr.shape:
+        arr = arr.reshape(-1)
+    if arr.ndim != 1:
+        raise InputError(f"{name} must be a 1-D array, got shape {arr.shape}")
+    if size is not None and arr.shape[0] != size:
+        raise InputError(f"{name} must have length {size}, got {arr.shape[0]}")
+    if arr.size == 0:
+        raise InputError(f"{name} must not be empty")
+    _check_finite(arr, name)
+    return arr
+
+
+def as_square(x: Any, name: str) -> np.ndarray:
+    """Return a finite square float matrix (dense) or raise."""
+    arr = as_matrix(x.toarray() if sp.issparse(x) else x, name)
+    if arr.shape[0] != arr.shape[1]:
+        raise InputError(f"{name} must be square, got shape {arr.shape}")
+    return arr
+
+
+def check_K(K: Any, n: int, name: str = "K") -> int:
+    """Check that ``K`` is an integer with ``1 <= K <= n``."""
+    if isinstance(K, bool) or not isinstance(K, (int, np.integer)):
+        raise InputError(f"{name} must be an integer, got {K!r}")
+    K = int(K)
+    if not 1 <= K <= n:
+        raise InputError(f"{name} must satisfy 1 <= {name} <= n = {n}, got {K}")
+    return K
+
+
+def check_same_rows(n: int, **arrays: np.ndarray) -> None:
+    """Check that every named array has ``n`` rows."""
+    for name, arr in arrays.items():
+        if arr is not None and arr.shape[0] != n:
+            raise InputError(f"{name} must have n = {n} rows (one per sample), got shape {arr.shape}")
