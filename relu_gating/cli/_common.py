@@ -1,0 +1,45 @@
+"""Input options shared by the sub-commands that read a data file (private)."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..io import DEFAULT_K, Problem, load_input, resolve_problem
+
+__all__ = ["add_input_arguments", "problem_from_args"]
+
+
+def add_input_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add ``INPUT`` and the graph options ``--K --graph --laplacian --neighbors --sigma --epsilon``."""
+    parser.add_argument(
+        "input",
+        metavar="INPUT",
+        help=".npz with X or Phi (optional f, U_K, H, eigenvalues), or .npy/.csv holding X (samples as rows)",
+    )
+    g = parser.add_argument_group("graph (used when INPUT has no U_K)")
+    g.add_argument("--K", type=int, default=None,
+                   help=f"number of low-frequency eigenvectors (default min({DEFAULT_K}, n - 1); "
+                        "with U_K in INPUT: keep its first K columns)")
+    g.add_argument("--graph", choices=("knn", "gaussian", "epsilon"), default="knn",
+                   help="sample graph on the rows of X (default knn)")
+    g.add_argument("--laplacian", choices=("combinatorial", "sym"), default="combinatorial",
+                   help="L = D - W or L_sym = D^-1/2 L D^-1/2 (default combinatorial)")
+    g.add_argument("--neighbors", type=int, default=None, metavar="k",
+                   help="neighbours of the knn graph (default min(10, n - 1))")
+    g.add_argument("--sigma", type=float, default=None,
+                   help="Gaussian bandwidth (gaussian graph; optional weights for knn/epsilon)")
+    g.add_argument("--epsilon", type=float, default=None,
+                   help="radius of the epsilon graph (default: smallest radius that connects it)")
+
+
+def problem_from_args(args: argparse.Namespace) -> Problem:
+    """Load ``args.input`` and resolve it with the graph options into a :class:`Problem`."""
+    return resolve_problem(
+        load_input(args.input),
+        K=args.K,
+        graph=args.graph,
+        laplacian=args.laplacian,
+        n_neighbors=args.neighbors,
+        sigma=args.sigma,
+        epsilon=args.epsilon,
+    )

@@ -1,0 +1,229 @@
+"""Sample graphs and their Laplacians.
+
+Samples are rows: ``X`` has shape ``(n, d)`` (the paper's ``X`` is ``d x n``, so
+the paper's ``H_0 = X^T`` is our ``X``).  A graph is a symmetric nonnegative
+weight matrix ``W`` with every degree ``d_i = sum_j w_ij`` positive.
+
+References
+----------
+Paper, "Setting and notation": ``L = D - W``, ``L_sym = D^{-1/2} L D^{-1/2}``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse import csgraph
+from scipy.spatial import cKDTree
+from scipy.spatial.distance import pdist, squareform
+
+from ._validate import as_matrix
+from .errors import InputError
+
+__all__ = ["sample_graph", "laplacian", "check_weights", "DEFAULT_NEIGHBORS"]
+
+#: Default number of neighbours of the k-nearest-neighbour graph (clipped to n - 1).
+DEFAULT_NEIGHBORS = 10
+
+_KINDS = ("knn", "gaussian", "epsilon")
+
+
+def sample_graph(
+    X: Any,
+    *,
+    kind: str = "knn",
+    n_neighbors: int | None = None,
+    sigma: float | None = None,
+    epsilon: float | None = None,
+    mutual: bool = False,
+) -> sp.csr_matrix:
+    r"""Build a weighted undirected graph on the rows of ``X``.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+        Samples as rows (the transpose of the paper's ``X``).
+    kind : {"knn", "gaussian", "epsilon"}
+        ``"knn"``: ``i ~ j`` when ``j`` is among the ``n_neighbors`` nearest
+        neighbours of ``i`` or vice versa (both, if ``mutual``); weight 1, or the
+        Gaussian weight when ``sigma`` is given.
+        ``"gaussian"``: complete graph with
+        :math:`w_{ij} = \exp(-\|x_i - x_j\|^2 / (2\sigma^2))`; ``sigma`` defaults
+        to the median pairwise distance.
+        ``"epsilon"``: ``i ~ j`` when :math:`\|x_i - x_j\| \le \epsilon` (weight 1,
+        or Gaussian with ``sigma``); ``epsilon`` defaults to the longest edge of
+        a Euclidean minimum spanning tree, the smallest radius that connects
+        the graph.
+    n_neighbors : int, optional
+        For ``"knn"``; default ``min(10, n - 1)``.
+    sigma : float, optional
+        Gaussian bandwidth (> 0).
+    epsilon : float, optional
+        Radius of the ``"epsilon"`` graph (> 0).
+    mutual : bool
+        ``"knn"`` only: keep an edge only if each end is a neighbour of the other.
+
+    Returns
+    -------
+    W : scipy.sparse.csr_matrix, shape (n, n)
+        Symmetric, nonnegative, zero diagonal, every degree positive.
+
+    Raises
+    ------
+    InputError
+        Bad ``X`` or option, or a vertex with zero degree (the message names the
+        vertex and suggests a larger ``n_neighbors`` / ``epsilon`` / ``sigma``).
+    """
+    X = as_matrix(X, "X", min_rows=2)
+    n = X.shape[0]
+    if kind not in _KINDS:
+        raise InputError(f"kind must be one of {_KINDS}, got {kind!r}")
+    if sigma is not None and not (np.isfinite(sigma) and sigma > 0):
+        raise InputError(f"sigma must be a positive finite number, got {sigma!r}")
+    if kind == "knn":
+        W = _knn(X, n_neighbors, sigma, mutual)
+        hint = "use a larger n_neighbors or mutual=False"
+    elif kind == "gaussian":
+        if sigma is None:
+            d = pdist(X)
+            sigma = float(np.median(d)) if d.size else 1.0
+            if not sigma > 0:
+                sigma = float(d.max()) if d.size and d.max() > 0 else 1.0
+        D2 = squareform(pdist(X, "sqeuclidean"))
+        K = np.exp(-D2 / (2.0 * sigma**2))
+        np.fill_diagonal(K, 0.0)
+        W = sp.csr_matrix(K)
+        hint = "use a larger sigma"
+    else:
+        W = _epsilon(X, epsilon, sigma)
+        hint = "use a larger epsilon"
+    W = ((W + W.T) * 0.5).tocsr()  # exact symmetry
+    W.eliminate_zeros()
+    deg = np.asarray(W.sum(axis=1)).ravel()
+    zero = np.flatnonzero(deg <= 0)
+    if zero.size:
+        raise InputError(
+            f"sample_graph({kind!r}): vertex {int(zero[0])} has zero degree "
+            f"({zero.size} such vertices); {hint}"
+        )
+    return W
+
+
+def _gauss(dist: np.ndarray, sigma: float | None) -> np.ndarray:
+    if sigma is None:
+        return np.ones_like(dist)
+    return np.exp(-(dist**2) / (2.0 * sigma**2))
+
+
+def _knn(X: np.ndarray, k: int | None, sigma: float | None, mutual: bool) -> sp.csr_matrix:
+    n = X.shape[0]
+    if k is None:
+        k = min(DEFAULT_NEIGHBORS, n - 1)
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= n - 1:
+        raise InputError(f"n_neighbors must be an integer in [1, n - 1 = {n - 1}], got {k!r}")
+    k = int(k)
+    tree = cKDTree(X)
+    dist, idx = tree.query(X, k=min(k + 1, n))
+    dist = np.atleast_2d(dist)
+    idx = np.atleast_2d(idx)
+    rows, cols, vals = [], [], []
+    for i in range(n):
+        keep = idx[i] != i  # duplicates may put i elsewhere than first
+        j, dd = idx[i][keep][:k], dist[i][keep][:k]
+        rows.append(np.full(j.size, i))
+        cols.append(j)
+        vals.append(dd)
+    r, c, dval = np.concatenate(rows), np.concatenate(cols), np.concatenate(vals)
+    A = sp.csr_matrix((_gauss(dval, sigma), (r, c)), shape=(n, n))
+    return A.minimum(A.T) if mutual else A.maximum(A.T)
+
+
+def _epsilon(X: np.ndarray, epsilon: float | None, sigma: float | None) -> sp.csr_matrix:
+    n = X.shape[0]
+    tree = cKDTree(X)
+    if epsilon is None:
+        D = squareform(pdist(X))
+        # tiny offset so that duplicates (distance 0) remain edges of the MST
+        mst = csgraph.minimum_spanning_tree(sp.csr_matrix(D + 1e-300 * (D == 0)))
+        epsilon = float(mst.max()) if mst.nnz else 0.0
+        epsilon *= 1 + 1e-12
+    elif not (np.isfinite(epsilon) and epsilon > 0):
+        raise InputError(f"epsilon must be a positive finite number, got {epsilon!r}")
+    pairs = tree.query_pairs(r=float(epsilon), output_type="ndarray")
+    if pairs.size == 0:
+        return sp.csr_matrix((n, n))
+    i, j = pairs[:, 0], pairs[:, 1]
+    w = _gauss(np.linalg.norm(X[i] - X[j], axis=1), sigma)
+    A = sp.csr_matrix((w, (i, j)), shape=(n, n))
+    return A + A.T
+
+
+def check_weights(W: Any, name: str = "W", *, rtol: float = 1e-10) -> sp.csr_matrix:
+    """Validate a weight matrix; return it as a symmetrized float csr matrix.
+
+    Checks: square, finite, nonnegative, symmetric (relative ``rtol``), every
+    degree positive.  Each failure raises :class:`InputError` naming ``name``.
+    """
+    if sp.issparse(W):
+        A = sp.csr_matrix(W, dtype=float)
+        if A.shape[0] != A.shape[1] or A.shape[0] < 1:
+            raise InputError(f"{name} must be a nonempty square matrix, got shape {A.shape}")
+        data = A.data
+    else:
+        A = sp.csr_matrix(as_matrix(W, name))
+        if A.shape[0] != A.shape[1]:
+            raise InputError(f"{name} must be square, got shape {A.shape}")
+        data = A.data
+    if not np.all(np.isfinite(data)):
+        raise InputError(f"{name} contains NaN or inf")
+    if data.size and data.min() < 0:
+        raise InputError(f"{name} must be nonnegative, found weight {data.min():.3g}")
+    scale = float(np.abs(data).max()) if data.size else 0.0
+    asym = abs(A - A.T)
+    if asym.nnz and asym.max() > rtol * max(scale, 1e-300):
+        raise InputError(f"{name} must be symmetric (max |W - W^T| = {asym.max():.3g})")
+    A = ((A + A.T) * 0.5).tocsr()
+    deg = np.asarray(A.sum(axis=1)).ravel()
+    zero = np.flatnonzero(deg <= 0)
+    if zero.size:
+        raise InputError(
+            f"{name} has a zero-degree vertex {int(zero[0])} ({zero.size} in all); "
+            "every vertex needs an edge (build the graph with a larger n_neighbors/epsilon)"
+        )
+    return A
+
+
+def laplacian(W: Any, *, normalized: bool = False) -> sp.csr_matrix | np.ndarray:
+    r"""Graph Laplacian, combinatorial or symmetric normalized.
+
+    .. math::
+
+        L = D - W, \qquad L_{\mathrm{sym}} = D^{-1/2} L D^{-1/2},
+        \qquad D = \mathrm{diag}(W \mathbf 1).
+
+    Parameters
+    ----------
+    W : array_like or scipy.sparse matrix, shape (n, n)
+        Symmetric nonnegative weights with positive degrees.
+    normalized : bool
+        Return ``L_sym`` instead of ``L``.
+
+    Returns
+    -------
+    L : same kind as ``W`` (csr_matrix for sparse input, ndarray for dense), shape (n, n)
+
+    References
+    ----------
+    Paper, "Setting and notation", equation (1).
+    """
+    dense = not sp.issparse(W)
+    A = check_weights(W, "W")
+    deg = np.asarray(A.sum(axis=1)).ravel()
+    L = (sp.diags(deg) - A).tocsr()
+    if normalized:
+        s = sp.diags(1.0 / np.sqrt(deg))
+        L = (s @ L @ s).tocsr()
+        L = ((L + L.T) * 0.5).tocsr()
+    return L.toarray() if dense else L

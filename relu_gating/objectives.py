@@ -1,0 +1,284 @@
+"""Objectives of the best-neuron search, pattern by pattern (Prop 4.3, Prop 4.5).
+
+A neuron is ``h = relu(Phi theta)``.  Two objectives are supported, both ratios
+of quadratic forms on the cone ``C_S = {theta : (2S - I) Phi theta >= 0}`` of a
+gating pattern ``S``:
+
+* captured features (no features ``H``, Prop 4.3)
+
+  .. math::  N_K(h) = \\frac{\\|U_K^T h\\|^2}{\\|h\\|^2}
+             = \\frac{\\theta^T \\Phi^T S P_K S \\Phi \\theta}{\\theta^T \\Phi^T S \\Phi \\theta};
+
+* marginal gain over features ``H`` (Prop 4.5), with ``M = (I - \\Pi_H) U_K``
+
+  .. math::  G_H(h) = \\frac{\\|M^T h\\|^2}{\\|(I - \\Pi_H) h\\|^2}
+             = \\frac{\\theta^T \\Phi^T S M M^T S \\Phi \\theta}
+                     {\\theta^T \\Phi^T S (I - \\Pi_H) S \\Phi \\theta}.
+
+Everything is expressed in coordinates of the row space of ``Phi``
+(``Phi = Psi V^T`` with ``V`` an orthonormal basis of ``row(Phi)``), where the
+pencils are definite on generic patterns.  Neurons with ``h = 0`` or ``h`` in
+``col(H)`` are excluded (value ``nan``), never scored 0/0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ._validate import as_matrix, as_vector, check_same_rows
+from .coverage import check_basis, orthonormal_basis
+from .errors import InputError
+
+__all__ = [
+    "Objective",
+    "make_objective",
+    "pattern_matrices",
+    "leverage_bounds",
+    "neuron_values",
+    "neuron_value",
+    "cone_constraints",
+    "EXCLUDE_RTOL",
+]
+
+#: Orthonormality required of ``U_K`` (the bounds rely on ``P_K <= I``).
+UK_ORTHONORMAL_TOL = 1e-10
+
+#: A neuron whose part outside ``col(H)`` is below this fraction of ``||h||``
+#: counts as lying in ``col(H)`` and is excluded.
+EXCLUDE_RTOL = 1e-9
+
+
+@dataclass(frozen=True)
+class Objective:
+    """Precomputed data of one best-neuron query.
+
+    Attributes
+    ----------
+    Phi : ndarray, shape (n, m)
+    U_K : ndarray, shape (n, K)
+    V : ndarray, shape (m, r)
+        Orthonormal basis of the row space of ``Phi``.
+    Psi : ndarray, shape (n, r)
+        ``Phi @ V``: the rows in row-space coordinates.
+    M : ndarray, shape (n, K)
+        ``(I - Pi_H) U_K`` (``U_K`` when there are no features).
+    Q_H : ndarray, shape (n, q) or None
+        Orthonormal basis of ``col(H)``.
+    cap : float
+        Global bound on the objective: 1 for ``N_K``, ``s_K(H)^2`` for ``G_H``.
+    kind : {"captured", "marginal"}
+    """
+
+    Phi: np.ndarray
+    U_K: np.ndarray
+    V: np.ndarray
+    Psi: np.ndarray
+    M: np.ndarray
+    Q_H: np.ndarray | None
+    cap: float
+    kind: str
+
+    @property
+    def n(self) -> int:
+        return self.Phi.shape[0]
+
+    @property
+    def rank(self) -> int:
+        return self.V.shape[1]
+
+
+def resolve_features(features: Any, n: int) -> np.ndarray | None:
+    """Turn the ``features`` argument into an (n, q) matrix or None.
+
+    ``None`` or ``"none"``: no features (objective ``N_K``); ``"bias"``: the
+    ones column; otherwise an array with n rows.
+    """
+    if features is None or (isinstance(features, str) and features == "none"):
+        return None
+    if isinstance(features, str):
+        if features == "bias":
+            return np.ones((n, 1))
+        raise InputError(f"features must be None, 'none', 'bias' or an array with n = {n} rows, got {features!r}")
+    H = as_matrix(features, "features", allow_1d=True)
+    check_same_rows(n, features=H)
+    if not np.any(H):
+        raise InputError("features is all zeros (empty features): pass features=None for the N_K objective")
+    return H
+
+
+def make_objective(Phi: Any, U_K: Any, features: Any = None, *, rank: int | None = None) -> Objective:
+    """Validate the inputs of a query and precompute its objective data.
+
+    Parameters
+    ----------
+    Phi : array_like, shape (n, m)
+        Layer input (typically ``[H_{l-1}, 1]``), samples as rows.
+    U_K : array_like, shape (n, K)
+        Orthonormal low-frequency basis.
+    features : None, "none", "bias" or array_like, shape (n, q)
+        Features already in the layer; None selects the ``N_K`` objective.
+    rank : int, optional
+        Rank of ``Phi`` if already decided exactly (by the pattern enumerator);
+        otherwise decided by SVD with a relative tolerance.
+    """
+    Phi = as_matrix(Phi, "Phi")
+    n, m = Phi.shape
+    U_K = check_basis(U_K, "U_K", n=n)
+    K = U_K.shape[1]
+    gram_err = np.abs(U_K.T @ U_K - np.eye(K)).max()
+    if gram_err > UK_ORTHONORMAL_TOL:  # the bounds rely on P_K <= I
+        raise InputError(f"U_K must have orthonormal columns to {UK_ORTHONORMAL_TOL:g} for a certified search "
+                         f"(max |U_K^T U_K - I| = {gram_err:.2e}); orthonormalize it, e.g. np.linalg.qr(U_K)[0]")
+    if not np.any(Phi):
+        raise InputError("Phi is all zeros: every neuron is dead")
+    H = resolve_features(features, n)
+    _, s, Vt = np.linalg.svd(Phi, full_matrices=False)
+    if rank is None:
+        rank = int(np.sum(s > max(n, m) * np.finfo(float).eps * s[0]))
+    V = Vt[:rank].T.copy()
+    Psi = Phi @ V
+    if H is None:
+        Q_H, M, cap, kind = None, U_K.copy(), 1.0, "captured"
+    else:
+        Q_H = orthonormal_basis(H, name="features")
+        M = U_K - Q_H @ (Q_H.T @ U_K)
+        cap = float(min(1.0, np.linalg.norm(M, 2) ** 2))
+        kind = "marginal"
+    return Objective(Phi=Phi, U_K=U_K, V=V, Psi=Psi, M=M, Q_H=Q_H, cap=cap, kind=kind)
+
+
+def _masked_products(masks: np.ndarray, L: np.ndarray, R: np.ndarray) -> np.ndarray:
+    """Stack of ``L^T S R`` for every mask: shape (N, a, b), one BLAS call."""
+    n, a = L.shape
+    b = R.shape[1]
+    outer = (L[:, :, None] * R[:, None, :]).reshape(n, a * b)
+    return (masks.astype(float) @ outer).reshape(-1, a, b)
+
+
+def pattern_matrices(obj: Objective, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Pencils ``(A_S, B_S)`` in row-space coordinates for a stack of masks.
+
+    Parameters
+    ----------
+    obj : Objective
+    masks : ndarray of bool, shape (N, n)
+
+    Returns
+    -------
+    A, B : ndarray, shape (N, r, r)
+    """
+    masks = np.atleast_2d(masks)
+    C = _masked_products(masks, obj.M, obj.Psi)  # M^T S Psi, (N, K, r)
+    A = np.einsum("nki,nkj->nij", C, C)
+    B = _masked_products(masks, obj.Psi, obj.Psi)  # Psi^T S Psi
+    if obj.Q_H is not None:
+        D = _masked_products(masks, obj.Q_H, obj.Psi)  # Q^T S Psi
+        B = B - np.einsum("nki,nkj->nij", D, D)
+    return A, 0.5 * (B + np.transpose(B, (0, 2, 1)))
+
+
+def single_pattern_matrices(obj: Objective, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Accurate ``(A_S, B_S, G_S)`` of one pattern for an exact per-pattern solve.
+
+    ``B_S`` is formed from ``R = (I - Pi_H) S Psi`` as ``R^T R`` (no
+    cancellation); ``G_S = (2S - I) Psi`` restricted to the nonzero rows.
+    """
+    SPsi = obj.Psi * mask[:, None]
+    R = SPsi if obj.Q_H is None else SPsi - obj.Q_H @ (obj.Q_H.T @ SPsi)
+    C = obj.M.T @ SPsi
+    A = C.T @ C
+    B = R.T @ R
+    nz = np.any(obj.Phi != 0, axis=1)
+    G = (np.where(mask, 1.0, -1.0)[:, None] * obj.Psi)[nz]
+    return 0.5 * (A + A.T), 0.5 * (B + B.T), G
+
+
+def leverage_bounds(obj: Objective, masks: np.ndarray) -> np.ndarray:
+    """Prop 4.1 bound ``||U_K[A,:]||_2^2 <= min(1, sum_A l_i)`` per mask.
+
+    Valid for the ``N_K`` objective only, whatever the conditioning of
+    ``B_S``; for the marginal gain the global cap ``s_K(H)^2`` is returned.
+    """
+    masks = np.atleast_2d(masks)
+    if obj.kind != "captured":
+        return np.full(masks.shape[0], obj.cap)
+    G = _masked_products(masks, obj.U_K, obj.U_K)
+    top = np.linalg.eigvalsh(G)[:, -1]
+    lev = masks.astype(float) @ np.sum(obj.U_K**2, axis=1)
+    K = obj.U_K.shape[1]
+    return np.minimum(np.minimum(top + 64 * K * np.finfo(float).eps, 1.0), lev + 1e-15)
+
+
+def neuron_values(obj: Objective, thetas: np.ndarray) -> np.ndarray:
+    """Objective value of ``relu(Phi theta)`` for each row of ``thetas``.
+
+    Recomputed from the neuron itself, never from a pencil. ``nan`` marks an
+    excluded neuron (``h = 0``, or ``h`` in ``col(H)`` up to ``EXCLUDE_RTOL``).
+    """
+    thetas = np.atleast_2d(thetas)
+    Hn = np.maximum(obj.Phi @ thetas.T, 0.0)  # (n, N)
+    hh = np.sum(Hn**2, axis=0)
+    if obj.Q_H is None:
+        num = np.sum((obj.U_K.T @ Hn) ** 2, axis=0)
+        den = hh
+    else:
+        Y = Hn - obj.Q_H @ (obj.Q_H.T @ Hn)
+        num = np.sum((obj.U_K.T @ Y) ** 2, axis=0)
+        den = np.sum(Y**2, axis=0)
+    ok = (hh > 0) & (den > (EXCLUDE_RTOL**2) * hh)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(ok, num / np.where(ok, den, 1.0), np.nan)
+
+
+def neuron_value(Phi: Any, U_K: Any, theta: Any, features: Any = None) -> float:
+    """Objective value of the single neuron ``h = relu(Phi theta)``.
+
+    ``N_K(h)`` without features (Lemma 3.5(iii)), the marginal gain ``G_H(h)``
+    of Prop 4.5 with features.  Raises :class:`InputError` for an excluded
+    neuron (``h = 0`` or ``h`` in ``col(H)``).
+    """
+    obj = make_objective(Phi, U_K, features)
+    theta = as_vector(theta, "theta", size=obj.Phi.shape[1])
+    v = float(neuron_values(obj, theta[None, :])[0])
+    if np.isnan(v):
+        raise InputError("theta gives an excluded neuron: relu(Phi theta) is 0 or lies in col(features)")
+    return v
+
+
+def cone_constraints(Phi: Any, S: Any, theta_var: Any) -> list:
+    """The cone ``C_S = {theta : (2S - I) Phi theta >= 0}`` as cvxpy constraints.
+
+    Parameters
+    ----------
+    Phi : array_like, shape (n, m)
+    S : array_like of bool/0-1, shape (n,)
+        The gating pattern (1 = active).
+    theta_var : cvxpy.Variable, shape (m,)
+
+    Returns
+    -------
+    list of cvxpy constraints
+        One vector inequality; compose it with any cvxpy objective.
+
+    Examples
+    --------
+    >>> import cvxpy as cp, numpy as np
+    >>> Phi = np.array([[1., 1.], [-1., 1.]])
+    >>> t = cp.Variable(2)
+    >>> cons = cone_constraints(Phi, [1, 0], t)
+    >>> p = cp.Problem(cp.Maximize(t[0]), cons + [cp.norm(t, 2) <= 1]); _ = p.solve()
+    >>> bool(np.all((Phi @ t.value) * np.array([1, -1]) >= -1e-6))
+    True
+    """
+    Phi = as_matrix(Phi, "Phi")
+    S = as_vector(S, "S", size=Phi.shape[0])
+    if not np.all((S == 0) | (S == 1)):
+        raise InputError("S must be a 0/1 (or boolean) vector")
+    signs = 2 * S - 1
+    shape = getattr(theta_var, "shape", None)
+    if shape != (Phi.shape[1],):
+        raise InputError(f"theta_var must be a cvxpy Variable of shape ({Phi.shape[1]},), got shape {shape}")
+    return [(signs[:, None] * Phi) @ theta_var >= 0]

@@ -1,0 +1,387 @@
+"""Chamber enumeration of a central arrangement by a lowest-vertex sweep (private).
+
+Setting: ``q`` pairwise non-parallel nonzero integer normals ``a_j`` in ``R^d``
+spanning ``R^d`` (an essential central arrangement).  Pick two generic
+functionals ``c`` and ``g``.  The rays of the arrangement (its rank-(d-1) flats)
+are the lines ``R v`` with ``v = X(a_S)``, the generalised cross product of an
+independent (d-1)-subset ``S``; orient ``v`` so that ``c.v > 0``: these are the
+vertices of the affine section ``{c.theta = 1}``.  Sweep that section upwards
+in ``g``.  Let ``LV`` be the chambers meeting ``{c > 0}`` whose section has a
+lowest vertex in ``g`` (each counted at that vertex, so exactly once).  Then
+
+    chambers(A) = LV  +  (-LV)  +  chambers(A restricted to K),   K = ker c ∩ ker g,
+
+a disjoint union.  Proof sketch: a chamber inside ``{c > 0}`` is in ``LV``
+(bounded section); inside ``{c < 0}`` it is ``-C`` with ``C`` inside ``{c > 0}``.
+A chamber ``C`` cut by ``ker c`` meets it in a chamber ``D`` of ``A|ker c``; its
+upper section has a lowest vertex iff ``D`` lies in ``{g > 0}``, and (the same
+argument for ``-C``) ``-C`` is in ``LV`` iff ``D`` lies in ``{g < 0}``; when ``D``
+meets both sides it is cut by ``ker g``, i.e. it is a chamber of ``A|K``, which
+has dimension ``d - 2`` (recursion; nothing for ``d = 2``).
+
+Which chambers have their lowest vertex at ``v``?  The local chambers ``L`` of
+the hyperplanes through ``v`` (the zero set ``Z``) lying in ``{h_v > 0}`` with
+``h_v = g - (g.v / c.v) c``.  For a simple vertex (``|Z| = d - 1``) that is
+exactly one chamber, whose sign on generator ``s_k`` is
+``sign(c.v) * kappa * sign(Y_k)``, ``Y`` the cross product of the rows of
+``a_S`` restricted to ``K`` (``kappa`` = orientation of the basis of ``K``).  For
+a non-simple vertex, counted once at its lexicographically first basis ``S`` of
+``Z``, the local arrangement lives on ``ker c`` (a complement of ``R v``), where
+``h_v = g``; the chambers of it inside ``{g > 0}`` are the sign vectors ``s`` with
+``(s, +)`` a chamber of ``local + {g}`` but ``(s, -)`` not (recursion, d - 1).
+
+Genericity of ``c`` and ``g`` is *checked exactly* (``c.v != 0`` on every ray,
+``h_v != 0`` on every edge, no row vanishing on ``K``); on failure new random
+functionals are drawn.  All signs come from filtered exact predicates
+(:mod:`._exact`), never from a tolerance.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+from math import comb
+from typing import Callable
+
+import numpy as np
+
+from ..errors import SolverFailure
+from ._exact import IntMatrix, cross_int, cross_stack, det_int, err_factor, kernel_basis_int, rank_int, skinny_matmul
+from ._rowspace import merge_int_rows
+
+__all__ = ["chambers", "level_sweep", "subset_groups"]
+
+_MAX_ATTEMPTS = 12
+_BATCH_ENTRIES = 1_000_000  # subsets * q per vectorised batch
+
+
+class _NonGeneric(Exception):
+    """This level's random functionals c, g were not generic: redraw them."""
+
+
+class _ForbidFail(Exception):
+    """The caller's sweep functional vanishes on a ray here: the caller redraws."""
+
+
+def _dot(a, b) -> int:
+    return sum(x * y for x, y in zip(a, b))
+
+
+def _sgn(x) -> int:
+    return (x > 0) - (x < 0)
+
+
+def _rand_int_vec(rng: np.random.Generator, d: int) -> tuple:
+    return tuple(int(x) for x in rng.integers(-(2 ** 40), 2 ** 40, size=d))
+
+
+def _combos(lo: int, q: int, s: int) -> np.ndarray:
+    """All s-subsets of range(lo, q) in lexicographic order, shape (C, s)."""
+    if s == 0:
+        return np.zeros((1, 0), dtype=np.int64)
+    if s == 1:
+        return np.arange(lo, q, dtype=np.int64)[:, None]
+    if s == 2:
+        i, j = np.triu_indices(q - lo, 1)
+        return np.stack([i + lo, j + lo], axis=1).astype(np.int64)
+    parts = []
+    for f in range(lo, q - s + 1):
+        rest = _combos(f + 1, q, s - 1)
+        parts.append(np.concatenate([np.full((rest.shape[0], 1), f, dtype=np.int64), rest], axis=1))
+    return np.concatenate(parts) if parts else np.zeros((0, s), dtype=np.int64)
+
+
+def subset_groups(q: int, t: int, part: tuple[int, int] | None) -> list[int]:
+    """First indices of the t-subsets handled by ``part = (i, k)`` (contiguous by work)."""
+    firsts = list(range(0, q - t + 1))
+    if part is None or part[1] == 1:
+        return firsts
+    i, k = part
+    w = np.array([comb(q - 1 - f, t - 1) for f in firsts], dtype=float)
+    start = np.concatenate([[0.0], np.cumsum(w)[:-1]])
+    total = w.sum()
+    own = (start >= i * total / k) & (start < (i + 1) * total / k) if i < k - 1 else start >= i * total / k
+    return [f for f, o in zip(firsts, own) if o]
+
+
+def _batches(q: int, t: int, firsts: list[int]):
+    limit = max(1, _BATCH_ENTRIES // max(q, 1))
+    buf, size = [], 0
+    for f in firsts:
+        rest = _combos(f + 1, q, t - 1)
+        block = np.concatenate([np.full((rest.shape[0], 1), f, dtype=np.int64), rest], axis=1)
+        buf.append(block)
+        size += block.shape[0]
+        if size >= limit:
+            yield np.concatenate(buf)
+            buf, size = [], 0
+    if buf:
+        yield np.concatenate(buf)
+
+
+def _decide(val: np.ndarray, mag: np.ndarray, fac: float, exact_int: bool) -> np.ndarray:
+    """Mask of entries whose float sign is certainly the exact sign."""
+    dec = np.abs(val) > fac * mag
+    if exact_int:
+        dec |= mag < 2.0 ** 51  # integer computation below 2**52: computed exactly
+    return dec
+
+
+def chambers(rows: list, d: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """All chambers of the essential arrangement ``rows`` (pairwise non-parallel) in ``R^d``.
+
+    Returns ``(P, W)``: ``P`` bool (N, q), True where ``a_j . w > 0``, and witnesses ``W`` (N, d).
+    """
+    q = len(rows)
+    if d == 1:
+        s = np.array([r[0] > 0 for r in rows], dtype=bool)
+        return np.stack([s, ~s]), np.array([[1.0], [-1.0]])
+    for _ in range(_MAX_ATTEMPTS):
+        c, g = _rand_int_vec(rng, d), _rand_int_vec(rng, d)
+        try:
+            blocks, child = level_sweep(rows, d, c, g, rng)
+        except _NonGeneric:
+            continue
+        P = np.concatenate([b[0] for b in blocks]) if blocks else np.zeros((0, q), dtype=bool)
+        W = np.concatenate([b[1] for b in blocks]) if blocks else np.zeros((0, d))
+        Ps, Ws = [P, ~P], [W, -W]
+        if child is not None:
+            Ps.append(child[0])
+            Ws.append(child[1])
+        return np.concatenate(Ps), np.concatenate(Ws)
+    raise SolverFailure("pattern enumeration: no generic sweep direction found")
+
+
+def level_sweep(rows: list, d: int, c: tuple, g: tuple, rng: np.random.Generator, *,
+                forbid: tuple | None = None, firsts: list[int] | None = None,
+                emit: Callable | None = None, progress=None, with_child: bool = True):
+    """One level of the sweep: returns ``(LV blocks, child)`` (see module docstring).
+
+    ``emit(P, W)`` converts each LV block (default: keep ``(P, W)``); ``child`` is
+    ``(P, W)`` for the chambers of ``A|K`` lifted to this level (None if d == 2 or
+    ``with_child`` is False).  Raises ``_NonGeneric`` / ``_ForbidFail``.
+    """
+    q = len(rows)
+    t = d - 1
+    M = IntMatrix(rows, d)
+    if d > 2:
+        Q = kernel_basis_int([c, g])
+        AK = [tuple(_dot(r, qv) for qv in Q) for r in rows]
+        if any(not any(x) for x in AK):
+            raise _NonGeneric
+        kappa = _sgn(det_int(list(Q) + [c, g]))
+    else:
+        Q, AK = [], [() for _ in rows]
+        kappa = _sgn(det_int([c, g]))
+    if kappa == 0:
+        raise _NonGeneric
+    MK = IntMatrix(AK, d - 2)
+    cf = np.array(c, dtype=float)
+    ff = None
+    if forbid is not None:
+        fm = IntMatrix([forbid], d)
+        ff = fm.f[0]
+    Qc = None
+    norms = np.linalg.norm(M.f, axis=1)
+    fT = np.ascontiguousarray(M.f.T)
+    amax_all = float(M.amax.max(initial=0.0))
+    amax_bound = max(amax_all, 2.0) * (1 + 2.0 ** -40)
+    facD = err_factor(t, M.rel)
+    facX = err_factor(t - 1, M.rel) if t > 1 else 4 * M.rel + 4 * 2.0 ** -53
+    facY = err_factor(max(d - 3, 0), MK.rel)
+    emit = emit or (lambda P, W: (P, W))
+    blocks = []
+    if firsts is None:
+        firsts = list(range(0, q - t + 1))
+    for S in _batches(q, t, firsts):
+        B = S.shape[0]
+        X, PX = cross_stack(M.f[S])
+        sP = PX.sum(axis=1)
+        # --- independence of a_S (X != 0) ---------------------------------------------
+        indep = np.any(_decide(X, PX, facX, M.exact_int) & (X != 0), axis=1)
+        unsure = ~indep & ~np.all(_decide(X, PX, facX, M.exact_int), axis=1)
+        for b in np.flatnonzero(unsure):
+            if any(cross_int([rows[j] for j in S[b]])):
+                indep[b] = True
+        if not indep.all():
+            S, X, PX, sP = S[indep], X[indep], PX[indep], sP[indep]
+            B = S.shape[0]
+            if B == 0:
+                if progress is not None:
+                    progress.update(int(indep.size))
+                continue
+        # rays whose float cross product is inaccurate: recompute exactly, round once
+        weak = np.max(np.abs(X), axis=1) <= 2.0 ** 30 * facX * np.max(PX, axis=1)
+        if M.exact_int:
+            weak &= np.max(PX, axis=1) >= 2.0 ** 51
+        for b in np.flatnonzero(weak):
+            Xi = cross_int([rows[j] for j in S[b]])
+            s = max(abs(x).bit_length() for x in Xi)
+            X[b] = [x / 2 ** s for x in Xi]
+            PX[b] = np.abs(X[b])
+            sP[b] = PX[b].sum()
+        # --- orientation: sign(c . X) must be nonzero -----------------------------------
+        cX = X @ cf
+        cmag = PX @ np.abs(cf)
+        sc = np.sign(cX).astype(np.int64)
+        und = ~_decide(cX, cmag, facD, False)
+        for b in np.flatnonzero(und):
+            sc[b] = _sgn(det_int([c] + [rows[j] for j in S[b]]))
+        if np.any(sc == 0):
+            raise _NonGeneric
+        if ff is not None:
+            fX = X @ ff
+            fmag = PX @ np.abs(ff)
+            fs = np.sign(fX)
+            for b in np.flatnonzero(~_decide(fX, fmag, err_factor(t, max(M.rel, fm.rel)), False)):
+                fs[b] = _sgn(det_int([forbid] + [rows[j] for j in S[b]]))
+            if np.any(fs == 0):
+                raise _ForbidFail
+        # --- signs of every row on the ray: D[b, j] = det([a_j; a_S]) = a_j . X ----------
+        D = skinny_matmul(X, fT)
+        rowsB = np.arange(B)[:, None]
+        Pall = D > 0
+        A = np.abs(D, out=D)  # D is recomputed below for the few rows that need signs
+        A[rowsB, S] = np.inf
+        rowmin = A.min(axis=1) if q > t else np.full(B, np.inf)
+        # a row is clean when every non-generator sign is certain and nonzero
+        # (the bound fac * sP * amax_j is at most fac * sP * amax_bound)
+        clean = rowmin > amax_bound * facD * sP
+        if M.exact_int:
+            clean |= (sP * amax_all < 2.0 ** 51) & (rowmin > 0)
+        simple = clean.copy()
+        dirty = np.flatnonzero(~clean)
+        Ds = None
+        if dirty.size:
+            Sd = S[dirty]
+            Dd = X[dirty] @ fT
+            Ds = np.sign(Dd).astype(np.int8)
+            dec = _decide(Dd, sP[dirty, None] * M.amax[None, :], facD, M.exact_int)
+            rd = np.arange(dirty.size)[:, None]
+            dec[rd, Sd] = True
+            Ds[rd, Sd] = 0
+            cache: dict = {}
+            for bb, j in zip(*np.nonzero(~dec)):
+                Xi = cache.get(bb)
+                if Xi is None:
+                    Xi = cache[bb] = cross_int([rows[k] for k in Sd[bb]])
+                Ds[bb, j] = _sgn(_dot(rows[j], Xi))
+            simple[dirty] = np.count_nonzero(Ds == 0, axis=1) == t
+            Pall[dirty] = Ds > 0
+        # --- simple vertices: one chamber each ------------------------------------------
+        si = np.flatnonzero(simple)
+        if si.size:
+            Ss = S[si]
+            Y, PY = cross_stack(np.transpose(MK.f[Ss], (0, 2, 1)))
+            Ysg = np.sign(Y).astype(np.int64)
+            for b, k in zip(*np.nonzero(~_decide(Y, PY, facY, MK.exact_int))):
+                sub = [AK[j] for kk, j in enumerate(Ss[b]) if kk != k]
+                v = det_int(sub)
+                Ysg[b, k] = _sgn(v if k % 2 == 0 else -v)
+            if np.any(Ysg == 0):
+                raise _NonGeneric
+            scs = sc[si]
+            if si.size == B:
+                P = Pall
+                P ^= (scs < 0)[:, None]
+            else:
+                P = Pall[si] ^ (scs < 0)[:, None]
+            gen = (scs[:, None] * kappa * Ysg) > 0
+            P[np.arange(si.size)[:, None], Ss] = gen
+            # witness: top of the ray plus a small step into the chamber
+            Xs = X[si] * scs[:, None]
+            xn = np.linalg.norm(Xs, axis=1)
+            vh = Xs / xn[:, None]
+            Mat = np.concatenate([M.f[Ss], vh[:, None, :]], axis=1)
+            rhs = np.concatenate([np.where(gen, 1.0, -1.0), np.zeros((si.size, 1))], axis=1)
+            u = _solve_rows(Mat, rhs)
+            rmin = rowmin[si] / (np.sqrt(d) * xn)  # <= min_j |a_j . vh| / ||a_j||
+            un = np.linalg.norm(u, axis=1)
+            eps = np.minimum(0.5 * rmin / un, 1.0)
+            hard = np.flatnonzero(eps < 1e-6)
+            if hard.size:  # thin chambers: only rows the step moves towards their wall limit it
+                Au = skinny_matmul(u[hard], fT)
+                Av = (X[si[hard]] @ fT) * scs[hard, None] / xn[hard, None]
+                lim = np.where(Au * Av < 0, np.abs(Av) / np.maximum(np.abs(Au), 1e-300), np.inf)
+                lim[np.arange(hard.size)[:, None], Ss[hard]] = np.inf
+                eps[hard] = np.minimum(0.5 * lim.min(axis=1), 1.0 / un[hard])
+            W = vh + eps[:, None] * u
+            blocks.append(emit(P, W))
+        # --- non-simple vertices: local arrangement, once per flat -----------------------
+        for bb in np.flatnonzero(~simple[dirty]) if dirty.size else []:
+            b = dirty[bb]
+            Z = np.flatnonzero(Ds[bb] == 0)
+            Sb = S[b]
+            if Sb[0] != Z[0] or (t >= 2 and Sb[1] != Z[1]):
+                continue
+            if t >= 3 and not _is_greedy_basis(rows, Z, Sb, t):
+                continue
+            if Qc is None:
+                Qc = kernel_basis_int([c])
+                Qcf = np.array(Qc, dtype=float)
+            P, W = _local_up(rows, Z, Sb, int(sc[b]), Ds[bb], X[b], Dd[bb], norms, M, Qc, Qcf, g, rng)
+            if P.shape[0]:
+                blocks.append(emit(P, W))
+        if progress is not None:
+            progress.update(int(indep.size))
+    child = None
+    if with_child and d > 2:
+        reps, cls, orient = merge_int_rows(AK)
+        Pc, Wc = chambers(reps, d - 2, rng)
+        Pl = Pc[:, cls] ^ (orient < 0)[None, :]
+        Wl = Wc @ np.array(Q, dtype=float)
+        child = (Pl, Wl)
+    return blocks, child
+
+
+def _solve_rows(Mat: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """Batched solve; rows singular in float64 (nearly parallel normals) use least squares."""
+    try:
+        return np.linalg.solve(Mat, rhs[:, :, None])[:, :, 0]
+    except np.linalg.LinAlgError:
+        return np.stack([np.linalg.lstsq(A, b, rcond=None)[0] for A, b in zip(Mat, rhs)])
+
+
+def _is_greedy_basis(rows: list, Z: np.ndarray, S: np.ndarray, t: int) -> bool:
+    basis: list = []
+    for j in Z.tolist():
+        cand = [rows[k] for k in basis] + [rows[j]]
+        if rank_int(cand)[0] == len(cand):
+            basis.append(j)
+            if len(basis) == t:
+                break
+    return basis == S.tolist()
+
+
+def _local_up(rows, Z, S, sc, Dsb, Xb, Db, norms, M, Qc, Qcf, g, rng):
+    """Chambers whose lowest vertex is the non-simple ray ``sc * X`` (see module doc)."""
+    d = M.d
+    q = len(rows)
+    Brows = [tuple(_dot(rows[j], qv) for qv in Qc) for j in Z.tolist()]
+    h = tuple(_dot(g, qv) for qv in Qc)
+    # genericity: h must not vanish on any ray (edge through v) of the local arrangement
+    if d - 2 == 0:
+        if not any(h):
+            raise _NonGeneric
+    else:
+        for T in combinations(range(len(Brows)), d - 2):
+            sub = [Brows[k] for k in T]
+            if det_int([h] + sub) == 0 and any(cross_int(sub)):
+                raise _NonGeneric
+    reps, cls, orient = merge_int_rows(Brows + [h])
+    Pl, Wl = chambers(reps, d - 1, rng)
+    Pz = Pl[:, cls] ^ (orient < 0)[None, :]
+    keys_neg = {row[:-1].tobytes() for row in Pz if not row[-1]}
+    keep = [i for i, row in enumerate(Pz) if row[-1] and row[:-1].tobytes() not in keys_neg]
+    nk = len(keep)
+    P = np.broadcast_to((sc * Dsb) > 0, (nk, q)).copy()
+    if nk == 0:
+        return P, np.zeros((0, d))
+    P[:, Z] = Pz[keep, :-1]
+    xn = np.linalg.norm(Xb)
+    vh = sc * Xb / xn
+    U = Wl[keep] @ Qcf
+    U /= np.linalg.norm(U, axis=1, keepdims=True)
+    ratio = np.abs(Db) / (xn * norms)
+    ratio[Z] = np.inf
+    eps = min(0.5 * float(ratio.min()), 1.0) if len(Z) < q else 1.0
+    return P, vh[None, :] + eps * U

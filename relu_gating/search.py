@@ -1,0 +1,323 @@
+"""Certified best-neuron search: global comparison across gating patterns.
+
+Given a layer input ``Phi``, a low-frequency basis ``U_K`` and optionally the
+features ``H`` already in the layer, find
+
+.. math::
+
+    \\max_{\\theta}\\; N_K(\\operatorname{relu}(\\Phi\\theta))
+    \\quad\\text{or}\\quad
+    \\max_{\\theta}\\; G_H(\\operatorname{relu}(\\Phi\\theta)),
+
+with a proof.  The method (SPEC section 3): enumerate the realized gating
+patterns exactly; bound every pattern cheaply (vectorised); solve the
+cone-constrained generalized eigenvalue problem of a pattern exactly only while
+its bound can still beat ``best / alpha``.  The result is certified
+alpha-optimal; ``alpha = 1`` is exact (to ``tol``).
+
+References
+----------
+Prop 4.3, Rem 4.4, Prop 4.5, Lemma 5.9 and Thm 5.10 of the paper.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ._pattern_work import chunk_bounds, solve_chunk
+from ._progress import Progress
+from ._search_state import BOUND, EXACT, PRUNED, UNSETTLED, SearchState, fingerprint
+from .errors import InputError
+from .objectives import make_objective, resolve_features
+
+__all__ = ["NeuronResult", "best_neuron", "best_neuron_from_samples"]
+
+
+@dataclass(frozen=True)
+class NeuronResult:
+    """A certified best neuron.
+
+    Attributes
+    ----------
+    theta : ndarray, shape (m,)
+        The neuron's weights (bias last when ``Phi = [H, 1]``).
+    value : float
+        Objective of ``relu(Phi theta)``, recomputed from the neuron.
+    upper_bound : float
+        Upper bound on the objective over *all* neurons.
+    alpha : float
+        Requested optimality factor.
+    certified : bool
+        ``value >= alpha * upper_bound - tol``.
+    pattern : ndarray of bool, shape (n,)
+        The gating pattern (chamber) in whose closed cone ``theta`` lies.
+    objective : {"captured", "marginal"}
+        ``N_K`` (no features) or the marginal gain ``G_H``.
+    n_patterns : int
+    n_exact, n_bound, n_pruned : int
+        Patterns settled by an exact per-pattern solve (or an attained
+        unconstrained bound), by an upper bound below ``value / alpha``, and
+        excluded outright (only ``h = 0``).
+    seconds : dict
+        Wall time per phase.
+    tol : float
+        Absolute tolerance of the certificate.
+    masks, witnesses, bounds, lowers, settlement, methods
+        The certificate data: every pattern with its strict witness, its upper
+        bound, the best value found in it, how it was settled, and by what.
+    rank : int
+    fingerprint : str
+        SHA-256 of the inputs (Phi, U_K, features).
+    notes : tuple of str
+        Near-ties, solver failures and other remarks.
+    """
+
+    theta: np.ndarray
+    value: float
+    upper_bound: float
+    alpha: float
+    certified: bool
+    pattern: np.ndarray
+    objective: str
+    n_patterns: int
+    n_exact: int
+    n_bound: int
+    n_pruned: int
+    seconds: dict
+    tol: float
+    masks: np.ndarray = field(repr=False)
+    witnesses: np.ndarray = field(repr=False)
+    bounds: np.ndarray = field(repr=False)
+    lowers: np.ndarray = field(repr=False)
+    settlement: np.ndarray = field(repr=False)
+    methods: dict = field(repr=False)
+    rank: int = 0
+    fingerprint: str = ""
+    notes: tuple = ()
+
+    @property
+    def gap(self) -> float:
+        """``upper_bound - value`` (0 when exact)."""
+        return max(0.0, self.upper_bound - self.value)
+
+    def to_dict(self) -> dict:
+        """JSON-ready certificate (see :func:`relu_gating.certificate.result_to_dict`)."""
+        from .certificate import result_to_dict
+
+        return result_to_dict(self)
+
+
+def _executor_map(executor: Any, fn: Any, tasks: list[tuple]) -> list:
+    """Run ``fn(*task)`` for every task in-process, on an Executor, or on Dask."""
+    if executor is None:
+        return [fn(*t) for t in tasks]
+    if hasattr(executor, "gather"):  # dask.distributed.Client
+        futures = [executor.submit(fn, *t, pure=False) for t in tasks]
+        return executor.gather(futures)
+    return list(executor.map(fn, *zip(*tasks))) if tasks else []
+
+
+def best_neuron(
+    Phi: Any,
+    U_K: Any,
+    *,
+    features: Any = None,
+    alpha: float = 1.0,
+    method: str = "auto",
+    max_patterns: int | None = None,
+    chunk_size: int = 8192,
+    batch_size: int = 64,
+    tol: float = 1e-9,
+    executor: Any = None,
+    checkpoint: str | None = None,
+    progress: bool | None = False,
+) -> NeuronResult:
+    """Find the certified best single ReLU neuron.
+
+    Parameters
+    ----------
+    Phi : array_like, shape (n, m)
+        Layer input with the ones column (``[H_{l-1}, 1]``), samples as rows.
+    U_K : array_like, shape (n, K)
+        Orthonormal low-frequency eigenvectors.
+    features : None, "bias" or array_like, shape (n, q)
+        Features already in the layer.  None: maximise ``N_K(h)``
+        (Prop 4.3); otherwise maximise the marginal gain ``G_H(h)`` (Prop 4.5).
+    alpha : float in (0, 1]
+        Stop as soon as ``value >= alpha * (largest remaining bound)``.
+    method : str
+        Per-pattern exact method of :mod:`solvers` (``"auto"``, ``"faces"``,
+        ``"dnn"``); failures fall back to the others.
+    max_patterns : int, optional
+        Refuse (:class:`~relu_gating.errors.ProblemTooLargeError`) before
+        enumerating more patterns than this.
+    chunk_size, batch_size : int
+        Patterns per bound chunk / per exact-solve task.
+    tol : float
+        Absolute tolerance of the comparison ``value >= alpha * bound``.
+    executor : concurrent.futures.Executor or dask.distributed.Client, optional
+        Where the chunks run; in-process by default.
+    checkpoint : path, optional
+        ``.npz`` file updated after every batch; an interrupted run called
+        again with the same inputs resumes from it.
+    progress : bool or None
+        Progress bar on stderr (None: only on a terminal).
+
+    Returns
+    -------
+    NeuronResult
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from relu_gating import best_neuron
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(12, 2)); Phi = np.c_[X, np.ones(12)]
+    >>> U_K = np.linalg.qr(rng.normal(size=(12, 3)))[0]
+    >>> res = best_neuron(Phi, U_K)
+    >>> res.certified and res.value <= res.upper_bound + 1e-9
+    True
+    """
+    from .patterns import enumerate_patterns
+
+    t0 = time.perf_counter()
+    if not (isinstance(alpha, (int, float, np.floating)) and 0 < alpha <= 1):
+        raise InputError(f"alpha must be a number in (0, 1], got {alpha!r}")
+    if not (isinstance(tol, (int, float, np.floating)) and 0 <= tol < 1e-3):
+        raise InputError(f"tol must be a number in [0, 1e-3), got {tol!r}")
+    for name, val in (("chunk_size", chunk_size), ("batch_size", batch_size)):
+        if not isinstance(val, (int, np.integer)) or val < 1:
+            raise InputError(f"{name} must be a positive integer, got {val!r}")
+    obj = make_objective(Phi, U_K, features)  # validates before the expensive part
+    patterns = enumerate_patterns(obj.Phi, max_patterns=max_patterns, progress=bool(progress))
+    t_enum = time.perf_counter()
+    obj = make_objective(obj.Phi, obj.U_K, resolve_features(features, obj.n), rank=patterns.rank)
+    masks, witnesses = patterns.masks, patterns.witnesses
+    N = masks.shape[0]
+    key = fingerprint(obj.Phi, obj.U_K, obj.Q_H, extra=f"{obj.kind}|{N}")
+
+    state = SearchState.load(checkpoint, key, N) if checkpoint else None
+    resumed = state is not None
+    if state is None:
+        state = SearchState.empty(N)
+        tasks = [(obj, np.arange(s, min(s + chunk_size, N)), masks[s:s + chunk_size], witnesses[s:s + chunk_size], tol)
+                 for s in range(0, N, chunk_size)]
+        with Progress(N, "bounds", enabled=progress) as bar:
+            for out in _executor_map(executor, chunk_bounds, tasks):
+                state.absorb(out)
+                bar.update(out.index.size)
+        if checkpoint:
+            state.save(checkpoint, key)
+    t_bounds = time.perf_counter()
+
+    try:
+        with Progress(None, "exact solves", enabled=progress) as bar:
+            while True:
+                open_idx = state.open_patterns(alpha, tol)
+                if open_idx.size == 0:
+                    break
+                n_workers = 1 if executor is None else 4
+                take = open_idx[: batch_size * n_workers]
+                tasks = [(obj, take[s:s + batch_size], masks[take[s:s + batch_size]], method)
+                         for s in range(0, take.size, batch_size)]
+                for out in _executor_map(executor, solve_chunk, tasks):
+                    state.absorb(out)
+                    bar.update(out.index.size, note=f"best {state.best_value:.6f}")
+                if checkpoint:
+                    state.save(checkpoint, key)
+    except KeyboardInterrupt:
+        if checkpoint:
+            state.save(checkpoint, key)
+        raise
+    t_solve = time.perf_counter()
+    return _finish(obj, patterns, state, alpha, tol, key, resumed,
+                   {"enumerate": t_enum - t0, "bounds": t_bounds - t_enum, "solve": t_solve - t_bounds,
+                    "total": time.perf_counter() - t0})
+
+
+def _finish(obj, patterns, state: SearchState, alpha: float, tol: float, key: str, resumed: bool, seconds: dict) -> NeuronResult:
+    status = state.status.copy()
+    status[status == UNSETTLED] = BOUND
+    if state.best_theta is None:
+        raise InputError("no admissible neuron exists: every relu(Phi theta) is 0 or lies in col(features)")
+    theta = state.best_theta
+    value = state.best_value
+    z = obj.Phi @ theta
+    pattern = patterns.masks[state.best_index].copy()
+    # the optimum may lie on a wall: report the chamber it was found in, which
+    # agrees with the signs of Phi theta wherever they are nonzero
+    if not np.all(np.where(z > 0, pattern, True) & np.where(z < 0, ~pattern, True)):
+        pattern = z > 0
+    bounds = np.where(status == PRUNED, 0.0, state.upper)
+    upper = float(max(bounds.max(initial=-np.inf), value))
+    notes = list(dict.fromkeys(state.notes))
+    if resumed:
+        notes.append("resumed from checkpoint")
+    notes.extend(_near_ties(state, value))
+    return NeuronResult(
+        theta=theta, value=float(value), upper_bound=upper, alpha=float(alpha),
+        certified=bool(value >= alpha * upper - tol), pattern=pattern, objective=obj.kind,
+        n_patterns=int(status.size), n_exact=int(np.sum(status == EXACT)), n_bound=int(np.sum(status == BOUND)),
+        n_pruned=int(np.sum(status == PRUNED)), seconds=seconds, tol=float(tol), masks=patterns.masks,
+        witnesses=patterns.witnesses, bounds=bounds, lowers=state.lower.copy(), settlement=status,
+        methods=dict(state.methods), rank=int(patterns.rank), fingerprint=key, notes=tuple(notes),
+    )
+
+
+def _near_ties(state: SearchState, value: float) -> list[str]:
+    """Other patterns reaching ``value`` within 1e-9 with a *different* neuron."""
+    lowers = np.nan_to_num(state.lower, nan=-np.inf)
+    close = np.flatnonzero(lowers >= value - 1e-9)
+    if close.size < 2:
+        return []
+    others = [int(i) for i in close if i != state.best_index]
+    return [f"near-tie: {len(others)} other pattern(s) reach {value:.12f} within 1e-9 "
+            f"(e.g. pattern {others[0]}); the optimum may lie on a shared wall or be non-unique"]
+
+
+def best_neuron_from_samples(
+    X: Any,
+    *,
+    K: int = 4,
+    graph: str = "knn",
+    laplacian: str = "combinatorial",
+    features: Any = None,
+    graph_options: dict | None = None,
+    **search_options: Any,
+) -> NeuronResult:
+    """Build ``Phi = [X, 1]`` and ``U_K`` from samples, then :func:`best_neuron`.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+        Samples as rows (the paper's ``X`` is ``d x n``).
+    K : int
+        Number of low-frequency eigenvectors.
+    graph, laplacian : str
+        Graph kind for :func:`relu_gating.sample_graph` and Laplacian
+        (``"combinatorial"`` or ``"sym"``).
+    features : None, "bias" or array_like
+        As in :func:`best_neuron`.
+    graph_options : dict, optional
+        Extra keyword arguments of :func:`relu_gating.sample_graph`.
+    **search_options
+        Passed to :func:`best_neuron`.
+    """
+    from .graphs import laplacian as make_laplacian
+    from .graphs import sample_graph
+    from .networks import layer_input
+    from .spectra import low_frequency_basis
+    from ._validate import as_matrix, check_K
+
+    X = as_matrix(X, "X")
+    K = check_K(K, X.shape[0])
+    if laplacian not in ("combinatorial", "sym"):
+        raise InputError(f"laplacian must be 'combinatorial' or 'sym', got {laplacian!r}")
+    W = sample_graph(X, kind=graph, **(graph_options or {}))
+    L = make_laplacian(W, normalized=(laplacian == "sym"))
+    basis = low_frequency_basis(L, K)
+    return best_neuron(layer_input(X), basis.U_K, features=features, **search_options)

@@ -1,0 +1,267 @@
+r"""Low-frequency eigenvectors of a graph Laplacian.
+
+Eigenpairs are in ascending order, :math:`0 = \lambda_1 \le \dots \le \lambda_n`,
+and :math:`U_K = [u_1, \dots, u_K]`, :math:`P_K = U_K U_K^T`.
+
+The Laplacian is split into its connected components (``scipy.sparse.csgraph``)
+and each block is diagonalized separately, so every eigenvector is supported on
+one component.  The zero eigenspace, of dimension equal to the number of
+components, then has a deterministic basis: one nonnegative null vector per
+component, in the order of the component's smallest vertex (for ``L`` these are
+the normalized component indicators :math:`\mathbf 1_C / \sqrt{|C|}`; for
+``L_sym`` they are :math:`D^{1/2}\mathbf 1_C` normalized).
+
+References
+----------
+Paper, "Setting and notation".
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+from scipy.sparse import csgraph
+
+from ._validate import as_matrix, check_K
+from .errors import InputError
+
+__all__ = ["SpectralBasis", "SpectralTieWarning", "low_frequency_basis", "check_laplacian", "DENSE_LIMIT"]
+
+#: Components up to this size are diagonalized densely (``numpy.linalg.eigh``).
+DENSE_LIMIT = 1000
+
+
+class SpectralTieWarning(UserWarning):
+    """``lambda_K == lambda_{K+1}`` within tolerance: ``span(U_K)`` is not unique."""
+
+
+@dataclass(frozen=True, eq=False)
+class SpectralBasis:
+    """The K lowest eigenpairs of a Laplacian.
+
+    Attributes
+    ----------
+    eigenvalues : ndarray, shape (K,)
+        :math:`\\lambda_1 \\le \\dots \\le \\lambda_K` (the zero eigenvalues are exactly 0).
+    U_K : ndarray, shape (n, K)
+        Orthonormal eigenvectors, each supported on one connected component.
+    next_eigenvalue : float
+        :math:`\\lambda_{K+1}`; ``nan`` when ``K = n``.
+    n_components : int
+        Number of connected components = multiplicity of the eigenvalue 0.
+    tie_at_K : bool
+        :math:`|\\lambda_{K+1} - \\lambda_K| \\le` ``tie_tol``: then ``U_K`` is not
+        determined by the Laplacian (a :class:`SpectralTieWarning` was issued).
+    tie_tol : float
+        Absolute tolerance used for ``tie_at_K``.
+    kind : str
+        ``"combinatorial"`` (rows sum to 0), ``"sym"`` (unit diagonal) or
+        ``"laplacian"`` (neither).
+    components : ndarray of int, shape (n,)
+        Component label of each vertex (labels ordered by smallest vertex).
+    method : str
+        ``"dense"`` or ``"sparse"`` (largest component solved with ``eigsh``).
+    """
+
+    eigenvalues: np.ndarray
+    U_K: np.ndarray
+    next_eigenvalue: float
+    n_components: int
+    tie_at_K: bool
+    tie_tol: float
+    kind: str
+    components: np.ndarray
+    method: str
+
+    @property
+    def K(self) -> int:
+        return int(self.U_K.shape[1])
+
+    @property
+    def n(self) -> int:
+        return int(self.U_K.shape[0])
+
+    @property
+    def normalized(self) -> bool:
+        return self.kind == "sym"
+
+
+def check_laplacian(L: Any, name: str = "L", *, rtol: float = 1e-10) -> sp.csr_matrix:
+    """Validate a graph Laplacian: square, finite, symmetric, nonpositive
+    off-diagonal entries and positive diagonal (no zero-degree vertex)."""
+    if sp.issparse(L):
+        A = sp.csr_matrix(L, dtype=float)
+        if A.shape[0] != A.shape[1] or A.shape[0] < 1:
+            raise InputError(f"{name} must be a nonempty square matrix, got shape {A.shape}")
+        if not np.all(np.isfinite(A.data)):
+            raise InputError(f"{name} contains NaN or inf")
+    else:
+        A = as_matrix(L, name)
+        if A.shape[0] != A.shape[1]:
+            raise InputError(f"{name} must be square, got shape {A.shape}")
+        A = sp.csr_matrix(A)
+    scale = float(abs(A).max()) if A.nnz else 0.0
+    asym = abs(A - A.T)
+    if asym.nnz and asym.max() > rtol * max(scale, 1e-300):
+        raise InputError(f"{name} must be symmetric (max |L - L^T| = {asym.max():.3g})")
+    A = ((A + A.T) * 0.5).tocsr()
+    diag = A.diagonal()
+    bad = np.flatnonzero(diag <= 0)
+    if bad.size:
+        raise InputError(f"{name} has a zero-degree vertex {int(bad[0])} (diagonal entry {diag[bad[0]]:.3g} <= 0)")
+    off = (A - sp.diags(diag)).tocsr()
+    if off.nnz and off.data.max() > rtol * scale:
+        raise InputError(f"{name} is not a graph Laplacian: it has a positive off-diagonal entry {off.data.max():.3g}")
+    return A
+
+
+def _kind(A: sp.csr_matrix) -> str:
+    scale = max(float(abs(A).max()), 1e-300)
+    if np.abs(np.asarray(A.sum(axis=1)).ravel()).max() <= 1e-10 * scale:
+        return "combinatorial"
+    if np.abs(A.diagonal() - 1.0).max() <= 1e-10:
+        return "sym"
+    return "laplacian"
+
+
+def _fix_signs(V: np.ndarray) -> np.ndarray:
+    """Make the entry of largest magnitude of every column positive (deterministic)."""
+    if V.size == 0:
+        return V
+    idx = np.argmax(np.abs(V) * (1 + 1e-9 * np.arange(V.shape[0], 0, -1))[:, None], axis=0)
+    s = np.sign(V[idx, np.arange(V.shape[1])])
+    s[s == 0] = 1
+    return V * s
+
+
+def _block_eig(B: sp.csr_matrix, k: int, method: str, seed: int) -> tuple[np.ndarray, np.ndarray, str]:
+    """The k smallest eigenpairs of one connected block."""
+    size = B.shape[0]
+    if method == "dense" or (method == "auto" and size <= DENSE_LIMIT) or k >= size - 1:
+        if k >= size:
+            w, V = np.linalg.eigh(B.toarray())
+        else:
+            w, V = sla.eigh(B.toarray(), subset_by_index=[0, k - 1])
+        return w[:k], V[:, :k], "dense"
+    scale = float(abs(B).sum(axis=1).max())
+    shift = -1e-3 * scale  # L - shift*I is positive definite: shift-invert is safe
+    v0 = np.random.default_rng(seed).standard_normal(size)
+    w, V = spla.eigsh(B.tocsc(), k=k, sigma=shift, which="LM", v0=v0, tol=1e-12)
+    order = np.argsort(w)
+    return w[order], V[:, order], "sparse"
+
+
+def low_frequency_basis(
+    L: Any,
+    K: int,
+    *,
+    method: str = "auto",
+    tie_rtol: float = 1e-8,
+    seed: int = 0,
+) -> SpectralBasis:
+    r"""The K lowest eigenpairs of a graph Laplacian (``L`` or ``L_sym``).
+
+    Parameters
+    ----------
+    L : array_like or scipy.sparse matrix, shape (n, n)
+        A graph Laplacian (symmetric, nonpositive off-diagonal, positive diagonal),
+        for example from :func:`relu_gating.laplacian`.
+    K : int
+        Number of eigenvectors, ``1 <= K <= n``.
+    method : {"auto", "dense", "sparse"}
+        ``"auto"``: dense ``eigh`` for components of at most ``DENSE_LIMIT``
+        vertices, shift-inverted ``scipy.sparse.linalg.eigsh`` beyond.
+    tie_rtol : float
+        Ties :math:`\lambda_K = \lambda_{K+1}` are detected with the absolute
+        tolerance ``tie_rtol * max(1, max_i sum_j |L_ij|)``.
+    seed : int
+        Seed of the ``eigsh`` start vector.
+
+    Returns
+    -------
+    SpectralBasis
+
+    Warns
+    -----
+    SpectralTieWarning
+        When :math:`\lambda_K` and :math:`\lambda_{K+1}` tie: ``span(U_K)`` then
+        depends on an arbitrary choice inside the eigenspace.
+
+    Raises
+    ------
+    InputError
+        ``L`` is not a valid Laplacian, or ``K`` out of range.
+    """
+    if method not in ("auto", "dense", "sparse"):
+        raise InputError(f"method must be 'auto', 'dense' or 'sparse', got {method!r}")
+    A = check_laplacian(L, "L")
+    n = A.shape[0]
+    K = check_K(K, n)
+    kind = _kind(A)
+    scale = max(1.0, float(abs(A).sum(axis=1).max()))
+    n_comp, labels = csgraph.connected_components(A, directed=False)
+    # relabel by smallest vertex (connected_components already does, keep explicit)
+    _, first = np.unique(labels, return_index=True)
+    relabel = np.empty(n_comp, dtype=int)
+    relabel[np.argsort(first)] = np.arange(n_comp)
+    labels = relabel[labels]
+    want = min(K + 1, n)
+    vals, vecs, comps = [], [], []
+    used = "dense"
+    for c in range(n_comp):
+        idx = np.flatnonzero(labels == c)
+        k = min(want, idx.size)
+        w, V, how = _block_eig(A[idx][:, idx], k, method, seed)
+        if how == "sparse":
+            used = "sparse"
+        if abs(w[0]) > 1e-8 * scale:
+            raise InputError(
+                f"L is not a graph Laplacian: component {c} (vertex {int(idx[0])}) has smallest "
+                f"eigenvalue {w[0]:.3g}, not 0"
+            )
+        w = w.copy()
+        w[0] = 0.0
+        if kind == "combinatorial":
+            V[:, 0] = 1.0 / np.sqrt(idx.size)
+        V = _fix_signs(V)
+        for j in range(k):
+            col = np.zeros(n)
+            col[idx] = V[:, j]
+            vals.append(w[j])
+            vecs.append(col)
+            comps.append(c)
+    vals_arr = np.asarray(vals)
+    order = np.lexsort((np.asarray(comps), vals_arr))[:want]  # ties broken by component
+    ev = vals_arr[order]
+    U = np.column_stack([vecs[i] for i in order])
+    tie_tol = tie_rtol * scale
+    nxt = float(ev[K]) if K < n else float("nan")
+    tie = bool(K < n and abs(ev[K] - ev[K - 1]) <= tie_tol)
+    if tie:
+        warnings.warn(
+            f"lambda_K = {ev[K - 1]:.6g} and lambda_(K+1) = {ev[K]:.6g} tie (K = {K}): "
+            "span(U_K) is not unique; choose a K at a spectral gap",
+            SpectralTieWarning,
+            stacklevel=2,
+        )
+    U_K = U[:, :K].copy()
+    eigvals = ev[:K].copy()
+    for arr in (U_K, eigvals, labels):
+        arr.setflags(write=False)
+    return SpectralBasis(
+        eigenvalues=eigvals,
+        U_K=U_K,
+        next_eigenvalue=nxt,
+        n_components=int(n_comp),
+        tie_at_K=tie,
+        tie_tol=float(tie_tol),
+        kind=kind,
+        components=labels,
+        method=used,
+    )

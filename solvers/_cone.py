@@ -1,0 +1,229 @@
+"""Reduction of a polyhedral cone ``{x : G x >= 0}``: implicit equalities,
+a relative interior point, the lineality space and the facet rows; and the
+polishing of a nearly feasible point into an exactly feasible one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._linalg import null_space
+from ._lp import solve_lp
+from .errors import BackendError
+
+__all__ = ["ConeReduction", "reduce_cone", "polish", "implicit_equalities"]
+
+#: Rows whose norm is below this fraction of the largest are treated as zero rows.
+ZERO_ROW_RTOL = 1e-14
+
+
+@dataclass(frozen=True)
+class ConeReduction:
+    """A cone ``C = {x : G x >= 0}`` brought to a canonical form.
+
+    Attributes
+    ----------
+    Gn : ndarray, shape (q, m)
+        The nonzero rows of ``G``, scaled to unit norm.
+    rows : ndarray of int, shape (q,)
+        Their indices in ``G``.
+    eq : ndarray of bool, shape (q,)
+        Implicit equalities (rows vanishing on all of ``C``).
+    Q : ndarray, shape (m, d)
+        Orthonormal basis of ``span(C) = null(Gn[eq])``.
+    x_int : ndarray, shape (m,)
+        Relative interior point, ``Gn[~eq] @ x_int >= margin > 0``, ``||x_int|| = 1``.
+    margin : float
+    lineality : ndarray, shape (m, l)
+        Orthonormal basis of the lineality space ``C cap -C``.
+    facets : ndarray of int
+        Indices into ``Gn`` of one row per facet of ``C``.
+    H : ndarray, shape (f, d)
+        Facet rows in the coordinates of ``Q``, unit norm.
+    rays : ndarray, shape (r, m) or None
+        Extreme rays of the pointed part (``C = cone(rays) + lineality``),
+        unit norm; None when qhull was not usable.
+    incidence : ndarray of bool, shape (r, f) or None
+        ``incidence[a, i]``: facet row ``i`` vanishes on ray ``a``.
+    """
+
+    Gn: np.ndarray
+    rows: np.ndarray
+    eq: np.ndarray
+    Q: np.ndarray
+    x_int: np.ndarray
+    margin: float
+    lineality: np.ndarray
+    facets: np.ndarray
+    H: np.ndarray
+    rays: np.ndarray | None = None
+    incidence: np.ndarray | None = None
+    lps: int = 0
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def dim(self) -> int:
+        return self.Q.shape[1]
+
+
+def _normalize(G: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    nrm = np.linalg.norm(G, axis=1)
+    big = nrm.max() if nrm.size else 0.0
+    keep = np.flatnonzero(nrm > ZERO_ROW_RTOL * max(big, 1e-300))
+    return G[keep] / nrm[keep, None], keep
+
+
+def implicit_equalities(Gn: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, tuple[str, ...]]:
+    """Implicit equalities and a relative interior point of ``{x : Gn x >= 0}``.
+
+    One LP: maximize ``sum(s)`` s.t. ``Gn x >= s``, ``0 <= s <= 1``.  The
+    optimum has ``s_i = 1`` exactly on the rows that are not implicit
+    equalities (sum the points that make each such row positive).
+
+    Returns ``(eq, x, lps, failures)``.
+    """
+    q, m = Gn.shape
+    if q == 0:
+        return np.zeros(0, dtype=bool), np.zeros(m), 0, ()
+    # Cheap try first: least squares for Gn x = 1.
+    x = np.linalg.lstsq(Gn, np.ones(q), rcond=None)[0]
+    if np.all(Gn @ x > 1e-3):
+        return np.zeros(q, dtype=bool), x, 0, ()
+    # Max-margin LP (m + 1 columns): a positive margin settles the common full-dimensional case.
+    A = np.hstack([Gn, -np.ones((q, 1))])
+    sol = solve_lp(np.r_[np.zeros(m), -1.0], A, np.zeros(q), np.full(q, np.inf),
+                   np.r_[-np.ones(m), -np.inf], np.r_[np.ones(m), 1.0])
+    if sol.status == "optimal" and sol.x[m] > 1e-7 and np.all(Gn @ sol.x[:m] > 0):
+        return np.zeros(q, dtype=bool), sol.x[:m], 1, sol.failures
+    from scipy import sparse
+
+    A = sparse.hstack([sparse.csr_matrix(Gn), -sparse.identity(q, format="csr")]).tocsr()
+    c = np.r_[np.zeros(m), -np.ones(q)]
+    sol = solve_lp(c, A, np.zeros(q), np.full(q, np.inf),
+                   np.r_[np.full(m, -np.inf), np.zeros(q)], np.r_[np.full(m, np.inf), np.ones(q)])
+    if sol.status != "optimal":
+        raise BackendError("interior point LP failed: " + "; ".join(sol.failures or (sol.status,)))
+    x = sol.x[:m]
+    eq = sol.x[m:] < 0.5
+    return eq, x, 2, sol.failures
+
+
+def _facets_qhull(Hp: np.ndarray, z0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Facet rows and extreme rays of the pointed full-dimensional cone ``{z : Hp z >= 0}``.
+
+    The facets are the extreme rays of the dual cone ``cone(Hp rows)``; cut it
+    with the hyperplane ``w . z0 = 1`` and take the convex hull's vertices.
+    Each hull facet is an extreme ray of the cone: the normal of the rows
+    spanning it.  Returns ``(facet_row_indices, rays)`` with rays (r, k).
+    """
+    q, k = Hp.shape
+    w = Hp / (Hp @ z0)[:, None]
+    # duplicates (positively parallel rows) give the same point: keep the first
+    _, first = np.unique(np.round(w, 11), axis=0, return_index=True)
+    first = np.sort(first)
+    if k == 1:
+        return first[:1], (z0 / np.linalg.norm(z0))[None, :]
+    if first.size <= k:
+        return first, np.linalg.inv(Hp[first]).T
+    basis = null_space(z0[None, :])  # (k, k-1) coordinates on the cutting hyperplane
+    pts = w[first] @ basis
+    if k == 2:
+        t = pts[:, 0]
+        fac = first[[int(np.argmin(t)), int(np.argmax(t))]]
+        return fac, np.linalg.inv(Hp[fac]).T
+    from scipy.spatial import ConvexHull
+
+    hull = ConvexHull(pts)
+    fac = np.sort(first[hull.vertices])
+    simp = w[first][hull.simplices]  # (s, k-1, k): each spans a hyperplane r^T w = 0
+    rays = np.linalg.svd(simp, full_matrices=True)[2][:, -1, :]
+    rays = rays * np.where((rays @ Hp.T).sum(axis=1) < 0, -1.0, 1.0)[:, None]
+    _, uniq = np.unique(np.round(rays, 9), axis=0, return_index=True)
+    return fac, rays[np.sort(uniq)]
+
+
+def _facets_lp(Hp: np.ndarray) -> tuple[np.ndarray, int]:
+    """Facet rows by one LP per row: row i is redundant iff min h_i z >= 0 over the others."""
+    q, k = Hp.shape
+    keep = []
+    for i in range(q):
+        others = np.delete(np.arange(q), i)
+        A = np.vstack([Hp[others], Hp[i:i + 1]])
+        rl = np.r_[np.zeros(q - 1), -1.0]
+        sol = solve_lp(Hp[i], A, rl, np.full(q, np.inf), np.full(k, -np.inf), np.full(k, np.inf))
+        if sol.status != "optimal" or sol.objective < -0.5:
+            keep.append(i)
+    return np.array(keep, dtype=int), q
+
+
+def reduce_cone(G: np.ndarray) -> ConeReduction:
+    """Canonical form of ``{x : G x >= 0}`` (see :class:`ConeReduction`)."""
+    m = G.shape[1]
+    Gn, rows = _normalize(G)
+    eq, x, lps, notes = implicit_equalities(Gn)
+    Q = null_space(Gn[eq]) if eq.any() else np.eye(m)
+    x = Q @ (Q.T @ x)
+    nx = np.linalg.norm(x)
+    x_int = x / nx if nx > 0 else x
+    ne = ~eq
+    margin = float((Gn[ne] @ x_int).min()) if ne.any() else np.inf
+    L = null_space(Gn) if Gn.shape[0] else np.eye(m)
+    # pointed part: span(C) minus the lineality space
+    P = Q @ null_space((Q.T @ L).T) if L.shape[1] else Q
+    idx_ne = np.flatnonzero(ne)
+    notes = list(notes)
+    rays = np.zeros((0, m))
+    if idx_ne.size == 0 or P.shape[1] == 0:
+        fac = np.zeros(0, dtype=int)
+    else:
+        Hp = Gn[idx_ne] @ P
+        z0 = P.T @ x_int
+        try:
+            loc, rp = _facets_qhull(Hp, z0)
+            rays = rp @ P.T
+            rays /= np.linalg.norm(rays, axis=1)[:, None]
+            if (Gn[idx_ne] @ rays.T).min() < -1e-9:
+                notes.append("extreme rays failed their check: face filter off")
+                rays = None
+        except Exception as exc:  # noqa: BLE001 - qhull precision errors: exact LP fallback
+            notes.append(f"qhull failed ({type(exc).__name__}), facets by LP")
+            loc, k = _facets_lp(Hp)
+            lps += k
+        fac = idx_ne[loc]
+    H = Gn[fac] @ Q
+    hn = np.linalg.norm(H, axis=1)
+    H = H / np.where(hn > 0, hn, 1.0)[:, None]
+    inc = None if rays is None else np.abs(rays @ Q @ H.T) <= 1e-9
+    return ConeReduction(Gn=Gn, rows=rows, eq=eq, Q=Q, x_int=x_int, margin=margin, lineality=L,
+                         facets=fac, H=H, rays=rays, incidence=inc, lps=lps, notes=tuple(notes))
+
+
+def polish(red: ConeReduction, G: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Exactly feasible point near ``x``: ``(G x)_i >= 0`` in floating point on
+    every row that is not an implicit equality (those hold to rounding).
+
+    Projects onto ``span(C)``, then adds the smallest multiple of the
+    relative interior point that lifts every violated row.  ``x`` is
+    normalized to unit length first.
+    """
+    x = red.Q @ (red.Q.T @ np.asarray(x, dtype=float))
+    n = np.linalg.norm(x)
+    if n == 0:
+        return x
+    x = x / n
+    ne = red.rows[~red.eq]
+    if ne.size == 0:
+        return x
+    Gne = G[ne]
+    nrm = np.linalg.norm(Gne, axis=1)
+    lift = Gne @ red.x_int  # > 0
+    for _ in range(60):
+        v = Gne @ x
+        if np.all(v >= 0):
+            return x
+        bad = v < 0
+        t = float(np.max(-v[bad] / lift[bad]))
+        t = max(t * 1.0001, 1e-16 * float(np.max(nrm[bad] / lift[bad])))
+        x = x + t * red.x_int
+    return x

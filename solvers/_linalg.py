@@ -1,0 +1,111 @@
+"""Small dense linear algebra: null spaces and top generalized eigenpairs with
+a possibly singular ``B`` (single pencils and stacks)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["null_space", "TopEig", "top_eig", "top_values", "sup_quotient", "EIG_RTOL", "RANK_RTOL"]
+
+#: Relative size below which an eigenvalue of ``B`` counts as zero.
+RANK_RTOL = 1e-10
+#: Relative gap below which generalized eigenvalues count as equal (one eigenspace).
+EIG_RTOL = 1e-10
+
+
+def null_space(M: np.ndarray, rtol: float = 1e-10) -> np.ndarray:
+    """Orthonormal basis, shape ``(n, k)``, of ``{x : M x = 0}`` for ``M`` of shape ``(r, n)``."""
+    n = M.shape[1]
+    if M.shape[0] == 0:
+        return np.eye(n)
+    _, s, Vt = np.linalg.svd(M, full_matrices=M.shape[0] < n)
+    tol = rtol * max(1.0, s[0] if s.size else 0.0)
+    rank = int(np.sum(s > tol))
+    return Vt[rank:].T.copy()
+
+
+@dataclass(frozen=True)
+class TopEig:
+    """Top generalized eigenpair of ``(A, B)`` on ``range(B)``.
+
+    ``value`` is ``+inf`` when ``A`` does not vanish on ``ker B`` and ``-inf``
+    when ``B = 0``.  ``E`` (n, k) spans the top eigenspace with
+    ``E^T B E = I``; ``N`` (n, r) spans ``ker B``.
+    """
+
+    value: float
+    E: np.ndarray
+    N: np.ndarray
+
+
+def top_eig(A: np.ndarray, B: np.ndarray, *, rtol: float = RANK_RTOL, eig_rtol: float = EIG_RTOL) -> TopEig:
+    """Top generalized eigenvalue and eigenspace of the PSD pencil ``(A, B)``."""
+    n = A.shape[0]
+    s, U = np.linalg.eigh(B)
+    smax = max(float(s[-1]), 0.0) if n else 0.0
+    keep = s > rtol * max(smax, 1e-300) if smax > 0 else np.zeros(n, dtype=bool)
+    N = U[:, ~keep]
+    if not keep.any():
+        return TopEig(-np.inf, np.zeros((n, 0)), N)
+    ascale = max(float(np.abs(A).max()), 1e-300)
+    if N.shape[1] and float(np.abs(N.T @ A @ N).max()) > rtol * max(ascale, smax):
+        return TopEig(np.inf, np.zeros((n, 0)), N)
+    W = U[:, keep] / np.sqrt(s[keep])
+    M = W.T @ A @ W
+    mu, Y = np.linalg.eigh(0.5 * (M + M.T))
+    top = float(mu[-1])
+    k = int(np.sum(mu >= top - eig_rtol * max(1.0, abs(top))))
+    return TopEig(top, W @ Y[:, -k:], N)
+
+
+def top_values(A: np.ndarray, B: np.ndarray, *, rtol: float = RANK_RTOL) -> np.ndarray:
+    """Top generalized eigenvalues of stacks ``A, B`` of shape ``(N, n, n)``.
+
+    Entries are ``-inf`` where ``B = 0`` and ``nan`` where ``B`` is singular
+    (the caller then uses :func:`top_eig` on that pencil).
+    """
+    s, U = np.linalg.eigh(B)
+    smax = s[:, -1]
+    good = s[:, 0] > rtol * np.maximum(smax, 1e-300)
+    safe = np.where(good[:, None], s, 1.0)
+    W = U / np.sqrt(safe)[:, None, :]
+    M = np.einsum("kji,kjl,klm->kim", W, A, W)
+    mu = np.linalg.eigvalsh(0.5 * (M + np.transpose(M, (0, 2, 1))))[:, -1]
+    out = np.where(good, mu, np.nan)
+    return np.where(smax <= 0, -np.inf, out)
+
+
+def sup_quotient(M: np.ndarray, B: np.ndarray, *, rtol: float = RANK_RTOL) -> float:
+    """``sup {x^T M x / x^T B x : B x != 0}`` for symmetric ``M`` (any sign), PSD ``B``.
+
+    Equals ``min {lam : M <= lam B}``.  With ``B`` singular, ``x = W y + N n``
+    (``N`` spanning ``ker B``) and the sup over ``n`` is a Schur complement;
+    it is ``+inf`` unless ``M`` is negative semidefinite on ``ker B`` with no
+    coupling along its null directions.
+    """
+    s, U = np.linalg.eigh(B)
+    smax = float(s[-1])
+    if smax <= 0:
+        return -np.inf
+    keep = s > rtol * smax
+    W = U[:, keep] / np.sqrt(s[keep])
+    N = U[:, ~keep]
+    Mww = W.T @ M @ W
+    if N.shape[1]:
+        scale = max(float(np.abs(M).max()), smax, 1e-300)
+        Mnn = N.T @ M @ N
+        Mwn = W.T @ M @ N
+        mu, V = np.linalg.eigh(0.5 * (Mnn + Mnn.T))
+        tol = rtol * scale
+        if mu[-1] > tol:
+            return np.inf
+        zero = mu >= -tol
+        if zero.any() and float(np.abs(Mwn @ V[:, zero]).max()) > 1e-8 * scale:
+            return np.inf
+        neg = ~zero
+        if neg.any():
+            C = Mwn @ V[:, neg]
+            Mww = Mww - C @ np.diag(1.0 / mu[neg]) @ C.T
+    return float(np.linalg.eigvalsh(0.5 * (Mww + Mww.T))[-1])

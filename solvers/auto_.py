@@ -1,0 +1,52 @@
+"""Method ``auto``: ``spectral`` first, then ``faces`` for small dimension,
+``dnn`` with a ``faces`` fallback above."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from ._core import finish, check_options, prepare
+from ._registry import register
+from .dnn_ import solve_dnn
+from .faces_ import solve_faces
+from .problem import ConeEigProblem
+from .result import ConeEigResult, Status
+from .spectral_ import solve_spectral
+
+__all__ = ["solve_auto", "FACES_MAX_DIM"]
+
+#: Cone dimension up to which ``faces`` is run directly.
+FACES_MAX_DIM = 6
+
+
+@register("auto")
+def solve_auto(problem: ConeEigProblem, *, max_flats: int = 200_000, **options: Any) -> ConeEigResult:
+    """Cheapest exact answer: ``spectral``; then ``faces`` when ``dim(span C) <= 6``;
+    otherwise ``dnn``, and ``faces`` (budget ``max_flats``) if the DNN gap is open.
+
+    The combined result takes the best ``lower`` and the smallest ``upper``
+    of its steps (each rigorous); ``certificate["steps"]`` lists them.
+    """
+    check_options("auto", options, ())
+    t0 = time.perf_counter()
+    ctx = prepare(problem)
+    if ctx.early is not None:
+        return finish(ctx, "auto", 0, 0, None, {}, t0)
+    steps = [solve_spectral(problem)]
+    if not steps[-1].is_exact():
+        if ctx.red.dim <= FACES_MAX_DIM:
+            steps.append(solve_faces(problem, max_flats=max_flats))
+        else:
+            steps.append(solve_dnn(problem))
+            if not steps[-1].is_exact():
+                steps.append(solve_faces(problem, max_flats=max_flats))
+    best = max(steps, key=lambda r: r.lower)
+    upper = min(r.upper for r in steps)
+    cert = dict(steps[-1].certificate)
+    cert["steps"] = [{"method": r.method, "lower": r.lower, "upper": r.upper, "status": r.status.value,
+                      "seconds": r.seconds} for r in steps]
+    msgs = "; ".join(f"{r.method}: {r.message}" for r in steps if r.message and r is steps[-1])
+    return finish(ctx, "auto", best.lower, upper, best.x, cert, t0, msgs)

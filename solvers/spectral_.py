@@ -1,0 +1,51 @@
+"""Method ``spectral``: the cone-free top generalized eigenvalue, exact when a
+top eigenvector (any point of the top eigenspace plus ``ker B``) is realizable
+in the cone."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from ._core import bound, check_flat, check_options, finish, interior_lower, prepare
+from ._registry import register
+from .problem import ConeEigProblem
+from .result import ConeEigResult
+
+__all__ = ["solve_spectral"]
+
+
+@register("spectral")
+def solve_spectral(problem: ConeEigProblem, **options: Any) -> ConeEigResult:
+    r"""Upper bound by dropping the cone; exact when the bound is attained.
+
+    .. math::
+
+        \lambda^* \le \lambda_{\max}(A, B) \text{ on } \operatorname{span}(C),
+
+    attained iff some ``x = E y + N n`` (``E`` the top eigenspace, ``N``
+    spanning ``ker B``, ``y != 0``) satisfies ``G x >= 0``: a numpy check for
+    a simple eigenvalue, else an LP.  Otherwise the result is BOUNDED, with
+    the quotient at a relative interior point as ``lower``.  No options.
+
+    References
+    ----------
+    Prop 4.3 (the bound) and Rem 4.4 (realizability LP) of the paper.
+    """
+    check_options("spectral", options, ())
+    t0 = time.perf_counter()
+    ctx = prepare(problem)
+    if ctx.early is not None:
+        return finish(ctx, "spectral", 0, 0, None, {}, t0)
+    fc = check_flat(ctx, np.eye(ctx.red.dim))
+    cert = {"face": [], "eigenvalue": fc.value, "realized": fc.realized}
+    if fc.realized:
+        return finish(ctx, "spectral", fc.lower, bound(fc.value), fc.x, cert, t0)
+    lo, x = interior_lower(ctx)
+    if fc.x is not None and fc.lower > lo:
+        lo, x = fc.lower, fc.x
+    msg = "top eigenspace not realizable in the cone" if np.isfinite(fc.value) else \
+        "A does not vanish on ker B within span(C): no finite cone-free bound"
+    return finish(ctx, "spectral", lo, bound(fc.value), x, cert, t0, msg)

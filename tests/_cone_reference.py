@@ -1,0 +1,216 @@
+"""Slow brute-force oracle for cone-constrained generalized eigenvalue problems,
+and instance generators, for the tests of :mod:`solvers`.
+
+Independent of :mod:`solvers` (SciPy only): for EVERY subset ``J`` of the rows
+of ``G`` with ``|J| <= m - 1`` (every flat ``null(G_J)`` of the row
+arrangement is spanned that way), compute the top generalized eigenpair of
+the pencil compressed to ``null(G_J)`` and decide with ``scipy.optimize.linprog``
+whether some point of the top eigenspace (plus ``ker B``) lies in the cone.
+The optimum is the largest realizable eigenvalue (an optimum lies in the
+relative interior of a face, where it is a top eigenvector of the face's
+span).  Subsets are examined in decreasing eigenvalue order, so the first
+realizable one is the answer; all eigenvalues are still computed.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg as sla
+from scipy.optimize import linprog
+
+RTOL = 1e-10
+
+
+@dataclass(frozen=True)
+class Reference:
+    status: str  # "exact" / "infeasible" / "unbounded"
+    value: float
+    x: np.ndarray | None
+    subsets: int
+
+
+def _rows(G):
+    nrm = np.linalg.norm(G, axis=1)
+    keep = nrm > 1e-14 * max(nrm.max(initial=0.0), 1e-300)
+    return G[keep] / nrm[keep, None]
+
+
+def _lp_feasible(A_ub, b_ub, A_eq=None, b_eq=None):
+    n = A_ub.shape[1] if A_ub.size else A_eq.shape[1]
+    res = linprog(np.zeros(n), A_ub=A_ub if A_ub.size else None, b_ub=b_ub if A_ub.size else None,
+                  A_eq=A_eq, b_eq=b_eq, bounds=[(None, None)] * n, method="highs")
+    return res.status == 0, (res.x if res.status == 0 else None)
+
+
+def _subsets(p, m):
+    for k in range(0, min(m - 1, p) + 1):
+        yield from itertools.combinations(range(p), k)
+
+
+def reference(A, B, G) -> Reference:
+    """Exact ``sup x^T A x / x^T B x`` over ``G x >= 0, B x != 0`` by brute force."""
+    A, B, G = (np.asarray(v, dtype=float) for v in (A, B, G))
+    m = A.shape[0]
+    Gn = _rows(G.reshape(-1, m))
+    p = Gn.shape[0]
+    scale = max(np.abs(A).max(), np.abs(B).max(), 1e-300)
+    cands = []
+    feasible = unbounded = False
+    count = 0
+    for J in _subsets(p, m):
+        count += 1
+        V = sla.null_space(Gn[list(J)]) if J else np.eye(m)
+        if V.shape[1] == 0:
+            continue
+        rest = np.array([i for i in range(p) if i not in J], dtype=int)
+        # unboundedness / feasibility witnesses on the relative interior of the face with active set J
+        Hr = Gn[rest] @ V
+        ok_face, w = _lp_feasible(-Hr, -np.ones(len(rest))) if len(rest) else (True, np.ones(V.shape[1]))
+        if ok_face:
+            if np.abs(V.T @ B @ V).max() > RTOL * scale:
+                feasible = True
+            K = V @ sla.null_space(B @ V) if V.shape[1] else V
+            if K.shape[1] and np.abs(K.T @ A @ K).max() > RTOL * scale:
+                unbounded = True
+        Av, Bv = V.T @ A @ V, V.T @ B @ V
+        s, U = np.linalg.eigh(Bv)
+        if s[-1] <= RTOL * scale:
+            continue
+        keep = s > RTOL * s[-1]
+        N = U[:, ~keep]
+        if N.shape[1] and np.abs(N.T @ Av @ N).max() > RTOL * scale:
+            continue  # +inf on this flat: not attained here
+        W = U[:, keep] / np.sqrt(s[keep])
+        mu, Y = np.linalg.eigh(W.T @ Av @ W)
+        top = mu[-1]
+        E = W @ Y[:, mu >= top - RTOL * max(1.0, abs(top))]
+        cands.append((top, J, V, E, N))
+    if not feasible:
+        return Reference("infeasible", -np.inf, None, count)
+    if unbounded:
+        return Reference("unbounded", np.inf, None, count)
+    cands.sort(key=lambda c: -c[0])
+    for top, J, V, E, N in cands:
+        R, S = Gn @ V @ E, Gn @ V @ N
+        k = E.shape[1]
+        if p == 0:
+            return Reference("exact", float(top), V @ E[:, 0], count)
+        for i, sgn in itertools.product(range(k), (1.0, -1.0)):
+            A_eq = np.zeros((1, k + S.shape[1]))
+            A_eq[0, i] = 1.0
+            ok, sol = _lp_feasible(-np.hstack([R, S]), np.zeros(p), A_eq, [sgn])
+            if ok and np.min(np.hstack([R, S]) @ sol) >= -1e-9 * max(1.0, np.abs(sol).max()):
+                x = V @ (E @ sol[:k] + N @ sol[k:])
+                return Reference("exact", float(top), x, count)
+    raise AssertionError("reference: feasible bounded problem without a realizable face")
+
+
+# ----------------------------------------------------------------------------- instances
+
+def random_psd(rng, m, rank=None):
+    M = rng.standard_normal((m, rank or m))
+    return M @ M.T
+
+
+def gating_cone(rng, n, m):
+    """``G = diag(sign(X theta0)) X`` with ``X = [Gaussian, 1]`` (n x m): a chamber cone."""
+    X = np.c_[rng.standard_normal((n, m - 1)), np.ones(n)]
+    theta0 = rng.standard_normal(m)
+    return np.sign(X @ theta0)[:, None] * X
+
+
+def gating_instance(seed, n, m, rankA=None):
+    rng = np.random.default_rng(seed)
+    G = gating_cone(rng, n, m)
+    return random_psd(rng, m, rankA), random_psd(rng, m) + 0.1 * np.eye(m), G
+
+
+def realistic_instance(seed, n, m, K=3):
+    """``A = Phi^T S P S Phi``, ``B = Phi^T S Phi``, ``G = (2S - I) Phi``, ``P`` a rank-K projector."""
+    rng = np.random.default_rng(seed)
+    Phi = np.c_[rng.standard_normal((n, m - 1)), np.ones(n)]
+    S = (Phi @ rng.standard_normal(m) > 0).astype(float)
+    U, _ = np.linalg.qr(rng.standard_normal((n, K)))
+    P = U @ U.T
+    SPhi = S[:, None] * Phi
+    return SPhi.T @ P @ SPhi, SPhi.T @ SPhi, (2 * S - 1)[:, None] * Phi
+
+
+def degenerate_instances():
+    """Named degenerate problems ``(name, A, B, G)`` (the reference decides the answer)."""
+    rng = np.random.default_rng(7)
+    out = []
+    A, B, G = gating_instance(11, 7, 4)
+    out.append(("duplicate_rows", A, B, np.vstack([G, G[:3], 2.5 * G[1:2], np.zeros((1, 4))])))
+    A, B, G = gating_instance(12, 7, 4)
+    g = G[0]
+    out.append(("lower_dimensional", A, B, np.vstack([G[1:], g, -g])))
+    # a line: every row orthogonal to e_0
+    G = np.c_[np.zeros(6), gating_cone(rng, 6, 3)]
+    out.append(("contains_line", random_psd(rng, 4), random_psd(rng, 4) + 0.1 * np.eye(4), G))
+    # singular B with ker B inside ker A (gating-like), few active rows
+    Phi = np.c_[rng.standard_normal((8, 3)), np.ones(8)]
+    S = np.zeros(8)
+    S[:2] = 1
+    SPhi = S[:, None] * Phi
+    U, _ = np.linalg.qr(rng.standard_normal((8, 2)))
+    G = (2 * S - 1)[:, None] * Phi
+    out.append(("singular_B_few_active", SPhi.T @ U @ U.T @ SPhi, SPhi.T @ SPhi, G))
+    out.append(("singular_B_realistic", *realistic_instance(3, 9, 4, K=2)))
+    # repeated top eigenvalue: A = diag(2, 2, 2, 1), B = I
+    out.append(("repeated_eigenvalue", np.diag([2.0, 2, 2, 1]), np.eye(4), gating_cone(rng, 8, 4)))
+    # A = B: every feasible x attains 1
+    Bq = random_psd(rng, 3) + np.eye(3)
+    out.append(("A_equals_B", Bq, Bq, gating_cone(rng, 6, 3)))
+    # the cone lies in ker B
+    out.append(("infeasible", np.eye(3), np.diag([1.0, 0, 0]), np.array([[1.0, 0, 0], [-1, 0, 0], [0, 1, 0]])))
+    # a ray in ker B with A != 0
+    out.append(("unbounded", np.eye(3), np.diag([1.0, 1, 0]), np.array([[0, 0, 1.0], [1, 0, 0]])))
+    # B singular, A vanishes on ker B but the cone still sees ker B
+    out.append(("kerB_needed", np.diag([1.0, 0, 0]), np.diag([1.0, 1, 0]),
+                np.array([[1.0, 0, 1], [-1, 0, 1], [0, 1, -1], [1, 1, 0]])))
+    out.append(("no_rows", random_psd(rng, 3), np.eye(3), np.zeros((0, 3))))
+    out.append(("m_equals_1", np.array([[2.0]]), np.array([[1.0]]), np.array([[1.0], [3.0]])))
+    return out
+
+
+# ----------------------------------------------------------------------------- SCIP oracle
+
+def scip_maximize(A, B, G, *, time_limit: float = 60.0, gap: float = 1e-9):
+    """Global optimum by SCIP (spatial branch and bound), B positive definite.
+
+    ``max x^T A x  s.t.  x^T B x = 1, G x >= 0`` with the implied bounds
+    ``|x_i| <= sqrt((B^-1)_ii)``.  Returns ``(x, scip_value, status, seconds)``;
+    compare quotients recomputed at ``x``: SCIP's own value can exceed the
+    optimum by about its feasibility tolerance.
+    """
+    import time
+
+    from pyscipopt import Model, quicksum
+
+    A, B, G = (np.asarray(v, dtype=float) for v in (A, B, G))
+    m = A.shape[0]
+    ub = np.sqrt(np.diag(np.linalg.inv(B)))
+    model = Model("cone_eig")
+    model.hideOutput()
+    model.setParam("limits/time", time_limit)
+    model.setParam("limits/gap", gap)
+    x = [model.addVar(f"x{i}", lb=-ub[i], ub=ub[i]) for i in range(m)]
+    lam = float(np.linalg.eigvalsh(np.linalg.solve(np.linalg.cholesky(B), np.linalg.solve(np.linalg.cholesky(B), A).T)).max())
+    t = model.addVar("t", lb=-1.0, ub=lam + 1.0)
+    model.addCons(quicksum(B[i, j] * x[i] * x[j] for i in range(m) for j in range(m)) == 1.0)
+    for g in G:
+        model.addCons(quicksum(g[i] * x[i] for i in range(m) if g[i] != 0) >= 0.0)
+    model.addCons(t <= quicksum(A[i, j] * x[i] * x[j] for i in range(m) for j in range(m)))
+    model.setObjective(t, "maximize")
+    t0 = time.perf_counter()
+    model.optimize()
+    secs = time.perf_counter() - t0
+    if model.getNSols() == 0:
+        return None, np.nan, float(model.getDualbound()), model.getStatus(), secs
+    sol = model.getBestSol()
+    return (np.array([sol[v] for v in x]), float(model.getObjVal()), float(model.getDualbound()),
+            model.getStatus(), secs)

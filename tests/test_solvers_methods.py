@@ -1,0 +1,169 @@
+"""Every method of :mod:`solvers` through ONE common suite, against the exact
+brute-force face enumeration of ``_cone_reference`` (all row subsets)."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+
+import solvers
+from solvers import ConeEigProblem, Status
+from _cone_reference import degenerate_instances, gating_instance, realistic_instance, reference
+
+GATING = [(seed, m) for m in range(2, 7) for seed in range(4)]
+REALISTIC = [(seed, m, K) for m in (3, 4, 5) for seed, K in ((0, 1), (1, 2), (2, 3))]
+DEGENERATE = {name: (A, B, G) for name, A, B, G in degenerate_instances()}
+
+
+@functools.lru_cache(maxsize=None)
+def _case(kind: str, *key):
+    if kind == "gating":
+        seed, m = key
+        A, B, G = gating_instance(seed, 9, m)
+    elif kind == "realistic":
+        seed, m, K = key
+        A, B, G = realistic_instance(100 + seed, 10, m, K)
+    else:
+        A, B, G = DEGENERATE[key[0]]
+    return (A, B, G), reference(A, B, G)
+
+
+def _tol(v: float) -> float:
+    return 1e-9 * max(1.0, abs(v))
+
+
+class ConeEigCommonTests:
+    """The suite every method passes; subclasses set ``method`` and ``exact``."""
+
+    method: str = ""
+    exact: bool = False  # exact to 1e-9 on every bounded feasible instance
+
+    def _check(self, kind, *key):
+        (A, B, G), ref = _case(kind, *key)
+        P = ConeEigProblem(A, B, G)
+        res = solvers.solve(P, self.method)
+        assert res.method == self.method
+        assert res.seconds >= 0
+        if ref.status == "infeasible":
+            assert res.status is Status.INFEASIBLE
+            assert res.x is None and res.lower == -np.inf
+            return res
+        if ref.status == "unbounded":
+            assert res.status is Status.UNBOUNDED
+            assert res.upper == np.inf and res.lower == np.inf
+            d = res.certificate["ray"]
+            assert P.violation(d) <= 1e-9
+            assert np.linalg.norm(B @ d) <= 1e-8 and d @ A @ d > 1e-8
+            return res
+        assert res.status in (Status.EXACT, Status.BOUNDED)
+        # lower <= exact <= upper, always
+        assert res.lower <= ref.value + _tol(ref.value)
+        assert res.upper >= ref.value - 1e-12 * max(1.0, abs(ref.value))
+        if res.x is not None:
+            assert res.verify(P)
+            np.testing.assert_allclose(P.quotient(res.x), res.lower, rtol=1e-12, atol=1e-14)
+            assert P.violation(res.x) <= 1e-12  # polished: feasible to rounding
+        if self.exact:
+            assert res.status is Status.EXACT, res.message
+            assert abs(res.lower - ref.value) <= _tol(ref.value)
+            assert res.upper - ref.value <= _tol(ref.value)
+        if res.status is Status.EXACT:
+            assert res.is_exact() and res.gap() <= 2 * _tol(ref.value)
+        return res
+
+    @pytest.mark.parametrize("seed,m", GATING)
+    def test_random_gating_cones(self, seed, m):
+        self._check("gating", seed, m)
+
+    @pytest.mark.parametrize("seed,m,K", REALISTIC)
+    def test_realistic_family(self, seed, m, K):
+        self._check("realistic", seed, m, K)
+
+    @pytest.mark.parametrize("name", sorted(DEGENERATE))
+    def test_degenerate_cones(self, name):
+        self._check("degenerate", name)
+
+    def test_scaling_invariance(self):
+        """Scaling A scales the value; scaling rows of G or x changes nothing."""
+        (A, B, G), ref = _case("gating", 1, 4)
+        r0 = solvers.solve(ConeEigProblem(A, B, G), self.method)
+        r1 = solvers.solve(ConeEigProblem(3.0 * A, B, G * np.arange(1, G.shape[0] + 1)[:, None]), self.method)
+        assert r1.lower <= 3 * ref.value + 3 * _tol(ref.value) and r1.upper >= 3 * ref.value - 1e-9
+        if self.exact:
+            np.testing.assert_allclose(r1.lower, 3 * r0.lower, rtol=1e-9)
+
+
+class TestSpectral(ConeEigCommonTests):
+    method = "spectral"
+
+    def test_exact_when_top_eigenvector_inside(self):
+        # the cone x_0 >= 0 contains +-v for every eigenvector: always realizable
+        A = np.diag([3.0, 1.0, 2.0])
+        r = solvers.solve(ConeEigProblem(A, np.eye(3), [[1.0, 0, 0]]), "spectral")
+        assert r.status is Status.EXACT and abs(r.lower - 3.0) <= 1e-12
+
+    def test_eigenspace_not_just_basis_vectors(self):
+        # top eigenspace span(e0, e1); the cone only holds e0 + e1 directions
+        G = np.array([[1.0, -1, 0], [-1, 1, 0], [1, 1, 0]])
+        r = solvers.solve(ConeEigProblem(np.diag([2.0, 2, 1]), np.eye(3), G), "spectral")
+        assert r.status is Status.EXACT and abs(r.lower - 2.0) <= 1e-12
+        assert r.certificate["realized"]
+
+
+class TestFaces(ConeEigCommonTests):
+    method = "faces"
+    exact = True
+
+    @pytest.mark.parametrize("seed", range(3))
+    def test_face_filter_off_agrees(self, seed):
+        A, B, G = realistic_instance(200 + seed, 60, 5, 3)
+        a = solvers.solve(ConeEigProblem(A, B, G), "faces")
+        b = solvers.solve(ConeEigProblem(A, B, G), "faces", face_filter=False)
+        assert a.status is Status.EXACT and b.status is Status.EXACT
+        assert abs(a.lower - b.lower) <= _tol(a.lower)
+
+    def test_budget_gives_valid_bounds(self):
+        A, B, G = gating_instance(5, 9, 6)
+        ref = reference(A, B, G)
+        r = solvers.solve(ConeEigProblem(A, B, G), "faces", max_flats=1)
+        assert r.lower <= ref.value + _tol(ref.value) <= r.upper + 2 * _tol(ref.value)
+
+
+class TestDnn(ConeEigCommonTests):
+    method = "dnn"
+
+    def test_dual_bound_valid_for_any_nonnegative_N(self):
+        from solvers.dnn_ import dual_bound
+
+        (A, B, G), ref = _case("gating", 2, 4)
+        P = ConeEigProblem(A, B, G)
+        red = solvers._core.prepare(P).red
+        rng = np.random.default_rng(0)
+        f = red.H.shape[0]
+        for _ in range(20):
+            N = rng.exponential(size=(f, f)) * (rng.random((f, f)) < 0.5)
+            assert dual_bound(red.Q.T @ A @ red.Q, red.Q.T @ B @ red.Q, red.H, N) >= ref.value - 1e-9
+        # a negative N is clipped, never trusted
+        assert dual_bound(red.Q.T @ A @ red.Q, red.Q.T @ B @ red.Q, red.H, -np.ones((f, f))) >= ref.value - 1e-9
+
+    def test_scs_selectable(self):
+        (A, B, G), ref = _case("gating", 0, 3)
+        r = solvers.solve(ConeEigProblem(A, B, G), "dnn", solver="SCS")
+        assert r.certificate["solver"] == "SCS"
+        assert r.lower <= ref.value + _tol(ref.value) and r.upper >= ref.value - 1e-12
+
+    def test_ecos_rejected(self):
+        with pytest.raises(solvers.ProblemError, match="ECOS"):
+            solvers.solve(ConeEigProblem(np.eye(2), np.eye(2), np.eye(2)), "dnn", solver="ECOS")
+
+
+class TestAuto(ConeEigCommonTests):
+    method = "auto"
+    exact = True
+
+    def test_steps_recorded(self):
+        (A, B, G), _ = _case("gating", 3, 5)
+        r = solvers.solve(ConeEigProblem(A, B, G), "auto")
+        assert r.certificate["steps"][0]["method"] == "spectral"

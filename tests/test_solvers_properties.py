@@ -1,0 +1,109 @@
+"""Properties of the cone eigenvalue methods that must hold for all inputs
+(hypothesis, derandomized), and slower brute-force comparisons."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import solvers
+from solvers import ConeEigProblem, Status
+from _cone_reference import gating_cone, gating_instance, random_psd, realistic_instance, reference
+
+
+def _tol(v):
+    return 1e-9 * max(1.0, abs(v))
+
+
+@st.composite
+def problems(draw):
+    seed = draw(st.integers(0, 2**31 - 1))
+    m = draw(st.integers(2, 5))
+    n = draw(st.integers(1, 8))
+    rankA = draw(st.integers(1, m))
+    singular = draw(st.booleans())
+    rng = np.random.default_rng(seed)
+    A = random_psd(rng, m, rankA)
+    B = random_psd(rng, m, m - 1 if singular else m)
+    if singular:
+        A = B @ A @ B  # ker B inside ker A, as for gating pencils
+    G = gating_cone(rng, n, m)
+    if draw(st.booleans()):
+        G = np.vstack([G, G[:1], 3 * G[-1:]])  # duplicate / parallel rows
+    return A, B, G
+
+
+@settings(derandomize=True, deadline=None, max_examples=60)
+@given(problems())
+def test_faces_equals_brute_force(prob):
+    A, B, G = prob
+    ref = reference(A, B, G)
+    r = solvers.solve(ConeEigProblem(A, B, G), "faces")
+    assert r.status.value == ref.status
+    if ref.status == "exact":
+        assert abs(r.lower - ref.value) <= _tol(ref.value) and r.upper >= ref.value - 1e-12
+
+
+@settings(derandomize=True, deadline=None, max_examples=40)
+@given(problems())
+def test_bounds_are_ordered(prob):
+    """spectral.lower <= faces value <= spectral.upper, and faces lower <= upper."""
+    A, B, G = prob
+    P = ConeEigProblem(A, B, G)
+    f = solvers.solve(P, "faces")
+    s = solvers.solve(P, "spectral")
+    if f.status is Status.EXACT:
+        assert s.lower <= f.lower + _tol(f.lower) and f.upper <= s.upper + _tol(f.upper)
+        assert f.lower <= f.upper
+
+
+@settings(derandomize=True, deadline=None, max_examples=30)
+@given(seed=st.integers(0, 10_000), m=st.integers(2, 5))
+def test_adding_a_row_never_increases_the_maximum(seed, m):
+    A, B, G = gating_instance(seed, 8, m)
+    rng = np.random.default_rng(seed + 1)
+    g = rng.standard_normal(m)
+    g = g if np.any(G @ np.linalg.lstsq(G, np.ones(len(G)), rcond=None)[0] * 0 + g @ g > 0) else g
+    r1 = solvers.solve(ConeEigProblem(A, B, G), "faces")
+    r2 = solvers.solve(ConeEigProblem(A, B, np.vstack([G, g])), "faces")
+    if r2.status is Status.EXACT:
+        assert r2.lower <= r1.lower + _tol(r1.lower)
+
+
+@settings(derandomize=True, deadline=None, max_examples=30)
+@given(seed=st.integers(0, 10_000), m=st.integers(2, 5))
+def test_invariant_under_change_of_variables(seed, m):
+    """x = T y: (T^T A T, T^T B T, G T) has the same maximum."""
+    A, B, G = gating_instance(seed, 8, m)
+    T = np.random.default_rng(seed).standard_normal((m, m)) + 3 * np.eye(m)
+    r1 = solvers.solve(ConeEigProblem(A, B, G), "faces")
+    r2 = solvers.solve(ConeEigProblem(T.T @ A @ T, T.T @ B @ T, G @ T), "faces")
+    assert abs(r1.lower - r2.lower) <= 1e-7 * max(1.0, abs(r1.lower))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed,n,m", [(s, n, m) for s in range(3) for n, m in ((16, 4), (14, 5), (12, 6))])
+@pytest.mark.parametrize("method", ["faces", "auto"])
+def test_brute_force_more_rows(seed, n, m, method):
+    for A, B, G in (gating_instance(50 + seed, n, m), realistic_instance(60 + seed, n, m, 2)):
+        ref = reference(A, B, G)
+        r = solvers.solve(ConeEigProblem(A, B, G), method)
+        assert r.status.value == ref.status
+        if ref.status == "exact":
+            assert abs(r.lower - ref.value) <= _tol(ref.value)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(4))
+def test_dnn_bounds_at_m8(seed):
+    """Above the faces range: dnn bounds bracket the faces answer, auto stays exact."""
+    A, B, G = realistic_instance(70 + seed, 60, 8, 3)
+    P = ConeEigProblem(A, B, G)
+    f = solvers.solve(P, "faces")
+    d = solvers.solve(P, "dnn")
+    a = solvers.solve(P, "auto")
+    assert f.status is Status.EXACT and a.status is Status.EXACT
+    assert d.lower <= f.lower + _tol(f.lower) and d.upper >= f.lower - 1e-12
+    assert abs(a.lower - f.lower) <= _tol(f.lower)
