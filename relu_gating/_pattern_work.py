@@ -13,7 +13,7 @@ import numpy as np
 from solvers.batched import top_generalized_eig
 
 from ._search_state import BOUND, EXACT, PRUNED, UNSETTLED, PatternOutcome
-from .objectives import Objective, leverage_bounds, neuron_values, pattern_matrices, single_pattern_matrices
+from .objectives import Objective, leverage_bounds, neuron_values, pattern_matrices, pencil_values, single_pattern_matrices
 
 __all__ = ["chunk_bounds", "solve_chunk", "FALLBACK_METHODS"]
 
@@ -32,32 +32,32 @@ def chunk_bounds(obj: Objective, index: np.ndarray, masks: np.ndarray, witnesses
     (Rem 4.4) and the pattern is settled exactly on the spot.
     """
     k = index.size
-    A, B = pattern_matrices(obj, masks)
+    fmasks = masks.astype(np.float64)
+    A, B = pattern_matrices(obj, fmasks)
     eig = top_generalized_eig(A, B)
-    upper = np.minimum(np.minimum(leverage_bounds(obj, masks), eig.upper), obj.cap + 1e-12)
-    # witness neurons: valid lower bounds
-    lower = neuron_values(obj, witnesses)
+    upper = np.minimum(np.minimum(leverage_bounds(obj, fmasks), eig.upper), obj.cap + 1e-12)
+    # incumbents: witnesses lie inside their cones, so the pencil gives their value
+    lower = np.where(eig.reliable, pencil_values(A, B, witnesses @ obj.V), np.nan)
     thetas = witnesses.copy()
     status = np.full(k, UNSETTLED, dtype=np.int8)
     methods = [""] * k
-    # attained bound: top eigenvector (either sign) inside the closed cone
+    # attained bound (Rem 4.4): a top eigenvector (either sign) inside the closed cone
     if obj.rank and np.any(eig.reliable):
-        cand = eig.vectors @ obj.V.T  # (k, m)
+        sz = (eig.vectors @ obj.Psi.T) * (2.0 * fmasks - 1.0)  # (2S - I) Phi theta, theta = V v
+        scale = 1e-12 * (np.abs(sz).max(axis=1) + 1e-300)
+        lo, hi = sz.min(axis=1), sz.max(axis=1)
         for sign in (1.0, -1.0):
-            th = sign * cand
-            z = th @ obj.Phi.T  # (k, n)
-            scale = np.abs(z).max(axis=1, keepdims=True) + 1e-300
-            inside = np.all(np.where(masks, z >= -1e-12 * scale, z <= 1e-12 * scale), axis=1) & eig.reliable
-            if not np.any(inside):
-                continue
-            vals = neuron_values(obj, th[inside])
+            inside = ((lo >= -scale) if sign > 0 else (hi <= scale)) & eig.reliable
             rows = np.flatnonzero(inside)
-            good = ~np.isnan(vals) & (np.nan_to_num(vals, nan=-np.inf) > np.nan_to_num(lower[rows], nan=-np.inf))
-            lower[rows[good]] = vals[good]
-            thetas[rows[good]] = th[inside][good]
-            attained = ~np.isnan(vals) & (vals >= upper[rows] - tol)
-            status[rows[attained]] = EXACT
-            for r in rows[attained].tolist():
+            if rows.size == 0:
+                continue
+            vals = eig.values[rows]
+            better = np.nan_to_num(vals, nan=-np.inf) > np.nan_to_num(lower[rows], nan=-np.inf)
+            lower[rows[better]] = vals[better]
+            thetas[rows[better]] = sign * (eig.vectors[rows[better]] @ obj.V.T)
+            tight = rows[eig.upper[rows] - eig.values[rows] <= 0.5 * tol]  # else leave it to an exact solve
+            status[tight] = EXACT
+            for r in tight.tolist():
                 methods[r] = "spectral"
     # the all-inactive pattern holds only h = 0: excluded, nothing to bound
     dead = ~np.any(masks, axis=1)

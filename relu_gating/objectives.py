@@ -38,6 +38,7 @@ __all__ = [
     "pattern_matrices",
     "leverage_bounds",
     "neuron_values",
+    "pencil_values",
     "neuron_value",
     "cone_constraints",
     "EXCLUDE_RTOL",
@@ -155,7 +156,9 @@ def _masked_products(masks: np.ndarray, L: np.ndarray, R: np.ndarray) -> np.ndar
     n, a = L.shape
     b = R.shape[1]
     outer = (L[:, :, None] * R[:, None, :]).reshape(n, a * b)
-    return (masks.astype(float) @ outer).reshape(-1, a, b)
+    if masks.dtype != np.float64:
+        masks = masks.astype(np.float64)
+    return (masks @ outer).reshape(-1, a, b)
 
 
 def pattern_matrices(obj: Objective, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -164,7 +167,7 @@ def pattern_matrices(obj: Objective, masks: np.ndarray) -> tuple[np.ndarray, np.
     Parameters
     ----------
     obj : Objective
-    masks : ndarray of bool, shape (N, n)
+    masks : ndarray of bool or float 0/1, shape (N, n)
 
     Returns
     -------
@@ -207,9 +210,21 @@ def leverage_bounds(obj: Objective, masks: np.ndarray) -> np.ndarray:
         return np.full(masks.shape[0], obj.cap)
     G = _masked_products(masks, obj.U_K, obj.U_K)
     top = np.linalg.eigvalsh(G)[:, -1]
-    lev = masks.astype(float) @ np.sum(obj.U_K**2, axis=1)
+    lev = masks @ np.sum(obj.U_K**2, axis=1)
     K = obj.U_K.shape[1]
     return np.minimum(np.minimum(top + 64 * K * np.finfo(float).eps, 1.0), lev + 1e-15)
+
+
+def pencil_values(A: np.ndarray, B: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Quotients ``x^T A x / x^T B x`` for stacks (``nan`` where ``x^T B x <= 0``).
+
+    A cheap stand-in for :func:`neuron_values` when ``x`` lies in the closed
+    cone of the pencil's pattern; used only for incumbents, never reported.
+    """
+    num = np.einsum("ni,nij,nj->n", x, A, x)
+    den = np.einsum("ni,nij,nj->n", x, B, x)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
 
 
 def neuron_values(obj: Objective, thetas: np.ndarray) -> np.ndarray:

@@ -31,8 +31,8 @@ import numpy as np
 from ._pattern_work import chunk_bounds, solve_chunk
 from ._progress import Progress
 from ._search_state import BOUND, EXACT, PRUNED, UNSETTLED, SearchState, fingerprint
-from .errors import InputError
-from .objectives import make_objective, resolve_features
+from .errors import InputError, SolverFailure
+from .objectives import make_objective, neuron_values, resolve_features
 
 __all__ = ["NeuronResult", "best_neuron", "best_neuron_from_samples"]
 
@@ -245,7 +245,9 @@ def _finish(obj, patterns, state: SearchState, alpha: float, tol: float, key: st
     if state.best_theta is None:
         raise InputError("no admissible neuron exists: every relu(Phi theta) is 0 or lies in col(features)")
     theta = state.best_theta
-    value = state.best_value
+    value = float(neuron_values(obj, theta[None, :])[0])  # recomputed from relu(Phi theta)
+    if np.isnan(value):
+        raise SolverFailure("the incumbent neuron is excluded on recomputation; please report this input")
     z = obj.Phi @ theta
     pattern = patterns.masks[state.best_index].copy()
     # the optimum may lie on a wall: report the chamber it was found in, which
@@ -257,7 +259,7 @@ def _finish(obj, patterns, state: SearchState, alpha: float, tol: float, key: st
     notes = list(dict.fromkeys(state.notes))
     if resumed:
         notes.append("resumed from checkpoint")
-    notes.extend(_near_ties(state, value))
+    notes.extend(_near_ties(patterns.masks, state, z, value))
     return NeuronResult(
         theta=theta, value=float(value), upper_bound=upper, alpha=float(alpha),
         certified=bool(value >= alpha * upper - tol), pattern=pattern, objective=obj.kind,
@@ -268,15 +270,23 @@ def _finish(obj, patterns, state: SearchState, alpha: float, tol: float, key: st
     )
 
 
-def _near_ties(state: SearchState, value: float) -> list[str]:
-    """Other patterns reaching ``value`` within 1e-9 with a *different* neuron."""
+def _near_ties(masks: np.ndarray, state: SearchState, z: np.ndarray, value: float) -> list[str]:
+    """Patterns reaching ``value`` within 1e-9 whose closed cone does not hold ``theta``.
+
+    Chambers sharing the wall on which the optimum lies hold the same neuron
+    and are not reported; any other is a genuine near-tie (a second optimum).
+    """
     lowers = np.nan_to_num(state.lower, nan=-np.inf)
     close = np.flatnonzero(lowers >= value - 1e-9)
     if close.size < 2:
         return []
-    others = [int(i) for i in close if i != state.best_index]
-    return [f"near-tie: {len(others)} other pattern(s) reach {value:.12f} within 1e-9 "
-            f"(e.g. pattern {others[0]}); the optimum may lie on a shared wall or be non-unique"]
+    eps = 1e-9 * (np.abs(z).max() + 1e-300)
+    holds = np.all(np.where(z > eps, masks[close], True) & np.where(z < -eps, ~masks[close], True), axis=1)
+    others = close[~holds]
+    if others.size == 0:
+        return []
+    return [f"near-tie: {others.size} other pattern(s) reach {value:.12f} within 1e-9 with a different "
+            f"neuron (e.g. pattern {int(others[0])}): the optimum may not be unique"]
 
 
 def best_neuron_from_samples(

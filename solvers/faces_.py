@@ -11,7 +11,7 @@ import numpy as np
 
 from ._cone import polish
 from ._core import bound, check_flat, check_options, finish, interior_lower, prepare
-from ._linalg import top_eig, top_values
+from ._linalg import EIG_RTOL, RANK_RTOL, top_eig
 from ._registry import register
 from .problem import ConeEigProblem
 from .result import ConeEigResult
@@ -22,43 +22,101 @@ __all__ = ["solve_faces"]
 CLOSURE_TOL = 1e-9
 
 
-def _children(H: np.ndarray, P: np.ndarray, rows: list[tuple[int, ...]], inc: np.ndarray | None):
-    """All flats ``span(P[a]) cap null(H_i)`` one dimension down, deduplicated.
+_HASH_W = np.random.default_rng(20261130).integers(1, 2**63, size=4096, dtype=np.uint64)
 
-    ``P`` has shape (n, d, dv).  With the ray-facet incidence ``inc`` (r, f),
-    flats that are not the span of a face are dropped: the face they cut out
-    is the cone of the rays inside them, and the flat is a face span iff the
-    rows vanishing on the flat are exactly the rows vanishing on those rays
-    (every face is reached through a chain of faces: the face lattice is
-    graded).  Returns the stack of orthonormal bases (n', d, dv - 1) and, for
-    each, the row set that generated it.
+
+def _unique_rows(B: np.ndarray) -> np.ndarray:
+    """Sorted indices of the first occurrence of each distinct row of a bool matrix.
+
+    Rows are hashed to 64 bits (a fixed random linear hash of the packed
+    bytes); a collision is detected by comparing every row with its
+    representative, and then the exact (slower) ``np.unique`` is used.
+    """
+    K = np.packbits(B, axis=1)
+    if K.shape[1] > _HASH_W.size:
+        return np.sort(np.unique(K, axis=0, return_index=True)[1])
+    with np.errstate(over="ignore"):
+        h = K.astype(np.uint64) @ _HASH_W[:K.shape[1]]
+    _, first, inv = np.unique(h, return_index=True, return_inverse=True)
+    if not np.array_equal(K, K[first[inv]]):
+        return np.sort(np.unique(K, axis=0, return_index=True)[1])
+    return np.sort(first)
+
+
+def _children(H: np.ndarray, P: np.ndarray, rows: list[tuple[int, ...]],
+              inc: np.ndarray | None, raysin: np.ndarray | None):
+    """Flats ``span(P[a]) cap null(H_i)`` one dimension down, deduplicated.
+
+    ``P`` has shape (n, d, dv).  With the ray-facet incidence ``inc`` (r, f)
+    and the rays inside each parent face ``raysin`` (n, r), only face spans
+    are kept: the child face is the cone of the parent's rays incident to
+    row ``i`` (plus the lineality space), identified by that ray set, and the
+    child flat is its span iff the rows vanishing on the flat are exactly
+    the rows vanishing on those rays.  Every face is reached through a chain
+    of faces (the face lattice is graded).  Without ``inc`` every flat is
+    kept, deduplicated by the set of rows vanishing on it.
+
+    Returns the bases (n', d, dv - 1), their row tuples and ray sets.
     """
     n, d, dv = P.shape
     HP = np.einsum("fd,ndk->nfk", H, P)
     nrm = np.linalg.norm(HP, axis=2)
     a_idx, i_idx = np.nonzero(nrm > CLOSURE_TOL)
+    empty = np.zeros((0, d, dv - 1)), [], None
     if a_idx.size == 0:
-        return np.zeros((0, d, dv - 1)), []
+        return empty
+    child_rays = None
+    if inc is not None:
+        child_rays = raysin[a_idx] & inc[:, i_idx].T
+        first = _unique_rows(child_rays)
+        a_idx, i_idx, child_rays = a_idx[first], i_idx[first], child_rays[first]
     u = HP[a_idx, i_idx] / nrm[a_idx, i_idx, None]  # (c, dv)
-    s = np.where(u[:, 0] >= 0, 1.0, -1.0)
     v = u.copy()
-    v[:, 0] += s
+    v[:, 0] += np.where(u[:, 0] >= 0, 1.0, -1.0)
     # Householder reflector I - 2 v v^T / v^T v: columns 1.. span u^perp
     Hh = np.eye(dv)[None] - 2.0 * v[:, :, None] * v[:, None, :] / np.einsum("ck,ck->c", v, v)[:, None, None]
     C = np.einsum("cdk,ckj->cdj", P[a_idx], Hh[:, :, 1:])
     closure = np.abs(np.einsum("fd,cdj->cfj", H, C)).max(axis=2) <= CLOSURE_TOL
     if inc is not None:
-        cl = closure.astype(np.int32)
-        inside = (inc.astype(np.int32) @ cl.T) == cl.sum(axis=1)[None, :]  # (r, c) rays in the flat
-        eqF = (inside.T.astype(np.int32) @ (~inc).astype(np.int32)) == 0  # rows vanishing on the face
-        face = np.all(eqF == closure, axis=1)
-        C, closure, a_idx, i_idx = C[face], closure[face], a_idx[face], i_idx[face]
-        if not face.any():
-            return np.zeros((0, d, dv - 1)), []
-    keys = np.packbits(closure, axis=1)
-    _, first = np.unique(keys, axis=0, return_index=True)
-    first = np.sort(first)
-    return C[first], [rows[a_idx[j]] + (int(i_idx[j]),) for j in first]
+        # rows vanishing on every ray of the child face (0/1 float matmul: BLAS, exact)
+        eqF = (child_rays.astype(float) @ (~inc).astype(float)) < 0.5
+        keep = np.flatnonzero(np.all(eqF == closure, axis=1))
+    else:
+        keep = _unique_rows(closure)
+    if keep.size == 0:
+        return empty
+    return (C[keep], [rows[a_idx[j]] + (int(i_idx[j]),) for j in keep],
+            None if child_rays is None else child_rays[keep])
+
+
+def _level_eig(level: np.ndarray, Az: np.ndarray, Bz: np.ndarray, H: np.ndarray):
+    """Batched top eigenpairs on a stack of flats, with a numpy realizability test.
+
+    Returns ``(values, settled)``: ``settled[j]`` is True when the flat's top
+    eigenvalue is simple, ``B`` is nonsingular on it and neither ``+-v`` lies
+    in the cone (then it is certainly not realizable, no further check).
+    Singular pencils get their value from :func:`top_eig`.
+    """
+    Av = np.einsum("ndi,de,nej->nij", level, Az, level)
+    Bv = np.einsum("ndi,de,nej->nij", level, Bz, level)
+    n, dv = level.shape[0], level.shape[2]
+    s, U = np.linalg.eigh(Bv)
+    smax = s[:, -1]
+    good = s[:, 0] > RANK_RTOL * np.maximum(smax, 1e-300)
+    W = U / np.sqrt(np.where(good[:, None], s, 1.0))[:, None, :]
+    M = np.einsum("kji,kjl,klm->kim", W, Av, W)
+    mu, Y = np.linalg.eigh(0.5 * (M + np.transpose(M, (0, 2, 1))))
+    vals = np.where(good, mu[:, -1], np.nan)
+    vals = np.where(smax <= 0, -np.inf, vals)
+    for j in np.flatnonzero(np.isnan(vals)):
+        vals[j] = top_eig(Av[j], Bv[j]).value
+    simple = good if dv == 1 else good & (mu[:, -1] - mu[:, -2] > EIG_RTOL * np.maximum(1.0, np.abs(mu[:, -1])))
+    if H.shape[0] == 0:
+        return vals, np.zeros(n, dtype=bool)
+    z = np.einsum("ndk,nk->nd", level, np.einsum("nkl,nl->nk", W, Y[:, :, -1]))
+    hz = np.einsum("fd,nd->nf", H, z) / np.linalg.norm(z, axis=1)[:, None]
+    inside = (hz.min(axis=1) >= -1e-9) | (hz.max(axis=1) <= 1e-9)
+    return vals, simple & ~inside
 
 
 @register("faces")
@@ -115,21 +173,21 @@ def solve_faces(problem: ConeEigProblem, *, max_flats: int = 200_000, face_filte
                 lower, x = qr, xr
     best_val, best_face = -np.inf, None
     level = np.eye(d)[None]
+    raysin = None if inc is None else np.ones((1, inc.shape[0]), dtype=bool)
     rows: list[tuple[int, ...]] = [()]
     flats = checks = lps = 0
     frontier = -np.inf
     while len(rows):
         flats += len(rows)
-        Av = np.einsum("ndi,de,nej->nij", level, ctx.Az, level)
-        Bv = np.einsum("ndi,de,nej->nij", level, ctx.Bz, level)
-        vals = top_values(Av, Bv)
-        for j in np.flatnonzero(np.isnan(vals)):
-            vals[j] = top_eig(Av[j], Bv[j]).value
+        vals, settled = _level_eig(level, ctx.Az, ctx.Bz, H)
         expand = []
         for j in np.argsort(-vals, kind="stable"):
             v = vals[j]
             if v <= max(best_val, lower) or v == -np.inf:
                 break  # sorted: every later flat is pruned too
+            if settled[j]:
+                expand.append(j)
+                continue
             fc = check_flat(ctx, level[j])
             checks += 1
             lps += fc.lps
@@ -143,7 +201,8 @@ def solve_faces(problem: ConeEigProblem, *, max_flats: int = 200_000, face_filte
         expand = [j for j in expand if vals[j] > max(best_val, lower)]
         if not expand or level.shape[2] < 2:
             break
-        level, rows = _children(H, level[expand], [rows[j] for j in expand], inc)
+        level, rows, raysin = _children(H, level[expand], [rows[j] for j in expand], inc,
+                                        None if raysin is None else raysin[expand])
         if flats + len(rows) > max_flats:
             frontier = max(float(vals[j]) for j in expand)
             break

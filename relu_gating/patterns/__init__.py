@@ -162,8 +162,11 @@ def count_patterns(Phi: Any, *, method: str = "auto") -> PatternCount:
 
 
 def _top_level(red: Reduction, part, progress: bool):
+    """Sweep the reduced arrangement; returns ``(mirrored, rest)`` lists of (packed, W) blocks.
+
+    The full list is ``mirrored``, then the negations of ``mirrored``, then ``rest``.
+    """
     r, rows, q = red.rank, red.red, red.q
-    nzpacked = np.packbits(red.cls >= 0)
 
     def emit(P, Y):
         return np.packbits(red.class_masks_to_rows(P), axis=1), red.lift_witnesses(Y)
@@ -172,10 +175,9 @@ def _top_level(red: Reduction, part, progress: bool):
         if part[0] != 0:
             return [], []
         if r == 0:
-            return [np.packbits(np.zeros((1, red.n), dtype=bool), axis=1)], [np.zeros((1, red.m))]
+            return [], [(np.packbits(np.zeros((1, red.n), dtype=bool), axis=1), np.zeros((1, red.m)))]
         P, Y = chambers(rows, 1, np.random.default_rng(_SEED))
-        pk, W = emit(P, Y)
-        return [pk], [W]
+        return [emit(P[:1], Y[:1])], []
     firsts = subset_groups(q, r - 1, part)
     total = sum(comb(q - 1 - f, r - 2) for f in firsts)
     rng = np.random.default_rng(_SEED)
@@ -190,16 +192,41 @@ def _top_level(red: Reduction, part, progress: bool):
                 raise SolverFailure("pattern enumeration: the sweep direction was not generic for this "
                                     "part; run without part=") from None
             continue
-        pks = [b[0] for b in blocks]
-        Ws = [b[1] for b in blocks]
-        pks += [p ^ nzpacked[None, :] for p in pks]
-        Ws += [-w for w in Ws]
-        if child is not None:
-            pk, W = emit(*child)
-            pks.append(pk)
-            Ws.append(W)
-        return pks, Ws
+        return blocks, ([emit(*child)] if child is not None else [])
     raise SolverFailure("pattern enumeration: no generic sweep direction found")
+
+
+def _assemble(Phi: np.ndarray, red: Reduction, mirrored: list, rest: list):
+    """Concatenate, certify the witnesses of ``mirrored`` and ``rest`` and mirror the former.
+
+    ``-w`` realizes the complement (on nonzero rows) of the pattern of ``w`` with the
+    same margins, since ``phi . (-w) = -(phi . w)`` exactly: the mirrored half needs
+    no separate check.
+    """
+    nbytes = (red.n + 7) // 8
+    L = sum(b[0].shape[0] for b in mirrored)
+    R = sum(b[0].shape[0] for b in rest)
+    packed = np.empty((2 * L + R, nbytes), dtype=np.uint8)
+    W = np.empty((2 * L + R, red.m))
+    pos = 0
+    for pk, w in mirrored:
+        packed[pos:pos + len(pk)], W[pos:pos + len(pk)] = pk, w
+        pos += len(pk)
+    pos = 2 * L
+    for pk, w in rest:
+        packed[pos:pos + len(pk)], W[pos:pos + len(pk)] = pk, w
+        pos += len(pk)
+    n_exact = 0
+    for sl, mult in ((slice(0, L), 2), (slice(2 * L, 2 * L + R), 1)):
+        W[sl], ok, ne = check_witnesses(Phi, packed[sl], W[sl], repair=True)
+        n_exact += mult * ne
+        if not ok.all():
+            raise SolverFailure(
+                f"{int((~ok).sum())} chamber(s) of Phi are too thin to hold a certified float64 witness "
+                "(rows parallel or dependent to within rounding?); the enumeration itself is exact")
+    np.bitwise_xor(packed[:L], np.packbits(red.cls >= 0)[None, :], out=packed[L:2 * L])
+    np.negative(W[:L], out=W[L:2 * L])
+    return packed, W, n_exact
 
 
 def enumerate_patterns(Phi: Any, *, max_patterns: int | None = None, progress: bool = False,
@@ -256,15 +283,8 @@ def enumerate_patterns(Phi: Any, *, max_patterns: int | None = None, progress: b
             raise ProblemTooLargeError(
                 f"Phi has {cnt.count} {what} ({cnt.method}), more than max_patterns = {max_patterns}")
     with single_thread_blas():
-        pks, Ws = _top_level(red, part, progress)
-        nbytes = (red.n + 7) // 8
-        packed = np.concatenate(pks) if pks else np.zeros((0, nbytes), dtype=np.uint8)
-        W = np.concatenate(Ws) if Ws else np.zeros((0, red.m))
-        W, ok, n_exact = check_witnesses(Phi, packed, W, repair=True)
-    if not ok.all():
-        raise SolverFailure(
-            f"{int((~ok).sum())} chamber(s) of Phi are too thin to hold a certified float64 witness "
-            "(rows parallel or dependent to within rounding?); the enumeration itself is exact")
+        mirrored, rest = _top_level(red, part, progress)
+        packed, W, n_exact = _assemble(Phi, red, mirrored, rest)
     return PatternSet(packed, W, red.rank, red.n, red.m, red.q, tuple(int(x) for x in part), n_exact)
 
 

@@ -23,7 +23,7 @@ from math import comb
 
 import numpy as np
 
-from ._exact import IntMatrix, cross_int, cross_stack, err_factor, kernel_basis_int
+from ._exact import IntMatrix, cross_int, cross_stack, err_factor, kernel_basis_int, single_thread_blas
 from ._rowspace import Reduction, merge_int_rows
 
 __all__ = ["PatternCount", "cover_count", "is_general_position", "deletion_restriction_count", "count_reduced"]
@@ -82,23 +82,32 @@ def is_general_position(rows: list, d: int) -> bool:
     M = IntMatrix(rows, d)
     facD = err_factor(t, M.rel)
     facX = err_factor(t - 1, M.rel) if t > 1 else 4 * M.rel + 4 * 2.0 ** -53
-    for S in _batches(q, t, list(range(0, q - t + 1))):
-        X, PX = cross_stack(M.f[S])
-        nz = np.any(_decide(X, PX, facX, M.exact_int) & (X != 0), axis=1)
-        for b in np.flatnonzero(~nz):
-            if not any(cross_int([rows[j] for j in S[b]])):
-                return False
-        D = X @ M.f.T
-        mag = PX.sum(axis=1)[:, None] * M.amax[None, :]
-        dec = _decide(D, mag, facD, M.exact_int)
-        B = S.shape[0]
-        dec[np.arange(B)[:, None], S] = True
-        D[np.arange(B)[:, None], S] = 1.0
-        if np.any(dec & (D == 0)):
-            return False
-        for b, j in zip(*np.nonzero(~dec)):
-            if _dot(rows[j], cross_int([rows[k] for k in S[b]])) == 0:
-                return False
+    fT = np.ascontiguousarray(M.f.T)
+    amax_all = float(M.amax.max(initial=0.0))
+    amax_bound = max(amax_all, 2.0) * (1 + 2.0 ** -40)
+    with single_thread_blas():
+        for S in _batches(q, t, list(range(0, q - t + 1))):
+            X, PX = cross_stack(M.f[S])
+            nz = np.any(_decide(X, PX, facX, M.exact_int) & (X != 0), axis=1)
+            for b in np.flatnonzero(~nz):
+                if not any(cross_int([rows[j] for j in S[b]])):
+                    return False
+            B = S.shape[0]
+            A = np.abs(X @ fT)
+            A[np.arange(B)[:, None], S] = np.inf
+            rowmin = A.min(axis=1)
+            sP = PX.sum(axis=1)
+            clean = rowmin > amax_bound * facD * sP
+            if M.exact_int:
+                exact = sP * amax_all < 2.0 ** 51
+                if np.any(exact & (rowmin == 0)):
+                    return False
+                clean |= exact
+            for b in np.flatnonzero(~clean):  # undecided: exact signs of the small entries
+                Xi = cross_int([rows[k] for k in S[b]])
+                for j in np.flatnonzero(A[b] <= amax_bound * facD * sP[b]):
+                    if _dot(rows[j], Xi) == 0:
+                        return False
     return True
 
 

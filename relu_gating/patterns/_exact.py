@@ -204,38 +204,39 @@ def cross_stack(R: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     X : ndarray, shape (B, k+1)
         ``X[:, i] = (-1)**i det(R[:, :, cols != i])`` so ``det([x; R_b]) = x @ X_b``.
     P : ndarray, shape (B, k+1)
-        The same expansion evaluated on ``|R|`` (a permanent-type magnitude): the
-        float error of ``X`` is at most ``(k(k+1)/2 + 1) * u * P`` (plus input error).
+        A magnitude bound for every component: the product of the row 1-norms of
+        ``|R|``, which dominates the permanent of ``|R|`` without any column (each
+        Laplace term is a product of one entry per row).  The float error of ``X``
+        (Laplace expansion) is at most ``(k(k+1)/2 + k) * u * P`` plus the input error.
     """
     B, k, d = R.shape
     if k == 0:
         return np.ones((B, 1)), np.ones((B, 1))
-    A = np.abs(R)
-    # minors of the first t rows on column subsets of size t
-    minors = {(): (np.ones(B), np.ones(B))}
+    minors = {(): None}
     for t in range(1, k + 1):
         new = {}
         row = R[:, t - 1, :]
-        arow = A[:, t - 1, :]
         for cols in combinations(range(d), t):
-            val = np.zeros(B)
-            mag = np.zeros(B)
+            if t == 1:
+                new[cols] = row[:, cols[0]].copy()
+                continue
+            val = None
             for j, c in enumerate(cols):
-                sub = cols[:j] + cols[j + 1:]
-                mv, pv = minors[sub]
-                sgn = 1.0 if (t - 1 + j) % 2 == 0 else -1.0
-                val += sgn * row[:, c] * mv
-                mag += arow[:, c] * pv
-            new[cols] = (val, mag)
+                term = row[:, c] * minors[cols[:j] + cols[j + 1:]]
+                if val is None:
+                    val = term if (t - 1 + j) % 2 == 0 else -term
+                elif (t - 1 + j) % 2 == 0:
+                    val += term
+                else:
+                    val -= term
+            new[cols] = val
         minors = new
     X = np.empty((B, d))
-    P = np.empty((B, d))
     for i in range(d):
-        cols = tuple(c for c in range(d) if c != i)
-        v, p = minors[cols]
+        v = minors[tuple(c for c in range(d) if c != i)]
         X[:, i] = v if i % 2 == 0 else -v
-        P[:, i] = p
-    return X, P
+    P = np.prod(np.abs(R).sum(axis=2), axis=1)
+    return X, np.broadcast_to(P[:, None], (B, d)).copy()
 
 
 def cross_int(rows: Sequence[Sequence[int]]) -> list[int]:

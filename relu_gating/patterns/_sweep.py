@@ -38,7 +38,7 @@ functionals are drawn.  All signs come from filtered exact predicates
 
 from __future__ import annotations
 
-from itertools import combinations
+from itertools import chain, combinations
 from math import comb
 from typing import Callable
 
@@ -83,11 +83,9 @@ def _combos(lo: int, q: int, s: int) -> np.ndarray:
     if s == 2:
         i, j = np.triu_indices(q - lo, 1)
         return np.stack([i + lo, j + lo], axis=1).astype(np.int64)
-    parts = []
-    for f in range(lo, q - s + 1):
-        rest = _combos(f + 1, q, s - 1)
-        parts.append(np.concatenate([np.full((rest.shape[0], 1), f, dtype=np.int64), rest], axis=1))
-    return np.concatenate(parts) if parts else np.zeros((0, s), dtype=np.int64)
+    flat = np.fromiter(chain.from_iterable(combinations(range(lo, q), s)), dtype=np.int64,
+                       count=comb(max(q - lo, 0), s) * s)
+    return flat.reshape(-1, s)
 
 
 def subset_groups(q: int, t: int, part: tuple[int, int] | None) -> list[int]:
@@ -210,7 +208,7 @@ def level_sweep(rows: list, d: int, c: tuple, g: tuple, rng: np.random.Generator
                     progress.update(int(indep.size))
                 continue
         # rays whose float cross product is inaccurate: recompute exactly, round once
-        weak = np.max(np.abs(X), axis=1) <= 2.0 ** 30 * facX * np.max(PX, axis=1)
+        weak = np.max(np.abs(X), axis=1) <= 1e6 * facX * np.max(PX, axis=1)
         if M.exact_int:
             weak &= np.max(PX, axis=1) >= 2.0 ** 51
         for b in np.flatnonzero(weak):
@@ -294,7 +292,7 @@ def level_sweep(rows: list, d: int, c: tuple, g: tuple, rng: np.random.Generator
             Mat = np.concatenate([M.f[Ss], vh[:, None, :]], axis=1)
             rhs = np.concatenate([np.where(gen, 1.0, -1.0), np.zeros((si.size, 1))], axis=1)
             u = _solve_rows(Mat, rhs)
-            rmin = rowmin[si] / (np.sqrt(d) * xn)  # <= min_j |a_j . vh| / ||a_j||
+            rmin = rowmin[si] / (amax_bound * np.sqrt(d) * xn)  # <= min_j |a_j . vh| / ||a_j||
             un = np.linalg.norm(u, axis=1)
             eps = np.minimum(0.5 * rmin / un, 1.0)
             hard = np.flatnonzero(eps < 1e-6)
