@@ -12,6 +12,7 @@ import numpy as np
 
 from solvers.batched import top_generalized_eig
 
+from ._maskstack import MaskStack
 from ._search_state import BOUND, EXACT, PRUNED, UNSETTLED, PatternOutcome
 from .objectives import Objective, leverage_bounds, neuron_values, pattern_matrices, pencil_values, single_pattern_matrices
 
@@ -32,10 +33,10 @@ def chunk_bounds(obj: Objective, index: np.ndarray, masks: np.ndarray, witnesses
     (Rem 4.4) and the pattern is settled exactly on the spot.
     """
     k = index.size
-    fmasks = masks.astype(np.float64)
-    A, B = pattern_matrices(obj, fmasks)
+    ms = MaskStack(masks)
+    A, B = pattern_matrices(obj, ms)
     eig = top_generalized_eig(A, B)
-    upper = np.minimum(np.minimum(leverage_bounds(obj, fmasks), eig.upper), obj.cap + 1e-12)
+    upper = np.minimum(np.minimum(leverage_bounds(obj, ms), eig.upper), obj.cap + 1e-12)
     # incumbents: witnesses lie inside their cones, so the pencil gives their value
     lower = np.where(eig.reliable, pencil_values(A, B, witnesses @ obj.V), np.nan)
     thetas = witnesses.copy()
@@ -43,7 +44,7 @@ def chunk_bounds(obj: Objective, index: np.ndarray, masks: np.ndarray, witnesses
     methods = [""] * k
     # attained bound (Rem 4.4): a top eigenvector (either sign) inside the closed cone
     if obj.rank and np.any(eig.reliable):
-        sz = (eig.vectors @ obj.Psi.T) * (2.0 * fmasks - 1.0)  # (2S - I) Phi theta, theta = V v
+        sz = (eig.vectors @ obj.Psi.T) * np.where(masks, 1.0, -1.0)  # (2S - I) Phi theta, theta = V v
         scale = 1e-12 * (np.abs(sz).max(axis=1) + 1e-300)
         lo, hi = sz.min(axis=1), sz.max(axis=1)
         for sign in (1.0, -1.0):

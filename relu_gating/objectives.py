@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from ._validate import as_matrix, as_vector, check_same_rows
+from ._maskstack import MaskStack
 from .coverage import check_basis, orthonormal_basis
 from .errors import InputError
 
@@ -151,34 +152,26 @@ def make_objective(Phi: Any, U_K: Any, features: Any = None, *, rank: int | None
     return Objective(Phi=Phi, U_K=U_K, V=V, Psi=Psi, M=M, Q_H=Q_H, cap=cap, kind=kind)
 
 
-def _masked_products(masks: np.ndarray, L: np.ndarray, R: np.ndarray) -> np.ndarray:
-    """Stack of ``L^T S R`` for every mask: shape (N, a, b), one BLAS call."""
-    n, a = L.shape
-    b = R.shape[1]
-    outer = (L[:, :, None] * R[:, None, :]).reshape(n, a * b)
-    if masks.dtype != np.float64:
-        masks = masks.astype(np.float64)
-    return (masks @ outer).reshape(-1, a, b)
-
-
 def pattern_matrices(obj: Objective, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Pencils ``(A_S, B_S)`` in row-space coordinates for a stack of masks.
 
     Parameters
     ----------
     obj : Objective
-    masks : ndarray of bool or float 0/1, shape (N, n)
+    masks : ndarray of bool, shape (N, n), or MaskStack
+        A :class:`~relu_gating._maskstack.MaskStack` reuses its rank-one
+        update plan across calls.
 
     Returns
     -------
     A, B : ndarray, shape (N, r, r)
     """
-    masks = np.atleast_2d(masks)
-    C = _masked_products(masks, obj.M, obj.Psi)  # M^T S Psi, (N, K, r)
+    ms = masks if isinstance(masks, MaskStack) else MaskStack(masks)
+    C = ms.products(obj.M, obj.Psi)  # M^T S Psi, (N, K, r)
     A = np.einsum("nki,nkj->nij", C, C)
-    B = _masked_products(masks, obj.Psi, obj.Psi)  # Psi^T S Psi
+    B = ms.products(obj.Psi, obj.Psi)  # Psi^T S Psi
     if obj.Q_H is not None:
-        D = _masked_products(masks, obj.Q_H, obj.Psi)  # Q^T S Psi
+        D = ms.products(obj.Q_H, obj.Psi)  # Q^T S Psi
         B = B - np.einsum("nki,nkj->nij", D, D)
     return A, 0.5 * (B + np.transpose(B, (0, 2, 1)))
 
@@ -205,12 +198,12 @@ def leverage_bounds(obj: Objective, masks: np.ndarray) -> np.ndarray:
     Valid for the ``N_K`` objective only, whatever the conditioning of
     ``B_S``; for the marginal gain the global cap ``s_K(H)^2`` is returned.
     """
-    masks = np.atleast_2d(masks)
+    ms = masks if isinstance(masks, MaskStack) else MaskStack(masks)
     if obj.kind != "captured":
-        return np.full(masks.shape[0], obj.cap)
-    G = _masked_products(masks, obj.U_K, obj.U_K)
+        return np.full(len(ms), obj.cap)
+    G = ms.products(obj.U_K, obj.U_K)
     top = np.linalg.eigvalsh(G)[:, -1]
-    lev = masks @ np.sum(obj.U_K**2, axis=1)
+    lev = ms.apply(np.sum(obj.U_K**2, axis=1)[:, None])[:, 0]
     K = obj.U_K.shape[1]
     return np.minimum(np.minimum(top + 64 * K * np.finfo(float).eps, 1.0), lev + 1e-15)
 

@@ -74,10 +74,13 @@ def _normalize(G: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return G[keep] / nrm[keep, None], keep
 
 
-def implicit_equalities(Gn: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, tuple[str, ...]]:
+def implicit_equalities(Gn: np.ndarray, hint: np.ndarray | None = None
+                        ) -> tuple[np.ndarray, np.ndarray, int, tuple[str, ...]]:
     """Implicit equalities and a relative interior point of ``{x : Gn x >= 0}``.
 
-    One LP: maximize ``sum(s)`` s.t. ``Gn x >= s``, ``0 <= s <= 1``.  The
+    Cheap tries first (``hint``, least squares for ``Gn x = 1``, a max-margin
+    LP over a growing subset of rows); if the cone has no interior point, one
+    LP: maximize ``sum(s)`` s.t. ``Gn x >= s``, ``0 <= s <= 1``.  Its
     optimum has ``s_i = 1`` exactly on the rows that are not implicit
     equalities (sum the points that make each such row positive).
 
@@ -90,12 +93,28 @@ def implicit_equalities(Gn: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, tu
     x = np.linalg.lstsq(Gn, np.ones(q), rcond=None)[0]
     if np.all(Gn @ x > 1e-3):
         return np.zeros(q, dtype=bool), x, 0, ()
-    # Max-margin LP (m + 1 columns): a positive margin settles the common full-dimensional case.
-    A = np.hstack([Gn, -np.ones((q, 1))])
-    sol = solve_lp(np.r_[np.zeros(m), -1.0], A, np.zeros(q), np.full(q, np.inf),
-                   np.r_[-np.ones(m), -np.inf], np.r_[np.ones(m), 1.0])
-    if sol.status == "optimal" and sol.x[m] > 1e-7 and np.all(Gn @ sol.x[:m] > 0):
-        return np.zeros(q, dtype=bool), sol.x[:m], 1, sol.failures
+    # Max-margin LP (m + 1 columns) with row generation: start from the rows
+    # least satisfied by the least-squares point, add violated rows until the
+    # point is strictly inside every row.  Settles the full-dimensional case.
+    if hint is not None and np.all(Gn @ hint > 0):
+        return np.zeros(q, dtype=bool), hint, 0, ()
+    active = np.argsort(Gn @ x)[:min(q, 4 * m + 8)]
+    lps = 0
+    fails: tuple[str, ...] = ()
+    for _ in range(20):
+        Ga = Gn[active]
+        sol = solve_lp(np.r_[np.zeros(m), -1.0], np.hstack([Ga, -np.ones((len(active), 1))]),
+                       np.zeros(len(active)), np.full(len(active), np.inf),
+                       np.r_[-np.ones(m), -np.inf], np.r_[np.ones(m), 1.0])
+        lps += 1
+        fails += sol.failures
+        if sol.status != "optimal" or sol.x[m] <= 1e-7:
+            break
+        v = Gn @ sol.x[:m]
+        if np.all(v > 0):
+            return np.zeros(q, dtype=bool), sol.x[:m], lps, fails
+        bad = np.flatnonzero(v <= 0)
+        active = np.union1d(active, bad[np.argsort(v[bad])][:4 * m + 8])
     from scipy import sparse
 
     A = sparse.hstack([sparse.csr_matrix(Gn), -sparse.identity(q, format="csr")]).tocsr()
@@ -106,7 +125,7 @@ def implicit_equalities(Gn: np.ndarray) -> tuple[np.ndarray, np.ndarray, int, tu
         raise BackendError("interior point LP failed: " + "; ".join(sol.failures or (sol.status,)))
     x = sol.x[:m]
     eq = sol.x[m:] < 0.5
-    return eq, x, 2, sol.failures
+    return eq, x, lps + 1, fails + sol.failures
 
 
 def _facets_qhull(Hp: np.ndarray, z0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -157,11 +176,14 @@ def _facets_lp(Hp: np.ndarray) -> tuple[np.ndarray, int]:
     return np.array(keep, dtype=int), q
 
 
-def reduce_cone(G: np.ndarray) -> ConeReduction:
-    """Canonical form of ``{x : G x >= 0}`` (see :class:`ConeReduction`)."""
+def reduce_cone(G: np.ndarray, hint: np.ndarray | None = None) -> ConeReduction:
+    """Canonical form of ``{x : G x >= 0}`` (see :class:`ConeReduction`).
+
+    ``hint``: a point believed strictly inside every row (used if it is).
+    """
     m = G.shape[1]
     Gn, rows = _normalize(G)
-    eq, x, lps, notes = implicit_equalities(Gn)
+    eq, x, lps, notes = implicit_equalities(Gn, hint)
     Q = null_space(Gn[eq]) if eq.any() else np.eye(m)
     x = Q @ (Q.T @ x)
     nx = np.linalg.norm(x)

@@ -16,10 +16,11 @@ from .errors import ProblemError
 from .problem import ConeEigProblem
 from .result import ConeEigResult, Status
 
-__all__ = ["Context", "prepare", "FlatCheck", "check_flat", "interior_lower", "finish", "check_options", "bound",
+__all__ = ["Context", "prepare", "witness_quotient", "FlatCheck", "check_flat", "interior_lower", "finish", "check_options", "bound",
            "REALIZED_RTOL", "EXACT_RTOL", "BOUND_ALLOWANCE"]
 
 #: A face counts as realized when the polished witness is this close (relative) to its eigenvalue.
+#: Relative tolerances on values are taken w.r.t. ``max(|value|, max|A| / max|B|)``.
 REALIZED_RTOL = 1e-10
 #: Status EXACT when ``upper - lower <= EXACT_RTOL * max(1, |upper|)``.
 EXACT_RTOL = 1e-9
@@ -35,6 +36,7 @@ class Context:
     red: ConeReduction
     Az: np.ndarray
     Bz: np.ndarray
+    vscale: float = 1.0
     early: ConeEigResult | None = None
     lps: int = 0
     failures: list[str] = field(default_factory=list)
@@ -76,12 +78,14 @@ def prepare(problem: ConeEigProblem) -> Context:
     ctx = problem._cache.get("ctx")
     if ctx is not None:
         return ctx
-    red = reduce_cone(problem.G)
+    red = reduce_cone(problem.G, problem.interior)
     Q = red.Q
     Az = Q.T @ problem.A @ Q
     Bz = Q.T @ problem.B @ Q
     ctx = Context(problem, red, 0.5 * (Az + Az.T), 0.5 * (Bz + Bz.T), lps=red.lps, failures=list(red.notes))
     bscale = max(float(np.abs(problem.B).max()), 1e-300)
+    # value scale of the quotient: the floor of every relative tolerance on values
+    ctx.vscale = max(float(np.abs(problem.A).max()), 1e-300) / bscale
     if red.dim == 0 or float(np.abs(ctx.Bz).max(initial=0.0)) <= RANK_RTOL * bscale:
         ctx.early = ConeEigResult(-np.inf, -np.inf, None, Status.INFEASIBLE, "",
                                   certificate={"span_dim": red.dim, "implicit_equalities": red.rows[red.eq].tolist()},
@@ -99,6 +103,16 @@ def prepare(problem: ConeEigProblem) -> Context:
                     message="a ray d of the cone has B d = 0 and A d != 0: the supremum is +inf")
     problem._cache["ctx"] = ctx
     return ctx
+
+
+def witness_quotient(ctx: Context, x: np.ndarray) -> float:
+    """The quotient at ``x``, or ``nan`` when ``x^T B x`` is at rounding level
+    (``x`` numerically in ``ker B``: its quotient would be noise)."""
+    B = ctx.problem.B
+    den = float(x @ B @ x)
+    if not den > RANK_RTOL * float(np.abs(B).max()) * float(x @ x):
+        return float("nan")
+    return float(x @ ctx.problem.A @ x) / den
 
 
 @dataclass(frozen=True)
@@ -173,10 +187,10 @@ def check_flat(ctx: Context, V: np.ndarray) -> FlatCheck:
     if z is None:
         return FlatCheck(te.value, False, None, -np.inf, lps)
     x = polish(red, prob.G, red.Q @ (V @ z))
-    q = prob.quotient(x)
+    q = witness_quotient(ctx, x)
     if not np.isfinite(q):
         return FlatCheck(te.value, False, None, -np.inf, lps)
-    ok = te.value - q <= REALIZED_RTOL * max(1.0, abs(te.value))
+    ok = te.value - q <= REALIZED_RTOL * max(abs(te.value), ctx.vscale)
     return FlatCheck(te.value, bool(ok), x, q, lps)
 
 
@@ -185,7 +199,7 @@ def interior_lower(ctx: Context) -> tuple[float, np.ndarray | None]:
     x = polish(ctx.red, ctx.problem.G, ctx.red.x_int) if ctx.red.dim else None
     if x is None:
         return -np.inf, None
-    q = ctx.problem.quotient(x)
+    q = witness_quotient(ctx, x)
     return (q, x) if np.isfinite(q) else (-np.inf, None)
 
 
@@ -196,9 +210,10 @@ def check_options(method: str, options: dict, allowed: tuple[str, ...]) -> None:
         raise ProblemError(f"method {method!r} got unknown option(s) {bad}; allowed: {sorted(allowed)}")
 
 
-def bound(value: float) -> float:
-    """An eigenvalue turned into an upper bound: add the rounding allowance."""
-    return value + BOUND_ALLOWANCE * max(1.0, abs(value)) if np.isfinite(value) else value
+def bound(value: float, scale: float) -> float:
+    """An eigenvalue turned into an upper bound: add the rounding allowance
+    (relative to ``max(|value|, scale)``, ``scale`` the problem's value scale)."""
+    return value + BOUND_ALLOWANCE * max(abs(value), scale) if np.isfinite(value) else value
 
 
 def finish(ctx: Context, method: str, lower: float, upper: float, x: np.ndarray | None,
@@ -211,7 +226,7 @@ def finish(ctx: Context, method: str, lower: float, upper: float, x: np.ndarray 
     upper = max(upper, lower) if np.isfinite(lower) else upper
     if not np.isfinite(upper):
         status = Status.FAILED if upper == np.inf else Status.BOUNDED
-    elif x is not None and upper - lower <= EXACT_RTOL * max(1.0, abs(upper)):
+    elif x is not None and upper - lower <= EXACT_RTOL * max(abs(upper), ctx.vscale):
         status = Status.EXACT
     else:
         status = Status.BOUNDED
@@ -222,4 +237,6 @@ def finish(ctx: Context, method: str, lower: float, upper: float, x: np.ndarray 
     cert["implicit_equalities"] = ctx.red.rows[ctx.red.eq].tolist()
     cert["facet_rows"] = ctx.red.rows[ctx.red.facets].tolist()
     cert["lineality_dim"] = int(ctx.red.lineality.shape[1])
+    cert["reduction_lps"] = int(ctx.red.lps)
+    cert["value_scale"] = ctx.vscale
     return ConeEigResult(float(lower), float(upper), x, status, method, time.perf_counter() - t0, cert, message)

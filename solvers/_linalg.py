@@ -16,7 +16,11 @@ EIG_RTOL = 1e-10
 
 
 def null_space(M: np.ndarray, rtol: float = 1e-10) -> np.ndarray:
-    """Orthonormal basis, shape ``(n, k)``, of ``{x : M x = 0}`` for ``M`` of shape ``(r, n)``."""
+    """Orthonormal basis, shape ``(n, k)``, of ``{x : M x = 0}`` for ``M`` of shape ``(r, n)``.
+
+    Singular values below ``rtol * max(1, s_max)`` count as zero: the rows
+    of ``M`` are expected to have unit scale (normalized cone rows, bases).
+    """
     n = M.shape[1]
     if M.shape[0] == 0:
         return np.eye(n)
@@ -56,7 +60,7 @@ def top_eig(A: np.ndarray, B: np.ndarray, *, rtol: float = RANK_RTOL, eig_rtol: 
     M = W.T @ A @ W
     mu, Y = np.linalg.eigh(0.5 * (M + M.T))
     top = float(mu[-1])
-    k = int(np.sum(mu >= top - eig_rtol * max(1.0, abs(top))))
+    k = int(np.sum(mu >= top - eig_rtol * abs(top)))
     return TopEig(top, W @ Y[:, -k:], N)
 
 

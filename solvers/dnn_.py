@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ._cone import polish
-from ._core import bound, check_flat, check_options, finish, interior_lower, prepare
+from ._core import bound, check_flat, witness_quotient, check_options, finish, interior_lower, prepare
 from ._linalg import null_space, sup_quotient, top_eig
 from ._registry import register
 from .errors import ProblemError
@@ -23,7 +23,7 @@ __all__ = ["solve_dnn", "SDP_SOLVERS"]
 #: SDP-capable cvxpy solvers accepted by ``solver=`` (ECOS cannot solve SDPs).
 SDP_SOLVERS = ("CLARABEL", "SCS")
 _SETTINGS = {
-    "CLARABEL": {"tol_gap_abs": 1e-8, "tol_gap_rel": 1e-8, "tol_feas": 1e-8},
+    "CLARABEL": {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10, "tol_feas": 1e-10},
     "SCS": {"eps_abs": 1e-7, "eps_rel": 1e-7, "max_iters": 20000},
 }
 #: Rows with ``|H_i z| <= FACE_GUESS_TOL`` at the SDP's top eigenvector are guessed active.
@@ -122,7 +122,7 @@ def solve_dnn(problem: ConeEigProblem, *, solver: str = "CLARABEL", **options: A
             if fc.x is not None and fc.lower > lower:
                 lower, x = fc.lower, fc.x
         xp = polish(red, problem.G, red.Q @ z)
-        qp = problem.quotient(xp)
+        qp = witness_quotient(ctx, xp)
         if np.isfinite(qp) and qp > lower:
             lower, x = qp, xp
-    return finish(ctx, "dnn", lower, bound(upper), x, cert, t0, msg)
+    return finish(ctx, "dnn", lower, bound(upper, ctx.vscale), x, cert, t0, msg)

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ._cone import polish
-from ._core import bound, check_flat, check_options, finish, interior_lower, prepare
+from ._core import bound, check_flat, witness_quotient, check_options, finish, interior_lower, prepare
 from ._linalg import EIG_RTOL, RANK_RTOL, top_eig
 from ._registry import register
 from .problem import ConeEigProblem
@@ -80,7 +80,10 @@ def _children(H: np.ndarray, P: np.ndarray, rows: list[tuple[int, ...]],
     if inc is not None:
         # rows vanishing on every ray of the child face (0/1 float matmul: BLAS, exact)
         eqF = (child_rays.astype(float) @ (~inc).astype(float)) < 0.5
-        keep = np.flatnonzero(np.all(eqF == closure, axis=1))
+        # drop a flat only when its face is certainly smaller (closure strictly inside eqF);
+        # a numerically inconsistent pair (closure not inside eqF) is kept, to be safe
+        smaller = np.all(eqF >= closure, axis=1) & np.any(eqF & ~closure, axis=1)
+        keep = np.flatnonzero(~smaller)
     else:
         keep = _unique_rows(closure)
     if keep.size == 0:
@@ -110,7 +113,7 @@ def _level_eig(level: np.ndarray, Az: np.ndarray, Bz: np.ndarray, H: np.ndarray)
     vals = np.where(smax <= 0, -np.inf, vals)
     for j in np.flatnonzero(np.isnan(vals)):
         vals[j] = top_eig(Av[j], Bv[j]).value
-    simple = good if dv == 1 else good & (mu[:, -1] - mu[:, -2] > EIG_RTOL * np.maximum(1.0, np.abs(mu[:, -1])))
+    simple = good if dv == 1 else good & (mu[:, -1] - mu[:, -2] > EIG_RTOL * np.abs(mu[:, -1]))
     if H.shape[0] == 0:
         return vals, np.zeros(n, dtype=bool)
     z = np.einsum("ndk,nk->nd", level, np.einsum("nkl,nl->nk", W, Y[:, :, -1]))
@@ -168,7 +171,7 @@ def solve_faces(problem: ConeEigProblem, *, max_flats: int = 200_000, face_filte
         if ok.any():
             j = int(np.argmax(np.where(ok, rq / np.where(ok, rb, 1.0), -np.inf)))
             xr = polish(red, problem.G, red.rays[j])
-            qr = problem.quotient(xr)
+            qr = witness_quotient(ctx, xr)
             if np.isfinite(qr) and qr > lower:
                 lower, x = qr, xr
     best_val, best_face = -np.inf, None
@@ -208,6 +211,6 @@ def solve_faces(problem: ConeEigProblem, *, max_flats: int = 200_000, face_filte
             break
     cert = {"face": None if best_face is None else red.rows[red.facets[list(best_face)]].tolist(),
             "eigenvalue": best_val, "flats": flats, "realizability_checks": checks, "lps": lps}
-    upper = bound(max(best_val, frontier, lower))
+    upper = bound(max(best_val, frontier, lower), ctx.vscale)
     msg = "" if frontier == -np.inf else f"flat budget max_flats={max_flats} exhausted"
     return finish(ctx, "faces", lower, upper, x, cert, t0, msg)

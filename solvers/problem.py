@@ -37,7 +37,7 @@ def _psd(value: Any, name: str, m: int | None) -> np.ndarray:
         raise ProblemError(f"{name} must be square, got shape {M.shape}")
     if M.shape[0] == 0:
         raise ProblemError(f"{name} must be at least 1 x 1")
-    scale = max(1.0, float(np.abs(M).max()))
+    scale = float(np.abs(M).max())
     asym = float(np.abs(M - M.T).max())
     if asym > PSD_RTOL * scale:
         raise ProblemError(f"{name} must be symmetric (max |{name} - {name}^T| = {asym:.3g})")
@@ -67,6 +67,10 @@ class ConeEigProblem:
         Symmetric positive semidefinite denominator, possibly singular.
     G : array_like, shape (p, m)
         Cone rows; ``p = 0`` is allowed (no constraint).
+    interior : array_like, shape (m,), optional
+        A point believed to satisfy ``G x > 0`` strictly (a pattern's witness,
+        say).  Only a speed hint: it is checked, and ignored if not strictly
+        inside; it saves the interior-point LP.
 
     Raises
     ------
@@ -82,6 +86,7 @@ class ConeEigProblem:
     A: np.ndarray
     B: np.ndarray
     G: np.ndarray
+    interior: np.ndarray | None = None
     _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -95,6 +100,12 @@ class ConeEigProblem:
         for name, M in (("A", A), ("B", B), ("G", G)):
             M.setflags(write=False)
             object.__setattr__(self, name, M)
+        if self.interior is not None:
+            x = np.array(self.interior, dtype=float).reshape(-1)
+            if x.shape != (m,) or not np.all(np.isfinite(x)):
+                raise ProblemError(f"interior must be a finite vector of length {m}, got shape {x.shape}")
+            x.setflags(write=False)
+            object.__setattr__(self, "interior", x)
 
     @property
     def m(self) -> int:

@@ -70,10 +70,39 @@ class ConeEigResult:
         return float(self.upper - self.lower) if np.isfinite(self.lower) else float("inf")
 
     def is_exact(self, tol: float = 1e-9) -> bool:
-        """True when the gap is at most ``tol * max(1, |upper|)`` (or the status settles it)."""
+        """True when the gap is at most ``tol * max(|upper|, |lower|, value_scale)``
+        (``certificate["value_scale"] = max|A| / max|B|``, else 1), or the status settles it."""
         if self.status in (Status.INFEASIBLE, Status.UNBOUNDED):
             return True
-        return bool(np.isfinite(self.upper) and self.gap() <= tol * max(1.0, abs(self.upper)))
+        return bool(np.isfinite(self.upper) and self.gap() <= tol * self._scale())
+
+    def _scale(self) -> float:
+        s = float(self.certificate.get("value_scale", 1.0)) if isinstance(self.certificate, dict) else 1.0
+        vals = [abs(v) for v in (self.upper, self.lower) if np.isfinite(v)]
+        return max(vals + [s])
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form: arrays become lists, the status its value, infinities strings."""
+
+        def conv(v: Any) -> Any:
+            if isinstance(v, np.ndarray):
+                return conv(v.tolist())
+            if isinstance(v, (list, tuple)):
+                return [conv(u) for u in v]
+            if isinstance(v, dict):
+                return {str(k): conv(u) for k, u in v.items()}
+            if isinstance(v, (np.floating, float)):
+                f = float(v)
+                return f if np.isfinite(f) else ("inf" if f > 0 else "-inf" if f < 0 else "nan")
+            if isinstance(v, np.integer):
+                return int(v)
+            if isinstance(v, np.bool_):
+                return bool(v)
+            return v
+
+        return {"lower": conv(self.lower), "upper": conv(self.upper), "x": conv(self.x),
+                "status": self.status.value, "method": self.method, "seconds": self.seconds,
+                "certificate": conv(self.certificate), "message": self.message}
 
     def verify(self, problem: Any, tol: float = 1e-9) -> bool:
         """Re-check the witness against ``problem``: feasible and ``lower`` its quotient.
@@ -85,4 +114,5 @@ class ConeEigResult:
             return not np.isfinite(self.lower) or self.status == Status.UNBOUNDED
         q = problem.quotient(self.x)
         return bool(problem.violation(self.x) <= tol and np.isfinite(q)
-                    and abs(q - self.lower) <= tol * max(1.0, abs(q)) and self.lower <= self.upper + tol)
+                    and abs(q - self.lower) <= tol * max(abs(q), self._scale())
+                    and self.lower <= self.upper + tol * self._scale())

@@ -42,10 +42,10 @@ def solve_spectral(problem: ConeEigProblem, **options: Any) -> ConeEigResult:
     fc = check_flat(ctx, np.eye(ctx.red.dim))
     cert = {"face": [], "eigenvalue": fc.value, "realized": fc.realized}
     if fc.realized:
-        return finish(ctx, "spectral", fc.lower, bound(fc.value), fc.x, cert, t0)
+        return finish(ctx, "spectral", fc.lower, bound(fc.value, ctx.vscale), fc.x, cert, t0)
     lo, x = interior_lower(ctx)
     if fc.x is not None and fc.lower > lo:
         lo, x = fc.lower, fc.x
     msg = "top eigenspace not realizable in the cone" if np.isfinite(fc.value) else \
         "A does not vanish on ker B within span(C): no finite cone-free bound"
-    return finish(ctx, "spectral", lo, bound(fc.value), x, cert, t0, msg)
+    return finish(ctx, "spectral", lo, bound(fc.value, ctx.vscale), x, cert, t0, msg)

@@ -65,15 +65,19 @@ def reference(A, B, G) -> Reference:
         V = sla.null_space(Gn[list(J)]) if J else np.eye(m)
         if V.shape[1] == 0:
             continue
-        rest = np.array([i for i in range(p) if i not in J], dtype=int)
+        # rows not vanishing on the flat (rows outside J may vanish on it too)
+        rest = np.flatnonzero(np.abs(Gn @ V).max(axis=1) > 1e-9) if p else np.zeros(0, dtype=int)
         # unboundedness / feasibility witnesses on the relative interior of the face with active set J
         Hr = Gn[rest] @ V
         ok_face, w = _lp_feasible(-Hr, -np.ones(len(rest))) if len(rest) else (True, np.ones(V.shape[1]))
         if ok_face:
             if np.abs(V.T @ B @ V).max() > RTOL * scale:
                 feasible = True
-            K = V @ sla.null_space(B @ V) if V.shape[1] else V
-            if K.shape[1] and np.abs(K.T @ A @ K).max() > RTOL * scale:
+        # a ray in the cone and in ker B with A != 0: relatively open set in K = V cap ker B
+        K = V @ sla.null_space(B @ V)
+        if K.shape[1] and np.abs(K.T @ A @ K).max() > RTOL * scale:
+            restK = np.flatnonzero(np.abs(Gn @ K).max(axis=1) > 1e-9) if p else np.zeros(0, dtype=int)
+            if not len(restK) or _lp_feasible(-Gn[restK] @ K, -np.ones(len(restK)))[0]:
                 unbounded = True
         Av, Bv = V.T @ A @ V, V.T @ B @ V
         s, U = np.linalg.eigh(Bv)
@@ -137,6 +141,29 @@ def realistic_instance(seed, n, m, K=3):
     P = U @ U.T
     SPhi = S[:, None] * Phi
     return SPhi.T @ P @ SPhi, SPhi.T @ SPhi, (2 * S - 1)[:, None] * Phi
+
+
+def integer_instance(seed):
+    """Highly degenerate problems: ``G`` with entries in {-1, 0, 1} (parallel,
+    opposite and coplanar rows, lines, lower-dimensional and empty cones),
+    ``B`` identity, singular with ``ker B`` inside ``ker A``, or a 0/1/2
+    diagonal with an unrelated diagonal ``A`` (infeasible and unbounded cases)."""
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(2, 6))
+    n = int(rng.integers(1, 10))
+    G = rng.integers(-1, 2, size=(n, m)).astype(float)
+    A = random_psd(rng, m, int(rng.integers(1, m + 1)))
+    if seed % 3 == 0:
+        B = np.eye(m)
+    elif seed % 3 == 1:
+        B = random_psd(rng, m, max(1, m - 1))
+        A = B @ A @ B
+    else:
+        B = np.diag(rng.integers(0, 3, size=m).astype(float))
+        A = np.diag(rng.integers(0, 3, size=m).astype(float))
+        if not B.any():
+            B[0, 0] = 1.0
+    return A, B, G
 
 
 def degenerate_instances():

@@ -120,3 +120,33 @@ def test_no_banner_on_stdout():
     code = "import solvers, numpy as np; solvers.interior_point(np.eye(3))"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, capture_output=True, text=True)
     assert out.stdout == ""
+
+
+def test_to_dict_is_json():
+    import json
+
+    from _cone_reference import gating_instance
+
+    A, B, G = gating_instance(0, 12, 4)
+    for method in solvers.available_methods():
+        d = solvers.solve(ConeEigProblem(A, B, G), method).to_dict()
+        back = json.loads(json.dumps(d))
+        assert back["status"] in {s.value for s in Status} and back["method"] == method
+    inf = solvers.solve(ConeEigProblem(np.eye(2), np.diag([1.0, 0.0]), [[1.0, 0], [-1, 0]]), "faces").to_dict()
+    assert json.loads(json.dumps(inf))["lower"] == "-inf"
+
+
+def test_interior_hint():
+    from _cone_reference import gating_instance
+
+    A, B, G = gating_instance(3, 60, 4)
+    ref = solvers.solve(ConeEigProblem(A, B, G), "faces")
+    inside = solvers.interior_point(G).relative_x
+    r = solvers.solve(ConeEigProblem(A, B, G, interior=inside), "faces")
+    assert r.certificate["reduction_lps"] == 0
+    assert abs(r.lower - ref.lower) <= 1e-12 * max(1, abs(ref.lower))
+    # a wrong hint is ignored, not trusted
+    w = solvers.solve(ConeEigProblem(A, B, G, interior=-inside), "faces")
+    assert w.certificate["reduction_lps"] >= 0 and abs(w.lower - ref.lower) <= 1e-12 * max(1, abs(ref.lower))
+    with pytest.raises(solvers.ProblemError, match="interior"):
+        ConeEigProblem(A, B, G, interior=np.ones(3))

@@ -10,7 +10,7 @@ import pytest
 
 import solvers
 from solvers import ConeEigProblem, Status
-from _cone_reference import degenerate_instances, gating_instance, realistic_instance, reference
+from _cone_reference import degenerate_instances, gating_instance, integer_instance, realistic_instance, reference
 
 GATING = [(seed, m) for m in range(2, 7) for seed in range(4)]
 REALISTIC = [(seed, m, K) for m in (3, 4, 5) for seed, K in ((0, 1), (1, 2), (2, 3))]
@@ -25,6 +25,8 @@ def _case(kind: str, *key):
     elif kind == "realistic":
         seed, m, K = key
         A, B, G = realistic_instance(100 + seed, 10, m, K)
+    elif kind == "integer":
+        A, B, G = integer_instance(key[0])
     else:
         A, B, G = DEGENERATE[key[0]]
     return (A, B, G), reference(A, B, G)
@@ -84,6 +86,23 @@ class ConeEigCommonTests:
     @pytest.mark.parametrize("name", sorted(DEGENERATE))
     def test_degenerate_cones(self, name):
         self._check("degenerate", name)
+
+    @pytest.mark.parametrize("seed", range(36))
+    def test_integer_degenerate_cones(self, seed):
+        self._check("integer", seed)
+
+    @pytest.mark.parametrize("sa,sb", [(1e-6, 1e6), (1e8, 1.0), (1e-10, 1e-10)])
+    def test_extreme_scaling(self, sa, sb):
+        """Tolerances are relative to the value scale max|A| / max|B|, not absolute."""
+        for key in ((0, 4), (1, 4), (2, 5)):
+            (A, B, G), ref = _case("gating", *key)
+            r = solvers.solve(ConeEigProblem(sa * A, sb * B, G), self.method)
+            v = ref.value * sa / sb
+            assert r.lower <= v * (1 + 1e-9) and r.upper >= v * (1 - 1e-12)
+            if self.exact:
+                assert r.status is Status.EXACT and abs(r.lower - v) <= 1e-9 * v
+            if r.status is Status.EXACT:
+                assert r.gap() <= 2e-9 * v
 
     def test_scaling_invariance(self):
         """Scaling A scales the value; scaling rows of G or x changes nothing."""

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import solvers
 from solvers import ConeEigProblem, Status
-from _cone_reference import gating_cone, gating_instance, random_psd, realistic_instance, reference
+from _cone_reference import gating_cone, gating_instance, integer_instance, random_psd, realistic_instance, reference
 
 
 def _tol(v):
@@ -106,3 +106,18 @@ def test_dnn_bounds_at_m8(seed):
     assert f.status is Status.EXACT and a.status is Status.EXACT
     assert d.lower <= f.lower + _tol(f.lower) and d.upper >= f.lower - 1e-12
     assert abs(a.lower - f.lower) <= _tol(f.lower)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("face_filter", [True, False])
+def test_integer_cones_many(face_filter):
+    """300 degenerate {-1, 0, 1} cones: faces (with and without the face filter) is exact."""
+    for seed in range(300):
+        A, B, G = integer_instance(seed)
+        ref = reference(A, B, G)
+        P = ConeEigProblem(A, B, G)
+        r = solvers.solve(P, "faces", face_filter=face_filter)
+        assert r.status.value == ref.status, seed
+        if ref.status == "exact":
+            assert abs(r.lower - ref.value) <= _tol(ref.value), seed
+            assert r.verify(P)

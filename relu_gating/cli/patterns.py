@@ -62,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
         "n_hyperplanes": ps.n_hyperplanes,
         "seconds": round(seconds, 6),
         "witnesses_exact_only": ps.n_exact_only,
+        "witnesses_uncertified": int(ps.uncertified.size),
     }
     if args.no_check:
         cnt = count_patterns(Phi, method="bound")

@@ -38,6 +38,8 @@ functionals are drawn.  All signs come from filtered exact predicates
 
 from __future__ import annotations
 
+import math
+from functools import cmp_to_key
 from itertools import chain, combinations
 from math import comb
 from typing import Callable
@@ -133,6 +135,8 @@ def chambers(rows: list, d: int, rng: np.random.Generator) -> tuple[np.ndarray, 
     if d == 1:
         s = np.array([r[0] > 0 for r in rows], dtype=bool)
         return np.stack([s, ~s]), np.array([[1.0], [-1.0]])
+    if d == 2 and q <= 64:
+        return _chambers_plane(rows)
     for _ in range(_MAX_ATTEMPTS):
         c, g = _rand_int_vec(rng, d), _rand_int_vec(rng, d)
         try:
@@ -329,6 +333,50 @@ def level_sweep(rows: list, d: int, c: tuple, g: tuple, rng: np.random.Generator
         Wl = Wc @ np.array(Q, dtype=float)
         child = (Pl, Wl)
     return blocks, child
+
+
+def _unit2(r) -> tuple[float, float]:
+    """Float unit vector along an integer 2-vector (no overflow for huge integers)."""
+    e = max(abs(r[0]).bit_length(), abs(r[1]).bit_length())
+    x, y = r[0] / 2 ** e, r[1] / 2 ** e
+    h = math.hypot(x, y)
+    return x / h, y / h
+
+
+def _chambers_plane(rows: list) -> tuple[np.ndarray, np.ndarray]:
+    """Chambers of q distinct lines through 0 in the plane: the 2q sectors, sorted exactly."""
+    q = len(rows)
+    if q == 1:
+        w = np.array(_unit2(rows[0]))
+        return np.array([[True], [False]]), np.stack([w, -w])
+    rays = []
+    for j, (b0, b1) in enumerate(rows):
+        rays.append((b1, -b0, j))
+        rays.append((-b1, b0, j))
+
+    def key(r):
+        x, y, _ = r
+        return 0 if (y > 0 or (y == 0 and x > 0)) else 1
+
+    def cmp(u, v):
+        hu, hv = key(u), key(v)
+        if hu != hv:
+            return hu - hv
+        c = u[0] * v[1] - u[1] * v[0]
+        return -1 if c > 0 else (1 if c < 0 else 0)
+
+    rays.sort(key=cmp_to_key(cmp))
+    P = np.zeros((2 * q, q), dtype=bool)
+    W = np.empty((2 * q, 2))
+    for k in range(2 * q):
+        u, v = rays[k], rays[(k + 1) % (2 * q)]
+        for j, b in enumerate(rows):
+            ref = v if j == u[2] else u
+            P[k, j] = b[0] * ref[0] + b[1] * ref[1] > 0
+        uf, vf = _unit2(u), _unit2(v)
+        W[k, 0] = uf[0] + vf[0]
+        W[k, 1] = uf[1] + vf[1]
+    return P, W
 
 
 def _solve_rows(Mat: np.ndarray, rhs: np.ndarray) -> np.ndarray:

@@ -16,7 +16,7 @@ import numpy as np
 
 from ._exact import U, skinny_matmul
 
-__all__ = ["float_certified", "exact_realizes", "improve_witness", "check_witnesses"]
+__all__ = ["float_certified", "exact_realizes", "improve_witness", "refine_witness", "check_witnesses"]
 
 _CHUNK = 8192
 
@@ -90,6 +90,36 @@ def improve_witness(Phi: np.ndarray, mask: np.ndarray) -> np.ndarray | None:
     return res.x[:m]
 
 
+def refine_witness(Phi: np.ndarray, mask: np.ndarray, w0: np.ndarray, rounds: int = 4) -> np.ndarray:
+    """Re-centre a nearly valid witness of a thin chamber (iterative refinement of an LP).
+
+    Around ``w``, only the rows with small residuals ``r_i = s_i a_i . w`` matter;
+    with ``delta`` their scale, the LP ``max t : s_i a_i . z + r_i / delta >= t,
+    |z| <= 1`` has O(1) data, so HiGHS solves it accurately, and ``w + delta z``
+    moves towards the centre of the chamber at scale ``delta``.
+    """
+    from scipy.optimize import linprog
+
+    nz = np.any(Phi != 0, axis=1)
+    A = Phi[nz] / np.linalg.norm(Phi[nz], axis=1, keepdims=True)
+    sg = np.where(mask[nz], 1.0, -1.0)
+    m = Phi.shape[1]
+    w = w0 / np.linalg.norm(w0)
+    for _ in range(rounds):
+        r = sg * (A @ w)
+        delta = 8 * float(np.sort(np.abs(r))[min(len(r) - 1, m)]) + 1e-300
+        keep = r < 1e3 * delta
+        Ak = sg[keep, None] * A[keep]
+        A_ub = np.concatenate([-Ak, np.ones((Ak.shape[0], 1))], axis=1)
+        res = linprog(np.r_[np.zeros(m), -1.0], A_ub=A_ub, b_ub=r[keep] / delta,
+                      bounds=[(-1, 1)] * m + [(None, 1)], method="highs")
+        if res.status != 0 or -res.fun <= 0:
+            break
+        w = w + delta * res.x[:m]
+        w /= np.linalg.norm(w)
+    return w
+
+
 def check_witnesses(Phi: np.ndarray, packed: np.ndarray, W: np.ndarray, *, repair: bool) -> tuple[np.ndarray, np.ndarray, int]:
     """Certify every witness; returns ``(W, ok, n_exact_only)``.
 
@@ -106,13 +136,21 @@ def check_witnesses(Phi: np.ndarray, packed: np.ndarray, W: np.ndarray, *, repai
         W = W.copy()
         masks = np.unpackbits(packed[bad], axis=1, count=n).astype(bool)
         for k, b in enumerate(bad):
+            cands = [W[b]]
             if repair:
                 w2 = improve_witness(Phi, masks[k])
-                if w2 is not None and float_certified(Phi, packed[b:b + 1], w2[None, :])[0]:
-                    W[b] = w2
+                if w2 is not None:
+                    cands.insert(0, w2)
+                cands.insert(0, refine_witness(Phi, masks[k], w2 if w2 is not None else W[b]))
+                good = [c for c in cands if float_certified(Phi, packed[b:b + 1], c[None, :])[0]]
+                if good:
+                    W[b] = good[0]
                     ok[b] = True
                     continue
-            if exact_realizes(Phi, masks[k], W[b]):
-                ok[b] = True
-                n_exact += 1
+            for c in cands:
+                if exact_realizes(Phi, masks[k], c):
+                    W[b] = c
+                    ok[b] = True
+                    n_exact += 1
+                    break
     return W, ok, n_exact

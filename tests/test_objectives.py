@@ -1,0 +1,100 @@
+"""Pattern pencils, batched bounds and rank-one updates against direct formulas."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.linalg as sl
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from relu_gating._maskstack import MaskStack
+from relu_gating.objectives import (leverage_bounds, make_objective, neuron_values, pattern_matrices,
+                                    single_pattern_matrices)
+from solvers.batched import top_generalized_eig
+
+
+@settings(derandomize=True, deadline=None, max_examples=40)
+@given(N=st.integers(1, 400), n=st.integers(1, 30), block=st.integers(1, 70), seed=st.integers(0, 10_000))
+def test_maskstack_updates_equal_dense_products(N, n, block, seed):
+    rng = np.random.default_rng(seed)
+    # neighbouring masks: random walk of single-row flips, as in a chamber sweep
+    masks = np.zeros((N, n), dtype=bool)
+    masks[0] = rng.random(n) < 0.5
+    for j in range(1, N):
+        masks[j] = masks[j - 1]
+        masks[j, rng.integers(n)] ^= True
+    L, R = rng.normal(size=(n, 3)), rng.normal(size=(n, 2))
+    ms = MaskStack(masks, block=block)
+    ref = np.einsum("Ni,ia,ib->Nab", masks.astype(float), L, R)
+    np.testing.assert_allclose(ms.products(L, R), ref, rtol=0, atol=1e-12 * (1 + np.abs(ref).max()))
+    if N > 2 * block and n >= 8:  # one flip per step is sparse enough
+        assert ms.uses_updates
+
+
+def test_maskstack_falls_back_to_dense_for_scattered_masks():
+    rng = np.random.default_rng(0)
+    masks = rng.random((500, 40)) < 0.5
+    ms = MaskStack(masks)
+    assert not ms.uses_updates
+    np.testing.assert_allclose(ms.apply(np.ones((40, 1)))[:, 0], masks.sum(axis=1))
+
+
+@pytest.mark.parametrize("features", [None, "bias", "matrix"])
+def test_batched_pencils_match_single_pattern(features):
+    rng = np.random.default_rng(1)
+    n = 20
+    Phi = np.c_[rng.normal(size=(n, 3)), np.ones(n)]
+    U = np.linalg.qr(rng.normal(size=(n, 4)))[0]
+    H = rng.normal(size=(n, 2)) if features == "matrix" else features
+    obj = make_objective(Phi, U, H)
+    masks = Phi @ rng.normal(size=(4, 300)) > 0
+    A, B = pattern_matrices(obj, masks.T)
+    for j in range(0, 300, 37):
+        A1, B1, G1 = single_pattern_matrices(obj, masks[:, j])
+        np.testing.assert_allclose(A[j], A1, atol=1e-12)
+        np.testing.assert_allclose(B[j], B1, atol=1e-12)
+        # direct definition, Prop 4.3 / 4.5
+        S = np.diag(masks[:, j].astype(float))
+        Pi = np.zeros((n, n)) if obj.Q_H is None else obj.Q_H @ obj.Q_H.T
+        M = (np.eye(n) - Pi) @ U
+        np.testing.assert_allclose(A1, obj.V.T @ Phi.T @ S @ M @ M.T @ S @ Phi @ obj.V, atol=1e-12)
+        np.testing.assert_allclose(B1, obj.V.T @ Phi.T @ S @ (np.eye(n) - Pi) @ S @ Phi @ obj.V, atol=1e-12)
+
+
+def test_bounds_dominate_neurons_and_match_scipy():
+    rng = np.random.default_rng(2)
+    n = 25
+    Phi = np.c_[rng.normal(size=(n, 2)), np.ones(n)]
+    U = np.linalg.qr(rng.normal(size=(n, 3)))[0]
+    obj = make_objective(Phi, U)
+    thetas = rng.normal(size=(2000, 3))
+    masks = thetas @ Phi.T > 0
+    A, B = pattern_matrices(obj, masks)
+    eig = top_generalized_eig(A, B)
+    lev = leverage_bounds(obj, masks)
+    vals = neuron_values(obj, thetas)
+    ok = eig.reliable
+    assert ok.mean() > 0.75  # patterns with < r active rows have singular B_S
+    assert np.all(vals[ok] <= eig.upper[ok])
+    assert np.all(np.nan_to_num(vals, nan=0) <= lev + 1e-15)
+    for j in np.flatnonzero(ok)[:20]:
+        ref = sl.eigh(A[j], B[j], eigvals_only=True)[-1]
+        assert eig.values[j] == pytest.approx(ref, abs=1e-10)
+        assert eig.upper[j] >= ref
+    # Prop 4.1 directly: ||U_K[A,:]||_2^2
+    for j in range(5):
+        act = masks[j]
+        assert lev[j] == pytest.approx(min(1.0, np.linalg.norm(U[act], 2) ** 2), abs=1e-12)
+
+
+def test_excluded_neurons_are_nan_not_zero():
+    rng = np.random.default_rng(3)
+    n = 10
+    Phi = np.c_[rng.normal(size=(n, 2)), np.ones(n)]
+    U = np.linalg.qr(rng.normal(size=(n, 2)))[0]
+    obj = make_objective(Phi, U, "bias")
+    dead = np.array([[0.0, 0.0, -1.0]])  # h = 0
+    const = np.array([[0.0, 0.0, 1.0]])  # h = 1, in col(H)
+    assert np.isnan(neuron_values(obj, dead)[0])
+    assert np.isnan(neuron_values(obj, const)[0])
