@@ -17,6 +17,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import numpy as np
+
 from . import auto_, dnn_, faces_, spectral_  # noqa: F401 - register the methods
 from ._registry import available_methods, get_method
 from .cone import Realizability, InteriorPoint, cone_constraints, facet_rows, interior_point, realizable
@@ -48,10 +50,27 @@ def solve(problem: ConeEigProblem, method: str = "auto", **options: Any) -> Cone
     Returns
     -------
     ConeEigResult
+        Status FAILED (``upper = inf``, the error in ``certificate``) when
+        every LP backend failed on a step that cannot be skipped; other
+        backend failures are recorded in ``certificate["backend_failures"]``.
+
+    Examples
+    --------
+    >>> import numpy as np, solvers
+    >>> P = solvers.ConeEigProblem(np.diag([2.0, 1.0]), np.eye(2), [[-1.0, 0.0], [0.0, 1.0]])
+    >>> r = solvers.solve(P, "faces")      # x_0 <= 0, x_1 >= 0: the top eigenvector -e_0 is inside
+    >>> r.status.name, round(r.lower, 12), r.is_exact()
+    ('EXACT', 2.0, True)
     """
     if not isinstance(problem, ConeEigProblem):
         raise ProblemError(f"problem must be a ConeEigProblem, got {type(problem).__name__}")
     fn = get_method(method)
     t0 = time.perf_counter()
-    res = fn(problem, **options)
-    return res
+    try:
+        return fn(problem, **options)
+    except BackendError as exc:
+        # every LP/SDP backend failed on a step that cannot be skipped: report, do not crash
+        cause = exc.__cause__ or exc.__context__
+        return ConeEigResult(-np.inf, np.inf, None, Status.FAILED, method, time.perf_counter() - t0,
+                             {"error": str(exc), "cause": repr(cause) if cause else None},
+                             f"backend failure: {exc}")

@@ -59,8 +59,7 @@ def _unbounded_ray(ctx: Context, Nz: np.ndarray) -> np.ndarray | None:
     if S.shape[1] == 0:
         return None
     As = S.T @ ctx.Az @ S
-    scale = max(float(np.abs(ctx.problem.A).max()), float(np.abs(ctx.problem.B).max()), 1e-300)
-    if float(np.abs(As).max()) <= RANK_RTOL * scale:
+    if float(np.abs(As).max()) <= RANK_RTOL * max(float(np.abs(ctx.problem.A).max()), 1e-300):
         return None
     r = Nz @ w
     mu, Y = np.linalg.eigh(As)

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ._cone import polish
-from ._core import bound, check_flat, witness_quotient, check_options, finish, interior_lower, prepare
+from ._core import EXACT_RTOL, bound, check_flat, witness_quotient, check_options, finish, interior_lower, prepare
 from ._linalg import EIG_RTOL, RANK_RTOL, top_eig
 from ._registry import register
 from .problem import ConeEigProblem
@@ -150,6 +150,15 @@ def solve_faces(problem: ConeEigProblem, *, max_flats: int = 200_000, face_filte
         Visit only flats spanned by faces (from the extreme rays); ``False``
         visits every flat of the facet-row arrangement (slower, same answer).
 
+    Returns
+    -------
+    ConeEigResult
+        ``certificate``: ``face`` (rows of ``G`` spanning the optimal face),
+        ``eigenvalue``, ``flats`` visited, ``realizability_checks``, ``lps``,
+        ``near_ties`` (flats left behind within the exactness tolerance of
+        the optimum), plus the cone data (``facet_rows``,
+        ``implicit_equalities``, ``lineality_dim``).
+
     References
     ----------
     Prop 4.3, Rem 4.4 of the paper; SPEC 3.2 (face enumeration).
@@ -178,12 +187,12 @@ def solve_faces(problem: ConeEigProblem, *, max_flats: int = 200_000, face_filte
     level = np.eye(d)[None]
     raysin = None if inc is None else np.ones((1, inc.shape[0]), dtype=bool)
     rows: list[tuple[int, ...]] = [()]
-    flats = checks = lps = 0
+    flats = checks = lps = near_ties = 0
     frontier = -np.inf
     while len(rows):
         flats += len(rows)
         vals, settled = _level_eig(level, ctx.Az, ctx.Bz, H)
-        expand = []
+        expand, realized = [], []
         for j in np.argsort(-vals, kind="stable"):
             v = vals[j]
             if v <= max(best_val, lower) or v == -np.inf:
@@ -197,11 +206,17 @@ def solve_faces(problem: ConeEigProblem, *, max_flats: int = 200_000, face_filte
             if fc.x is not None and fc.lower > lower:
                 lower, x = fc.lower, fc.x
             if fc.realized:
+                realized.append(j)
                 if fc.value > best_val:
                     best_val, best_face = fc.value, rows[j]
             else:
                 expand.append(j)
         expand = [j for j in expand if vals[j] > max(best_val, lower)]
+        # near ties: flats left behind whose eigenvalue is within the exactness tolerance
+        ref = max(best_val, lower)
+        near = (vals <= ref) & (vals >= ref - EXACT_RTOL * max(abs(ref), ctx.vscale))
+        near[realized] = False
+        near_ties += int(near.sum())
         if not expand or level.shape[2] < 2:
             break
         level, rows, raysin = _children(H, level[expand], [rows[j] for j in expand], inc,
@@ -210,7 +225,8 @@ def solve_faces(problem: ConeEigProblem, *, max_flats: int = 200_000, face_filte
             frontier = max(float(vals[j]) for j in expand)
             break
     cert = {"face": None if best_face is None else red.rows[red.facets[list(best_face)]].tolist(),
-            "eigenvalue": best_val, "flats": flats, "realizability_checks": checks, "lps": lps}
+            "eigenvalue": best_val, "flats": flats, "realizability_checks": checks, "lps": lps,
+            "near_ties": near_ties}
     upper = bound(max(best_val, frontier, lower), ctx.vscale)
     msg = "" if frontier == -np.inf else f"flat budget max_flats={max_flats} exhausted"
     return finish(ctx, "faces", lower, upper, x, cert, t0, msg)

@@ -103,6 +103,27 @@ def pattern_best(Phi, U_K, mask, H=None, tol=1e-9) -> float:
     return best
 
 
-def brute_best(Phi, U_K, H=None):
-    """Global max over all realized patterns, each solved by all faces."""
-    return max(pattern_best(Phi, U_K, np.frombuffer(b, dtype=bool), H) for b in lp_patterns(Phi))
+def realizes_exactly(Phi, mask, w) -> bool:
+    """Exact rational check that w strictly realizes mask (zero rows inactive)."""
+    from fractions import Fraction
+
+    wf = [Fraction(float(x)) for x in w]
+    for i, row in enumerate(Phi):
+        if not np.any(row != 0):
+            if mask[i]:
+                return False
+            continue
+        z = sum(Fraction(float(a)) * b for a, b in zip(row, wf))
+        if (z > 0) != bool(mask[i]) or z == 0:
+            return False
+    return True
+
+
+def brute_best(Phi, U_K, H=None, extra_patterns=()):
+    """Global max over all realized patterns, each solved by all faces.
+
+    ``extra_patterns``: further masks (already checked to be realized) to
+    include, e.g. chambers too thin for the LP margin.
+    """
+    masks = lp_patterns(Phi) | {np.asarray(m, dtype=bool).tobytes() for m in extra_patterns}
+    return max(pattern_best(Phi, U_K, np.frombuffer(b, dtype=bool), H) for b in masks)

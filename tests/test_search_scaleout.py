@@ -115,5 +115,7 @@ def test_solver_failure_falls_back_and_is_reported(monkeypatch):
 
     monkeypatch.setattr(solvers, "solve", all_broken)
     res = best_neuron(Phi, U_K, features="bias")
-    assert res.upper_bound >= ref.value - 1e-12  # bounds stand, nothing claimed falsely
-    assert any("not solved exactly" in n for n in res.notes) or res.n_exact == ref.n_exact
+    assert "auto" in ref.methods.values()  # the instance needs exact per-pattern solves
+    assert res.upper_bound >= ref.value - 1e-12  # bounds stand ...
+    assert not res.certified  # ... and nothing is claimed falsely
+    assert any("not solved exactly" in n for n in res.notes)

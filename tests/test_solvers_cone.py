@@ -160,3 +160,13 @@ def test_lower_is_polished_to_exact_feasibility():
         A, B, G = gating_instance(seed, 30, m)
         r = solvers.solve(solvers.ConeEigProblem(A, B, G), "faces")
         assert np.all(G @ r.x >= 0)
+
+
+def test_all_backends_failing_gives_failed_result(monkeypatch):
+    for name in _lp.LP_BACKENDS:
+        monkeypatch.setitem(_lp._RUNNERS, name, lambda *a: ("error:simulated", None))
+    # a lower-dimensional cone: no cheap interior point, the LP is needed
+    G = np.array([[1.0, 0, 0], [-1.0, 0, 0], [0, 1.0, 0]])
+    r = solvers.solve(solvers.ConeEigProblem(np.eye(3), np.eye(3), G), "faces")
+    assert r.status is solvers.Status.FAILED and r.upper == np.inf and r.x is None
+    assert "simulated" in r.message

@@ -40,6 +40,7 @@ __all__ = [
     "kernel_basis_int",
     "IntMatrix",
     "cross_stack",
+    "cross_stack_T",
     "cross_int",
     "exact_dot_sign",
     "skinny_matmul",
@@ -209,33 +210,41 @@ def cross_stack(R: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         Laplace term is a product of one entry per row).  The float error of ``X``
         (Laplace expansion) is at most ``(k(k+1)/2 + k) * u * P`` plus the input error.
     """
-    B, k, d = R.shape
+    return cross_stack_T(np.transpose(R, (2, 1, 0)))
+
+
+def cross_stack_T(RT: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`cross_stack` on the layout ``RT[c, t, b] = R[b, t, c]`` (shape (k+1, k, B)).
+
+    ``RT[c, t]`` should be contiguous (e.g. ``fT[:, S.T]`` for a gather of rows ``S``).
+    """
+    d, k, B = RT.shape
     if k == 0:
         return np.ones((B, 1)), np.ones((B, 1))
-    minors = {(): None}
+    minors: dict = {}
+    tmp = np.empty(B)
     for t in range(1, k + 1):
         new = {}
-        row = R[:, t - 1, :]
         for cols in combinations(range(d), t):
             if t == 1:
-                new[cols] = row[:, cols[0]].copy()
+                new[cols] = RT[cols[0], 0]
                 continue
-            val = None
-            for j, c in enumerate(cols):
-                term = row[:, c] * minors[cols[:j] + cols[j + 1:]]
-                if val is None:
-                    val = term if (t - 1 + j) % 2 == 0 else -term
-                elif (t - 1 + j) % 2 == 0:
-                    val += term
+            val = np.multiply(RT[cols[0], t - 1], minors[cols[1:]])
+            if (t - 1) % 2:
+                np.negative(val, out=val)
+            for j in range(1, t):
+                np.multiply(RT[cols[j], t - 1], minors[cols[:j] + cols[j + 1:]], out=tmp)
+                if (t - 1 + j) % 2 == 0:
+                    val += tmp
                 else:
-                    val -= term
+                    val -= tmp
             new[cols] = val
         minors = new
     X = np.empty((B, d))
     for i in range(d):
         v = minors[tuple(c for c in range(d) if c != i)]
         X[:, i] = v if i % 2 == 0 else -v
-    P = np.prod(np.abs(R).sum(axis=2), axis=1)
+    P = np.prod(np.abs(RT).sum(axis=0), axis=0)
     return X, np.broadcast_to(P[:, None], (B, d)).copy()
 
 

@@ -47,7 +47,7 @@ from typing import Callable
 import numpy as np
 
 from ..errors import SolverFailure
-from ._exact import IntMatrix, cross_int, cross_stack, det_int, err_factor, kernel_basis_int, rank_int, skinny_matmul
+from ._exact import IntMatrix, cross_int, cross_stack_T, det_int, err_factor, kernel_basis_int, rank_int, skinny_matmul
 from ._rowspace import merge_int_rows
 
 __all__ = ["chambers", "level_sweep", "subset_groups"]
@@ -177,6 +177,7 @@ def level_sweep(rows: list, d: int, c: tuple, g: tuple, rng: np.random.Generator
     if kappa == 0:
         raise _NonGeneric
     MK = IntMatrix(AK, d - 2)
+    MKfT = np.ascontiguousarray(MK.f.T)
     cf = np.array(c, dtype=float)
     ff = None
     if forbid is not None:
@@ -196,7 +197,7 @@ def level_sweep(rows: list, d: int, c: tuple, g: tuple, rng: np.random.Generator
         firsts = list(range(0, q - t + 1))
     for S in _batches(q, t, firsts):
         B = S.shape[0]
-        X, PX = cross_stack(M.f[S])
+        X, PX = cross_stack_T(fT[:, S.T])
         sP = PX.sum(axis=1)
         # --- independence of a_S (X != 0) ---------------------------------------------
         indep = np.any(_decide(X, PX, facX, M.exact_int) & (X != 0), axis=1)
@@ -273,7 +274,7 @@ def level_sweep(rows: list, d: int, c: tuple, g: tuple, rng: np.random.Generator
         si = np.flatnonzero(simple)
         if si.size:
             Ss = S[si]
-            Y, PY = cross_stack(np.transpose(MK.f[Ss], (0, 2, 1)))
+            Y, PY = cross_stack_T(np.transpose(MKfT[:, Ss.T], (1, 0, 2)))
             Ysg = np.sign(Y).astype(np.int64)
             for b, k in zip(*np.nonzero(~_decide(Y, PY, facY, MK.exact_int))):
                 sub = [AK[j] for kk, j in enumerate(Ss[b]) if kk != k]
