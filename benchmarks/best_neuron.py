@@ -346,13 +346,15 @@ def print_table(rows) -> None:
         if s:
             eq = abs(s["value"] - c["value"]) <= EQUAL_TOL
             gt = ">" if s["status"] != "optimal" else " "  # not solved: its time to an answer exceeds the limit
-            line += (f" {s['value']:12.9f} {s['status'][:9]:>9s} {s['dual']:8.5f} {min(s['gap'], 99):8.2e}"
+            val = f"{s['value']:12.9f}" if np.isfinite(s["value"]) else f"{'h=0 (excl.)':>12s}"
+            line += (f" {val} {s['status'][:9]:>9s} {s['dual']:8.5f} {min(s['gap'], 99):8.2e}"
                      f" {gt}{_fmt_t(s['seconds']):>6s} {gt}{s['seconds'] / t:5.0f}x {'yes' if eq else 'NO':>5s}")
         print(line)
     print("\ntime = median wall time of best_neuron (alpha = 1, enumeration included); '~' = extrapolated from a "
           "timed sample of patterns;\nratio = other time / certified time; equal = |SCIP value - certified value| "
           f"<= {EQUAL_TOL:g} (SCIP's value recomputed from its theta);\n'>' = SCIP stopped at its time limit "
-          "without proving optimality (status timelimit), so its time to a certified answer is longer.")
+          "without proving optimality (status timelimit), so its time to a certified answer is longer;\n"
+          "h=0 (excl.) = SCIP's best point is the excluded zero neuron (it found no admissible neuron).")
     for r in rows:
         ex, s = r.get("exhaustive"), r.get("scip")
         if ex:

@@ -49,6 +49,8 @@ _LAZY: dict[str, str] = {
     "count_patterns": "patterns",
     "PatternSet": "patterns",
     "check_completeness": "patterns",
+    "PatternCount": "patterns",
+    "CompletenessReport": "patterns",
     # search and certificates
     "best_neuron": "search",
     "best_neuron_from_samples": "search",

@@ -74,6 +74,7 @@ def result_to_dict(res: Any) -> dict:
             "layout": "masks: hex of numpy.packbits(mask) per pattern (big-endian bit order, n bits)",
             "masks": [row.tobytes().hex() for row in packed],
             "witnesses": res.witnesses.tolist(),
+            "exact_witnesses": {str(k): [str(int(x)) for x in v] for k, v in sorted(res.exact_witnesses.items())},
             "bounds": [float(b) for b in res.bounds],
             "settlement": "".join(SETTLEMENT_CODES[int(s)] for s in res.settlement),
             "methods": {str(k): v for k, v in sorted(res.methods.items())},
@@ -86,6 +87,7 @@ class _Cert:
     d: dict
     masks: np.ndarray
     witnesses: np.ndarray
+    exact_witnesses: dict
     bounds: np.ndarray
     settlement: np.ndarray
     theta: np.ndarray
@@ -122,6 +124,7 @@ def _parse(d: dict) -> _Cert:
         witnesses = np.asarray(p["witnesses"], dtype=float).reshape(masks.shape[0], -1)
         bounds = np.asarray(p["bounds"], dtype=float)
         settlement = np.array([_LETTER_TO_CODE[c] for c in p["settlement"]], dtype=np.int8)
+        exact = {int(k): tuple(int(x) for x in v) for k, v in p.get("exact_witnesses", {}).items()}
         theta = np.asarray(d["theta"], dtype=float)
         pattern = _str_to_mask(d["pattern"], n, "pattern")
         for key in ("value", "upper_bound", "alpha", "tol"):
@@ -132,7 +135,7 @@ def _parse(d: dict) -> _Cert:
         raise CertificateError(f"malformed certificate: {type(exc).__name__}: {exc}") from exc
     if not (bounds.size == settlement.size == masks.shape[0] == int(d["n_patterns"])):
         raise CertificateError("certificate pattern arrays disagree in length with n_patterns")
-    return _Cert(d, masks, witnesses, bounds, settlement, theta, pattern)
+    return _Cert(d, masks, witnesses, exact, bounds, settlement, theta, pattern)
 
 
 @dataclass(frozen=True)
@@ -209,7 +212,8 @@ def verify(certificate: Any, Phi: Any, U_K: Any, features: Any = None, *, method
     consistent = np.all(np.where(z > 1e-12 * scale, c.pattern, True) & np.where(z < -1e-12 * scale, ~c.pattern, True))
     check("pattern", bool(consistent), "pattern disagrees with the signs of Phi theta")
 
-    comp = check_completeness(obj.Phi, c.masks, c.witnesses)
+    comp = (check_completeness(obj.Phi, c.masks, c.witnesses, exact_witnesses=c.exact_witnesses)
+            if c.exact_witnesses else check_completeness(obj.Phi, c.masks, c.witnesses))
     check("completeness", comp.ok, f"pattern set is not a complete list of realized patterns: {comp.reason}",
           method=comp.method, expected=comp.expected, found=comp.found)
 

@@ -70,6 +70,9 @@ class NeuronResult:
         The certificate data: every pattern with its strict witness, its upper
         bound, the best value found in it, how it was settled, and by what.
     rank : int
+    exact_witnesses : dict
+        Pattern index -> exact integer witness, for chambers too thin for a
+        float64 witness (rows dependent to within rounding).
     fingerprint : str
         SHA-256 of the inputs (Phi, U_K, features).
     notes : tuple of str
@@ -98,6 +101,7 @@ class NeuronResult:
     rank: int = 0
     fingerprint: str = ""
     notes: tuple = ()
+    exact_witnesses: dict = field(default_factory=dict, repr=False)
 
     @property
     def gap(self) -> float:
@@ -193,7 +197,7 @@ def best_neuron(
         if not isinstance(val, (int, np.integer)) or val < 1:
             raise InputError(f"{name} must be a positive integer, got {val!r}")
     obj = make_objective(Phi, U_K, features)  # validates before the expensive part
-    patterns = enumerate_patterns(obj.Phi, max_patterns=max_patterns, progress=bool(progress))
+    patterns = enumerate_patterns(obj.Phi, max_patterns=max_patterns, progress=progress is not False)
     t_enum = time.perf_counter()
     obj = make_objective(obj.Phi, obj.U_K, resolve_features(features, obj.n), rank=patterns.rank)
     masks, witnesses = patterns.masks, patterns.witnesses
@@ -234,12 +238,12 @@ def best_neuron(
             state.save(checkpoint, key)
         raise
     t_solve = time.perf_counter()
-    return _finish(obj, patterns, state, alpha, tol, key, resumed,
+    return _finish(obj, patterns, masks, state, alpha, tol, key, resumed,
                    {"enumerate": t_enum - t0, "bounds": t_bounds - t_enum, "solve": t_solve - t_bounds,
                     "total": time.perf_counter() - t0})
 
 
-def _finish(obj, patterns, state: SearchState, alpha: float, tol: float, key: str, resumed: bool, seconds: dict) -> NeuronResult:
+def _finish(obj, patterns, masks: np.ndarray, state: SearchState, alpha: float, tol: float, key: str, resumed: bool, seconds: dict) -> NeuronResult:
     status = state.status.copy()
     status[status == UNSETTLED] = BOUND
     if state.best_theta is None:
@@ -249,7 +253,7 @@ def _finish(obj, patterns, state: SearchState, alpha: float, tol: float, key: st
     if np.isnan(value):
         raise SolverFailure("the incumbent neuron is excluded on recomputation; please report this input")
     z = obj.Phi @ theta
-    pattern = patterns.masks[state.best_index].copy()
+    pattern = masks[state.best_index].copy()
     # the optimum may lie on a wall: report the chamber it was found in, which
     # agrees with the signs of Phi theta wherever they are nonzero
     if not np.all(np.where(z > 0, pattern, True) & np.where(z < 0, ~pattern, True)):
@@ -259,14 +263,15 @@ def _finish(obj, patterns, state: SearchState, alpha: float, tol: float, key: st
     notes = list(dict.fromkeys(state.notes))
     if resumed:
         notes.append("resumed from checkpoint")
-    notes.extend(_near_ties(patterns.masks, state, z, value))
+    notes.extend(_near_ties(masks, state, z, value))
     return NeuronResult(
         theta=theta, value=float(value), upper_bound=upper, alpha=float(alpha),
         certified=bool(value >= alpha * upper - tol), pattern=pattern, objective=obj.kind,
         n_patterns=int(status.size), n_exact=int(np.sum(status == EXACT)), n_bound=int(np.sum(status == BOUND)),
-        n_pruned=int(np.sum(status == PRUNED)), seconds=seconds, tol=float(tol), masks=patterns.masks,
+        n_pruned=int(np.sum(status == PRUNED)), seconds=seconds, tol=float(tol), masks=masks,
         witnesses=patterns.witnesses, bounds=bounds, lowers=state.lower.copy(), settlement=status,
         methods=dict(state.methods), rank=int(patterns.rank), fingerprint=key, notes=tuple(notes),
+        exact_witnesses=dict(getattr(patterns, "exact_witnesses", None) or {}),
     )
 
 

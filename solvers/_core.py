@@ -37,6 +37,7 @@ class Context:
     Az: np.ndarray
     Bz: np.ndarray
     vscale: float = 1.0
+    bscale: float = 1.0
     early: ConeEigResult | None = None
     lps: int = 0
     failures: list[str] = field(default_factory=list)
@@ -85,6 +86,7 @@ def prepare(problem: ConeEigProblem) -> Context:
     bscale = max(float(np.abs(problem.B).max()), 1e-300)
     # value scale of the quotient: the floor of every relative tolerance on values
     ctx.vscale = max(float(np.abs(problem.A).max()), 1e-300) / bscale
+    ctx.bscale = float(np.linalg.eigvalsh(problem.B)[-1])
     if red.dim == 0 or float(np.abs(ctx.Bz).max(initial=0.0)) <= RANK_RTOL * bscale:
         ctx.early = ConeEigResult(-np.inf, -np.inf, None, Status.INFEASIBLE, "",
                                   certificate={"span_dim": red.dim, "implicit_equalities": red.rows[red.eq].tolist()},
@@ -160,7 +162,7 @@ def check_flat(ctx: Context, V: np.ndarray) -> FlatCheck:
     feasibility and its quotient recomputed.
     """
     prob, red = ctx.problem, ctx.red
-    te = top_eig(V.T @ ctx.Az @ V, V.T @ ctx.Bz @ V)
+    te = top_eig(V.T @ ctx.Az @ V, V.T @ ctx.Bz @ V, bscale=ctx.bscale)
     if not np.isfinite(te.value):
         return FlatCheck(te.value, False, None, -np.inf)
     HV = red.H @ V

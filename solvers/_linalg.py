@@ -44,12 +44,18 @@ class TopEig:
     N: np.ndarray
 
 
-def top_eig(A: np.ndarray, B: np.ndarray, *, rtol: float = RANK_RTOL, eig_rtol: float = EIG_RTOL) -> TopEig:
-    """Top generalized eigenvalue and eigenspace of the PSD pencil ``(A, B)``."""
+def top_eig(A: np.ndarray, B: np.ndarray, *, rtol: float = RANK_RTOL, eig_rtol: float = EIG_RTOL,
+            bscale: float = 0.0) -> TopEig:
+    """Top generalized eigenvalue and eigenspace of the PSD pencil ``(A, B)``.
+
+    Eigenvalues of ``B`` below ``rtol * max(lambda_max(B), bscale)`` count as
+    zero (``bscale``: the size of the uncompressed ``B``, so that a flat
+    lying numerically in ``ker B`` gets ``-inf``).
+    """
     n = A.shape[0]
     s, U = np.linalg.eigh(B)
     smax = max(float(s[-1]), 0.0) if n else 0.0
-    keep = s > rtol * max(smax, 1e-300) if smax > 0 else np.zeros(n, dtype=bool)
+    keep = s > rtol * max(smax, bscale, 1e-300)
     N = U[:, ~keep]
     if not keep.any():
         return TopEig(-np.inf, np.zeros((n, 0)), N)
@@ -81,7 +87,7 @@ def sup_quotient(M: np.ndarray, B: np.ndarray, *, rtol: float = RANK_RTOL) -> fl
     N = U[:, ~keep]
     Mww = W.T @ M @ W
     if N.shape[1]:
-        scale = max(float(np.abs(M).max()), smax, 1e-300)
+        scale = max(float(np.abs(M).max()), 1e-300)
         Mnn = N.T @ M @ N
         Mwn = W.T @ M @ N
         mu, V = np.linalg.eigh(0.5 * (Mnn + Mnn.T))

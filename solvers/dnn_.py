@@ -79,7 +79,7 @@ def solve_dnn(problem: ConeEigProblem, *, solver: str = "CLARABEL", **options: A
     red = ctx.red
     H, d = red.H, red.dim
     Az, Bz = ctx.Az, ctx.Bz
-    spectral_ub = top_eig(Az, Bz).value
+    spectral_ub = top_eig(Az, Bz, bscale=ctx.bscale).value
     X = cp.Variable((d, d), PSD=True)
     cons = [cp.trace(Bz @ X) == 1]
     if H.shape[0]:

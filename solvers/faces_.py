@@ -92,7 +92,7 @@ def _children(H: np.ndarray, P: np.ndarray, rows: list[tuple[int, ...]],
             None if child_rays is None else child_rays[keep])
 
 
-def _level_eig(level: np.ndarray, Az: np.ndarray, Bz: np.ndarray, H: np.ndarray):
+def _level_eig(level: np.ndarray, Az: np.ndarray, Bz: np.ndarray, H: np.ndarray, bscale: float):
     """Batched top eigenpairs on a stack of flats, with a numpy realizability test.
 
     Returns ``(values, settled)``: ``settled[j]`` is True when the flat's top
@@ -105,14 +105,14 @@ def _level_eig(level: np.ndarray, Az: np.ndarray, Bz: np.ndarray, H: np.ndarray)
     n, dv = level.shape[0], level.shape[2]
     s, U = np.linalg.eigh(Bv)
     smax = s[:, -1]
-    good = s[:, 0] > RANK_RTOL * np.maximum(smax, 1e-300)
+    good = s[:, 0] > RANK_RTOL * np.maximum(smax, max(bscale, 1e-300))
     W = U / np.sqrt(np.where(good[:, None], s, 1.0))[:, None, :]
     M = np.einsum("kji,kjl,klm->kim", W, Av, W)
     mu, Y = np.linalg.eigh(0.5 * (M + np.transpose(M, (0, 2, 1))))
     vals = np.where(good, mu[:, -1], np.nan)
-    vals = np.where(smax <= 0, -np.inf, vals)
+    vals = np.where(smax <= RANK_RTOL * bscale, -np.inf, vals)
     for j in np.flatnonzero(np.isnan(vals)):
-        vals[j] = top_eig(Av[j], Bv[j]).value
+        vals[j] = top_eig(Av[j], Bv[j], bscale=bscale).value
     simple = good if dv == 1 else good & (mu[:, -1] - mu[:, -2] > EIG_RTOL * np.abs(mu[:, -1]))
     if H.shape[0] == 0:
         return vals, np.zeros(n, dtype=bool)
@@ -191,7 +191,7 @@ def solve_faces(problem: ConeEigProblem, *, max_flats: int = 200_000, face_filte
     frontier = -np.inf
     while len(rows):
         flats += len(rows)
-        vals, settled = _level_eig(level, ctx.Az, ctx.Bz, H)
+        vals, settled = _level_eig(level, ctx.Az, ctx.Bz, H, ctx.bscale)
         expand, realized = [], []
         for j in np.argsort(-vals, kind="stable"):
             v = vals[j]

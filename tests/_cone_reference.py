@@ -233,9 +233,20 @@ def scip_maximize(A, B, G, *, time_limit: float = 60.0, gap: float = 1e-9):
         model.addCons(quicksum(g[i] * x[i] for i in range(m) if g[i] != 0) >= 0.0)
     model.addCons(t <= quicksum(A[i, j] * x[i] * x[j] for i in range(m) for j in range(m)))
     model.setObjective(t, "maximize")
-    t0 = time.perf_counter()
-    model.optimize()
-    secs = time.perf_counter() - t0
+    import os
+    import sys
+
+    sys.stdout.flush()
+    saved = os.dup(1)  # SoPlex prints tolerance notices on C stdout despite hideOutput()
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 1)
+            t0 = time.perf_counter()
+            model.optimize()
+            secs = time.perf_counter() - t0
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
     if model.getNSols() == 0:
         return None, np.nan, float(model.getDualbound()), model.getStatus(), secs
     sol = model.getBestSol()

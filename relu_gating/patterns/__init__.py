@@ -304,6 +304,18 @@ def enumerate_patterns(Phi: Any, *, max_patterns: int | None = None, progress: b
     return PatternSet(packed, W, red.rank, red.n, red.m, red.q, tuple(int(x) for x in part), n_exact, bad)
 
 
+def _all_distinct(packed: np.ndarray) -> bool:
+    """Exact test that the rows of a packed bit matrix are pairwise distinct (sort, compare)."""
+    N, nb = packed.shape
+    w = (nb + 7) // 8
+    buf = np.zeros((N, 8 * w), dtype=np.uint8)
+    buf[:, :nb] = packed
+    words = buf.view(np.uint64)
+    order = np.lexsort(words.T[::-1])
+    srt = words[order]
+    return not np.any(np.all(srt[1:] == srt[:-1], axis=1))
+
+
 @dataclass(frozen=True)
 class CompletenessReport:
     """Outcome of :func:`check_completeness`.
@@ -389,7 +401,7 @@ def check_completeness(Phi: Any, masks: Any, witnesses: Any) -> CompletenessRepo
     if not ok.all():
         k = int(np.flatnonzero(~ok)[0])
         return report(False, f"{int((~ok).sum())} witness(es) do not realize their pattern (first: #{k})")
-    if N and np.unique(packed, axis=0).shape[0] != N:
+    if N and not _all_distinct(packed):
         return report(False, "duplicate patterns")
     if N != cnt.count:
         return report(False, f"found {N} distinct realized patterns, the arrangement has {cnt.count}")

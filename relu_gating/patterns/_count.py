@@ -25,6 +25,7 @@ import numpy as np
 
 from ._exact import IntMatrix, cross_int, cross_stack_T, err_factor, kernel_basis_int, single_thread_blas
 from ._rowspace import Reduction, merge_int_rows
+from ._subsets import batches, decide
 
 __all__ = ["PatternCount", "cover_count", "is_general_position", "deletion_restriction_count", "count_reduced"]
 
@@ -76,7 +77,6 @@ def is_general_position(rows: list, d: int) -> bool:
         if q < d:
             return True
         return q <= 1
-    from ._sweep import _batches, _decide  # shared batching / filter helpers only
 
     t = d - 1
     M = IntMatrix(rows, d)
@@ -86,9 +86,9 @@ def is_general_position(rows: list, d: int) -> bool:
     amax_all = float(M.amax.max(initial=0.0))
     amax_bound = max(amax_all, 2.0) * (1 + 2.0 ** -40)
     with single_thread_blas():
-        for S in _batches(q, t, list(range(0, q - t + 1))):
+        for S in batches(q, t, list(range(0, q - t + 1))):
             X, PX = cross_stack_T(fT[:, S.T])
-            nz = np.any(_decide(X, PX, facX, M.exact_int) & (X != 0), axis=1)
+            nz = np.any(decide(X, PX, facX, M.exact_int) & (X != 0), axis=1)
             for b in np.flatnonzero(~nz):
                 if not any(cross_int([rows[j] for j in S[b]])):
                     return False

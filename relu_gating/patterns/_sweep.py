@@ -40,8 +40,7 @@ from __future__ import annotations
 
 import math
 from functools import cmp_to_key
-from itertools import chain, combinations
-from math import comb
+from itertools import combinations
 from typing import Callable
 
 import numpy as np
@@ -49,11 +48,11 @@ import numpy as np
 from ..errors import SolverFailure
 from ._exact import IntMatrix, cross_int, cross_stack_T, det_int, err_factor, kernel_basis_int, rank_int, skinny_matmul
 from ._rowspace import merge_int_rows
+from ._subsets import batches, decide, subset_groups
 
 __all__ = ["chambers", "level_sweep", "subset_groups"]
 
 _MAX_ATTEMPTS = 12
-_BATCH_ENTRIES = 1_000_000  # subsets * q per vectorised batch
 
 
 class _NonGeneric(Exception):
@@ -74,56 +73,6 @@ def _sgn(x) -> int:
 
 def _rand_int_vec(rng: np.random.Generator, d: int) -> tuple:
     return tuple(int(x) for x in rng.integers(-(2 ** 40), 2 ** 40, size=d))
-
-
-def _combos(lo: int, q: int, s: int) -> np.ndarray:
-    """All s-subsets of range(lo, q) in lexicographic order, shape (C, s)."""
-    if s == 0:
-        return np.zeros((1, 0), dtype=np.int64)
-    if s == 1:
-        return np.arange(lo, q, dtype=np.int64)[:, None]
-    if s == 2:
-        i, j = np.triu_indices(q - lo, 1)
-        return np.stack([i + lo, j + lo], axis=1).astype(np.int64)
-    flat = np.fromiter(chain.from_iterable(combinations(range(lo, q), s)), dtype=np.int64,
-                       count=comb(max(q - lo, 0), s) * s)
-    return flat.reshape(-1, s)
-
-
-def subset_groups(q: int, t: int, part: tuple[int, int] | None) -> list[int]:
-    """First indices of the t-subsets handled by ``part = (i, k)`` (contiguous by work)."""
-    firsts = list(range(0, q - t + 1))
-    if part is None or part[1] == 1:
-        return firsts
-    i, k = part
-    w = np.array([comb(q - 1 - f, t - 1) for f in firsts], dtype=float)
-    start = np.concatenate([[0.0], np.cumsum(w)[:-1]])
-    total = w.sum()
-    own = (start >= i * total / k) & (start < (i + 1) * total / k) if i < k - 1 else start >= i * total / k
-    return [f for f, o in zip(firsts, own) if o]
-
-
-def _batches(q: int, t: int, firsts: list[int]):
-    limit = max(1, _BATCH_ENTRIES // max(q, 1))
-    buf, size = [], 0
-    for f in firsts:
-        rest = _combos(f + 1, q, t - 1)
-        block = np.concatenate([np.full((rest.shape[0], 1), f, dtype=np.int64), rest], axis=1)
-        buf.append(block)
-        size += block.shape[0]
-        if size >= limit:
-            yield np.concatenate(buf)
-            buf, size = [], 0
-    if buf:
-        yield np.concatenate(buf)
-
-
-def _decide(val: np.ndarray, mag: np.ndarray, fac: float, exact_int: bool) -> np.ndarray:
-    """Mask of entries whose float sign is certainly the exact sign."""
-    dec = np.abs(val) > fac * mag
-    if exact_int:
-        dec |= mag < 2.0 ** 51  # integer computation below 2**52: computed exactly
-    return dec
 
 
 def chambers(rows: list, d: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -195,13 +144,13 @@ def level_sweep(rows: list, d: int, c: tuple, g: tuple, rng: np.random.Generator
     blocks = []
     if firsts is None:
         firsts = list(range(0, q - t + 1))
-    for S in _batches(q, t, firsts):
+    for S in batches(q, t, firsts):
         B = S.shape[0]
         X, PX = cross_stack_T(fT[:, S.T])
         sP = PX.sum(axis=1)
         # --- independence of a_S (X != 0) ---------------------------------------------
-        indep = np.any(_decide(X, PX, facX, M.exact_int) & (X != 0), axis=1)
-        unsure = ~indep & ~np.all(_decide(X, PX, facX, M.exact_int), axis=1)
+        indep = np.any(decide(X, PX, facX, M.exact_int) & (X != 0), axis=1)
+        unsure = ~indep & ~np.all(decide(X, PX, facX, M.exact_int), axis=1)
         for b in np.flatnonzero(unsure):
             if any(cross_int([rows[j] for j in S[b]])):
                 indep[b] = True
@@ -226,7 +175,7 @@ def level_sweep(rows: list, d: int, c: tuple, g: tuple, rng: np.random.Generator
         cX = X @ cf
         cmag = PX @ np.abs(cf)
         sc = np.sign(cX).astype(np.int64)
-        und = ~_decide(cX, cmag, facD, False)
+        und = ~decide(cX, cmag, facD, False)
         for b in np.flatnonzero(und):
             sc[b] = _sgn(det_int([c] + [rows[j] for j in S[b]]))
         if np.any(sc == 0):
@@ -235,7 +184,7 @@ def level_sweep(rows: list, d: int, c: tuple, g: tuple, rng: np.random.Generator
             fX = X @ ff
             fmag = PX @ np.abs(ff)
             fs = np.sign(fX)
-            for b in np.flatnonzero(~_decide(fX, fmag, err_factor(t, max(M.rel, fm.rel)), False)):
+            for b in np.flatnonzero(~decide(fX, fmag, err_factor(t, max(M.rel, fm.rel)), False)):
                 fs[b] = _sgn(det_int([forbid] + [rows[j] for j in S[b]]))
             if np.any(fs == 0):
                 raise _ForbidFail
@@ -258,7 +207,7 @@ def level_sweep(rows: list, d: int, c: tuple, g: tuple, rng: np.random.Generator
             Sd = S[dirty]
             Dd = X[dirty] @ fT
             Ds = np.sign(Dd).astype(np.int8)
-            dec = _decide(Dd, sP[dirty, None] * M.amax[None, :], facD, M.exact_int)
+            dec = decide(Dd, sP[dirty, None] * M.amax[None, :], facD, M.exact_int)
             rd = np.arange(dirty.size)[:, None]
             dec[rd, Sd] = True
             Ds[rd, Sd] = 0
@@ -276,7 +225,7 @@ def level_sweep(rows: list, d: int, c: tuple, g: tuple, rng: np.random.Generator
             Ss = S[si]
             Y, PY = cross_stack_T(np.transpose(MKfT[:, Ss.T], (1, 0, 2)))
             Ysg = np.sign(Y).astype(np.int64)
-            for b, k in zip(*np.nonzero(~_decide(Y, PY, facY, MK.exact_int))):
+            for b, k in zip(*np.nonzero(~decide(Y, PY, facY, MK.exact_int))):
                 sub = [AK[j] for kk, j in enumerate(Ss[b]) if kk != k]
                 v = det_int(sub)
                 Ysg[b, k] = _sgn(v if k % 2 == 0 else -v)
