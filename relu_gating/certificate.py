@@ -70,6 +70,14 @@ def result_to_dict(res: Any) -> dict:
         "seconds": {k: round(float(v), 6) for k, v in res.seconds.items()},
         "fingerprint": res.fingerprint,
         "notes": list(res.notes),
+        "bounds_rest_on": {
+            "B": "cheap bound: min of the global cap (1 for N_K, s_K(H)^2 for G_H), the Prop 4.1 leverage "
+                 "bound ||U_K[A,:]||_2^2 (N_K only) and the top generalized eigenvalue of (A_S, B_S) on the "
+                 "row space with a rounding allowance (Prop 4.3; only where B_S is well conditioned)",
+            "E": "per-pattern maximum: an attained unconstrained bound (Rem 4.4, method 'spectral') or an exact "
+                 "cone-constrained solve (methods of solvers/, e.g. 'auto', 'faces')",
+            "P": "pattern holds only h = 0 (all samples inactive): no admissible neuron",
+        },
         "patterns": {
             "layout": "masks: hex of numpy.packbits(mask) per pattern (big-endian bit order, n bits)",
             "masks": [row.tobytes().hex() for row in packed],
