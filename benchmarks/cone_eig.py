@@ -86,7 +86,7 @@ def main(argv=None) -> int:
                     help="time each of our methods this many times per problem and keep the best (default 3)")
     args = ap.parse_args(argv)
     count = args.problems or (3 if args.quick else 10)
-    scip_time = args.scip_time or (20.0 if args.quick else 60.0)
+    scip_time = args.scip_time or (20.0 if args.quick else 30.0)
     sizes = [tuple(int(v) for v in s.split("x")) for s in args.sizes.split(",")]
 
     # warm up imports and the HiGHS object outside the timings

@@ -69,7 +69,8 @@ def chunk_bounds(obj: Objective, index: np.ndarray, masks: np.ndarray, witnesses
     return PatternOutcome(index=index, upper=upper, lower=lower, thetas=thetas, status=status, method=tuple(methods))
 
 
-def _solve_one(obj: Objective, mask: np.ndarray, method: str) -> tuple[float, float, np.ndarray, int, str, str]:
+def _solve_one(obj: Objective, mask: np.ndarray, method: str,
+               witness: np.ndarray | None = None) -> tuple[float, float, np.ndarray, int, str, str]:
     """Exact solve of one pattern with fallbacks: (upper, lower, theta, status, method, note)."""
     import solvers
 
@@ -80,7 +81,10 @@ def _solve_one(obj: Objective, mask: np.ndarray, method: str) -> tuple[float, fl
     tried = []
     for mth in (method,) + tuple(x for x in FALLBACK_METHODS if x != method):
         try:
-            res = solvers.solve(solvers.ConeEigProblem(A, B, G), method=mth)
+            # the witness, in row-space coordinates, is a strict interior point: it saves an LP
+            # (the solver checks it and ignores it if it is not)
+            interior = None if witness is None else obj.V.T @ witness
+            res = solvers.solve(solvers.ConeEigProblem(A, B, G, interior=interior), method=mth)
         except Exception as exc:  # noqa: BLE001 - any backend failure triggers the next method
             tried.append(f"{mth}: {type(exc).__name__}: {exc}")
             continue
@@ -100,8 +104,13 @@ def _solve_one(obj: Objective, mask: np.ndarray, method: str) -> tuple[float, fl
     return np.inf, np.nan, np.zeros(m), BOUND, "", note
 
 
-def solve_chunk(obj: Objective, index: np.ndarray, masks: np.ndarray, method: str) -> PatternOutcome:
-    """Exact per-pattern solves (cone-constrained generalized eigenproblems)."""
+def solve_chunk(obj: Objective, index: np.ndarray, masks: np.ndarray, method: str,
+                witnesses: np.ndarray | None = None) -> PatternOutcome:
+    """Exact per-pattern solves (cone-constrained generalized eigenproblems).
+
+    ``witnesses`` (optional, shape (k, m)) are strict interior points of the
+    patterns' cones, passed on to the solver as hints.
+    """
     k = index.size
     m = obj.Phi.shape[1]
     upper = np.empty(k)
@@ -110,7 +119,7 @@ def solve_chunk(obj: Objective, index: np.ndarray, masks: np.ndarray, method: st
     status = np.empty(k, dtype=np.int8)
     methods, notes = [], []
     for j in range(k):
-        u, lo, th, st, mth, note = _solve_one(obj, masks[j], method)
+        u, lo, th, st, mth, note = _solve_one(obj, masks[j], method, None if witnesses is None else witnesses[j])
         upper[j], lower[j], thetas[j], status[j] = u, lo, th, st
         methods.append(mth)
         if note:

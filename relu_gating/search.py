@@ -226,8 +226,8 @@ def best_neuron(
                     break
                 n_workers = 1 if executor is None else 4
                 take = open_idx[: batch_size * n_workers]
-                tasks = [(obj, take[s:s + batch_size], masks[take[s:s + batch_size]], method)
-                         for s in range(0, take.size, batch_size)]
+                tasks = [(obj, part, masks[part], method, witnesses[part])
+                         for part in (take[s:s + batch_size] for s in range(0, take.size, batch_size))]
                 for out in _executor_map(executor, solve_chunk, tasks):
                     state.absorb(out)
                     bar.update(out.index.size, note=f"best {state.best_value:.6f}")

@@ -16,13 +16,14 @@ from .errors import ProblemError
 from .problem import ConeEigProblem
 from .result import ConeEigResult, Status
 
-__all__ = ["Context", "prepare", "witness_quotient", "FlatCheck", "check_flat", "interior_lower", "finish", "check_options", "bound",
-           "REALIZED_RTOL", "EXACT_RTOL", "BOUND_ALLOWANCE"]
+__all__ = ["Context", "prepare", "witness_quotient", "FlatCheck", "check_flat", "interior_lower", "finish",
+           "check_options", "bound", "REALIZED_RTOL", "EXACT_RTOL", "BOUND_ALLOWANCE"]
 
+# Relative tolerances on values are taken w.r.t. ``max(|value|, vscale)``,
+# ``vscale = max|A| / max|B|`` (the problem's value scale).
 #: A face counts as realized when the polished witness is this close (relative) to its eigenvalue.
-#: Relative tolerances on values are taken w.r.t. ``max(|value|, max|A| / max|B|)``.
 REALIZED_RTOL = 1e-10
-#: Status EXACT when ``upper - lower <= EXACT_RTOL * max(1, |upper|)``.
+#: Status EXACT when ``upper - lower <= EXACT_RTOL * max(|upper|, vscale)``.
 EXACT_RTOL = 1e-9
 #: Relative allowance added to computed eigenvalues used as upper bounds (eigh rounding).
 BOUND_ALLOWANCE = 1e-12

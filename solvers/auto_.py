@@ -6,14 +6,12 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import numpy as np
-
 from ._core import finish, check_options, prepare
 from ._registry import register
 from .dnn_ import solve_dnn
 from .faces_ import solve_faces
 from .problem import ConeEigProblem
-from .result import ConeEigResult, Status
+from .result import ConeEigResult
 from .spectral_ import solve_spectral
 
 __all__ = ["solve_auto", "FACES_MAX_DIM"]
@@ -48,5 +46,6 @@ def solve_auto(problem: ConeEigProblem, *, max_flats: int = 200_000, **options: 
     cert = dict(steps[-1].certificate)
     cert["steps"] = [{"method": r.method, "lower": r.lower, "upper": r.upper, "status": r.status.value,
                       "seconds": r.seconds} for r in steps]
-    msgs = "; ".join(f"{r.method}: {r.message}" for r in steps if r.message and r is steps[-1])
+    last = steps[-1]
+    msgs = f"{last.method}: {last.message}" if last.message else ""
     return finish(ctx, "auto", best.lower, upper, best.x, cert, t0, msgs)

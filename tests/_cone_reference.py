@@ -143,6 +143,24 @@ def realistic_instance(seed, n, m, K=3):
     return SPhi.T @ P @ SPhi, SPhi.T @ SPhi, (2 * S - 1)[:, None] * Phi
 
 
+def marginal_instance(seed, n, m, K=3, all_active=False):
+    """Marginal gain over the bias feature (Prop 4.5, ``H = 1``):
+    ``A = Phi^T S M M^T S Phi``, ``B = Phi^T S (I - Pi_H) S Phi``, ``M = (I - Pi_H) U_K``.
+    With every row active, ``theta = e_bias`` gives ``h = 1`` in col(H): ``B`` is singular."""
+    rng = np.random.default_rng(seed)
+    Phi = np.c_[rng.standard_normal((n, m - 1)), np.ones(n)]
+    if all_active:
+        theta0 = np.r_[0.1 * rng.standard_normal(m - 1), 10.0]
+    else:
+        theta0 = rng.standard_normal(m)
+    S = (Phi @ theta0 > 0).astype(float)
+    U, _ = np.linalg.qr(rng.standard_normal((n, K)))
+    Pi = np.full((n, n), 1.0 / n)
+    Mk = (np.eye(n) - Pi) @ U
+    SPhi = S[:, None] * Phi
+    return SPhi.T @ Mk @ Mk.T @ SPhi, SPhi.T @ (np.eye(n) - Pi) @ SPhi, (2 * S - 1)[:, None] * Phi
+
+
 def integer_instance(seed):
     """Highly degenerate problems: ``G`` with entries in {-1, 0, 1} (parallel,
     opposite and coplanar rows, lines, lower-dimensional and empty cones),
@@ -237,16 +255,20 @@ def scip_maximize(A, B, G, *, time_limit: float = 60.0, gap: float = 1e-9):
     import sys
 
     sys.stdout.flush()
-    saved = os.dup(1)  # SoPlex prints tolerance notices on C stdout despite hideOutput()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)  # SoPlex prints tolerance notices despite hideOutput()
     try:
         with open(os.devnull, "w") as devnull:
             os.dup2(devnull.fileno(), 1)
+            os.dup2(devnull.fileno(), 2)
             t0 = time.perf_counter()
             model.optimize()
             secs = time.perf_counter() - t0
     finally:
-        os.dup2(saved, 1)
-        os.close(saved)
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        os.close(saved[0])
+        os.close(saved[1])
     if model.getNSols() == 0:
         return None, np.nan, float(model.getDualbound()), model.getStatus(), secs
     sol = model.getBestSol()

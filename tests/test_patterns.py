@@ -8,6 +8,8 @@ near-degenerate data.
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -351,34 +353,41 @@ def test_large_grid_deletion_restriction_agrees():
 
 def test_relu_layer_wider_than_input_has_rounding_thin_chambers():
     # pre-activations of rank 3 in 5 columns: after rounding, the all-positive rows are
-    # dependent only to within 1e-16, so a few exact chambers are ~1e-16 thin
+    # dependent only to within 1e-16, so a few exact chambers are ~1e-16 thin: no float64
+    # witness exists, they get exact integer witnesses (tests/test_patterns_exact_witness.py)
     rng = np.random.default_rng(183)
     n, m = int(rng.integers(3, 16)), int(rng.integers(2, 7))
     H = np.maximum(rng.normal(size=(n, 3)) @ rng.normal(size=(3, m - 1)), 0)
     Phi = np.c_[np.r_[H, H[:2]], np.ones(n + 2)]
-    with pytest.warns(RuntimeWarning, match="too thin"):
-        ps = enumerate_patterns(Phi)
+    ps = enumerate_patterns(Phi)
     exact = count_patterns(Phi, method="exact")
     assert exact.method == "deletion-restriction" and len(ps) == exact.count == len(as_set(ps))
-    assert 0 < ps.uncertified.size < 10
-    good = np.setdiff1d(np.arange(len(ps)), ps.uncertified)
+    assert ps.uncertified.size == 0 and 0 < len(ps.exact_witnesses) < 10
+    thin = np.array(sorted(ps.exact_witnesses))
+    assert not any(exact_witness_ok(Phi, ps.masks[[k]], ps.witnesses[[k]]) for k in thin)
+    F = [[Fraction(float(a)) for a in row] for row in Phi]  # exact witnesses checked in rationals
+    for k in thin:
+        vals = [sum(a * b for a, b in zip(row, ps.exact_witnesses[k])) for row in F]
+        assert all(v != 0 and (v > 0) == s for v, s in zip(vals, ps.masks[k]))
+    good = np.setdiff1d(np.arange(len(ps)), thin)
     assert exact_witness_ok(Phi, ps.masks[good[::7]], ps.witnesses[good[::7]])
     rep = check_completeness(Phi, ps.masks, ps.witnesses)
     assert not rep.ok and "witness" in rep.reason
+    rep = check_completeness(Phi, ps.masks, ps.witnesses, exact_witnesses=ps.exact_witnesses)
+    assert rep.ok and rep.n_exact_witnesses == thin.size
 
 
 @pytest.mark.slow
 def test_perturbed_10x10_grid_counts_exactly():
     # 10 collinear points per grid line, moved by 1e-12: general position (Cover count),
-    # but a few chambers are ~1e-17 thin: their patterns are exact, their witnesses flagged
+    # but a few chambers are ~1e-17 thin: their patterns are exact, their witnesses exact integers
     P = _grid2(10, 10)
     P[:, :-1] += 1e-12 * np.random.default_rng(0).normal(size=P[:, :-1].shape)
-    with pytest.warns(RuntimeWarning, match="too thin"):
-        ps = enumerate_patterns(P)
+    ps = enumerate_patterns(P)
     assert len(ps) == len(as_set(ps)) == cover(100, 3)
-    assert ps.uncertified.size <= 10
-    rep = check_completeness(P, ps.masks, ps.witnesses)
-    assert rep.method == "cover" and rep.expected == cover(100, 3)
-    good = np.setdiff1d(np.arange(len(ps)), ps.uncertified)
+    assert ps.uncertified.size == 0 and 0 < len(ps.exact_witnesses) <= 10
+    rep = check_completeness(P, ps.masks, ps.witnesses, exact_witnesses=ps.exact_witnesses)
+    assert rep.ok and rep.method == "cover" and rep.expected == cover(100, 3)
+    good = np.setdiff1d(np.arange(len(ps)), sorted(ps.exact_witnesses))
     rep2 = check_completeness(P, ps.masks[good], ps.witnesses[good])
     assert not rep2.ok and "arrangement has" in rep2.reason  # all others certify; only the count is short

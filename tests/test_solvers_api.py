@@ -150,3 +150,10 @@ def test_interior_hint():
     assert w.certificate["reduction_lps"] >= 0 and abs(w.lower - ref.lower) <= 1e-12 * max(1, abs(ref.lower))
     with pytest.raises(solvers.ProblemError, match="interior"):
         ConeEigProblem(A, B, G, interior=np.ones(3))
+
+
+def test_docstring_examples():
+    import doctest
+
+    failed, attempted = doctest.testmod(solvers, verbose=False)
+    assert attempted > 0 and failed == 0

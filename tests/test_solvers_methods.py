@@ -10,10 +10,12 @@ import pytest
 
 import solvers
 from solvers import ConeEigProblem, Status
-from _cone_reference import degenerate_instances, gating_instance, integer_instance, realistic_instance, reference
+from _cone_reference import (degenerate_instances, gating_instance, integer_instance, marginal_instance,
+                             realistic_instance, reference)
 
 GATING = [(seed, m) for m in range(2, 7) for seed in range(4)]
 REALISTIC = [(seed, m, K) for m in (3, 4, 5) for seed, K in ((0, 1), (1, 2), (2, 3))]
+MARGINAL = [(seed, m, seed % 2 == 0) for m in (3, 4, 5) for seed in range(3)]
 DEGENERATE = {name: (A, B, G) for name, A, B, G in degenerate_instances()}
 
 
@@ -25,6 +27,9 @@ def _case(kind: str, *key):
     elif kind == "realistic":
         seed, m, K = key
         A, B, G = realistic_instance(100 + seed, 10, m, K)
+    elif kind == "marginal":
+        seed, m, all_active = key
+        A, B, G = marginal_instance(300 + seed, 10, m, 2, all_active)
     elif kind == "integer":
         A, B, G = integer_instance(key[0])
     else:
@@ -82,6 +87,11 @@ class ConeEigCommonTests:
     @pytest.mark.parametrize("seed,m,K", REALISTIC)
     def test_realistic_family(self, seed, m, K):
         self._check("realistic", seed, m, K)
+
+    @pytest.mark.parametrize("seed,m,all_active", MARGINAL)
+    def test_marginal_gain_family(self, seed, m, all_active):
+        """Prop 4.5 pencils over the bias feature; all-active patterns have singular B."""
+        self._check("marginal", seed, m, all_active)
 
     @pytest.mark.parametrize("name", sorted(DEGENERATE))
     def test_degenerate_cones(self, name):

@@ -19,7 +19,9 @@ hyperplanes and moved to the row space of rank r (:mod:`._rowspace`); chambers
 are listed by a lowest-vertex sweep over the rays of the arrangement, one chamber
 per simple ray, local recursion at non-simple rays, and a recursion in dimension
 r - 2 for the rest (:mod:`._sweep`); every sign is decided exactly by filtered
-predicates (:mod:`._exact`); every witness is certified (:mod:`._witness`).
+predicates (:mod:`._exact`); every witness is certified (:mod:`._witness`), and a
+chamber too thin for any float64 witness gets an exact integer one
+(:mod:`._exact_witness`); the completeness proof is :mod:`._completeness`.
 
 References
 ----------
@@ -31,6 +33,7 @@ arrangements", Mem. AMS 154, 1975.  Paper: Prop 4.3 (cones of patterns).
 from __future__ import annotations
 
 import warnings
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from math import comb
 from typing import Any, Iterator
@@ -40,8 +43,10 @@ import numpy as np
 from .._progress import Progress
 from .._validate import as_matrix
 from ..errors import InputError, ProblemTooLargeError, SolverFailure
+from ._completeness import CompletenessReport, check_completeness
 from ._count import PatternCount, count_reduced, cover_count
 from ._exact import U, single_thread_blas  # noqa: F401  (U re-exported for verifiers)
+from ._exact_witness import IntPhi
 from ._rowspace import Reduction, reduce_rows
 from ._sweep import _MAX_ATTEMPTS, _NonGeneric, _rand_int_vec, chambers, level_sweep, subset_groups
 from ._witness import check_witnesses, exact_realizes, float_certified
@@ -70,7 +75,9 @@ class PatternSet:
     witnesses : ndarray of float64, shape (N, m)
         ``(2 masks - 1) * (Phi @ witnesses.T).T > 0`` on every nonzero row of
         ``Phi``; zero rows are inactive.  Certified in float64 with a rigorous
-        rounding bound (``n_exact_only`` of them only by exact rational arithmetic).
+        rounding bound (``n_exact_only`` of them only by exact rational
+        arithmetic), except for the patterns in ``exact_witnesses``, whose float
+        witness is best effort (within rounding of its chamber).
     rank, n, m : int
         Exact rank of ``Phi`` and its shape.
     n_hyperplanes : int
@@ -78,12 +85,19 @@ class PatternSet:
     part : tuple of int
         ``(i, k)``: this is part i of a k-way split (``(0, 1)`` = everything).
     n_exact_only : int
-        Witnesses that float64 alone cannot certify (valid exactly).
+        Float witnesses that float64 alone cannot certify (valid exactly).
     uncertified : ndarray of int
-        Patterns whose chamber is too thin for any witness we can certify (relative
-        width below ~1e-16: rows dependent to within rounding).  The patterns are
-        exact (counted by the independent exact count); their witnesses are best
-        effort and :func:`check_completeness` rejects them.  Empty on ordinary data.
+        Patterns with no certified witness at all, neither float nor exact.  Always
+        empty unless something failed (then a RuntimeWarning is issued and
+        :func:`check_completeness` rejects the set).
+    exact_witnesses : dict[int, tuple[int, ...]]
+        Pattern index -> exact integer witness ``theta`` (Python ints, length m,
+        primitive) with ``(2 s_i - 1) phi_i . theta > 0`` exactly on every nonzero
+        row: for the chambers too thin for any float64 witness (relative width below
+        ~1e-16: rows dependent to within rounding, e.g. a ReLU layer wider than its
+        input, near-collinear points).  Verified exactly when produced; empty on
+        ordinary data.  Pass it to :func:`check_completeness` (``exact_witnesses=``);
+        for JSON store ``{str(k): [str(x) for x in v]}`` (entries exceed 64 bits).
 
     Notes
     -----
@@ -100,6 +114,7 @@ class PatternSet:
     part: tuple = (0, 1)
     n_exact_only: int = 0
     uncertified: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64), repr=False)
+    exact_witnesses: dict = field(default_factory=dict, repr=False)
 
     @property
     def masks(self) -> np.ndarray:
@@ -110,13 +125,20 @@ class PatternSet:
         return int(self.packed.shape[0])
 
     def iter_chunks(self, size: int) -> Iterator["PatternSet"]:
-        """Consecutive sub-sets of at most ``size`` patterns (same order)."""
-        if not isinstance(size, (int, np.integer)) or size < 1:
+        """Consecutive sub-sets of at most ``size`` patterns (same order).
+
+        ``uncertified`` and ``exact_witnesses`` of each chunk are re-based to its
+        first pattern (index ``k`` of the set is ``k - start`` in the chunk).
+        """
+        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
             raise InputError(f"size must be a positive integer, got {size!r}")
-        for s in range(0, len(self), int(size)):
+        size = int(size)
+        keys = sorted(self.exact_witnesses)
+        for s in range(0, len(self), size):
             unc = self.uncertified[(self.uncertified >= s) & (self.uncertified < s + size)] - s
+            ex = {k - s: self.exact_witnesses[k] for k in keys[bisect_left(keys, s):bisect_left(keys, s + size)]}
             yield PatternSet(self.packed[s:s + size], self.witnesses[s:s + size], self.rank, self.n,
-                             self.m, self.n_hyperplanes, self.part, 0, unc)
+                             self.m, self.n_hyperplanes, self.part, 0, unc, ex)
 
     def _index(self) -> dict:
         idx = self.__dict__.get("_lookup")
@@ -169,28 +191,72 @@ def count_patterns(Phi: Any, *, method: str = "auto") -> PatternCount:
     return count_reduced(reduce_rows(Phi), method)
 
 
-def _top_level(red: Reduction, part, progress: bool):
+class _Certifier:
+    """Certifies each block as the sweep emits it (while its exact-witness provider is alive).
+
+    Float check with a rigorous bound, LP repair, exact rational check of the float
+    witness (:func:`._witness.check_witnesses`); a chamber none of these certifies
+    gets an exact integer witness from the sweep's provider, checked exactly on
+    ``Phi``.  ``notes`` holds, per emitted block in emission order,
+    ``(n_exact_only, {local index: exact theta}, local indices left uncertified)``.
+    """
+
+    def __init__(self, Phi: np.ndarray, red: Reduction) -> None:
+        self.Phi, self.red = Phi, red
+        self.notes: list = []
+        self._iphi: IntPhi | None = None
+
+    def __call__(self, pk: np.ndarray, W: np.ndarray, prov) -> np.ndarray:
+        W, ok, ne = check_witnesses(self.Phi, pk, W, repair=True)
+        bad = np.flatnonzero(~ok)
+        exact: dict = {}
+        if bad.size:
+            if self._iphi is None:
+                self._iphi = IntPhi(self.Phi)
+            masks = np.unpackbits(pk[bad], axis=1, count=self.red.n).astype(bool)
+            for b, mk in zip(bad.tolist(), masks):
+                try:
+                    y = prov([b])[0]
+                except ArithmeticError:  # a bug: the pattern is reported as uncertified
+                    continue
+                theta = [0] * self.red.m
+                for k, col in enumerate(self.red.cols):
+                    theta[col] = int(y[k])
+                if self._iphi.realizes(mk, theta):
+                    exact[b] = tuple(theta)
+            bad = np.array([b for b in bad.tolist() if b not in exact], dtype=np.int64)
+        self.notes.append((ne, exact, bad))
+        return W
+
+
+def _top_level(red: Reduction, part, progress: bool, certify: _Certifier | None = None):
     """Sweep the reduced arrangement; returns ``(mirrored, rest)`` lists of (packed, W) blocks.
 
     The full list is ``mirrored``, then the negations of ``mirrored``, then ``rest``.
+    Without ``certify`` the witnesses are the raw sweep witnesses; with it each block
+    is certified (and repaired) as it is emitted, mirrored blocks first, then ``rest``.
     """
     r, rows, q = red.rank, red.red, red.q
 
-    def emit(P, Y):
-        return np.packbits(red.class_masks_to_rows(P), axis=1), red.lift_witnesses(Y)
+    def emit(P, Y, prov):
+        pk, W = np.packbits(red.class_masks_to_rows(P), axis=1), red.lift_witnesses(Y)
+        return (pk, certify(pk, W, prov)) if certify is not None else (pk, W)
 
     if r <= 1:
         if part[0] != 0:
             return [], []
         if r == 0:
-            return [], [(np.packbits(np.zeros((1, red.n), dtype=bool), axis=1), np.zeros((1, red.m)))]
-        P, Y = chambers(rows, 1, np.random.default_rng(_SEED))
-        return [emit(P[:1], Y[:1])], []
+            zero = np.zeros((1, 0))
+            return [], [emit(np.zeros((1, 0), dtype=bool), zero, lambda idx: [() for _ in idx])]
+        P, Y, prov = chambers(rows, 1, np.random.default_rng(_SEED))
+        return [emit(P[:1], Y[:1], prov)], []
     firsts = subset_groups(q, r - 1, part)
     total = sum(comb(q - 1 - f, r - 2) for f in firsts)
     rng = np.random.default_rng(_SEED)
     for attempt in range(_MAX_ATTEMPTS):
         c, g = _rand_int_vec(rng, r), _rand_int_vec(rng, r)
+        if certify is not None:
+            certify.notes.clear()
         try:
             with Progress(total, "patterns", enabled=None if progress else False) as bar:
                 blocks, child = level_sweep(rows, r, c, g, rng, firsts=firsts, emit=emit, progress=bar,
@@ -204,45 +270,44 @@ def _top_level(red: Reduction, part, progress: bool):
     raise SolverFailure("pattern enumeration: no generic sweep direction found")
 
 
-def _assemble(Phi: np.ndarray, red: Reduction, mirrored: list, rest: list):
-    """Concatenate, certify the witnesses of ``mirrored`` and ``rest`` and mirror the former.
+def _assemble(red: Reduction, mirrored: list, rest: list, notes: list):
+    """Concatenate the certified blocks, mirror ``mirrored``, place the exact witnesses.
 
     ``-w`` realizes the complement (on nonzero rows) of the pattern of ``w`` with the
-    same margins, since ``phi . (-w) = -(phi . w)`` exactly: the mirrored half needs
-    no separate check.
+    same margins, since ``phi . (-w) = -(phi . w)`` exactly (and so does ``-theta``
+    for an exact witness): the mirrored half needs no separate check.
     """
     nbytes = (red.n + 7) // 8
     L = sum(b[0].shape[0] for b in mirrored)
     R = sum(b[0].shape[0] for b in rest)
     packed = np.empty((2 * L + R, nbytes), dtype=np.uint8)
     W = np.empty((2 * L + R, red.m))
+    n_exact, bad, exact = 0, [], {}
     pos = 0
-    for pk, w in mirrored:
+    for k, (pk, w) in enumerate(mirrored + rest):
+        if k == len(mirrored):
+            pos = 2 * L
         packed[pos:pos + len(pk)], W[pos:pos + len(pk)] = pk, w
+        ne, ex, bd = notes[k]
+        mirror = k < len(mirrored)
+        n_exact += (2 if mirror else 1) * ne
+        bad.append(bd + pos)
+        for b, theta in ex.items():
+            exact[pos + b] = theta
+            if mirror:
+                exact[L + pos + b] = tuple(-x for x in theta)
+        if mirror:
+            bad.append(bd + pos + L)
         pos += len(pk)
-    pos = 2 * L
-    for pk, w in rest:
-        packed[pos:pos + len(pk)], W[pos:pos + len(pk)] = pk, w
-        pos += len(pk)
-    n_exact = 0
-    bad = []
-    for sl, mult in ((slice(0, L), 2), (slice(2 * L, 2 * L + R), 1)):
-        W[sl], ok, ne = check_witnesses(Phi, packed[sl], W[sl], repair=True)
-        n_exact += mult * ne
-        idx = np.flatnonzero(~ok) + sl.start
-        bad.append(idx)
-        if sl.start == 0:
-            bad.append(idx + L)
     np.bitwise_xor(packed[:L], np.packbits(red.cls >= 0)[None, :], out=packed[L:2 * L])
     np.negative(W[:L], out=W[L:2 * L])
-    bad = np.sort(np.concatenate(bad)).astype(np.int64)
+    bad = np.sort(np.concatenate(bad)).astype(np.int64) if bad else np.zeros(0, dtype=np.int64)
     if bad.size:
         warnings.warn(
-            f"{bad.size} of {packed.shape[0]} chambers of Phi are too thin for a certified float64 witness "
-            "(rows parallel or dependent to within rounding, e.g. a ReLU layer wider than its input): "
-            "their patterns are exact and counted, their witnesses are best effort (PatternSet.uncertified)",
+            f"{bad.size} of {packed.shape[0]} chambers of Phi have no certified witness, neither float64 nor "
+            "exact (PatternSet.uncertified); the patterns are exact and counted, their witnesses best effort",
             RuntimeWarning, stacklevel=3)
-    return packed, W, n_exact, bad
+    return packed, W, n_exact, bad, dict(sorted(exact.items()))
 
 
 def enumerate_patterns(Phi: Any, *, max_patterns: int | None = None, progress: bool = False,
@@ -267,13 +332,18 @@ def enumerate_patterns(Phi: Any, *, max_patterns: int | None = None, progress: b
     Returns
     -------
     PatternSet
-        Distinct patterns in a deterministic order, each with a certified witness.
+        Distinct patterns in a deterministic order, each with a certified witness:
+        a float64 one, or, for chambers too thin for float64, an exact integer one
+        in ``exact_witnesses`` (pass it to :func:`check_completeness`).
 
     Notes
     -----
     Exact on degenerate inputs (duplicates, parallel/antiparallel/zero rows, grids,
     rank deficiency): all signs are decided by filtered exact predicates.
-    Cost ~ ``C(q, r-1) * q`` for ``q`` distinct hyperplanes of rank ``r``.
+    Cost ~ ``C(q, r-1) * q`` for ``q`` distinct hyperplanes of rank ``r``.  Exact
+    witnesses cost about a millisecond per thin chamber and nothing otherwise: the
+    sweep keeps, per block, a provider that rebuilds a chamber's ray and local
+    direction in integers on demand (:mod:`._exact_witness`).
 
     Examples
     --------
@@ -299,113 +369,11 @@ def enumerate_patterns(Phi: Any, *, max_patterns: int | None = None, progress: b
             raise ProblemTooLargeError(
                 f"Phi has {cnt.count} {what} ({cnt.method}), more than max_patterns = {max_patterns}")
     with single_thread_blas():
-        mirrored, rest = _top_level(red, part, progress)
-        packed, W, n_exact, bad = _assemble(Phi, red, mirrored, rest)
-    return PatternSet(packed, W, red.rank, red.n, red.m, red.q, tuple(int(x) for x in part), n_exact, bad)
-
-
-def _all_distinct(packed: np.ndarray) -> bool:
-    """Exact test that the rows of a packed bit matrix are pairwise distinct (sort, compare)."""
-    N, nb = packed.shape
-    w = (nb + 7) // 8
-    buf = np.zeros((N, 8 * w), dtype=np.uint8)
-    buf[:, :nb] = packed
-    words = buf.view(np.uint64)
-    order = np.lexsort(words.T[::-1])
-    srt = words[order]
-    return not np.any(np.all(srt[1:] == srt[:-1], axis=1))
-
-
-@dataclass(frozen=True)
-class CompletenessReport:
-    """Outcome of :func:`check_completeness`.
-
-    Attributes
-    ----------
-    ok : bool
-        The masks are exactly the realized patterns of ``Phi``.
-    method : str
-        How the expected count was obtained (see :class:`PatternCount`).
-    expected : int
-        Exact number of realized patterns.
-    found : int
-        Number of masks given.
-    reason : str
-        Empty when ``ok``; else what failed.
-    n_exact_only : int
-        Witnesses certified only by exact arithmetic (float64 bound too weak).
-    """
-
-    ok: bool
-    method: str
-    expected: int
-    found: int
-    reason: str
-    n_exact_only: int = 0
-
-
-def check_completeness(Phi: Any, masks: Any, witnesses: Any) -> CompletenessReport:
-    """Prove that ``masks`` is the complete list of realized patterns of ``Phi``.
-
-    The proof has three parts, each checked from the inputs alone:
-
-    1. every witness strictly realizes its mask: ``(2 s_i - 1) phi_i . w > 0`` on
-       nonzero rows and ``s_i`` False on zero rows, evaluated in float64 with a
-       rigorous rounding bound and, where the bound is too weak, exactly in
-       rationals -- so each mask is a chamber of the arrangement;
-    2. the masks are pairwise distinct (exact comparison of packed bits);
-    3. their number equals the exact number of chambers, computed independently of
-       the enumerator: Cover's formula after an exact general-position check, or
-       else Zaslavsky's deletion-restriction recursion with exact integer
-       arithmetic on the merged hyperplanes.
-
-    Distinct realized chambers as many as there are chambers: the list is complete.
-    Soundness does not even rest on the general-position test: Cover's number for
-    ``q`` distinct hyperplanes of rank ``r`` (both decided exactly) is an upper bound
-    on the chamber count of *any* such arrangement, so ``N`` distinct realized
-    chambers reaching it are all of them.  Runs in about a second for n = 200, m = 3
-    and n = 100, m = 4 (random or grid data).
-
-    Parameters
-    ----------
-    Phi : array_like, shape (n, m)
-    masks : array_like of bool, shape (N, n)
-    witnesses : array_like, shape (N, m)
-
-    Returns
-    -------
-    CompletenessReport
-    """
-    Phi = _validate_phi(Phi)
-    n, m = Phi.shape
-    M = np.asarray(masks)
-    if M.ndim != 2 or M.shape[1] != n:
-        raise InputError(f"masks must have shape (N, n = {n}), got {M.shape}")
-    if M.dtype != bool:
-        if not np.all((M == 0) | (M == 1)):
-            raise InputError("masks must be boolean (or 0/1)")
-        M = M.astype(bool)
-    W = as_matrix(witnesses, "witnesses", cols=m, min_rows=0) if M.shape[0] else np.zeros((0, m))
-    if W.shape[0] != M.shape[0]:
-        raise InputError(f"witnesses must have one row per mask ({M.shape[0]}), got shape {W.shape}")
-    N = M.shape[0]
-    red = reduce_rows(Phi)
-    cnt = count_reduced(red, "exact")
-    packed = np.packbits(M, axis=1)
-    with single_thread_blas():
-        _, ok, n_exact = check_witnesses(Phi, packed, W, repair=False)
-
-    def report(good: bool, reason: str) -> CompletenessReport:
-        return CompletenessReport(good, cnt.method, cnt.count, N, reason, n_exact)
-
-    if not ok.all():
-        k = int(np.flatnonzero(~ok)[0])
-        return report(False, f"{int((~ok).sum())} witness(es) do not realize their pattern (first: #{k})")
-    if N and not _all_distinct(packed):
-        return report(False, "duplicate patterns")
-    if N != cnt.count:
-        return report(False, f"found {N} distinct realized patterns, the arrangement has {cnt.count}")
-    return report(True, "")
+        cert = _Certifier(Phi, red)
+        mirrored, rest = _top_level(red, part, progress, cert)
+        packed, W, n_exact, bad, exact = _assemble(red, mirrored, rest, cert.notes)
+    return PatternSet(packed, W, red.rank, red.n, red.m, red.q, tuple(int(x) for x in part), n_exact, bad,
+                      exact)
 
 
 # quiet linters: helpers re-exported for verifiers and tests

@@ -30,6 +30,12 @@ a non-simple vertex, counted once at its lexicographically first basis ``S`` of
 ``h_v = g``; the chambers of it inside ``{g > 0}`` are the sign vectors ``s`` with
 ``(s, +)`` a chamber of ``local + {g}`` but ``(s, -)`` not (recursion, d - 1).
 
+Every block of chambers comes with a *provider* of exact integer witnesses
+(:mod:`._exact_witness`): for a chamber at ray ``v`` it returns ``M v + u`` with
+``u`` solving ``a_S u ~ signs`` exactly (simple ray) or an exact witness of the
+local chamber (recursively), or ``Q y`` for a chamber of ``A|K``.  Nothing is
+computed until a chamber too thin for float64 asks for it.
+
 Genericity of ``c`` and ``g`` is *checked exactly* (``c.v != 0`` on every ray,
 ``h_v != 0`` on every edge, no row vanishing on ``K``); on failure new random
 functionals are drawn.  All signs come from filtered exact predicates
@@ -46,6 +52,7 @@ from typing import Callable
 import numpy as np
 
 from ..errors import SolverFailure
+from ._exact_witness import combine as _combine, concat_prov as _concat_prov, from_ray, simple_prov as _simple_prov
 from ._exact import IntMatrix, cross_int, cross_stack_T, det_int, err_factor, kernel_basis_int, rank_int, skinny_matmul
 from ._rowspace import merge_int_rows
 from ._subsets import batches, decide, subset_groups
@@ -75,15 +82,17 @@ def _rand_int_vec(rng: np.random.Generator, d: int) -> tuple:
     return tuple(int(x) for x in rng.integers(-(2 ** 40), 2 ** 40, size=d))
 
 
-def chambers(rows: list, d: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def chambers(rows: list, d: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, Callable]:
     """All chambers of the essential arrangement ``rows`` (pairwise non-parallel) in ``R^d``.
 
-    Returns ``(P, W)``: ``P`` bool (N, q), True where ``a_j . w > 0``, and witnesses ``W`` (N, d).
+    Returns ``(P, W, prov)``: ``P`` bool (N, q), True where ``a_j . w > 0``, float witnesses
+    ``W`` (N, d), and ``prov(idx) -> list of int tuples``, exact integer witnesses of the
+    chambers ``idx`` computed on demand (:mod:`._exact_witness`).
     """
     q = len(rows)
     if d == 1:
         s = np.array([r[0] > 0 for r in rows], dtype=bool)
-        return np.stack([s, ~s]), np.array([[1.0], [-1.0]])
+        return np.stack([s, ~s]), np.array([[1.0], [-1.0]]), lambda idx: [(1,) if i == 0 else (-1,) for i in idx]
     if d == 2 and q <= 64:
         return _chambers_plane(rows)
     for _ in range(_MAX_ATTEMPTS):
@@ -98,7 +107,7 @@ def chambers(rows: list, d: int, rng: np.random.Generator) -> tuple[np.ndarray, 
         if child is not None:
             Ps.append(child[0])
             Ws.append(child[1])
-        return np.concatenate(Ps), np.concatenate(Ws)
+        return np.concatenate(Ps), np.concatenate(Ws), _concat_prov(blocks, child)
     raise SolverFailure("pattern enumeration: no generic sweep direction found")
 
 
@@ -107,9 +116,11 @@ def level_sweep(rows: list, d: int, c: tuple, g: tuple, rng: np.random.Generator
                 emit: Callable | None = None, progress=None, with_child: bool = True):
     """One level of the sweep: returns ``(LV blocks, child)`` (see module docstring).
 
-    ``emit(P, W)`` converts each LV block (default: keep ``(P, W)``); ``child`` is
-    ``(P, W)`` for the chambers of ``A|K`` lifted to this level (None if d == 2 or
-    ``with_child`` is False).  Raises ``_NonGeneric`` / ``_ForbidFail``.
+    ``emit(P, W, prov)`` converts each LV block (default: keep ``(P, W, prov)``;
+    ``prov(idx)`` gives exact integer witnesses of rows ``idx`` of the block on
+    demand); ``child`` is ``(P, W, prov)`` for the chambers of ``A|K`` lifted to this
+    level (None if d == 2 or ``with_child`` is False).  Raises ``_NonGeneric`` /
+    ``_ForbidFail``.
     """
     q = len(rows)
     t = d - 1
@@ -140,7 +151,7 @@ def level_sweep(rows: list, d: int, c: tuple, g: tuple, rng: np.random.Generator
     facD = err_factor(t, M.rel)
     facX = err_factor(t - 1, M.rel) if t > 1 else 4 * M.rel + 4 * 2.0 ** -53
     facY = err_factor(max(d - 3, 0), MK.rel)
-    emit = emit or (lambda P, W: (P, W))
+    emit = emit or (lambda P, W, prov: (P, W, prov))
     blocks = []
     if firsts is None:
         firsts = list(range(0, q - t + 1))
@@ -257,7 +268,7 @@ def level_sweep(rows: list, d: int, c: tuple, g: tuple, rng: np.random.Generator
                 lim[np.arange(hard.size)[:, None], Ss[hard]] = np.inf
                 eps[hard] = np.minimum(0.5 * lim.min(axis=1), 1.0 / un[hard])
             W = vh + eps[:, None] * u
-            blocks.append(emit(P, W))
+            blocks.append(emit(P, W, _simple_prov(rows, c, Ss, scs, P)))
         # --- non-simple vertices: local arrangement, once per flat -----------------------
         for bb in np.flatnonzero(~simple[dirty]) if dirty.size else []:
             b = dirty[bb]
@@ -270,18 +281,18 @@ def level_sweep(rows: list, d: int, c: tuple, g: tuple, rng: np.random.Generator
             if Qc is None:
                 Qc = kernel_basis_int([c])
                 Qcf = np.array(Qc, dtype=float)
-            P, W = _local_up(rows, Z, Sb, int(sc[b]), Ds[bb], X[b], Dd[bb], norms, M, Qc, Qcf, g, rng)
+            P, W, prov = _local_up(rows, Z, Sb, int(sc[b]), Ds[bb], X[b], Dd[bb], norms, M, Qc, Qcf, g, rng)
             if P.shape[0]:
-                blocks.append(emit(P, W))
+                blocks.append(emit(P, W, prov))
         if progress is not None:
             progress.update(int(indep.size))
     child = None
     if with_child and d > 2:
         reps, cls, orient = merge_int_rows(AK)
-        Pc, Wc = chambers(reps, d - 2, rng)
+        Pc, Wc, provc = chambers(reps, d - 2, rng)
         Pl = Pc[:, cls] ^ (orient < 0)[None, :]
         Wl = Wc @ np.array(Q, dtype=float)
-        child = (Pl, Wl)
+        child = (Pl, Wl, lambda idx: [_combine(y, Q) for y in provc(idx)])
     return blocks, child
 
 
@@ -293,12 +304,14 @@ def _unit2(r) -> tuple[float, float]:
     return x / h, y / h
 
 
-def _chambers_plane(rows: list) -> tuple[np.ndarray, np.ndarray]:
+def _chambers_plane(rows: list) -> tuple[np.ndarray, np.ndarray, Callable]:
     """Chambers of q distinct lines through 0 in the plane: the 2q sectors, sorted exactly."""
     q = len(rows)
     if q == 1:
         w = np.array(_unit2(rows[0]))
-        return np.array([[True], [False]]), np.stack([w, -w])
+        a = tuple(rows[0])
+        return (np.array([[True], [False]]), np.stack([w, -w]),
+                lambda idx: [a if i == 0 else tuple(-x for x in a) for i in idx])
     rays = []
     for j, (b0, b1) in enumerate(rows):
         rays.append((b1, -b0, j))
@@ -326,7 +339,14 @@ def _chambers_plane(rows: list) -> tuple[np.ndarray, np.ndarray]:
         uf, vf = _unit2(u), _unit2(v)
         W[k, 0] = uf[0] + vf[0]
         W[k, 1] = uf[1] + vf[1]
-    return P, W
+
+    def prov(idx):  # consecutive rays are less than pi apart: u + v is strictly between them
+        out = []
+        for k in idx:
+            u, v = rays[k], rays[(k + 1) % (2 * q)]
+            out.append((u[0] + v[0], u[1] + v[1]))
+        return out
+    return P, W, prov
 
 
 def _solve_rows(Mat: np.ndarray, rhs: np.ndarray) -> np.ndarray:
@@ -364,14 +384,14 @@ def _local_up(rows, Z, S, sc, Dsb, Xb, Db, norms, M, Qc, Qcf, g, rng):
             if det_int([h] + sub) == 0 and any(cross_int(sub)):
                 raise _NonGeneric
     reps, cls, orient = merge_int_rows(Brows + [h])
-    Pl, Wl = chambers(reps, d - 1, rng)
+    Pl, Wl, provl = chambers(reps, d - 1, rng)
     Pz = Pl[:, cls] ^ (orient < 0)[None, :]
     keys_neg = {row[:-1].tobytes() for row in Pz if not row[-1]}
     keep = [i for i, row in enumerate(Pz) if row[-1] and row[:-1].tobytes() not in keys_neg]
     nk = len(keep)
     P = np.broadcast_to((sc * Dsb) > 0, (nk, q)).copy()
     if nk == 0:
-        return P, np.zeros((0, d))
+        return P, np.zeros((0, d)), lambda idx: []
     P[:, Z] = Pz[keep, :-1]
     xn = np.linalg.norm(Xb)
     vh = sc * Xb / xn
@@ -380,4 +400,9 @@ def _local_up(rows, Z, S, sc, Dsb, Xb, Db, norms, M, Qc, Qcf, g, rng):
     ratio = np.abs(Db) / (xn * norms)
     ratio[Z] = np.inf
     eps = min(0.5 * float(ratio.min()), 1.0) if len(Z) < q else 1.0
-    return P, vh[None, :] + eps * U
+
+    def prov(idx):  # the ray plus the exact local witness (in ker c coordinates), scaled
+        v = [sc * x for x in cross_int([rows[j] for j in S.tolist()])]
+        ys = provl([keep[int(k)] for k in idx])
+        return [from_ray(rows, P[int(k)], v, _combine(y, Qc), Z.tolist()) for k, y in zip(idx, ys)]
+    return P, vh[None, :] + eps * U, prov
