@@ -14,7 +14,8 @@ from solvers.batched import top_generalized_eig
 
 from ._maskstack import MaskStack
 from ._search_state import BOUND, EXACT, PRUNED, UNSETTLED, PatternOutcome
-from .objectives import Objective, leverage_bounds, neuron_values, pattern_matrices, pencil_values, single_pattern_matrices
+from .objectives import (Objective, leverage_bounds, neuron_values, pattern_matrices, pencil_values,
+                         single_pattern_matrices, support_bounds, vector_values)
 
 __all__ = ["chunk_bounds", "solve_chunk", "FALLBACK_METHODS"]
 
@@ -26,7 +27,9 @@ def chunk_bounds(obj: Objective, index: np.ndarray, masks: np.ndarray, witnesses
     """Cheap upper bounds, witness values and attained bounds for a chunk.
 
     The bound of a pattern is the smallest of the global cap (``1`` or
-    ``s_K(H)^2``), the Prop 4.1 leverage bound (``N_K`` only) and the
+    ``s_K(H)^2``), the Prop 4.1 leverage bound (``N_K``; its analogue
+    :func:`~relu_gating.objectives.support_bounds` for ``G_H`` where ``B_S`` is
+    ill-conditioned) and the
     unconstrained top generalized eigenvalue of ``(A_S, B_S)`` (Prop 4.3; only
     where ``B_S`` is well conditioned, with a rounding allowance).  Where a top
     eigenvector lies in the closed cone ``C_S`` the bound is attained
@@ -37,6 +40,9 @@ def chunk_bounds(obj: Objective, index: np.ndarray, masks: np.ndarray, witnesses
     A, B = pattern_matrices(obj, ms)
     eig = top_generalized_eig(A, B)
     upper = np.minimum(np.minimum(leverage_bounds(obj, ms), eig.upper), obj.cap + 1e-12)
+    if obj.Q_H is not None and not np.all(eig.reliable):  # B_S ill-conditioned: bound by the support
+        bad = np.flatnonzero(~eig.reliable)
+        upper[bad] = np.minimum(upper[bad], support_bounds(obj, masks[bad]))
     # incumbents: witnesses lie inside their cones, so the pencil gives their value
     lower = np.where(eig.reliable, pencil_values(A, B, witnesses @ obj.V), np.nan)
     thetas = witnesses.copy()
@@ -69,39 +75,74 @@ def chunk_bounds(obj: Objective, index: np.ndarray, masks: np.ndarray, witnesses
     return PatternOutcome(index=index, upper=upper, lower=lower, thetas=thetas, status=status, method=tuple(methods))
 
 
+def _single_class_value(obj: Objective, mask: np.ndarray) -> float | None:
+    """Closed form when all active rows are identical: ``h`` is then a multiple of ``1_A``.
+
+    Returns the (constant) objective over the cone, ``nan`` if excluded, or
+    None when the active rows differ.
+    """
+    rows = obj.Phi[mask]
+    if rows.shape[0] == 0 or not np.all(rows == rows[0]):
+        return None
+    return float(vector_values(obj, mask.astype(float)[:, None])[0])
+
+
 def _solve_one(obj: Objective, mask: np.ndarray, method: str,
                witness: np.ndarray | None = None) -> tuple[float, float, np.ndarray, int, str, str]:
-    """Exact solve of one pattern with fallbacks: (upper, lower, theta, status, method, note)."""
+    """Exact solve of one pattern with fallbacks: (upper, lower, theta, status, method, note).
+
+    A solver's answer is checked against what is known independently: the
+    cone of a realized pattern is full-dimensional, so "infeasible" (the cone
+    lies in ``ker B_S``) is accepted only if ``B_S`` vanishes; and the value
+    of the pattern's strict witness must not exceed the reported upper bound.
+    An inconsistent answer counts as a failure and the next method is tried.
+    """
     import solvers
 
-    A, B, G = single_pattern_matrices(obj, mask)
     m = obj.Phi.shape[1]
+    theta0 = np.zeros(m) if witness is None else np.asarray(witness, dtype=float)
     if not np.any(mask):
         return 0.0, np.nan, np.zeros(m), PRUNED, "dead", ""
+    const = _single_class_value(obj, mask)
+    if const is not None:
+        if np.isnan(const):
+            return 0.0, np.nan, theta0, PRUNED, "closed-form", ""
+        return const, const, theta0, EXACT, "closed-form", ""
+    A, B, G = single_pattern_matrices(obj, mask)
+    b_vanishes = np.abs(B).max() <= 1e-24 * max(np.abs(obj.Psi[mask]).max() ** 2, 1e-300)
+    w_val = np.nan if witness is None else float(neuron_values(obj, theta0[None, :])[0])
+    # the witness, in row-space coordinates, is a strict interior point: it saves an LP
+    # (the solver checks it and ignores it if it is not)
+    interior = None if witness is None else obj.V.T @ theta0
     tried = []
     for mth in (method,) + tuple(x for x in FALLBACK_METHODS if x != method):
         try:
-            # the witness, in row-space coordinates, is a strict interior point: it saves an LP
-            # (the solver checks it and ignores it if it is not)
-            interior = None if witness is None else obj.V.T @ witness
             res = solvers.solve(solvers.ConeEigProblem(A, B, G, interior=interior), method=mth)
         except Exception as exc:  # noqa: BLE001 - any backend failure triggers the next method
             tried.append(f"{mth}: {type(exc).__name__}: {exc}")
             continue
         st = res.status.name.lower() if hasattr(res.status, "name") else str(res.status).lower()
         if st == "infeasible":
-            return 0.0, np.nan, np.zeros(m), PRUNED, mth, ""
+            if b_vanishes and np.isnan(w_val):
+                return 0.0, np.nan, theta0, PRUNED, mth, ""
+            tried.append(f"{mth}: claimed infeasible, but B_S does not vanish on this full-dimensional cone")
+            continue
         if st in ("exact", "bounded") and res.x is not None and np.isfinite(res.upper):
             theta = obj.V @ np.asarray(res.x, dtype=float)
             val = float(neuron_values(obj, theta[None, :])[0])
+            if not np.isnan(w_val) and w_val > res.upper + 1e-9:
+                tried.append(f"{mth}: upper bound {res.upper!r} below the witness value {w_val!r}")
+                continue
             up = max(float(res.upper), val if not np.isnan(val) else -np.inf)
             if st == "exact":
+                if np.isnan(val) or (not np.isnan(w_val) and w_val > val):
+                    val, theta = w_val, theta0
                 return up, val, theta, EXACT, mth, ""
             tried.append(f"{mth}: bounded only (gap {res.upper - res.lower:.2e})")
             continue
         tried.append(f"{mth}: status {st} ({getattr(res, 'message', '')})")
     note = "pattern not solved exactly, its cheap bound stands: " + "; ".join(tried)
-    return np.inf, np.nan, np.zeros(m), BOUND, "", note
+    return np.inf, w_val, theta0, BOUND, "", note
 
 
 def solve_chunk(obj: Objective, index: np.ndarray, masks: np.ndarray, method: str,

@@ -235,16 +235,13 @@ def verify(certificate: Any, Phi: Any, U_K: Any, features: Any = None, *, method
     diff = np.abs(c.bounds - cheap_upper)
     wrong = np.flatnonzero(is_b & ~(diff <= tol + 1e-9 * np.abs(cheap_upper)))
     bad_bound.extend(wrong.tolist())
-    is_p = c.settlement == PRUNED
-    wrong_p = np.flatnonzero(is_p & (np.any(c.masks, axis=1)) & (c.bounds < cheap_upper - tol))
-    bad_bound.extend(wrong_p.tolist())
-    is_e = np.flatnonzero(c.settlement == EXACT)
-    need = is_e[c.bounds[is_e] < cheap_upper[is_e] - tol]  # bound tighter than the cheap one: re-solve
-    resolved = solve_chunk(obj, need, c.masks[need], method) if need.size else None
+    # exactly settled or pruned patterns whose bound is below the cheap one: re-solve them
+    need = np.flatnonzero(np.isin(c.settlement, (EXACT, PRUNED)) & (c.bounds < cheap_upper - tol))
+    resolved = solve_chunk(obj, need, c.masks[need], method, c.witnesses[need]) if need.size else None
     if resolved is not None:
-        exact_ok = resolved.status == EXACT
-        too_low = c.bounds[need] < np.where(exact_ok, resolved.lower, np.inf) - tol
-        bad_bound.extend(need[too_low | ~exact_ok].tolist())
+        proven = np.where(resolved.status == EXACT, resolved.upper,
+                          np.where(resolved.status == PRUNED, 0.0, np.inf))
+        bad_bound.extend(need[c.bounds[need] < proven - tol].tolist())
     check("bounds", not bad_bound,
           f"{len(bad_bound)} pattern bound(s) do not hold, e.g. pattern {bad_bound[:5]}",
           re_solved=int(need.size))

@@ -38,7 +38,9 @@ __all__ = [
     "make_objective",
     "pattern_matrices",
     "leverage_bounds",
+    "support_bounds",
     "neuron_values",
+    "vector_values",
     "pencil_values",
     "neuron_value",
     "cone_constraints",
@@ -220,14 +222,12 @@ def pencil_values(A: np.ndarray, B: np.ndarray, x: np.ndarray) -> np.ndarray:
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
 
 
-def neuron_values(obj: Objective, thetas: np.ndarray) -> np.ndarray:
-    """Objective value of ``relu(Phi theta)`` for each row of ``thetas``.
+def vector_values(obj: Objective, Hn: np.ndarray) -> np.ndarray:
+    """Objective of each column of ``Hn`` (shape (n, N)) taken as a neuron ``h``.
 
-    Recomputed from the neuron itself, never from a pencil. ``nan`` marks an
-    excluded neuron (``h = 0``, or ``h`` in ``col(H)`` up to ``EXCLUDE_RTOL``).
+    ``nan`` marks an excluded vector (``h = 0``, or ``h`` in ``col(H)`` up to
+    ``EXCLUDE_RTOL``).
     """
-    thetas = np.atleast_2d(thetas)
-    Hn = np.maximum(obj.Phi @ thetas.T, 0.0)  # (n, N)
     hh = np.sum(Hn**2, axis=0)
     if obj.Q_H is None:
         num = np.sum((obj.U_K.T @ Hn) ** 2, axis=0)
@@ -239,6 +239,47 @@ def neuron_values(obj: Objective, thetas: np.ndarray) -> np.ndarray:
     ok = (hh > 0) & (den > (EXCLUDE_RTOL**2) * hh)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(ok, num / np.where(ok, den, 1.0), np.nan)
+
+
+def support_bounds(obj: Objective, masks: np.ndarray, max_support: int = 32) -> np.ndarray:
+    """Bound of the marginal gain over all ``h`` supported on the active set.
+
+    .. math::  \max_{h \ne 0,\ \operatorname{supp} h \subseteq A} G_H(h)
+               = \lambda_{\max}\big(M_A M_A^T,\ I - Q_A Q_A^T\big),
+
+    the analogue of Prop 4.1 for ``G_H``: it does not depend on ``Phi``, so it
+    stays sharp where ``B_S`` is ill-conditioned (active rows dependent to
+    within rounding).  ``+inf`` where ``|A| > max_support`` or the pencil is
+    itself ill-conditioned; the global cap for the ``N_K`` objective, whose
+    Prop 4.1 bound is :func:`leverage_bounds`.
+    """
+    from solvers.batched import top_generalized_eig
+
+    masks = np.atleast_2d(masks)
+    out = np.full(masks.shape[0], np.inf)
+    if obj.Q_H is None:
+        return out
+    sizes = masks.sum(axis=1)
+    for a in np.unique(sizes):
+        if a == 0 or a > max_support:
+            continue
+        rows = np.flatnonzero(sizes == a)
+        idx = np.nonzero(masks[rows])[1].reshape(rows.size, a)  # active samples per pattern
+        Ma, Qa = obj.M[idx], obj.Q_H[idx]  # (k, a, K), (k, a, q)
+        A = Ma @ np.transpose(Ma, (0, 2, 1))
+        B = np.eye(a) - Qa @ np.transpose(Qa, (0, 2, 1))
+        out[rows] = top_generalized_eig(A, B).upper
+    return out
+
+
+def neuron_values(obj: Objective, thetas: np.ndarray) -> np.ndarray:
+    """Objective value of ``relu(Phi theta)`` for each row of ``thetas``.
+
+    Recomputed from the neuron itself, never from a pencil. ``nan`` marks an
+    excluded neuron (``h = 0``, or ``h`` in ``col(H)`` up to ``EXCLUDE_RTOL``).
+    """
+    thetas = np.atleast_2d(thetas)
+    return vector_values(obj, np.maximum(obj.Phi @ thetas.T, 0.0))
 
 
 def neuron_value(Phi: Any, U_K: Any, theta: Any, features: Any = None) -> float:

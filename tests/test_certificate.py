@@ -165,3 +165,31 @@ def test_cli_human_output_and_errors(tmp_path, capsys):
     assert main(["best-neuron", str(inp), "--K", "0", "--quiet"]) == 2
     assert "K" in capsys.readouterr().err
     assert main(["best-neuron", str(tmp_path / "missing.npz")]) == 2
+
+
+@pytest.mark.parametrize("features", [None, "bias"])
+def test_rounding_thin_chambers_certify_and_verify(features):
+    # points on lines computed in floating point: rows dependent only to within
+    # rounding, some chambers too thin for any float64 witness (exact witnesses then)
+    rng = np.random.default_rng(6)
+    n = 12
+    t = rng.normal(size=n)
+    X = np.where((np.arange(n) % 2)[:, None] == 0, np.c_[t, 2 * t + 1], np.c_[t, -t])
+    Phi = np.c_[X, np.ones(n)]
+    U = np.linalg.qr(rng.normal(size=(n, 3)))[0]
+    res = best_neuron(Phi, U, features=features)
+    assert res.exact_witnesses  # the case really has thin chambers
+    cert = json.loads(json.dumps(res.to_dict()))
+    assert cert["patterns"]["exact_witnesses"]
+    rep = verify(cert, Phi, U, features)
+    assert rep.valid, rep.reasons
+    from _search_reference import brute_best
+
+    ref = brute_best(Phi, U, None if features is None else np.ones((n, 1)), extra_patterns=res.masks)
+    assert res.value >= ref - 1e-9
+    if res.certified:
+        assert res.value == pytest.approx(ref, abs=1e-9)
+    # a tampered exact witness is caught
+    k = next(iter(cert["patterns"]["exact_witnesses"]))
+    cert["patterns"]["exact_witnesses"][k] = [str(-int(x)) for x in cert["patterns"]["exact_witnesses"][k]]
+    assert not verify(cert, Phi, U, features).valid

@@ -98,3 +98,25 @@ def test_excluded_neurons_are_nan_not_zero():
     const = np.array([[0.0, 0.0, 1.0]])  # h = 1, in col(H)
     assert np.isnan(neuron_values(obj, dead)[0])
     assert np.isnan(neuron_values(obj, const)[0])
+
+
+def test_support_bound_dominates_every_vector_on_the_support():
+    from relu_gating.objectives import support_bounds, vector_values
+
+    rng = np.random.default_rng(4)
+    n = 15
+    Phi = np.c_[rng.normal(size=(n, 2)), np.ones(n)]
+    U = np.linalg.qr(rng.normal(size=(n, 3)))[0]
+    obj = make_objective(Phi, U, np.c_[np.ones(n), rng.normal(size=n)])
+    masks = rng.random((40, n)) < 0.2
+    sb = support_bounds(obj, masks)
+    for j in range(40):
+        act = np.flatnonzero(masks[j])
+        if act.size == 0:
+            continue
+        H = np.zeros((n, 3000))
+        H[act] = rng.normal(size=(act.size, 3000))
+        vals = vector_values(obj, H)
+        assert np.nanmax(vals) <= sb[j]
+        assert np.nanmax(vals) >= sb[j] - 0.2  # and it is attained in the limit (loose check)
+    assert np.all(np.isinf(support_bounds(make_objective(Phi, U), masks)))  # N_K: Prop 4.1 instead
