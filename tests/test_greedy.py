@@ -1,0 +1,54 @@
+"""Greedy layers of certified neurons (Thm 5.10) against the paper's identities and limits."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from relu_gating import InputError, greedy_layer, ky_fan_limits
+from relu_gating.coverage import captured_features, coverage_gap
+from relu_gating.datasets import two_moons
+from relu_gating.io import InputData, resolve_problem
+
+
+@pytest.fixture(scope="module")
+def moons():
+    X = two_moons(40, seed=2)
+    return resolve_problem(InputData(path="<t>", X=X), K=4)
+
+
+def test_greedy_from_bias(moons):
+    g = greedy_layer(moons.Phi, moons.U_K, 3)
+    assert g.certified and g.thetas.shape == (3, 3)
+    # Prop 4.5: each certified gain is exactly the increase of N_K
+    np.testing.assert_allclose(np.diff(g.captured), g.gains, atol=1e-9)
+    # Lemma 3.2 / monotonicity: deficit and gap never increase
+    assert np.all(np.diff(g.deficit) <= 1e-12) and np.all(np.diff(g.gap) <= 1e-12)
+    # G_H <= s_K(H)^2 at every step
+    assert np.all(g.gains <= g.gap[:-1] ** 2 + 1e-9)
+    # recorded quantities are the library's metrics of the features
+    assert g.captured[-1] == pytest.approx(captured_features(g.features, moons.U_K), abs=1e-12)
+    assert g.gap[-1] == pytest.approx(coverage_gap(g.features, moons.U_K), abs=1e-12)
+    # greedy beats (or ties) any random neuron at the first step
+    rng = np.random.default_rng(0)
+    H0 = np.ones((moons.n, 1))
+    for theta in rng.normal(size=(300, 3)):
+        h = np.maximum(moons.Phi @ theta, 0)
+        if np.ptp(h) > 1e-9:
+            assert captured_features(np.c_[H0, h], moons.U_K) - captured_features(H0, moons.U_K) <= g.gains[0] + 1e-9
+
+
+def test_greedy_respects_ky_fan_limit_of_thm_5_13(moons):
+    g = greedy_layer(moons.Phi, moons.U_K, 2, initial=moons.Phi)
+    lim = ky_fan_limits(moons.Phi, moons.U_K)
+    base = captured_features(moons.Phi, moons.U_K)
+    for t in range(1, g.gains.size + 1):
+        assert g.captured[t] - base <= lim.gain_bound(t) + 1e-9
+        assert g.gap[t] >= lim.gap_bound(t) - 1e-9
+
+
+def test_greedy_input_errors(moons):
+    with pytest.raises(InputError, match="t must"):
+        greedy_layer(moons.Phi, moons.U_K, -1)
+    with pytest.raises(InputError, match="initial"):
+        greedy_layer(moons.Phi, moons.U_K, 1, initial=None)
