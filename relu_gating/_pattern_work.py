@@ -13,8 +13,9 @@ import numpy as np
 from solvers.batched import top_generalized_eig
 
 from ._maskstack import MaskStack
+from .coverage import orthonormal_basis
 from ._search_state import BOUND, EXACT, PRUNED, UNSETTLED, PatternOutcome
-from .objectives import (Objective, leverage_bounds, neuron_values, pattern_matrices, pencil_values,
+from .objectives import (EXCLUDE_RTOL, Objective, leverage_bounds, neuron_values, pattern_matrices, pencil_values,
                          single_pattern_matrices, support_bounds, vector_values)
 
 __all__ = ["chunk_bounds", "solve_chunk", "FALLBACK_METHODS"]
@@ -87,13 +88,30 @@ def _single_class_value(obj: Objective, mask: np.ndarray) -> float | None:
     return float(vector_values(obj, mask.astype(float)[:, None])[0])
 
 
+def _all_excluded(obj: Objective, mask: np.ndarray) -> bool:
+    """Every neuron of the pattern lies in ``col(H)`` (to ``EXCLUDE_RTOL``): nothing admissible.
+
+    Decided on an orthonormal basis ``Q`` of ``col(S Phi)``: all are excluded
+    iff ``||(I - Pi_H) Q||_2 <= EXCLUDE_RTOL``.  (Without features only
+    ``h = 0`` is excluded, which a realized pattern with an active row never
+    forces.)
+    """
+    if obj.Q_H is None:
+        return False
+    Q = orthonormal_basis(obj.Psi * mask[:, None], name="S Phi")
+    if Q.shape[1] == 0:
+        return True
+    return bool(np.linalg.norm(Q - obj.Q_H @ (obj.Q_H.T @ Q), 2) <= EXCLUDE_RTOL)
+
+
 def _solve_one(obj: Objective, mask: np.ndarray, method: str,
                witness: np.ndarray | None = None) -> tuple[float, float, np.ndarray, int, str, str]:
     """Exact solve of one pattern with fallbacks: (upper, lower, theta, status, method, note).
 
     A solver's answer is checked against what is known independently: the
     cone of a realized pattern is full-dimensional, so "infeasible" (the cone
-    lies in ``ker B_S``) is accepted only if ``B_S`` vanishes; and the value
+    lies in ``ker B_S``) would mean ``B_S = 0``, which is decided here first
+    (:func:`_all_excluded`), never taken from a solver; and the value
     of the pattern's strict witness must not exceed the reported upper bound.
     An inconsistent answer counts as a failure and the next method is tried.
     """
@@ -108,8 +126,9 @@ def _solve_one(obj: Objective, mask: np.ndarray, method: str,
         if np.isnan(const):
             return 0.0, np.nan, theta0, PRUNED, "closed-form", ""
         return const, const, theta0, EXACT, "closed-form", ""
+    if _all_excluded(obj, mask):
+        return 0.0, np.nan, theta0, PRUNED, "excluded", ""
     A, B, G = single_pattern_matrices(obj, mask)
-    b_vanishes = np.abs(B).max() <= 1e-24 * max(np.abs(obj.Psi[mask]).max() ** 2, 1e-300)
     w_val = np.nan if witness is None else float(neuron_values(obj, theta0[None, :])[0])
     # the witness, in row-space coordinates, is a strict interior point: it saves an LP
     # (the solver checks it and ignores it if it is not)
@@ -123,8 +142,6 @@ def _solve_one(obj: Objective, mask: np.ndarray, method: str,
             continue
         st = res.status.name.lower() if hasattr(res.status, "name") else str(res.status).lower()
         if st == "infeasible":
-            if b_vanishes and np.isnan(w_val):
-                return 0.0, np.nan, theta0, PRUNED, mth, ""
             tried.append(f"{mth}: claimed infeasible, but B_S does not vanish on this full-dimensional cone")
             continue
         if st in ("exact", "bounded") and res.x is not None and np.isfinite(res.upper):

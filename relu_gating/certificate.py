@@ -249,7 +249,8 @@ def verify(certificate: Any, Phi: Any, U_K: Any, features: Any = None, *, method
     ub = float(d["upper_bound"])
     max_b = float(c.bounds.max(initial=-np.inf))
     check("upper_bound", ub >= max_b - 1e-15 and ub >= float(d["value"]) - tol,
-          f"upper_bound {ub!r} is below the largest pattern bound {max_b!r}")
+          f"upper_bound {ub!r} is below the largest pattern bound {max_b!r}" if ub < max_b - 1e-15
+          else f"upper_bound {ub!r} is below the value {d['value']!r}")
     alpha = float(d["alpha"])
     if not 0 < alpha <= 1:
         check("alpha", False, f"alpha {alpha!r} is not in (0, 1]")

@@ -211,3 +211,14 @@ def test_max_patterns_refuses_before_enumerating():
     Phi, U_K = _instance(30, 2, 3, 0)
     with pytest.raises(ProblemTooLargeError):
         best_neuron(Phi, U_K, max_patterns=100)
+
+
+def test_features_containing_col_phi_prune_the_all_active_pattern():
+    # Rem 5.7 / Thm 5.10 with H0 = Phi: the all-active pattern only holds h in col(H)
+    Phi, U_K = _instance(12, 2, 4, 12)
+    res = best_neuron(Phi, U_K, features=Phi)
+    assert res.certified and res.n_pruned >= 2
+    assert res.value == pytest.approx(brute_best(Phi, U_K, Phi, extra_patterns=res.masks), abs=1e-9)
+    all_active = np.flatnonzero(res.masks.all(axis=1))
+    assert res.bounds[all_active[0]] == 0.0
+    assert verify(res, Phi, U_K, Phi).valid
