@@ -46,23 +46,19 @@ TOL = 1e-8
 
 
 def greedy(Phi, U_K, H0, T):
-    """Certified greedy path: list of per-step dicts and the final features."""
-    H = H0.copy()
+    """Certified greedy path (:func:`relu_gating.greedy_layer`): per-step dicts and the final features."""
+    t0 = time.perf_counter()
+    g = rg.greedy_layer(Phi, U_K, T, initial=H0)  # stops early once nothing is left to gain (Thm 5.3)
+    sec = (time.perf_counter() - t0) / max(g.gains.size, 1)
+    q0 = H0.shape[1]
     steps = []
-    for t in range(1, T + 1):
-        s_prev = coverage_gap(H, U_K)
-        t0 = time.perf_counter()
-        res = rg.best_neuron(Phi, U_K, features=H)
-        sec = time.perf_counter() - t0
-        if res.value <= 1e-10:  # nothing left to gain: N_K(H) = N_K(V_P) (Thm 5.3)
-            break
-        h = np.maximum(Phi @ res.theta, 0.0)
-        gain = captured_features(np.c_[H, h], U_K) - captured_features(H, U_K)
-        H = np.c_[H, h]
-        steps.append({"t": t, "gain": res.value, "bound": res.upper_bound, "certified": res.certified,
-                      "gain_check": gain, "s_prev": s_prev, "N": captured_features(H, U_K),
-                      "delta": coverage_deficit(H, U_K), "s": coverage_gap(H, U_K), "seconds": sec})
-    return steps, H
+    for t in range(1, g.gains.size + 1):
+        H_prev, H_t = g.features[:, :q0 + t - 1], g.features[:, :q0 + t]
+        steps.append({"t": t, "gain": g.gains[t - 1], "bound": g.upper_bounds[t - 1], "certified": g.certified,
+                      "gain_check": captured_features(H_t, U_K) - captured_features(H_prev, U_K),
+                      "s_prev": g.gap[t - 1], "N": g.captured[t], "delta": coverage_deficit(H_t, U_K),
+                      "s": g.gap[t], "seconds": sec})
+    return steps, g.features
 
 
 def random_layers(Phi, U_K, H0, T, draws, seed):
