@@ -13,7 +13,7 @@ import scipy.sparse as sp
 
 from .errors import InputError
 
-__all__ = ["as_matrix", "as_vector", "check_K", "check_same_rows", "as_square"]
+__all__ = ["as_matrix", "as_vector", "check_K", "check_same_rows", "as_square", "as_square_operator"]
 
 
 def _as_float_array(x: Any, name: str) -> np.ndarray:
@@ -86,6 +86,19 @@ def as_square(x: Any, name: str) -> np.ndarray:
     if arr.shape[0] != arr.shape[1]:
         raise InputError(f"{name} must be square, got shape {arr.shape}")
     return arr
+
+
+def as_square_operator(x: Any, name: str) -> Any:
+    """A finite, nonempty square matrix: scipy.sparse input stays sparse (csr), else dense."""
+    if sp.issparse(x):
+        A = sp.csr_matrix(x, dtype=float)
+        if not np.all(np.isfinite(A.data)):
+            raise InputError(f"{name} contains NaN or inf")
+    else:
+        A = as_matrix(x, name)
+    if A.shape[0] != A.shape[1] or A.shape[0] < 1:
+        raise InputError(f"{name} must be square and nonempty, got shape {A.shape}")
+    return A
 
 
 def check_K(K: Any, n: int, name: str = "K") -> int:

@@ -23,9 +23,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
-from ._validate import as_matrix, as_vector
+from ._validate import as_matrix, as_square_operator, as_vector
 from .errors import InputError
 
 __all__ = [
@@ -96,15 +95,7 @@ def _features(H: Any, n: int, name: str, rtol: float | None) -> np.ndarray:
 
 
 def _operator(L: Any, name: str = "L") -> Any:
-    if sp.issparse(L):
-        A = sp.csr_matrix(L, dtype=float)
-        if not np.all(np.isfinite(A.data)):
-            raise InputError(f"{name} contains NaN or inf")
-    else:
-        A = as_matrix(L, name)
-    if A.shape[0] != A.shape[1]:
-        raise InputError(f"{name} must be square, got shape {A.shape}")
-    return A
+    return as_square_operator(L, name)
 
 
 def dirichlet_energy(L: Any, x: Any) -> float:

@@ -77,7 +77,6 @@ def sample_graph(
         vertex and suggests a larger ``n_neighbors`` / ``epsilon`` / ``sigma``).
     """
     X = as_matrix(X, "X", min_rows=2)
-    n = X.shape[0]
     if kind not in _KINDS:
         raise InputError(f"kind must be one of {_KINDS}, got {kind!r}")
     if sigma is not None and not (np.isfinite(sigma) and sigma > 0):

@@ -28,7 +28,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from scipy.sparse import csgraph
 
-from ._validate import as_matrix, check_K
+from ._validate import as_square_operator, check_K
 from .errors import InputError
 
 __all__ = ["SpectralBasis", "SpectralTieWarning", "low_frequency_basis", "check_laplacian", "DENSE_LIMIT"]
@@ -95,17 +95,7 @@ class SpectralBasis:
 def check_laplacian(L: Any, name: str = "L", *, rtol: float = 1e-10) -> sp.csr_matrix:
     """Validate a graph Laplacian: square, finite, symmetric, nonpositive
     off-diagonal entries and positive diagonal (no zero-degree vertex)."""
-    if sp.issparse(L):
-        A = sp.csr_matrix(L, dtype=float)
-        if A.shape[0] != A.shape[1] or A.shape[0] < 1:
-            raise InputError(f"{name} must be a nonempty square matrix, got shape {A.shape}")
-        if not np.all(np.isfinite(A.data)):
-            raise InputError(f"{name} contains NaN or inf")
-    else:
-        A = as_matrix(L, name)
-        if A.shape[0] != A.shape[1]:
-            raise InputError(f"{name} must be square, got shape {A.shape}")
-        A = sp.csr_matrix(A)
+    A = sp.csr_matrix(as_square_operator(L, name))
     scale = float(abs(A).max()) if A.nnz else 0.0
     asym = abs(A - A.T)
     if asym.nnz and asym.max() > rtol * max(scale, 1e-300):

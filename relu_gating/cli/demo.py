@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     rel = lambda v: 100.0 * (res.value - v) / res.value if res.value > 0 else 0.0  # noqa: E731
     print(f"two moons: n = {args.n}, noise = {args.noise}, kNN graph, combinatorial Laplacian, K = {prob.K}")
-    print(f"objective: marginal gain G_H(h) over the bias feature H = 1 (Prop 4.5)\n")
+    print("objective: marginal gain G_H(h) over the bias feature H = 1 (Prop 4.5)\n")
     print(f"certified best neuron  value {res.value:.10f}   upper bound {res.upper_bound:.10f}   "
           f"{'CERTIFIED exact' if res.certified else 'NOT certified'}")
     print(f"  theta = [{', '.join(f'{t:.5f}' for t in res.theta)}], {int(res.pattern.sum())} of {args.n} active")

@@ -126,7 +126,7 @@ def format_result(res, cert: dict) -> str:
         f"active samples   {int(res.pattern.sum())} of {res.pattern.size}",
         f"patterns         {res.n_patterns} realized: {res.n_exact} solved exactly, {res.n_bound} settled by "
         f"bound, {res.n_pruned} pruned",
-        f"seconds          " + ", ".join(f"{k} {v:.3f}" for k, v in res.seconds.items()),
+        "seconds          " + ", ".join(f"{k} {v:.3f}" for k, v in res.seconds.items()),
     ]
     lines += [f"note             {n}" for n in res.notes[:10]]
     return "\n".join(lines)
