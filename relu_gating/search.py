@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -115,14 +115,36 @@ class NeuronResult:
         return result_to_dict(self)
 
 
-def _executor_map(executor: Any, fn: Any, tasks: list[tuple]) -> list:
-    """Run ``fn(*task)`` for every task in-process, on an Executor, or on Dask."""
+class _Saver:
+    """Checkpoint writer: at most every ``every`` seconds, and on demand."""
+
+    def __init__(self, path: str | None, key: str, state: SearchState, every: float = 10.0) -> None:
+        self.path, self.key, self.state, self.every = path, key, state, every
+        self.last = time.perf_counter()
+
+    def save(self) -> None:
+        if self.path:
+            self.state.save(self.path, self.key)
+            self.last = time.perf_counter()
+
+    def maybe_save(self) -> None:
+        if self.path and time.perf_counter() - self.last >= self.every:
+            self.save()
+
+
+def _executor_map(executor: Any, fn: Any, tasks: list[tuple]) -> Iterator:
+    """Yield ``fn(*task)`` per task: in-process (lazily), on an Executor, or on Dask.
+
+    In-process results come one at a time, so an interrupt keeps what was done.
+    """
     if executor is None:
-        return [fn(*t) for t in tasks]
-    if hasattr(executor, "gather"):  # dask.distributed.Client
+        for t in tasks:
+            yield fn(*t)
+    elif hasattr(executor, "gather"):  # dask.distributed.Client
         futures = [executor.submit(fn, *t, pure=False) for t in tasks]
-        return executor.gather(futures)
-    return list(executor.map(fn, *zip(*tasks))) if tasks else []
+        yield from executor.gather(futures)
+    elif tasks:
+        yield from executor.map(fn, *zip(*tasks))
 
 
 def best_neuron(
@@ -166,8 +188,9 @@ def best_neuron(
     executor : concurrent.futures.Executor or dask.distributed.Client, optional
         Where the chunks run; in-process by default.
     checkpoint : path, optional
-        ``.npz`` file updated after every batch; an interrupted run called
-        again with the same inputs resumes from it.
+        ``.npz`` file written at most every 10 s, at the end and on an
+        interrupt (Ctrl-C); a run called again with the same inputs resumes
+        from it, in either phase, without redoing finished work.
     progress : bool or None
         Progress bar on stderr (None: only on a terminal).
 
@@ -206,19 +229,20 @@ def best_neuron(
 
     state = SearchState.load(checkpoint, key, N) if checkpoint else None
     resumed = state is not None
-    if state is None:
-        state = SearchState.empty(N)
+    state = state if state is not None else SearchState.empty(N)
+    saver = _Saver(checkpoint, key, state)
+    try:
+        # phase 1: cheap bounds for every chunk not yet bounded (all of them unless resuming)
+        todo = [s for s in range(0, N, chunk_size) if not np.all(np.isfinite(state.upper[s:s + chunk_size]))]
         tasks = [(obj, np.arange(s, min(s + chunk_size, N)), masks[s:s + chunk_size], witnesses[s:s + chunk_size], tol)
-                 for s in range(0, N, chunk_size)]
-        with Progress(N, "bounds", enabled=progress) as bar:
+                 for s in todo]
+        with Progress(len(todo) * chunk_size, "bounds", enabled=progress) as bar:
             for out in _executor_map(executor, chunk_bounds, tasks):
                 state.absorb(out)
                 bar.update(out.index.size)
-        if checkpoint:
-            state.save(checkpoint, key)
-    t_bounds = time.perf_counter()
-
-    try:
+                saver.maybe_save()
+        t_bounds = time.perf_counter()
+        # phase 2: exact solves, largest bound first, until best >= alpha * (largest open bound)
         with Progress(None, "exact solves", enabled=progress) as bar:
             while True:
                 open_idx = state.open_patterns(alpha, tol)
@@ -231,12 +255,11 @@ def best_neuron(
                 for out in _executor_map(executor, solve_chunk, tasks):
                     state.absorb(out)
                     bar.update(out.index.size, note=f"best {state.best_value:.6f}")
-                if checkpoint:
-                    state.save(checkpoint, key)
+                saver.maybe_save()
     except KeyboardInterrupt:
-        if checkpoint:
-            state.save(checkpoint, key)
+        saver.save()
         raise
+    saver.save()
     t_solve = time.perf_counter()
     return _finish(obj, patterns, masks, state, alpha, tol, key, resumed,
                    {"enumerate": t_enum - t0, "bounds": t_bounds - t_enum, "solve": t_solve - t_bounds,

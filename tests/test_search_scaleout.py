@@ -119,3 +119,34 @@ def test_solver_failure_falls_back_and_is_reported(monkeypatch):
     assert res.upper_bound >= ref.value - 1e-12  # bounds stand ...
     assert not res.certified  # ... and nothing is claimed falsely
     assert any("not solved exactly" in n for n in res.notes)
+
+
+def test_interrupt_during_bounds_then_resume(tmp_path, monkeypatch):
+    Phi, U_K = _inst(8, 40)
+    ref = best_neuron(Phi, U_K, features="bias")
+    ck = tmp_path / "bounds.npz"
+    calls = {"n": 0}
+    real = work.chunk_bounds
+
+    def flaky(*args):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        return real(*args)
+
+    monkeypatch.setattr(search, "chunk_bounds", flaky)
+    with pytest.raises(KeyboardInterrupt):
+        best_neuron(Phi, U_K, features="bias", chunk_size=50, checkpoint=str(ck))
+    saved = SearchState.load(ck, ref.fingerprint, ref.n_patterns)
+    assert np.isfinite(saved.upper[:100]).all() and not np.isfinite(saved.upper[100:]).any()
+    done = []
+
+    def counting(*args):
+        done.append(args[1][0])
+        return real(*args)
+
+    monkeypatch.setattr(search, "chunk_bounds", counting)
+    res = best_neuron(Phi, U_K, features="bias", chunk_size=50, checkpoint=str(ck))
+    assert min(done) == 100  # the two finished chunks were not redone
+    assert "resumed from checkpoint" in res.notes
+    assert res.value == pytest.approx(ref.value, abs=1e-12) and res.certified
