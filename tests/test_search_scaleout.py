@@ -150,3 +150,33 @@ def test_interrupt_during_bounds_then_resume(tmp_path, monkeypatch):
     assert min(done) == 100  # the two finished chunks were not redone
     assert "resumed from checkpoint" in res.notes
     assert res.value == pytest.approx(ref.value, abs=1e-12) and res.certified
+
+
+def test_process_pool_ships_chunks_by_pickling():
+    from concurrent.futures import ProcessPoolExecutor
+
+    Phi, U_K = _inst(9, 30)
+    ref = best_neuron(Phi, U_K, features="bias")
+    with ProcessPoolExecutor(max_workers=2) as ex:
+        res = best_neuron(Phi, U_K, features="bias", executor=ex, chunk_size=200, batch_size=8)
+    assert res.value == pytest.approx(ref.value, abs=1e-12) and res.certified
+
+
+def test_cli_scheduler_address(tmp_path, capsys):
+    distributed = pytest.importorskip("dask.distributed")
+    import json
+
+    from relu_gating.cli import main
+
+    rng = np.random.default_rng(10)
+    inp = tmp_path / "d.npz"
+    np.savez(inp, X=rng.normal(size=(25, 2)))
+    assert main(["best-neuron", str(inp), "--K", "3", "--features", "bias", "--json", "--quiet"]) == 0
+    ref = json.loads(capsys.readouterr().out)
+    with distributed.LocalCluster(processes=False, n_workers=1, threads_per_worker=1,
+                                  dashboard_address=None) as cluster:
+        rc = main(["best-neuron", str(inp), "--K", "3", "--features", "bias", "--json", "--quiet",
+                   "--scheduler", cluster.scheduler_address])
+    assert rc == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["value"] == pytest.approx(ref["value"], abs=1e-12) and out["certified"]
