@@ -10,6 +10,14 @@ with ``A, B`` symmetric PSD (``B`` possibly singular), solved by the methods
 of :func:`available_methods` through one front door, :func:`solve`; plus
 LP realizability and cone utilities (:func:`realizable`,
 :func:`interior_point`, :func:`facet_rows`, :func:`cone_constraints`).
+
+Numerical limits: a cone thinner than the LP tolerances (width below about
+1e-9 relative, e.g. rows dependent only to within rounding) is treated as
+lower-dimensional, and a pencil whose ``B`` is singular to within rounding on
+such a cone can come back INFEASIBLE or BOUNDED with ``upper = -inf`` although
+the cone holds points with ``B x != 0``.  Callers that know better (a strict
+interior point, a bound that does not depend on ``B``) should check the answer
+against it; :mod:`relu_gating` does.
 """
 
 from __future__ import annotations
