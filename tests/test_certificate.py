@@ -193,3 +193,14 @@ def test_rounding_thin_chambers_certify_and_verify(features):
     k = next(iter(cert["patterns"]["exact_witnesses"]))
     cert["patterns"]["exact_witnesses"][k] = [str(-int(x)) for x in cert["patterns"]["exact_witnesses"][k]]
     assert not verify(cert, Phi, U, features).valid
+
+
+def test_same_subspace_other_bits_still_verifies(case):
+    # U_K rebuilt elsewhere may differ in signs or last bits: the certificate is about
+    # span(U_K), and verify recomputes everything from the inputs it is given
+    Phi, U_K, res, cert = case
+    U2 = U_K * np.array([-1.0, 1.0, 1.0, -1.0])
+    rep = verify(cert, Phi, U2, "bias")
+    assert rep.valid, rep.reasons
+    assert rep.checks["fingerprint"]["identical_inputs"] is False
+    assert verify(cert, Phi, U_K, "bias").checks["fingerprint"]["identical_inputs"] is True
