@@ -85,6 +85,11 @@ def greedy_layer(Phi: Any, U_K: Any, t: int, *, initial: Any = "bias", alpha: fl
     H = resolve_features(initial, Phi.shape[0])
     if H is None:
         raise InputError("initial must be 'bias' or a feature matrix (the greedy gain needs features)")
+    from .patterns import enumerate_patterns
+
+    patterns = search_options.pop("patterns", None)
+    if patterns is None:  # one layer, one arrangement: enumerate once for all t queries
+        patterns = enumerate_patterns(Phi, max_patterns=search_options.get("max_patterns"))
     thetas, gains, ubs = [], [], []
     captured = [captured_features(H, U)]
     gap = [coverage_gap(H, U)]
@@ -92,7 +97,7 @@ def greedy_layer(Phi: Any, U_K: Any, t: int, *, initial: Any = "bias", alpha: fl
     for _ in range(t):
         if gap[-1] ** 2 <= min_gain:
             break
-        res = best_neuron(Phi, U, features=H, alpha=alpha, **search_options)
+        res = best_neuron(Phi, U, features=H, alpha=alpha, patterns=patterns, **search_options)
         if res.value <= min_gain:
             break
         certified &= res.certified

@@ -23,6 +23,7 @@ pencils are definite on generic patterns.  Neurons with ``h = 0`` or ``h`` in
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +37,7 @@ from .errors import InputError
 __all__ = [
     "Objective",
     "make_objective",
+    "with_rank",
     "pattern_matrices",
     "leverage_bounds",
     "support_bounds",
@@ -152,6 +154,19 @@ def make_objective(Phi: Any, U_K: Any, features: Any = None, *, rank: int | None
         cap = float(min(1.0, np.linalg.norm(M, 2) ** 2))
         kind = "marginal"
     return Objective(Phi=Phi, U_K=U_K, V=V, Psi=Psi, M=M, Q_H=Q_H, cap=cap, kind=kind)
+
+
+def with_rank(obj: Objective, rank: int) -> Objective:
+    """The same objective in row-space coordinates of the given (exact) rank.
+
+    Returns ``obj`` itself when its rank already agrees (the usual case);
+    otherwise recomputes ``V`` and ``Psi`` only.
+    """
+    if rank == obj.rank:
+        return obj
+    Vt = np.linalg.svd(obj.Phi, full_matrices=False)[2]
+    V = Vt[:rank].T.copy()
+    return dataclasses.replace(obj, V=V, Psi=obj.Phi @ V)
 
 
 def pattern_matrices(obj: Objective, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

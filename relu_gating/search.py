@@ -32,7 +32,7 @@ from ._pattern_work import chunk_bounds, solve_chunk
 from ._progress import Progress
 from ._search_state import BOUND, EXACT, PRUNED, UNSETTLED, SearchState, fingerprint
 from .errors import InputError, SolverFailure
-from .objectives import make_objective, neuron_values, resolve_features
+from .objectives import make_objective, neuron_values, with_rank
 
 __all__ = ["NeuronResult", "best_neuron", "best_neuron_from_samples"]
 
@@ -161,6 +161,7 @@ def best_neuron(
     executor: Any = None,
     checkpoint: str | None = None,
     progress: bool | None = False,
+    patterns: Any = None,
 ) -> NeuronResult:
     """Find the certified best single ReLU neuron.
 
@@ -193,6 +194,10 @@ def best_neuron(
         from it, in either phase, without redoing finished work.
     progress : bool or None
         Progress bar on stderr (None: only on a terminal).
+    patterns : PatternSet, optional
+        The output of :func:`relu_gating.enumerate_patterns` for this ``Phi``,
+        to reuse across queries on the same layer (a greedy layer asks one
+        query per neuron); enumerated here when omitted.
 
     Returns
     -------
@@ -220,9 +225,13 @@ def best_neuron(
         if not isinstance(val, (int, np.integer)) or val < 1:
             raise InputError(f"{name} must be a positive integer, got {val!r}")
     obj = make_objective(Phi, U_K, features)  # validates before the expensive part
-    patterns = enumerate_patterns(obj.Phi, max_patterns=max_patterns, progress=progress is not False)
+    if patterns is None:
+        patterns = enumerate_patterns(obj.Phi, max_patterns=max_patterns, progress=progress is not False)
+    elif (getattr(patterns, "n", None), getattr(patterns, "m", None)) != obj.Phi.shape:
+        raise InputError(f"patterns must be the PatternSet of this Phi (shape {obj.Phi.shape}), "
+                         f"got one for n = {getattr(patterns, 'n', None)}, m = {getattr(patterns, 'm', None)}")
     t_enum = time.perf_counter()
-    obj = make_objective(obj.Phi, obj.U_K, resolve_features(features, obj.n), rank=patterns.rank)
+    obj = with_rank(obj, patterns.rank)  # the exact rank decided by the enumerator
     masks, witnesses = patterns.masks, patterns.witnesses
     N = masks.shape[0]
     key = fingerprint(obj.Phi, obj.U_K, obj.Q_H, extra=f"{obj.kind}|{N}")

@@ -52,3 +52,26 @@ def test_greedy_input_errors(moons):
         greedy_layer(moons.Phi, moons.U_K, -1)
     with pytest.raises(InputError, match="initial"):
         greedy_layer(moons.Phi, moons.U_K, 1, initial=None)
+
+
+def test_greedy_enumerates_once(moons, monkeypatch):
+    import relu_gating.patterns as pat
+
+    calls = {"n": 0}
+    real = pat.enumerate_patterns
+
+    def counting(*a, **k):
+        calls["n"] += 1
+        return real(*a, **k)
+
+    monkeypatch.setattr(pat, "enumerate_patterns", counting)
+    g = greedy_layer(moons.Phi, moons.U_K, 3)
+    assert calls["n"] == 1 and g.gains.size == 3
+
+
+def test_best_neuron_rejects_patterns_of_another_phi(moons):
+    from relu_gating import best_neuron, enumerate_patterns
+
+    other = enumerate_patterns(moons.Phi[:-1])
+    with pytest.raises(InputError, match="patterns"):
+        best_neuron(moons.Phi, moons.U_K, features="bias", patterns=other)

@@ -20,6 +20,19 @@ def _inst(seed=2, n=40):
     return Phi, U_K
 
 
+def _interrupted_on_call(fn, k):
+    """``fn`` that raises KeyboardInterrupt (a Ctrl-C) on its k-th call."""
+    calls = {"n": 0}
+
+    def wrapped(*args):
+        calls["n"] += 1
+        if calls["n"] == k:
+            raise KeyboardInterrupt
+        return fn(*args)
+
+    return wrapped
+
+
 def test_small_chunks_and_thread_executor_agree():
     Phi, U_K = _inst()
     ref = best_neuron(Phi, U_K, features="bias")
@@ -48,16 +61,8 @@ def test_interrupt_then_resume_loses_nothing(tmp_path, monkeypatch):
     ref = best_neuron(Phi, U_K, features="bias", batch_size=1)
     assert ref.n_exact >= 2  # the test needs several exact solves
     ck = tmp_path / "state.npz"
-    calls = {"n": 0}
     real = work.solve_chunk
-
-    def flaky(*args):
-        calls["n"] += 1
-        if calls["n"] == 2:
-            raise KeyboardInterrupt
-        return real(*args)
-
-    monkeypatch.setattr(search, "solve_chunk", flaky)
+    monkeypatch.setattr(search, "solve_chunk", _interrupted_on_call(real, 2))
     with pytest.raises(KeyboardInterrupt):
         best_neuron(Phi, U_K, features="bias", batch_size=1, checkpoint=str(ck))
     assert ck.exists()
@@ -125,16 +130,8 @@ def test_interrupt_during_bounds_then_resume(tmp_path, monkeypatch):
     Phi, U_K = _inst(8, 40)
     ref = best_neuron(Phi, U_K, features="bias")
     ck = tmp_path / "bounds.npz"
-    calls = {"n": 0}
     real = work.chunk_bounds
-
-    def flaky(*args):
-        calls["n"] += 1
-        if calls["n"] == 3:
-            raise KeyboardInterrupt
-        return real(*args)
-
-    monkeypatch.setattr(search, "chunk_bounds", flaky)
+    monkeypatch.setattr(search, "chunk_bounds", _interrupted_on_call(real, 3))
     with pytest.raises(KeyboardInterrupt):
         best_neuron(Phi, U_K, features="bias", chunk_size=50, checkpoint=str(ck))
     saved = SearchState.load(ck, ref.fingerprint, ref.n_patterns)
