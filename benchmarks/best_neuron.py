@@ -246,7 +246,7 @@ def _solve_all(obj, masks, idx):
             fails += 1
             continue
         if res.x is not None and str(getattr(res.status, "value", res.status)).lower() in ("exact", "bounded"):
-            v = neuron_values(obj, (obj.V @ np.asarray(res.x, float))[None])[0]
+            v = neuron_values(obj, (obj.to_theta @ np.asarray(res.x, float))[None])[0]
             best = max(best, v) if not np.isnan(v) else best
     return best, time.perf_counter() - t0, fails
 

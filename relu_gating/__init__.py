@@ -13,6 +13,7 @@ from typing import Any
 
 from .errors import (
     CertificateError,
+    CheckpointError,
     InputError,
     ProblemTooLargeError,
     ReluGatingError,
@@ -92,7 +93,8 @@ _LAZY: dict[str, str] = {
 
 __all__ = sorted(
     list(_LAZY)
-    + ["ReluGatingError", "InputError", "ProblemTooLargeError", "SolverFailure", "CertificateError"]
+    + ["ReluGatingError", "InputError", "ProblemTooLargeError", "SolverFailure", "CertificateError",
+       "CheckpointError"]
 )
 
 

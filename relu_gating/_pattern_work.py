@@ -8,6 +8,8 @@ Dask cluster (send chunks of hundreds of patterns: a Dask task costs ~5 ms).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from solvers.batched import top_generalized_eig
@@ -22,6 +24,9 @@ __all__ = ["chunk_bounds", "solve_chunk", "FALLBACK_METHODS"]
 
 #: Exact methods tried in turn when the requested one fails on a pattern.
 FALLBACK_METHODS = ("faces", "dnn")
+
+#: A solver's upper bound below a pattern's strict witness value by more than this is rejected.
+WITNESS_RTOL = 1e-9
 
 
 def chunk_bounds(obj: Objective, index: np.ndarray, masks: np.ndarray, witnesses: np.ndarray, tol: float) -> PatternOutcome:
@@ -45,13 +50,13 @@ def chunk_bounds(obj: Objective, index: np.ndarray, masks: np.ndarray, witnesses
         bad = np.flatnonzero(~eig.reliable)
         upper[bad] = np.minimum(upper[bad], support_bounds(obj, masks[bad]))
     # incumbents: witnesses lie inside their cones, so the pencil gives their value
-    lower = np.where(eig.reliable, pencil_values(A, B, witnesses @ obj.V), np.nan)
+    lower = np.where(eig.reliable, pencil_values(A, B, witnesses @ obj.to_coords.T), np.nan)
     thetas = witnesses.copy()
     status = np.full(k, UNSETTLED, dtype=np.int8)
     methods = [""] * k
     # attained bound (Rem 4.4): a top eigenvector (either sign) inside the closed cone
     if obj.rank and np.any(eig.reliable):
-        sz = (eig.vectors @ obj.Psi.T) * np.where(masks, 1.0, -1.0)  # (2S - I) Phi theta, theta = V v
+        sz = (eig.vectors @ obj.Psi.T) * np.where(masks, 1.0, -1.0)  # (2S - I) Psi v
         scale = 1e-12 * (np.abs(sz).max(axis=1) + 1e-300)
         lo, hi = sz.min(axis=1), sz.max(axis=1)
         for sign in (1.0, -1.0):
@@ -62,11 +67,17 @@ def chunk_bounds(obj: Objective, index: np.ndarray, masks: np.ndarray, witnesses
             vals = eig.values[rows]
             better = np.nan_to_num(vals, nan=-np.inf) > np.nan_to_num(lower[rows], nan=-np.inf)
             lower[rows[better]] = vals[better]
-            thetas[rows[better]] = sign * (eig.vectors[rows[better]] @ obj.V.T)
+            thetas[rows[better]] = sign * (eig.vectors[rows[better]] @ obj.to_theta.T)
             tight = rows[eig.upper[rows] - eig.values[rows] <= 0.5 * tol]  # else leave it to an exact solve
             status[tight] = EXACT
             for r in tight.tolist():
                 methods[r] = "spectral"
+    # a value read off a pencil counts only if the neuron itself is admissible (not h in col(H))
+    fin = np.flatnonzero(~np.isnan(lower))
+    bad = fin[np.isnan(neuron_values(obj, thetas[fin]))]
+    lower[bad] = np.nan
+    for r in bad[status[bad] == EXACT].tolist():
+        status[r], methods[r] = UNSETTLED, ""
     # the all-inactive pattern holds only h = 0: excluded, nothing to bound
     dead = ~np.any(masks, axis=1)
     upper = np.where(dead, 0.0, upper)
@@ -104,9 +115,70 @@ def _all_excluded(obj: Objective, mask: np.ndarray) -> bool:
     return bool(np.linalg.norm(Q - obj.Q_H @ (obj.Q_H.T @ Q), 2) <= EXCLUDE_RTOL)
 
 
-def _solve_one(obj: Objective, mask: np.ndarray, method: str,
-               witness: np.ndarray | None = None) -> tuple[float, float, np.ndarray, int, str, str]:
-    """Exact solve of one pattern with fallbacks: (upper, lower, theta, status, method, note).
+def _dual_evidence(A: np.ndarray, B: np.ndarray, G: np.ndarray, rows: np.ndarray,
+                   value: float) -> tuple[float, tuple[np.ndarray, np.ndarray] | None]:
+    """A checkable upper bound for a pattern solved exactly: DNN multipliers on its facet rows.
+
+    Returns ``(upper, (rows, N))``: ``upper * B - A - G_T^T N G_T`` is positive
+    semidefinite on the pattern's coordinates, with ``T`` the facet rows of
+    the cone (indices into the samples).  The verifier re-checks that
+    inequality itself; ``upper`` is at least the exact ``value`` found.
+    """
+    import solvers
+
+    try:
+        facets = solvers.facet_rows(G)
+    except solvers.ConeEigError:
+        facets = np.arange(G.shape[0])
+    dual = solvers.cone_dual(A, B, G[facets])
+    if not np.isfinite(dual.upper):
+        return np.inf, None
+    keep = np.flatnonzero(np.any(dual.N != 0, axis=0))
+    return max(float(dual.upper), value), (rows[facets[keep]].astype(np.int64), dual.N[np.ix_(keep, keep)])
+
+
+class _Solved(NamedTuple):
+    """One pattern's exact solve: its bound, best neuron, settlement and evidence."""
+
+    upper: float
+    lower: float
+    theta: np.ndarray
+    status: int
+    method: str
+    note: str = ""
+    evidence: tuple[np.ndarray, np.ndarray] | None = None
+
+
+def _settle_exact(obj: Objective, mask: np.ndarray, value: float, theta: np.ndarray, method: str) -> _Solved:
+    """An exact per-pattern value turned into a claim the verifier can check (dual evidence)."""
+    A, B, G = single_pattern_matrices(obj, mask)
+    rows = np.flatnonzero(np.any(obj.Phi != 0, axis=1))
+    upper, evidence = _dual_evidence(A, B, G, rows, value)
+    return _Solved(upper, value, theta, EXACT, method, "", evidence)
+
+
+def _try_method(obj: Objective, problem, mth: str, w_val: float) -> tuple[object | None, str]:
+    """One solver run checked against what is known independently: (result, why it was rejected)."""
+    import solvers
+
+    try:
+        res = solvers.solve(problem, method=mth)
+    except (solvers.ConeEigError, np.linalg.LinAlgError, ValueError, ArithmeticError) as exc:
+        return None, f"{mth}: {type(exc).__name__}: {exc}"
+    if res.status == solvers.Status.INFEASIBLE:
+        return None, f"{mth}: claimed infeasible, but B_S does not vanish on this full-dimensional cone"
+    if res.status not in (solvers.Status.EXACT, solvers.Status.BOUNDED) or res.x is None \
+            or not np.isfinite(res.upper):
+        return None, f"{mth}: status {res.status.value} ({res.message})"
+    if not np.isnan(w_val) and w_val > res.upper + WITNESS_RTOL:
+        return None, f"{mth}: upper bound {res.upper!r} below the witness value {w_val!r}"
+    if res.status != solvers.Status.EXACT:
+        return None, f"{mth}: bounded only (gap {res.upper - res.lower:.2e})"
+    return res, ""
+
+
+def _solve_one(obj: Objective, mask: np.ndarray, method: str, witness: np.ndarray | None = None) -> _Solved:
+    """Exact solve of one pattern with fallbacks.
 
     A solver's answer is checked against what is known independently: the
     cone of a realized pattern is full-dimensional, so "infeasible" (the cone
@@ -114,52 +186,39 @@ def _solve_one(obj: Objective, mask: np.ndarray, method: str,
     (:func:`_all_excluded`), never taken from a solver; and the value
     of the pattern's strict witness must not exceed the reported upper bound.
     An inconsistent answer counts as a failure and the next method is tried.
+    An exact value is returned with dual evidence (:func:`_dual_evidence`).
     """
     import solvers
 
     m = obj.Phi.shape[1]
     theta0 = np.zeros(m) if witness is None else np.asarray(witness, dtype=float)
     if not np.any(mask):
-        return 0.0, np.nan, np.zeros(m), PRUNED, "dead", ""
+        return _Solved(0.0, np.nan, np.zeros(m), PRUNED, "dead")
     const = _single_class_value(obj, mask)
     if const is not None:
         if np.isnan(const):
-            return 0.0, np.nan, theta0, PRUNED, "closed-form", ""
-        return const, const, theta0, EXACT, "closed-form", ""
+            return _Solved(0.0, np.nan, theta0, PRUNED, "closed-form")
+        return _settle_exact(obj, mask, const, theta0, "closed-form")
     if _all_excluded(obj, mask):
-        return 0.0, np.nan, theta0, PRUNED, "excluded", ""
+        return _Solved(0.0, np.nan, theta0, PRUNED, "excluded")
     A, B, G = single_pattern_matrices(obj, mask)
     w_val = np.nan if witness is None else float(neuron_values(obj, theta0[None, :])[0])
-    # the witness, in row-space coordinates, is a strict interior point: it saves an LP
+    # the witness, in basis coordinates, is a strict interior point: it saves an LP
     # (the solver checks it and ignores it if it is not)
-    interior = None if witness is None else obj.V.T @ theta0
+    problem = solvers.ConeEigProblem(A, B, G, interior=None if witness is None else obj.to_coords @ theta0)
     tried = []
     for mth in (method,) + tuple(x for x in FALLBACK_METHODS if x != method):
-        try:
-            res = solvers.solve(solvers.ConeEigProblem(A, B, G, interior=interior), method=mth)
-        except Exception as exc:  # noqa: BLE001 - any backend failure triggers the next method
-            tried.append(f"{mth}: {type(exc).__name__}: {exc}")
+        res, why = _try_method(obj, problem, mth, w_val)
+        if res is None:
+            tried.append(why)
             continue
-        st = res.status.name.lower() if hasattr(res.status, "name") else str(res.status).lower()
-        if st == "infeasible":
-            tried.append(f"{mth}: claimed infeasible, but B_S does not vanish on this full-dimensional cone")
-            continue
-        if st in ("exact", "bounded") and res.x is not None and np.isfinite(res.upper):
-            theta = obj.V @ np.asarray(res.x, dtype=float)
-            val = float(neuron_values(obj, theta[None, :])[0])
-            if not np.isnan(w_val) and w_val > res.upper + 1e-9:
-                tried.append(f"{mth}: upper bound {res.upper!r} below the witness value {w_val!r}")
-                continue
-            up = max(float(res.upper), val if not np.isnan(val) else -np.inf)
-            if st == "exact":
-                if np.isnan(val) or (not np.isnan(w_val) and w_val > val):
-                    val, theta = w_val, theta0
-                return up, val, theta, EXACT, mth, ""
-            tried.append(f"{mth}: bounded only (gap {res.upper - res.lower:.2e})")
-            continue
-        tried.append(f"{mth}: status {st} ({getattr(res, 'message', '')})")
+        theta = obj.to_theta @ np.asarray(res.x, dtype=float)
+        val = float(neuron_values(obj, theta[None, :])[0])
+        if np.isnan(val) or (not np.isnan(w_val) and w_val > val):
+            val, theta = w_val, theta0
+        return _settle_exact(obj, mask, val, theta, mth)
     note = "pattern not solved exactly, its cheap bound stands: " + "; ".join(tried)
-    return np.inf, w_val, theta0, BOUND, "", note
+    return _Solved(np.inf, w_val, theta0, BOUND, "", note)
 
 
 def solve_chunk(obj: Objective, index: np.ndarray, masks: np.ndarray, method: str,
@@ -175,12 +234,14 @@ def solve_chunk(obj: Objective, index: np.ndarray, masks: np.ndarray, method: st
     lower = np.empty(k)
     thetas = np.zeros((k, m))
     status = np.empty(k, dtype=np.int8)
-    methods, notes = [], []
+    methods, notes, evidence = [], [], {}
     for j in range(k):
-        u, lo, th, st, mth, note = _solve_one(obj, masks[j], method, None if witnesses is None else witnesses[j])
-        upper[j], lower[j], thetas[j], status[j] = u, lo, th, st
-        methods.append(mth)
-        if note:
-            notes.append(f"pattern {int(index[j])}: {note}")
+        out = _solve_one(obj, masks[j], method, None if witnesses is None else witnesses[j])
+        upper[j], lower[j], thetas[j], status[j] = out.upper, out.lower, out.theta, out.status
+        methods.append(out.method)
+        if out.note:
+            notes.append(f"pattern {int(index[j])}: {out.note}")
+        if out.evidence is not None:
+            evidence[int(index[j])] = out.evidence
     return PatternOutcome(index=index, upper=upper, lower=lower, thetas=thetas, status=status,
-                          method=tuple(methods), notes=tuple(notes))
+                          method=tuple(methods), notes=tuple(notes), evidence=evidence)

@@ -5,18 +5,27 @@ of patterns, exact solves of a batch of patterns).  Each piece returns a
 :class:`PatternOutcome`; :class:`SearchState` absorbs outcomes in any order,
 so the same code runs in-process, on local processes or on a Dask cluster, and
 a state saved to disk resumes an interrupted run without losing work.
+
+Checkpoints are refused when they belong to another query and trusted only
+when signed by this user's key; see :meth:`SearchState.load` for the rule.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import os
-import tempfile
+import secrets
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
-__all__ = ["UNSETTLED", "BOUND", "EXACT", "PRUNED", "SETTLEMENT_CODES", "PatternOutcome", "SearchState", "fingerprint"]
+from ._files import atomic_write, check_writable
+from .errors import CheckpointError
+
+__all__ = ["UNSETTLED", "BOUND", "EXACT", "PRUNED", "SETTLEMENT_CODES", "PatternOutcome", "SearchState", "fingerprint",
+           "check_checkpoint_path", "checkpoint_key_path", "KEY_ENV"]
 
 #: Settlement codes of a pattern (stored as int8; letters in the certificate).
 UNSETTLED, BOUND, EXACT, PRUNED = 0, 1, 2, 3
@@ -57,6 +66,9 @@ class PatternOutcome:
     method : tuple of str
         Per pattern, what settled it (e.g. ``"leverage"``, ``"spectral"``,
         ``"faces"``), for the certificate.
+    evidence : dict
+        Pattern index -> ``(rows, N)``: dual multipliers on the facet rows of
+        an exactly solved pattern, the evidence of its bound.
     """
 
     index: np.ndarray
@@ -66,6 +78,7 @@ class PatternOutcome:
     status: np.ndarray
     method: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    evidence: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -76,6 +89,7 @@ class SearchState:
     lower: np.ndarray
     status: np.ndarray
     methods: dict[int, str] = field(default_factory=dict)
+    evidence: dict[int, tuple] = field(default_factory=dict)
     best_value: float = -np.inf
     best_theta: np.ndarray | None = None
     best_index: int = -1
@@ -103,6 +117,7 @@ class SearchState:
             if mth:
                 self.methods[i] = mth
         self.notes.extend(out.notes)
+        self.evidence.update(out.evidence)
         vals = np.where(np.isnan(out.lower), -np.inf, out.lower)
         j = int(np.argmax(vals))
         if vals[j] > self.best_value:
@@ -118,39 +133,255 @@ class SearchState:
 
     # -- checkpoints -------------------------------------------------------
     def save(self, path: str | os.PathLike, key: str) -> None:
-        """Write the state atomically (temporary file + rename)."""
+        """Write the state atomically (temporary file + rename), signed with the local key.
+
+        Refuses (:class:`~relu_gating.errors.CheckpointError`) to overwrite a
+        file that is not a checkpoint of this query.
+        """
         path = os.fspath(path)
-        d = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(suffix=".npz", dir=d)
-        os.close(fd)
+        if os.path.exists(path):
+            _check_belongs(_read_checkpoint(path, ("key", "upper")), path, key, self.upper.size)
+        arrays = self._arrays(key)
+        secret = _secret(create=True)
+        if secret is not None:
+            arrays["tag"] = np.array(_tag(secret, arrays))
+        atomic_write(path, lambda fh: np.savez(fh, **arrays), binary=True)
+
+    def _arrays(self, key: str) -> dict[str, np.ndarray]:
         m_idx = np.array(sorted(self.methods), dtype=np.int64)
-        np.savez(
-            tmp,
-            key=np.array(key),
-            upper=self.upper,
-            lower=self.lower,
-            status=self.status,
-            method_index=m_idx,
-            method_name=np.array([self.methods[i] for i in m_idx.tolist()], dtype=str),
-            best=np.array([self.best_value, float(self.best_index)]),
-            best_theta=self.best_theta if self.best_theta is not None else np.zeros(0),
-            notes=np.array(self.notes, dtype=str),
-        )
-        os.replace(tmp, path)
+        return {
+            "format": np.array(_FORMAT),
+            "key": np.array(key),
+            "upper": self.upper,
+            "lower": self.lower,
+            "status": self.status,
+            "method_index": m_idx,
+            "method_name": np.array([self.methods[i] for i in m_idx.tolist()], dtype=str),
+            "best_index": np.array(self.best_index, dtype=np.int64),
+            "best_theta": self.best_theta if self.best_theta is not None else np.zeros(0),
+            "notes": np.array(self.notes, dtype=str),
+            **_evidence_arrays(self.evidence),
+        }
 
     @classmethod
-    def load(cls, path: str | os.PathLike, key: str, n_patterns: int) -> "SearchState | None":
-        """Load a checkpoint if it exists and belongs to the same query."""
+    def load(cls, path: str | os.PathLike, key: str, n_patterns: int, *, obj: Any = None,
+             masks: np.ndarray | None = None) -> "SearchState | None":
+        """Resume from a checkpoint of the same query (None if ``path`` does not exist yet).
+
+        Rule (what a file can and cannot make the search believe):
+
+        * A file that is unreadable, not a checkpoint, or written for another
+          query (another fingerprint of ``Phi``, ``U_K``, features and objective,
+          or another pattern count) is refused with
+          :class:`~relu_gating.errors.CheckpointError` and left untouched.
+        * ``best_value`` is not stored.  Given ``obj`` (the search always
+          passes it) it is recomputed from ``best_theta`` as ``N_K`` / ``G_H``
+          of ``relu(Phi theta)``, and ``theta`` must lie in the closed cone of
+          its pattern (``masks`` given); without ``obj`` it is the signed
+          ``lower`` of that pattern.
+        * Bounds and settlements (the expensive exact solves included) cannot be
+          re-checked without redoing them, so they are reused only when the
+          file carries a valid HMAC-SHA256 tag under this user's secret key
+          (:func:`checkpoint_key_path`, created on first save, mode 0600) over
+          every stored array, the file format and the package version: i.e.
+          only a file this user's relu-gating wrote, unmodified.  Any other
+          file (edited, copied from another machine or user, older version,
+          key missing) resumes as a fresh search whose only inheritance is its
+          best neuron, re-evaluated as above: every bound is recomputed and
+          every settlement redone, so the file cannot lower a bound or raise
+          the value that certification compares.
+        """
         path = os.fspath(path)
         if not os.path.exists(path):
+            check_writable(path, "checkpoint")
             return None
-        with np.load(path, allow_pickle=False) as z:
-            if str(z["key"]) != key or z["upper"].shape != (n_patterns,):
-                return None
-            st = cls(upper=z["upper"].copy(), lower=z["lower"].copy(), status=z["status"].copy())
-            st.methods = dict(zip(z["method_index"].tolist(), z["method_name"].tolist()))
-            st.best_value, bi = float(z["best"][0]), int(z["best"][1])
-            st.best_index = bi
-            st.best_theta = z["best_theta"].copy() if z["best_theta"].size else None
-            st.notes = z["notes"].tolist()
+        z = _read_checkpoint(path)
+        _check_belongs(z, path, key, n_patterns)
+        if not _authentic(z):
+            why = "is not signed by this user's key (modified, copied, or from another version)"
+        else:
+            st = cls._from_arrays(z)
+            if obj is None or st._rederive_best(obj, masks):
+                return st
+            why = "has a best neuron that does not re-evaluate"
+        st = cls.empty(n_patterns)
+        st.notes.append(f"checkpoint {path} {why}: its bounds and settlements were recomputed, only its best "
+                        "neuron was reused, re-evaluated")
+        if obj is not None and z["best_theta"].size:
+            st.best_theta = np.array(z["best_theta"], dtype=float)
+            st.best_index = int(z.get("best_index", -1))
+            if not st._rederive_best(obj, masks):
+                st.best_theta, st.best_index = None, -1
         return st
+
+    @classmethod
+    def _from_arrays(cls, z: dict) -> "SearchState":
+        """The state exactly as saved (authenticated files only)."""
+        st = cls(upper=z["upper"].astype(float), lower=z["lower"].astype(float), status=z["status"].astype(np.int8))
+        st.methods = dict(zip(z["method_index"].tolist(), z["method_name"].tolist()))
+        st.best_index = int(z["best_index"])
+        st.best_theta = np.array(z["best_theta"], dtype=float) if z["best_theta"].size else None
+        if st.best_theta is not None:
+            st.best_value = float(st.lower[st.best_index])
+        st.notes = z["notes"].tolist()
+        st.evidence = _evidence_from_arrays(z)
+        return st
+
+    def _rederive_best(self, obj: Any, masks: np.ndarray | None) -> bool:
+        """Recompute ``best_value`` from ``best_theta``; False if it is excluded or outside its cone."""
+        from .objectives import neuron_values
+
+        if self.best_theta is None:
+            self.best_value = -np.inf
+            return True
+        theta = self.best_theta
+        if theta.shape != (obj.Phi.shape[1],) or not np.all(np.isfinite(theta)):
+            return False
+        if not 0 <= self.best_index < self.upper.size:
+            return False
+        value = float(neuron_values(obj, theta[None, :])[0])
+        if np.isnan(value):
+            return False
+        if masks is not None:
+            z = obj.Phi @ theta
+            eps = 1e-9 * (np.abs(z).max() + 1e-300)
+            mask = masks[self.best_index]
+            if np.any(mask & (z < -eps)) or np.any(~mask & (z > eps)):
+                return False
+        self.best_value = value
+        self.lower[self.best_index] = value
+        return True
+
+
+#: Checkpoint layout version (part of the signed data).
+_FORMAT = "relu-gating checkpoint 2"
+
+#: Environment variable naming the key file (default: the user's cache directory).
+KEY_ENV = "RELU_GATING_CHECKPOINT_KEY"
+
+_REQUIRED = ("key", "upper", "lower", "status", "method_index", "method_name", "best_theta", "notes")
+
+
+def _evidence_arrays(evidence: dict) -> dict[str, np.ndarray]:
+    """Dual evidence ``{index: (rows, N)}`` as flat arrays (offsets into concatenations)."""
+    idx = sorted(evidence)
+    sizes = np.array([evidence[i][0].size for i in idx], dtype=np.int64)
+    return {
+        "evidence_index": np.array(idx, dtype=np.int64),
+        "evidence_offsets": np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
+        "evidence_rows": np.concatenate([evidence[i][0] for i in idx] or [np.zeros(0)]).astype(np.int64),
+        "evidence_N": np.concatenate([evidence[i][1].ravel() for i in idx] or [np.zeros(0)]).astype(float),
+    }
+
+
+def _evidence_from_arrays(z: dict) -> dict:
+    """Inverse of :func:`_evidence_arrays` (older checkpoints without evidence: empty)."""
+    if "evidence_index" not in z:
+        return {}
+    off, rows, flat = z["evidence_offsets"], z["evidence_rows"], z["evidence_N"]
+    out, pos = {}, 0
+    for k, i in enumerate(z["evidence_index"].tolist()):
+        r = rows[off[k]:off[k + 1]].astype(np.int64)
+        p = r.size
+        out[int(i)] = (r, flat[pos:pos + p * p].reshape(p, p).astype(float))
+        pos += p * p
+    return out
+
+
+def checkpoint_key_path() -> str:
+    """Path of this user's checkpoint signing key (``$RELU_GATING_CHECKPOINT_KEY`` if set)."""
+    env = os.environ.get(KEY_ENV)
+    if env:
+        return env
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "relu-gating", "checkpoint.key")
+
+
+def _secret(create: bool) -> bytes | None:
+    """The signing key, created (mode 0600) if asked; None if unavailable (then nothing is trusted)."""
+    path = checkpoint_key_path()
+    try:
+        with open(path, "rb") as fh:
+            k = fh.read()
+        return k if len(k) >= 32 else None
+    except FileNotFoundError:
+        if not create:
+            return None
+    except OSError:
+        return None
+    try:
+        os.makedirs(os.path.dirname(os.path.abspath(path)), mode=0o700, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(secrets.token_bytes(32))
+    except FileExistsError:
+        pass  # another process created it meanwhile
+    except OSError:
+        return None
+    return _secret(create=False)
+
+
+def _tag(secret: bytes, arrays: dict) -> str:
+    """HMAC-SHA256 of the package version and every array (name, dtype, shape, bytes)."""
+    from . import __version__
+
+    mac = hmac.new(secret, f"{__version__}|".encode(), hashlib.sha256)
+    for name in sorted(arrays):
+        if name == "tag":
+            continue
+        a = np.ascontiguousarray(arrays[name])
+        mac.update(f"|{name}|{a.dtype.str}|{a.shape}|".encode())
+        mac.update(a.tobytes())
+    return mac.hexdigest()
+
+
+def _authentic(z: dict) -> bool:
+    secret = _secret(create=False)
+    if secret is None or "tag" not in z or "format" not in z or str(z["format"]) != _FORMAT:
+        return False
+    return hmac.compare_digest(str(z["tag"]), _tag(secret, z))
+
+
+def _read_checkpoint(path: str, names: tuple[str, ...] = _REQUIRED, what: str = "checkpoint") -> dict[str, np.ndarray]:
+    """The arrays of a checkpoint file (all, or only ``names``); CheckpointError if unreadable."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            files = set(z.files)
+            missing = [k for k in names if k not in files]
+            if missing:
+                raise CheckpointError(f"{what} {path}: not a relu-gating checkpoint (no {missing[0]!r} "
+                                      "array); it was left untouched: pass another checkpoint path")
+            wanted = files if names is _REQUIRED else names
+            return {k: z[k] for k in wanted}
+    except CheckpointError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - zipfile, zlib, numpy and OS errors alike
+        first = (str(exc).splitlines() or [""])[0][:100]
+        raise CheckpointError(f"{what} {path}: unreadable, truncated or not a checkpoint "
+                              f"({type(exc).__name__}: {first}); it was left untouched: delete it to start over "
+                              "or pass another checkpoint path") from None
+
+
+def _check_belongs(z: dict, path: str, key: str, n_patterns: int) -> None:
+    """CheckpointError unless the checkpoint ``z`` was written for this query."""
+    n_file = int(np.asarray(z["upper"]).size)
+    if n_file != n_patterns:
+        raise CheckpointError(f"checkpoint {path} holds {n_file} patterns, this query has {n_patterns}: it "
+                              "belongs to another input; it was left untouched: delete it or pass another path")
+    stored = str(z["key"])
+    if stored != key:
+        raise CheckpointError(f"checkpoint {path} belongs to another query (fingerprint {stored[:12]}, this one "
+                              f"{key[:12]}: another Phi, U_K or K, features or objective); it was left untouched: "
+                              "delete it or pass another path")
+
+
+def check_checkpoint_path(path: str | os.PathLike, what: str = "checkpoint") -> None:
+    """Before a run: ``path`` must be writable and, if it exists, a readable checkpoint.
+
+    Raises :class:`~relu_gating.errors.InputError` (a
+    :class:`~relu_gating.errors.CheckpointError` for an unreadable file)
+    naming ``what`` (e.g. ``"--checkpoint"``).
+    """
+    path = check_writable(path, what)
+    if os.path.exists(path):
+        _read_checkpoint(path, ("key", "upper"), what)

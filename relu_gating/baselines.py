@@ -87,7 +87,7 @@ def local_search(Phi: Any, U_K: Any, *, features: Any = None, n_starts: int = 50
             eig = top_generalized_eig(A, B)
             if not eig.reliable[0]:
                 break
-            cands = np.array([obj.V @ eig.vectors[0], -(obj.V @ eig.vectors[0])])
+            cands = np.array([obj.to_theta @ eig.vectors[0], -(obj.to_theta @ eig.vectors[0])])
             vals = np.nan_to_num(neuron_values(obj, cands), nan=-np.inf)
             evals += 2
             j = int(np.argmax(vals))

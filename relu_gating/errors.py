@@ -11,6 +11,7 @@ from __future__ import annotations
 __all__ = [
     "ReluGatingError",
     "InputError",
+    "CheckpointError",
     "ProblemTooLargeError",
     "SolverFailure",
     "CertificateError",
@@ -25,6 +26,13 @@ class InputError(ReluGatingError, ValueError):
     """An argument has the wrong shape, type, value or contents.
 
     The message always names the offending argument.
+    """
+
+
+class CheckpointError(InputError):
+    """A checkpoint file cannot be used: unreadable, or written for another query.
+
+    The message names the file and the reason; the file is left untouched.
     """
 
 

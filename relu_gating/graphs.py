@@ -81,6 +81,7 @@ def sample_graph(
         raise InputError(f"kind must be one of {_KINDS}, got {kind!r}")
     if sigma is not None and not (np.isfinite(sigma) and sigma > 0):
         raise InputError(f"sigma must be a positive finite number, got {sigma!r}")
+    X, sigma, epsilon = _rescaled(X, sigma, epsilon)
     if kind == "knn":
         W = _knn(X, n_neighbors, sigma, mutual)
         hint = "use a larger n_neighbors or mutual=False"
@@ -108,6 +109,30 @@ def sample_graph(
             f"({zero.size} such vertices); {hint}"
         )
     return W
+
+
+def _rescaled(X: np.ndarray, sigma: float | None, epsilon: float | None) -> tuple:
+    """``X``, ``sigma`` and ``epsilon`` times the power of two bringing ``max |X|`` into ``[0.5, 1)``.
+
+    Exact (barring subnormal entries), so every distance is scaled exactly and the
+    graph is the one of ``X``; without it, squared distances overflow for
+    ``|X| ~ 1e160`` and underflow (all ties) for ``|X| ~ 1e-160``.
+    """
+    top = float(np.abs(X).max())
+    if top == 0.0:
+        return X, sigma, epsilon
+    e = int(np.frexp(top)[1])
+    X = np.ldexp(X, -e)
+    out = []
+    for name, v in (("sigma", sigma), ("epsilon", epsilon)):
+        if v is not None and np.isfinite(v) and v > 0:
+            scaled = float(np.ldexp(v, -e))
+            if not 0 < scaled < np.inf:
+                raise InputError(f"{name} = {v!r} is out of floating-point range relative to the scale of X "
+                                 f"(max |X| = {top:.3g})")
+            v = scaled
+        out.append(v)
+    return X, out[0], out[1]
 
 
 def _gauss(dist: np.ndarray, sigma: float | None) -> np.ndarray:

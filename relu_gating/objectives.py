@@ -15,15 +15,20 @@ gating pattern ``S``:
              = \\frac{\\theta^T \\Phi^T S M M^T S \\Phi \\theta}
                      {\\theta^T \\Phi^T S (I - \\Pi_H) S \\Phi \\theta}.
 
-Everything is expressed in coordinates of the row space of ``Phi``
-(``Phi = Psi V^T`` with ``V`` an orthonormal basis of ``row(Phi)``), where the
-pencils are definite on generic patterns.  Neurons with ``h = 0`` or ``h`` in
+Every floating-point computation on pencils is done in a well-conditioned
+basis of ``col(Phi)``, never in the user's coordinates: the columns of ``Phi``
+are scaled by exact powers of two and ``Psi`` is an orthonormal basis of the
+column space (``Phi theta = Psi v`` with ``v = to_coords theta`` and
+``theta = to_theta v``).  The neurons of ``Phi`` and of ``Phi R`` (``R``
+invertible: a translation of ``X``, a change of units, a rotation) are the same
+set, so no answer depends on the data's coordinates (SPEC section 4).  Neurons with ``h = 0`` or ``h`` in
 ``col(H)`` are excluded (value ``nan``), never scored 0/0.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,6 +43,8 @@ __all__ = [
     "Objective",
     "make_objective",
     "with_rank",
+    "column_basis",
+    "column_scales",
     "pattern_matrices",
     "leverage_bounds",
     "support_bounds",
@@ -65,10 +72,13 @@ class Objective:
     ----------
     Phi : ndarray, shape (n, m)
     U_K : ndarray, shape (n, K)
-    V : ndarray, shape (m, r)
-        Orthonormal basis of the row space of ``Phi``.
     Psi : ndarray, shape (n, r)
-        ``Phi @ V``: the rows in row-space coordinates.
+        Orthonormal basis of ``col(Phi)`` (``r`` = rank): the coordinates in
+        which every pencil is formed.
+    to_theta : ndarray, shape (m, r)
+        Maps coordinates to weights: ``Phi @ (to_theta @ v) = Psi @ v``.
+    to_coords : ndarray, shape (r, m)
+        Maps weights to coordinates: ``Psi @ (to_coords @ theta) = Phi @ theta``.
     M : ndarray, shape (n, K)
         ``(I - Pi_H) U_K`` (``U_K`` when there are no features).
     Q_H : ndarray, shape (n, q) or None
@@ -76,16 +86,21 @@ class Objective:
     cap : float
         Global bound on the objective: 1 for ``N_K``, ``s_K(H)^2`` for ``G_H``.
     kind : {"captured", "marginal"}
+    features : {"none", "bias", "array"}
+        How the features were given.
     """
 
     Phi: np.ndarray
     U_K: np.ndarray
-    V: np.ndarray
     Psi: np.ndarray
+    to_theta: np.ndarray
+    to_coords: np.ndarray
     M: np.ndarray
     Q_H: np.ndarray | None
     cap: float
     kind: str
+    features: str = "none"
+    features_sha256: str | None = None
 
     @property
     def n(self) -> int:
@@ -93,7 +108,7 @@ class Objective:
 
     @property
     def rank(self) -> int:
-        return self.V.shape[1]
+        return self.Psi.shape[1]
 
 
 def resolve_features(features: Any, n: int) -> np.ndarray | None:
@@ -141,11 +156,7 @@ def make_objective(Phi: Any, U_K: Any, features: Any = None, *, rank: int | None
     if not np.any(Phi):
         raise InputError("Phi is all zeros: every neuron is dead")
     H = resolve_features(features, n)
-    _, s, Vt = np.linalg.svd(Phi, full_matrices=False)
-    if rank is None:
-        rank = int(np.sum(s > max(n, m) * np.finfo(float).eps * s[0]))
-    V = Vt[:rank].T.copy()
-    Psi = Phi @ V
+    Psi, to_theta, to_coords = column_basis(Phi, rank)
     if H is None:
         Q_H, M, cap, kind = None, U_K.copy(), 1.0, "captured"
     else:
@@ -153,20 +164,71 @@ def make_objective(Phi: Any, U_K: Any, features: Any = None, *, rank: int | None
         M = U_K - Q_H @ (Q_H.T @ U_K)
         cap = float(min(1.0, np.linalg.norm(M, 2) ** 2))
         kind = "marginal"
-    return Objective(Phi=Phi, U_K=U_K, V=V, Psi=Psi, M=M, Q_H=Q_H, cap=cap, kind=kind)
+    spec = "none" if H is None else ("bias" if isinstance(features, str) else "array")
+    sha = None
+    if spec == "array":
+        a = np.ascontiguousarray(H, dtype=np.float64)
+        sha = hashlib.sha256(str(a.shape).encode() + a.tobytes()).hexdigest()
+    return Objective(Phi=Phi, U_K=U_K, Psi=Psi, to_theta=to_theta, to_coords=to_coords, M=M, Q_H=Q_H,
+                     cap=cap, kind=kind, features=spec, features_sha256=sha)
+
+
+def column_scales(Phi: np.ndarray) -> np.ndarray:
+    """Exact power-of-two scale per column bringing its largest entry into ``[0.5, 1)``.
+
+    Scaling by powers of two is exact in binary floating point, so ``Phi D``
+    holds the same numbers with other exponents (1 for a zero column).
+    """
+    top = np.abs(Phi).max(axis=0)
+    _, e = np.frexp(np.where(top > 0, top, 1.0))
+    return np.ldexp(1.0, -e)
+
+
+def column_basis(Phi: np.ndarray, rank: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A well-conditioned basis of ``col(Phi)`` and the maps between weights and coordinates.
+
+    The columns are equilibrated by exact powers of two (:func:`column_scales`),
+    then ``Phi D = U diag(s) W^T`` (SVD) and ``Psi = U[:, :r]``: orthonormal,
+    whatever the units or offsets of the data.  Translating ``X`` leaves
+    ``col(Phi)`` unchanged, and its basis is then as accurate as backward
+    stability allows (angles of order ``eps * ||Phi D|| / s_r``).
+
+    Parameters
+    ----------
+    Phi : ndarray, shape (n, m)
+    rank : int, optional
+        The exact rank (decided by the pattern enumerator); otherwise decided
+        from the singular values of ``Phi D`` with a relative tolerance.
+
+    Returns
+    -------
+    Psi : ndarray, shape (n, r)
+    to_theta : ndarray, shape (m, r)
+        ``theta = to_theta @ v`` gives ``Phi theta = Psi v``.
+    to_coords : ndarray, shape (r, m)
+        ``v = to_coords @ theta`` (the least-squares coordinates of ``Phi theta``).
+    """
+    n, m = Phi.shape
+    d = column_scales(Phi)
+    U, s, Wt = np.linalg.svd(Phi * d, full_matrices=False)
+    if rank is None:
+        rank = int(np.sum(s > max(n, m) * np.finfo(float).eps * s[0]))
+    Psi = U[:, :rank].copy()
+    to_theta = (d[:, None] * Wt[:rank].T) / s[:rank]
+    to_coords = (s[:rank, None] * Wt[:rank]) / d
+    return Psi, to_theta, to_coords
 
 
 def with_rank(obj: Objective, rank: int) -> Objective:
-    """The same objective in row-space coordinates of the given (exact) rank.
+    """The same objective in coordinates of the given (exact) rank.
 
     Returns ``obj`` itself when its rank already agrees (the usual case);
-    otherwise recomputes ``V`` and ``Psi`` only.
+    otherwise recomputes the basis only.
     """
     if rank == obj.rank:
         return obj
-    Vt = np.linalg.svd(obj.Phi, full_matrices=False)[2]
-    V = Vt[:rank].T.copy()
-    return dataclasses.replace(obj, V=V, Psi=obj.Phi @ V)
+    Psi, to_theta, to_coords = column_basis(obj.Phi, rank)
+    return dataclasses.replace(obj, Psi=Psi, to_theta=to_theta, to_coords=to_coords)
 
 
 def pattern_matrices(obj: Objective, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

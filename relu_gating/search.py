@@ -75,6 +75,16 @@ class NeuronResult:
         float64 witness (rows dependent to within rounding).
     fingerprint : str
         SHA-256 of the inputs (Phi, U_K, features).
+    evidence : dict
+        Pattern index -> ``(rows, N)``: for each pattern solved exactly below
+        its cone-free bound, nonnegative multipliers ``N`` on its facet rows
+        with ``bound * B_S - A_S - G_T^T N G_T`` positive semidefinite (the
+        dual of the doubly nonnegative relaxation), re-checked by
+        :func:`relu_gating.verify`.
+    K : int
+        Number of columns of ``U_K``.
+    features : {"none", "bias", "array"}
+        The features the objective was computed with.
     notes : tuple of str
         Near-ties, solver failures and other remarks.
     """
@@ -102,6 +112,10 @@ class NeuronResult:
     fingerprint: str = ""
     notes: tuple = ()
     exact_witnesses: dict = field(default_factory=dict, repr=False)
+    evidence: dict = field(default_factory=dict, repr=False)
+    K: int = 0
+    features: str = "none"
+    features_sha256: str | None = None
 
     @property
     def gap(self) -> float:
@@ -151,7 +165,7 @@ def best_neuron(
     Phi: Any,
     U_K: Any,
     *,
-    features: Any = None,
+    features: Any = "bias",
     alpha: float = 1.0,
     method: str = "auto",
     max_patterns: int | None = None,
@@ -171,9 +185,11 @@ def best_neuron(
         Layer input with the ones column (``[H_{l-1}, 1]``), samples as rows.
     U_K : array_like, shape (n, K)
         Orthonormal low-frequency eigenvectors.
-    features : None, "bias" or array_like, shape (n, q)
-        Features already in the layer.  None: maximise ``N_K(h)``
-        (Prop 4.3); otherwise maximise the marginal gain ``G_H(h)`` (Prop 4.5).
+    features : "bias" (default), None or array_like, shape (n, q)
+        Features already in the layer: the marginal gain ``G_H(h)`` over them
+        is maximised (Prop 4.5; ``"bias"`` is the ones column, the interesting
+        default).  None maximises ``N_K(h)`` (Prop 4.3), which a constant
+        neuron maximises whenever ``u_1`` is constant.
     alpha : float in (0, 1]
         Stop as soon as ``value >= alpha * (largest remaining bound)``.
     method : str
@@ -227,16 +243,17 @@ def best_neuron(
     obj = make_objective(Phi, U_K, features)  # validates before the expensive part
     if patterns is None:
         patterns = enumerate_patterns(obj.Phi, max_patterns=max_patterns, progress=progress is not False)
-    elif (getattr(patterns, "n", None), getattr(patterns, "m", None)) != obj.Phi.shape:
-        raise InputError(f"patterns must be the PatternSet of this Phi (shape {obj.Phi.shape}), "
-                         f"got one for n = {getattr(patterns, 'n', None)}, m = {getattr(patterns, 'm', None)}")
+    elif not hasattr(patterns, "check_belongs_to"):
+        raise InputError(f"patterns must be the PatternSet of this Phi, got {type(patterns).__name__}")
+    else:
+        patterns.check_belongs_to(obj.Phi)
     t_enum = time.perf_counter()
     obj = with_rank(obj, patterns.rank)  # the exact rank decided by the enumerator
     masks, witnesses = patterns.masks, patterns.witnesses
     N = masks.shape[0]
     key = fingerprint(obj.Phi, obj.U_K, obj.Q_H, extra=f"{obj.kind}|{N}")
 
-    state = SearchState.load(checkpoint, key, N) if checkpoint else None
+    state = SearchState.load(checkpoint, key, N, obj=obj, masks=masks) if checkpoint else None
     resumed = state is not None
     state = state if state is not None else SearchState.empty(N)
     saver = _Saver(checkpoint, key, state)
@@ -278,8 +295,12 @@ def best_neuron(
 def _finish(obj, patterns, masks: np.ndarray, state: SearchState, alpha: float, tol: float, key: str, resumed: bool, seconds: dict) -> NeuronResult:
     status = state.status.copy()
     status[status == UNSETTLED] = BOUND
-    if state.best_theta is None:
-        raise InputError("no admissible neuron exists: every relu(Phi theta) is 0 or lies in col(features)")
+    notes = list(dict.fromkeys(state.notes))
+    if state.best_theta is None:  # every pattern was excluded: nothing to choose
+        theta, value, z = np.zeros(obj.Phi.shape[1]), 0.0, np.zeros(obj.n)
+        pattern = np.zeros(obj.n, dtype=bool)
+        notes.append("no admissible neuron: every relu(Phi theta) is 0 or lies in col(features); value 0")
+        return _result(obj, patterns, masks, state, status, theta, value, pattern, alpha, tol, key, notes, seconds)
     theta = state.best_theta
     value = float(neuron_values(obj, theta[None, :])[0])  # recomputed from relu(Phi theta)
     if np.isnan(value):
@@ -290,12 +311,15 @@ def _finish(obj, patterns, masks: np.ndarray, state: SearchState, alpha: float, 
     # agrees with the signs of Phi theta wherever they are nonzero
     if not np.all(np.where(z > 0, pattern, True) & np.where(z < 0, ~pattern, True)):
         pattern = z > 0
-    bounds = np.where(status == PRUNED, 0.0, state.upper)
-    upper = float(max(bounds.max(initial=-np.inf), value))
-    notes = list(dict.fromkeys(state.notes))
     if resumed:
         notes.append("resumed from checkpoint")
     notes.extend(_near_ties(masks, state, z, value))
+    return _result(obj, patterns, masks, state, status, theta, value, pattern, alpha, tol, key, notes, seconds)
+
+
+def _result(obj, patterns, masks, state, status, theta, value, pattern, alpha, tol, key, notes, seconds):
+    bounds = np.where(status == PRUNED, 0.0, state.upper)
+    upper = float(max(bounds.max(initial=-np.inf), value))
     return NeuronResult(
         theta=theta, value=float(value), upper_bound=upper, alpha=float(alpha),
         certified=bool(value >= alpha * upper - tol), pattern=pattern, objective=obj.kind,
@@ -304,6 +328,8 @@ def _finish(obj, patterns, masks: np.ndarray, state: SearchState, alpha: float, 
         witnesses=patterns.witnesses, bounds=bounds, lowers=state.lower.copy(), settlement=status,
         methods=dict(state.methods), rank=int(patterns.rank), fingerprint=key, notes=tuple(notes),
         exact_witnesses=dict(getattr(patterns, "exact_witnesses", None) or {}),
+        evidence=dict(state.evidence), K=int(obj.U_K.shape[1]), features=obj.features,
+        features_sha256=obj.features_sha256,
     )
 
 
@@ -332,7 +358,7 @@ def best_neuron_from_samples(
     K: int = 4,
     graph: str = "knn",
     laplacian: str = "combinatorial",
-    features: Any = None,
+    features: Any = "bias",
     graph_options: dict | None = None,
     **search_options: Any,
 ) -> NeuronResult:

@@ -30,6 +30,7 @@ import numpy as np
 from . import auto_, dnn_, faces_, spectral_  # noqa: F401 - register the methods
 from ._registry import available_methods, get_method
 from .cone import Realizability, InteriorPoint, cone_constraints, facet_rows, interior_point, realizable
+from .dual_ import ConeDual, cone_dual
 from .errors import BackendError, ConeEigError, ProblemError, UnknownMethodError
 from .problem import ConeEigProblem
 from .result import ConeEigResult, Status
@@ -38,6 +39,7 @@ __all__ = [
     "ConeEigProblem", "ConeEigResult", "Status", "solve", "available_methods",
     "realizable", "Realizability", "interior_point", "InteriorPoint", "facet_rows", "cone_constraints",
     "ConeEigError", "ProblemError", "UnknownMethodError", "BackendError",
+    "cone_dual", "ConeDual",
 ]
 
 

@@ -8,14 +8,21 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._exact import nonneg
 from ._linalg import null_space
 from ._lp import solve_lp
 from .errors import BackendError
 
-__all__ = ["ConeReduction", "reduce_cone", "polish", "implicit_equalities"]
+__all__ = ["ConeReduction", "reduce_cone", "polish", "implicit_equalities", "THIN_MARGIN"]
 
 #: Rows whose norm is below this fraction of the largest are treated as zero rows.
 ZERO_ROW_RTOL = 1e-14
+#: A cone whose best interior point has relative margin ``min_i Gn_i x / |x|`` below this is
+#: thin: LP tolerances (1e-9) and the face-lattice tolerances cannot resolve it.
+THIN_MARGIN = 1e-7
+#: Ray/facet incidences ``|H_i r|`` strictly between these are ambiguous (float64 cannot decide).
+INCIDENCE_BAND = (1e-12, 1e-7)
+_EPS = float(np.finfo(float).eps)
 
 
 @dataclass(frozen=True)
@@ -46,6 +53,10 @@ class ConeReduction:
         unit norm; None when qhull was not usable.
     incidence : ndarray of bool, shape (r, f) or None
         ``incidence[a, i]``: facet row ``i`` vanishes on ray ``a``.
+    fragile : str
+        Why float64 cannot be trusted on this cone (empty if it can): implicit
+        equalities found by an LP (not certified), a margin below
+        THIN_MARGIN, or ambiguous ray-facet incidences.
     """
 
     Gn: np.ndarray
@@ -61,6 +72,7 @@ class ConeReduction:
     incidence: np.ndarray | None = None
     lps: int = 0
     notes: tuple[str, ...] = field(default=())
+    fragile: str = ""
 
     @property
     def dim(self) -> int:
@@ -72,6 +84,14 @@ def _normalize(G: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     big = nrm.max() if nrm.size else 0.0
     keep = np.flatnonzero(nrm > ZERO_ROW_RTOL * max(big, 1e-300))
     return G[keep] / nrm[keep, None], keep
+
+
+def _rel_margin(Gn: np.ndarray, x: np.ndarray | None) -> float:
+    """``min_i Gn_i x / |x|`` (``-inf`` for a zero or non-finite ``x``)."""
+    if x is None or not np.all(np.isfinite(x)):
+        return -np.inf
+    n = float(np.linalg.norm(x))
+    return float((Gn @ x).min()) / n if n > 0 else -np.inf
 
 
 def implicit_equalities(Gn: np.ndarray, hint: np.ndarray | None = None
@@ -89,15 +109,16 @@ def implicit_equalities(Gn: np.ndarray, hint: np.ndarray | None = None
     q, m = Gn.shape
     if q == 0:
         return np.zeros(0, dtype=bool), np.zeros(m), 0, ()
-    # Cheap try first: least squares for Gn x = 1.
+    # Cheap tries first: least squares for Gn x = 1, then the hint; either is kept only
+    # with a relative margin of at least THIN_MARGIN (a thin cone gets the LPs).
     x = np.linalg.lstsq(Gn, np.ones(q), rcond=None)[0]
-    if np.all(Gn @ x > 1e-3):
+    if _rel_margin(Gn, x) >= THIN_MARGIN:
         return np.zeros(q, dtype=bool), x, 0, ()
+    if hint is not None and _rel_margin(Gn, hint) >= THIN_MARGIN:
+        return np.zeros(q, dtype=bool), hint, 0, ()
     # Max-margin LP (m + 1 columns) with row generation: start from the rows
     # least satisfied by the least-squares point, add violated rows until the
     # point is strictly inside every row.  Settles the full-dimensional case.
-    if hint is not None and np.all(Gn @ hint > 0):
-        return np.zeros(q, dtype=bool), hint, 0, ()
     active = np.argsort(Gn @ x)[:min(q, 4 * m + 8)]
     lps = 0
     fails: tuple[str, ...] = ()
@@ -176,6 +197,47 @@ def _facets_lp(Hp: np.ndarray) -> tuple[np.ndarray, int]:
     return np.array(keep, dtype=int), q
 
 
+def _ambiguous_rays(rays: np.ndarray, Hq: np.ndarray) -> str:
+    """Why the float face lattice is not trustworthy (empty if it is): an incidence
+    ``|H_i r|`` in INCIDENCE_BAND, or two distinct rays closer than ``INCIDENCE_BAND[1]``."""
+    lo, hi = INCIDENCE_BAND
+    v = np.abs(rays @ Hq.T)
+    if np.any((v > lo) & (v < hi)):
+        return "ambiguous ray-facet incidence (a feature of the cone below 1e-7)"
+    if rays.shape[0] > 1:
+        d = np.linalg.norm(rays[:, None, :] - rays[None, :, :], axis=2)
+        np.fill_diagonal(d, np.inf)
+        if np.any((d > lo) & (d < hi)):
+            return "extreme rays closer than 1e-7"
+    return ""
+
+
+def _fragility(eq: np.ndarray, margin: float, amb: str) -> str:
+    if eq.any():
+        return "implicit equalities found by a float LP (a lower-dimensional or very thin cone)"
+    if margin < THIN_MARGIN:
+        return f"thin cone (relative margin {margin:.1e} < {THIN_MARGIN:g})"
+    return amb
+
+
+def _facet_data(Gn, idx_ne, P, x_int, m, notes):
+    """Facet rows, extreme rays and the number of LPs (qhull, or one LP per row)."""
+    Hp = Gn[idx_ne] @ P
+    z0 = P.T @ x_int
+    try:
+        loc, rp = _facets_qhull(Hp, z0)
+        rays = rp @ P.T
+        rays /= np.linalg.norm(rays, axis=1)[:, None]
+        if not np.all(np.isfinite(rays)) or (Gn[idx_ne] @ rays.T).min() < -1e-9:
+            notes.append("extreme rays failed their check: face filter off")
+            rays = None
+        return idx_ne[loc], rays, 0
+    except Exception as exc:  # noqa: BLE001 - qhull precision errors: exact LP fallback
+        notes.append(f"qhull failed ({type(exc).__name__}), facets by LP")
+        loc, k = _facets_lp(Hp)
+        return idx_ne[loc], np.zeros((0, m)), k
+
+
 def reduce_cone(G: np.ndarray, hint: np.ndarray | None = None) -> ConeReduction:
     """Canonical form of ``{x : G x >= 0}`` (see :class:`ConeReduction`).
 
@@ -199,35 +261,26 @@ def reduce_cone(G: np.ndarray, hint: np.ndarray | None = None) -> ConeReduction:
     if idx_ne.size == 0 or P.shape[1] == 0:
         fac = np.zeros(0, dtype=int)
     else:
-        Hp = Gn[idx_ne] @ P
-        z0 = P.T @ x_int
-        try:
-            loc, rp = _facets_qhull(Hp, z0)
-            rays = rp @ P.T
-            rays /= np.linalg.norm(rays, axis=1)[:, None]
-            if (Gn[idx_ne] @ rays.T).min() < -1e-9:
-                notes.append("extreme rays failed their check: face filter off")
-                rays = None
-        except Exception as exc:  # noqa: BLE001 - qhull precision errors: exact LP fallback
-            notes.append(f"qhull failed ({type(exc).__name__}), facets by LP")
-            loc, k = _facets_lp(Hp)
-            lps += k
-        fac = idx_ne[loc]
+        fac, rays, k = _facet_data(Gn, idx_ne, P, x_int, m, notes)
+        lps += k
     H = Gn[fac] @ Q
     hn = np.linalg.norm(H, axis=1)
     H = H / np.where(hn > 0, hn, 1.0)[:, None]
     inc = None if rays is None else np.abs(rays @ Q @ H.T) <= 1e-9
+    amb = "" if rays is None or eq.any() else _ambiguous_rays(rays, Gn[idx_ne])
     return ConeReduction(Gn=Gn, rows=rows, eq=eq, Q=Q, x_int=x_int, margin=margin, lineality=L,
-                         facets=fac, H=H, rays=rays, incidence=inc, lps=lps, notes=tuple(notes))
+                         facets=fac, H=H, rays=rays, incidence=inc, lps=lps, notes=tuple(notes),
+                         fragile=_fragility(eq, margin, amb))
 
 
 def polish(red: ConeReduction, G: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """Exactly feasible point near ``x``: ``(G x)_i >= 0`` in floating point on
+    """Feasible point near ``x``: ``(G x)_i >= 0`` EXACTLY (for the input rationals) on
     every row that is not an implicit equality (those hold to rounding).
 
     Projects onto ``span(C)``, then adds the smallest multiple of the
-    relative interior point that lifts every violated row.  ``x`` is
-    normalized to unit length first.
+    relative interior point that lifts every row above its float rounding
+    bound (so that numpy's sign is certain; the lift is of the order of that
+    bound).  ``x`` is normalized to unit length first.
     """
     x = red.Q @ (red.Q.T @ np.asarray(x, dtype=float))
     n = np.linalg.norm(x)
@@ -239,13 +292,15 @@ def polish(red: ConeReduction, G: np.ndarray, x: np.ndarray) -> np.ndarray:
         return x
     Gne = G[ne]
     nrm = np.linalg.norm(Gne, axis=1)
+    aG = np.abs(Gne)
     lift = Gne @ red.x_int  # > 0
     for _ in range(60):
         v = Gne @ x
-        if np.all(v >= 0):
+        err = (G.shape[1] + 2) * _EPS * (aG @ np.abs(x))
+        bad = v < err
+        if not bad.any():
             return x
-        bad = v < 0
-        t = float(np.max(-v[bad] / lift[bad]))
+        t = float(np.max((err[bad] - v[bad]) / lift[bad]))
         t = max(t * 1.0001, 1e-16 * float(np.max(nrm[bad] / lift[bad])))
         x = x + t * red.x_int
-    return x
+    return x if nonneg(Gne, x) else x + 1e-8 * red.x_int

@@ -1,6 +1,14 @@
 """Shared machinery of the methods: per-problem preparation (cone reduction,
-infeasibility and unboundedness), the realizability check of a top
-eigenspace inside a flat ``null(G_J)``, and result assembly."""
+equilibration, and the decision whether float64 can be trusted), the
+realizability check of a top eigenspace inside a flat ``null(G_J)``, bounds
+with their rounding allowance, and result assembly.
+
+The float path runs only on problems it can decide: a full-dimensional cone
+with relative margin at least THIN_MARGIN, an unambiguous face lattice, and a
+pencil whose ``ker B`` (if any) is a common kernel of ``A`` and ``B``.
+Everything else goes to the verified path (:mod:`solvers._verified`):
+INFEASIBLE and UNBOUNDED are only ever decided there, exactly.
+"""
 
 from __future__ import annotations
 
@@ -9,15 +17,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._cone import ConeReduction, implicit_equalities, polish, reduce_cone
-from ._linalg import RANK_RTOL, null_space, top_eig
+from ._cone import ConeReduction, polish, reduce_cone
+from ._exact import fr_matrix, matvec, nullspace, pow2, quotient_lower
+from ._linalg import NOISE_RTOL, RANK_RTOL, top_eig
 from ._lp import solve_lp
 from .errors import ProblemError
 from .problem import ConeEigProblem
 from .result import ConeEigResult, Status
 
 __all__ = ["Context", "prepare", "witness_quotient", "FlatCheck", "check_flat", "interior_lower", "finish",
-           "check_options", "bound", "REALIZED_RTOL", "EXACT_RTOL", "BOUND_ALLOWANCE"]
+           "check_options", "bound", "upper_bound", "Fragile", "fallback", "REALIZED_RTOL", "EXACT_RTOL",
+           "BOUND_ALLOWANCE", "ALLOWANCE_FACTOR"]
 
 # Relative tolerances on values are taken w.r.t. ``max(|value|, vscale)``,
 # ``vscale = max|A| / max|B|`` (the problem's value scale).
@@ -27,11 +37,23 @@ REALIZED_RTOL = 1e-10
 EXACT_RTOL = 1e-9
 #: Relative allowance added to computed eigenvalues used as upper bounds (eigh rounding).
 BOUND_ALLOWANCE = 1e-12
+#: Rounding allowance of a whitened eigenvalue: ``ALLOWANCE_FACTOR (d+1) eps (|A| + |lam| |B|) / bmin``.
+ALLOWANCE_FACTOR = 16.0
+_EPS = float(np.finfo(float).eps)
+
+
+class Fragile(Exception):
+    """Raised inside a float method when float64 cannot decide: the caller falls back."""
 
 
 @dataclass
 class Context:
-    """A prepared problem: the reduction and the pencil in ``span(C)`` coordinates."""
+    """A prepared problem: the reduction and the equilibrated pencil in ``span(C)`` coordinates.
+
+    ``Az = Q^T (A / sa) Q`` and ``Bz = Q^T (B / sb) Q`` with ``sa``, ``sb`` powers of two
+    (exact); a value of the pencil ``(Az, Bz)`` times ``vfactor = sa / sb`` is a value of
+    the problem.  ``fragile`` (non-empty) says why the float path is not trusted.
+    """
 
     problem: ConeEigProblem
     red: ConeReduction
@@ -42,90 +64,106 @@ class Context:
     early: ConeEigResult | None = None
     lps: int = 0
     failures: list[str] = field(default_factory=list)
+    vfactor: float = 1.0
+    anorm: float = 0.0
+    bmin: float = np.inf
+    fragile: str = ""
+    notes: dict = field(default_factory=dict)
 
 
-def _unbounded_ray(ctx: Context, Nz: np.ndarray) -> np.ndarray | None:
-    """A ray ``d`` in ``C`` with ``B d = 0`` and ``A d != 0``, or None (SPEC 4, singular B)."""
-    red = ctx.red
-    Hk = red.Gn @ red.Q @ Nz
-    nrm = np.linalg.norm(Hk, axis=1)
-    nz = nrm > 1e-12
-    eqk = np.ones(Hk.shape[0], dtype=bool)
-    w = np.zeros(Nz.shape[1])
-    if nz.any():
-        e, w, k, f = implicit_equalities(Hk[nz] / nrm[nz, None])
-        ctx.lps += k
-        ctx.failures.extend(f)
-        eqk[np.flatnonzero(nz)] = e
-    S = Nz @ null_space(Hk[eqk]) if eqk.any() else Nz
-    if S.shape[1] == 0:
-        return None
-    As = S.T @ ctx.Az @ S
-    if float(np.abs(As).max()) <= RANK_RTOL * max(float(np.abs(ctx.problem.A).max()), 1e-300):
-        return None
-    r = Nz @ w
-    mu, Y = np.linalg.eigh(As)
-    e = S @ Y[:, -1]
-    he = np.abs(red.Gn[~red.eq] @ (red.Q @ e))
-    hr = red.Gn[~red.eq] @ (red.Q @ r)
-    pos = hr > 0
-    t = 0.5 * float(np.min(hr[pos] / np.maximum(he[pos], 1e-300))) if pos.any() else 1.0
-    d = red.Q @ (r + min(t, 1.0) * e)
-    return d / np.linalg.norm(d)
+def _pencil_fragility(ctx: Context, s: np.ndarray, U: np.ndarray) -> str:
+    """Why the pencil on ``span(C)`` needs exact arithmetic (empty when it does not)."""
+    bmax = float(np.abs(ctx.problem.B).max())
+    if ctx.red.dim == 0 or not s[-1] > RANK_RTOL * bmax / pow2(bmax):
+        return "the cone may lie in ker B"
+    small = s <= RANK_RTOL * s[-1]
+    if np.any(small & (np.abs(s) > NOISE_RTOL * s[-1])):
+        return "B is singular on span(C) to within 1e-10 but not to rounding"
+    ctx.bmin = float(s[~small][0])
+    if not small.any():
+        return ""
+    N = U[:, small]
+    if float(np.abs(N.T @ ctx.Az @ N).max()) > NOISE_RTOL * max(float(np.abs(ctx.Az).max()), 1e-300):
+        return "A does not vanish on ker B (unboundedness is decided exactly)"
+    Z = nullspace(fr_matrix(ctx.problem.B), ctx.problem.m)
+    if Z and any(any(matvec(fr_matrix(ctx.problem.A), z)) for z in Z):
+        return "A does not vanish on the exact ker B"
+    ctx.notes["kernel"] = "exact" if len(Z) == int(small.sum()) else "rounding-level common kernel"
+    return ""
 
 
 def prepare(problem: ConeEigProblem) -> Context:
-    """Reduce the cone once per problem (cached) and settle INFEASIBLE / UNBOUNDED."""
+    """Reduce the cone once per problem (cached), equilibrate ``A`` and ``B`` (exact powers
+    of two) and decide whether the float path can be trusted (``ctx.fragile``)."""
     ctx = problem._cache.get("ctx")
     if ctx is not None:
         return ctx
     red = reduce_cone(problem.G, problem.interior)
+    amax, bmax = float(np.abs(problem.A).max()), float(np.abs(problem.B).max())
+    sa, sb = pow2(amax), pow2(bmax)
     Q = red.Q
-    Az = Q.T @ problem.A @ Q
-    Bz = Q.T @ problem.B @ Q
-    ctx = Context(problem, red, 0.5 * (Az + Az.T), 0.5 * (Bz + Bz.T), lps=red.lps, failures=list(red.notes))
-    bscale = max(float(np.abs(problem.B).max()), 1e-300)
-    # value scale of the quotient: the floor of every relative tolerance on values
-    ctx.vscale = max(float(np.abs(problem.A).max()), 1e-300) / bscale
-    ctx.bscale = float(np.linalg.eigvalsh(problem.B)[-1])
-    if red.dim == 0 or float(np.abs(ctx.Bz).max(initial=0.0)) <= RANK_RTOL * bscale:
-        ctx.early = ConeEigResult(-np.inf, -np.inf, None, Status.INFEASIBLE, "",
-                                  certificate={"span_dim": red.dim, "implicit_equalities": red.rows[red.eq].tolist()},
-                                  message="the cone lies in ker B")
-    else:
+    Az = Q.T @ (problem.A / sa) @ Q
+    Bz = Q.T @ (problem.B / sb) @ Q
+    ctx = Context(problem, red, 0.5 * (Az + Az.T), 0.5 * (Bz + Bz.T), lps=red.lps, failures=list(red.notes),
+                  vfactor=sa / sb)
+    ctx.vscale = max(amax, 1e-300) / max(bmax, 1e-300)
+    ctx.fragile = red.fragile
+    if red.dim:
         s, U = np.linalg.eigh(ctx.Bz)
-        Nz = U[:, s <= RANK_RTOL * max(float(s[-1]), 1e-300)]
-        if Nz.shape[1]:
-            ray = _unbounded_ray(ctx, Nz)
-            if ray is not None:
-                ctx.early = ConeEigResult(
-                    np.inf, np.inf, None, Status.UNBOUNDED, "",
-                    certificate={"ray": ray, "ray_Bnorm": float(np.linalg.norm(problem.B @ ray)),
-                                 "ray_AxA": float(ray @ problem.A @ ray)},
-                    message="a ray d of the cone has B d = 0 and A d != 0: the supremum is +inf")
+        ctx.bscale = float(s[-1])
+        ctx.anorm = float(np.abs(np.linalg.eigvalsh(ctx.Az)).max())
+        ctx.fragile = ctx.fragile or _pencil_fragility(ctx, s, U)
+    else:
+        ctx.fragile = ctx.fragile or "the cone may be {0}"
     problem._cache["ctx"] = ctx
     return ctx
 
 
+def fallback(ctx: Context, method: str, depth: str, t0: float, reason: str = "") -> ConeEigResult:
+    """The verified answer (:mod:`solvers._verified`) where float64 cannot decide."""
+    from ._verified import verified_solve
+
+    return verified_solve(ctx.problem, ctx.red, method, depth, reason or ctx.fragile, t0)
+
+
+def upper_bound(ctx: Context, value, bmin):
+    """Pencil eigenvalues ``value`` (units of ``(Az, Bz)``; scalar or array) as upper
+    bounds in the problem's units: plus the rounding allowance of whitening by ``B``
+    (``bmin`` its smallest eigenvalue kept on the flat) and ``BOUND_ALLOWANCE`` relative.
+    Infinite values stay infinite."""
+    v = np.asarray(value, dtype=float)
+    b = np.maximum(np.asarray(bmin, dtype=float), 1e-300)
+    d = max(ctx.red.dim, 1)
+    vs = ctx.vscale / ctx.vfactor
+    fin = np.isfinite(v)
+    va = np.where(fin, np.abs(v), 0.0)
+    err = ALLOWANCE_FACTOR * (d + 1) * _EPS * (ctx.anorm + va * ctx.bscale) / b
+    out = np.where(fin, (np.where(fin, v, 0.0) + err + BOUND_ALLOWANCE * np.maximum(va, vs)) * ctx.vfactor, v)
+    return float(out) if out.ndim == 0 else out
+
+
 def witness_quotient(ctx: Context, x: np.ndarray) -> float:
-    """The quotient at ``x``, or ``nan`` when ``x^T B x`` is at rounding level
-    (``x`` numerically in ``ker B``: its quotient would be noise)."""
+    """A rigorous lower bound on the quotient at ``x`` (rounded down), or ``nan`` when
+    ``x^T B x`` is at rounding level (``x`` numerically in ``ker B``: its quotient would be
+    noise)."""
     B = ctx.problem.B
     den = float(x @ B @ x)
     if not den > RANK_RTOL * float(np.abs(B).max()) * float(x @ x):
         return float("nan")
-    return float(x @ ctx.problem.A @ x) / den
+    return quotient_lower(ctx.problem.A, B, x)
 
 
 @dataclass(frozen=True)
 class FlatCheck:
-    """Top eigenvalue of the pencil on a flat and whether it is attained in the cone."""
+    """Top eigenvalue of the pencil on a flat (problem units), whether it is attained in
+    the cone, and ``upper``: the eigenvalue with its rounding allowance."""
 
     value: float
     realized: bool
     x: np.ndarray | None
     lower: float
     lps: int = 0
+    upper: float = np.nan
 
 
 def _lp_realize(R: np.ndarray, S: np.ndarray, ctx: Context) -> tuple[np.ndarray | None, int]:
@@ -164,8 +202,11 @@ def check_flat(ctx: Context, V: np.ndarray) -> FlatCheck:
     """
     prob, red = ctx.problem, ctx.red
     te = top_eig(V.T @ ctx.Az @ V, V.T @ ctx.Bz @ V, bscale=ctx.bscale)
+    if te.ambiguous:
+        raise Fragile("B, or A on ker B, is between rounding and 1e-10 on a flat")
+    value, upper = te.value * ctx.vfactor, upper_bound(ctx, te.value, te.bmin)
     if not np.isfinite(te.value):
-        return FlatCheck(te.value, False, None, -np.inf)
+        return FlatCheck(te.value, False, None, -np.inf, 0, te.value)
     HV = red.H @ V
     R, S = HV @ te.E, HV @ te.N
     k, r = R.shape[1], S.shape[1]
@@ -187,13 +228,13 @@ def check_flat(ctx: Context, V: np.ndarray) -> FlatCheck:
         if sol is not None:
             z = te.E @ sol[:k] + te.N @ sol[k:]
     if z is None:
-        return FlatCheck(te.value, False, None, -np.inf, lps)
+        return FlatCheck(value, False, None, -np.inf, lps, upper)
     x = polish(red, prob.G, red.Q @ (V @ z))
     q = witness_quotient(ctx, x)
     if not np.isfinite(q):
-        return FlatCheck(te.value, False, None, -np.inf, lps)
-    ok = te.value - q <= REALIZED_RTOL * max(abs(te.value), ctx.vscale)
-    return FlatCheck(te.value, bool(ok), x, q, lps)
+        return FlatCheck(value, False, None, -np.inf, lps, upper)
+    ok = value - q <= REALIZED_RTOL * max(abs(value), ctx.vscale)
+    return FlatCheck(value, bool(ok), x, q, lps, upper)
 
 
 def interior_lower(ctx: Context) -> tuple[float, np.ndarray | None]:
@@ -241,4 +282,5 @@ def finish(ctx: Context, method: str, lower: float, upper: float, x: np.ndarray 
     cert["lineality_dim"] = int(ctx.red.lineality.shape[1])
     cert["reduction_lps"] = int(ctx.red.lps)
     cert["value_scale"] = ctx.vscale
+    cert.update(ctx.notes)
     return ConeEigResult(float(lower), float(upper), x, status, method, time.perf_counter() - t0, cert, message)

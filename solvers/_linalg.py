@@ -7,10 +7,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["null_space", "TopEig", "top_eig", "sup_quotient", "EIG_RTOL", "RANK_RTOL"]
+__all__ = ["null_space", "TopEig", "top_eig", "sup_quotient", "EIG_RTOL", "RANK_RTOL", "NOISE_RTOL"]
 
 #: Relative size below which an eigenvalue of ``B`` counts as zero.
 RANK_RTOL = 1e-10
+#: Relative size below which a value is rounding noise.  Eigenvalues of ``B`` (or values of
+#: ``A`` on ``ker B``) between NOISE_RTOL and RANK_RTOL are ambiguous: float64 cannot tell a
+#: tiny exact value from rounding, and the caller falls back on exact arithmetic.
+NOISE_RTOL = 1e-13
 #: Relative gap below which generalized eigenvalues count as equal (one eigenspace).
 EIG_RTOL = 1e-10
 
@@ -36,12 +40,17 @@ class TopEig:
 
     ``value`` is ``+inf`` when ``A`` does not vanish on ``ker B`` and ``-inf``
     when ``B = 0``.  ``E`` (n, k) spans the top eigenspace with
-    ``E^T B E = I``; ``N`` (n, r) spans ``ker B``.
+    ``E^T B E = I``; ``N`` (n, r) spans ``ker B``.  ``bmin``: the smallest
+    eigenvalue of ``B`` kept (its rounding errors are amplified by ``1/bmin``);
+    ``ambiguous``: an eigenvalue of ``B``, or ``A`` on ``ker B``, lies between
+    NOISE_RTOL and RANK_RTOL (relative), where float64 cannot decide.
     """
 
     value: float
     E: np.ndarray
     N: np.ndarray
+    bmin: float = np.inf
+    ambiguous: bool = False
 
 
 def top_eig(A: np.ndarray, B: np.ndarray, *, rtol: float = RANK_RTOL, eig_rtol: float = EIG_RTOL,
@@ -55,19 +64,23 @@ def top_eig(A: np.ndarray, B: np.ndarray, *, rtol: float = RANK_RTOL, eig_rtol: 
     n = A.shape[0]
     s, U = np.linalg.eigh(B)
     smax = max(float(s[-1]), 0.0) if n else 0.0
-    keep = s > rtol * max(smax, bscale, 1e-300)
+    ref = max(smax, bscale, 1e-300)
+    keep = s > rtol * ref
+    amb = bool(np.any(~keep & (np.abs(s) > NOISE_RTOL * ref)))
     N = U[:, ~keep]
-    if not keep.any():
-        return TopEig(-np.inf, np.zeros((n, 0)), N)
     ascale = max(float(np.abs(A).max()), 1e-300)
-    if N.shape[1] and float(np.abs(N.T @ A @ N).max()) > rtol * ascale:
-        return TopEig(np.inf, np.zeros((n, 0)), N)
+    an = float(np.abs(N.T @ A @ N).max()) if N.shape[1] else 0.0
+    amb = amb or NOISE_RTOL * ascale < an <= rtol * ascale
+    if not keep.any():
+        return TopEig(-np.inf if an <= rtol * ascale else np.inf, np.zeros((n, 0)), N, np.inf, amb)
+    if an > rtol * ascale:
+        return TopEig(np.inf, np.zeros((n, 0)), N, float(s[keep][0]), amb)
     W = U[:, keep] / np.sqrt(s[keep])
     M = W.T @ A @ W
     mu, Y = np.linalg.eigh(0.5 * (M + M.T))
     top = float(mu[-1])
     k = int(np.sum(mu >= top - eig_rtol * abs(top)))
-    return TopEig(top, W @ Y[:, -k:], N)
+    return TopEig(top, W @ Y[:, -k:], N, float(s[keep][0]), amb)
 
 
 def sup_quotient(M: np.ndarray, B: np.ndarray, *, rtol: float = RANK_RTOL) -> float:

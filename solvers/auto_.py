@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ._core import finish, check_options, prepare
+from ._core import check_options, fallback, finish, prepare
 from ._registry import register
 from .dnn_ import solve_dnn
 from .faces_ import solve_faces
@@ -27,12 +27,13 @@ def solve_auto(problem: ConeEigProblem, *, max_flats: int = 200_000, **options: 
 
     The combined result takes the best ``lower`` and the smallest ``upper``
     of its steps (each rigorous); ``certificate["steps"]`` lists them.
+    Where float64 cannot decide, the verified path (:mod:`solvers._verified`).
     """
     check_options("auto", options, ())
     t0 = time.perf_counter()
     ctx = prepare(problem)
-    if ctx.early is not None:
-        return finish(ctx, "auto", 0, 0, None, {}, t0)
+    if ctx.fragile:
+        return fallback(ctx, "auto", "faces", t0)
     steps = [solve_spectral(problem)]
     if not steps[-1].is_exact():
         if ctx.red.dim <= FACES_MAX_DIM:

@@ -11,8 +11,9 @@ from typing import Any
 import numpy as np
 
 from ._cone import polish
-from ._core import bound, check_flat, witness_quotient, check_options, finish, interior_lower, prepare
-from ._linalg import null_space, sup_quotient, top_eig
+from ._core import (Fragile, check_flat, check_options, fallback, finish, interior_lower, prepare, upper_bound,
+                    witness_quotient)
+from ._linalg import RANK_RTOL, null_space, sup_quotient, top_eig
 from ._registry import register
 from .errors import ProblemError
 from .problem import ConeEigProblem
@@ -28,6 +29,8 @@ _SETTINGS = {
 }
 #: Rows with ``|H_i z| <= FACE_GUESS_TOL`` at the SDP's top eigenvector are guessed active.
 FACE_GUESS_TOL = 1e-5
+#: A row sees ``ker B`` when ``|H_i K| > KERNEL_SEE_TOL |H_i|`` (its multipliers are then zeroed).
+KERNEL_SEE_TOL = 1e-12
 
 
 def dual_bound(Az: np.ndarray, Bz: np.ndarray, H: np.ndarray, N: np.ndarray) -> float:
@@ -36,8 +39,17 @@ def dual_bound(Az: np.ndarray, Bz: np.ndarray, H: np.ndarray, N: np.ndarray) -> 
     Valid for any elementwise nonnegative ``N``: on the cone ``H x >= 0``
     the added term ``(Hx)^T N (Hx)`` is nonnegative.  ``N`` is symmetrized
     and clipped at zero here, so the solver's accuracy only affects tightness.
+    Rows of ``H`` that see ``ker B`` (``|H_i K| > KERNEL_SEE_TOL``) get zero
+    multipliers: on ``ker B`` the added term would make the bound ``+inf``
+    (and a small one would hide there as rounding).
     """
     N = np.maximum(0.5 * (N + N.T), 0.0)
+    s, U = np.linalg.eigh(Bz)
+    K = U[:, s <= RANK_RTOL * max(float(s[-1]), 1e-300)]
+    if K.shape[1] and H.shape[0]:
+        sees = np.abs(H @ K).max(axis=1) > KERNEL_SEE_TOL * np.linalg.norm(H, axis=1)
+        N[sees, :] = 0.0
+        N[:, sees] = 0.0
     return sup_quotient(Az + H.T @ N @ H, Bz)
 
 
@@ -62,6 +74,10 @@ def solve_dnn(problem: ConeEigProblem, *, solver: str = "CLARABEL", **options: A
         cvxpy SDP solver.  ``optimal_inaccurate`` answers are used (the
         bound is recomputed and valid anyway); failures are recorded.
 
+    Where float64 cannot decide (see :mod:`solvers._core`) the answer comes
+    from the verified path (:mod:`solvers._verified`): its exact face
+    enumeration bounds the optimum at least as tightly as the relaxation.
+
     References
     ----------
     Prop 4.3 of the paper (the bound this relaxation tightens); SPEC 3.2.
@@ -72,14 +88,24 @@ def solve_dnn(problem: ConeEigProblem, *, solver: str = "CLARABEL", **options: A
         raise ProblemError(f"solver must be one of {SDP_SOLVERS} (ECOS cannot solve SDPs), got {solver!r}")
     t0 = time.perf_counter()
     ctx = prepare(problem)
-    if ctx.early is not None:
-        return finish(ctx, "dnn", 0, 0, None, {}, t0)
+    if ctx.fragile:
+        return fallback(ctx, "dnn", "faces", t0)
+    try:
+        return _dnn(ctx, name, t0)
+    except Fragile as exc:
+        return fallback(ctx, "dnn", "faces", t0, str(exc))
+
+
+def _dnn(ctx, name: str, t0: float) -> ConeEigResult:
     import cvxpy as cp
 
-    red = ctx.red
+    problem, red = ctx.problem, ctx.red
     H, d = red.H, red.dim
     Az, Bz = ctx.Az, ctx.Bz
-    spectral_ub = top_eig(Az, Bz, bscale=ctx.bscale).value
+    te = top_eig(Az, Bz, bscale=ctx.bscale)
+    if te.ambiguous:
+        raise Fragile("B, or A on ker B, is between rounding and 1e-10")
+    spectral_ub = upper_bound(ctx, te.value, te.bmin)
     X = cp.Variable((d, d), PSD=True)
     cons = [cp.trace(Bz @ X) == 1]
     if H.shape[0]:
@@ -103,7 +129,7 @@ def solve_dnn(problem: ConeEigProblem, *, solver: str = "CLARABEL", **options: A
         cert["sdp_status"] = "error"
     if H.shape[0] and cons[1].dual_value is not None:
         N = np.maximum(0.5 * (cons[1].dual_value + cons[1].dual_value.T), 0.0)
-        ub = dual_bound(Az, Bz, H, N)
+        ub = upper_bound(ctx, dual_bound(Az, Bz, H, N), ctx.bmin)
         cert["N"] = N
         cert["dual_bound"] = ub
         upper = min(upper, ub)
@@ -125,4 +151,4 @@ def solve_dnn(problem: ConeEigProblem, *, solver: str = "CLARABEL", **options: A
         qp = witness_quotient(ctx, xp)
         if np.isfinite(qp) and qp > lower:
             lower, x = qp, xp
-    return finish(ctx, "dnn", lower, bound(upper, ctx.vscale), x, cert, t0, msg)
+    return finish(ctx, "dnn", lower, upper, x, cert, t0, msg)

@@ -5,12 +5,14 @@ pruning by the incumbent."""
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ._cone import polish
-from ._core import EXACT_RTOL, bound, check_flat, witness_quotient, check_options, finish, interior_lower, prepare
+from ._core import (EXACT_RTOL, Fragile, check_flat, check_options, fallback, finish, interior_lower, prepare,
+                    upper_bound, witness_quotient)
 from ._linalg import EIG_RTOL, RANK_RTOL, top_eig
 from ._registry import register
 from .problem import ConeEigProblem
@@ -20,6 +22,14 @@ __all__ = ["solve_faces"]
 
 #: A facet row vanishes on a flat when ``|H_i V| <= CLOSURE_TOL`` (unit rows, orthonormal V).
 CLOSURE_TOL = 1e-9
+#: Values ``|H_i V|`` strictly inside this band are ambiguous: the verified path takes over.
+CLOSURE_BAND = (1e-12, 1e-7)
+
+
+def _check_band(v: np.ndarray) -> None:
+    lo, hi = CLOSURE_BAND
+    if np.any((v > lo) & (v < hi)):
+        raise Fragile("a facet row nearly vanishes on a flat (|H_i V| between 1e-12 and 1e-7)")
 
 
 _HASH_W = np.random.default_rng(20261130).integers(1, 2**63, size=4096, dtype=np.uint64)
@@ -61,6 +71,7 @@ def _children(H: np.ndarray, P: np.ndarray, rows: list[tuple[int, ...]],
     n, d, dv = P.shape
     HP = np.einsum("fd,ndk->nfk", H, P)
     nrm = np.linalg.norm(HP, axis=2)
+    _check_band(nrm)
     a_idx, i_idx = np.nonzero(nrm > CLOSURE_TOL)
     empty = np.zeros((0, d, dv - 1)), [], None
     if a_idx.size == 0:
@@ -76,7 +87,9 @@ def _children(H: np.ndarray, P: np.ndarray, rows: list[tuple[int, ...]],
     # Householder reflector I - 2 v v^T / v^T v: columns 1.. span u^perp
     Hh = np.eye(dv)[None] - 2.0 * v[:, :, None] * v[:, None, :] / np.einsum("ck,ck->c", v, v)[:, None, None]
     C = np.einsum("cdk,ckj->cdj", P[a_idx], Hh[:, :, 1:])
-    closure = np.abs(np.einsum("fd,cdj->cfj", H, C)).max(axis=2) <= CLOSURE_TOL
+    hc = np.abs(np.einsum("fd,cdj->cfj", H, C)).max(axis=2)
+    _check_band(hc)
+    closure = hc <= CLOSURE_TOL
     if inc is not None:
         # rows vanishing on every ray of the child face (0/1 float matmul: BLAS, exact)
         eqF = (child_rays.astype(float) @ (~inc).astype(float)) < 0.5
@@ -95,10 +108,12 @@ def _children(H: np.ndarray, P: np.ndarray, rows: list[tuple[int, ...]],
 def _level_eig(level: np.ndarray, Az: np.ndarray, Bz: np.ndarray, H: np.ndarray, bscale: float):
     """Batched top eigenpairs on a stack of flats, with a numpy realizability test.
 
-    Returns ``(values, settled)``: ``settled[j]`` is True when the flat's top
-    eigenvalue is simple, ``B`` is nonsingular on it and neither ``+-v`` lies
-    in the cone (then it is certainly not realizable, no further check).
-    Singular pencils get their value from :func:`top_eig`.
+    Returns ``(values, settled, bmin)`` (values in the units of ``(Az, Bz)``):
+    ``settled[j]`` is True when the flat's top eigenvalue is simple, ``B`` is
+    nonsingular on it and neither ``+-v`` lies in the cone (then it is
+    certainly not realizable, no further check); ``bmin[j]`` the smallest
+    eigenvalue of ``B`` kept on the flat.  Singular pencils get their value
+    from :func:`top_eig`; an ambiguous one raises :class:`Fragile`.
     """
     Av = np.einsum("ndi,de,nej->nij", level, Az, level)
     Bv = np.einsum("ndi,de,nej->nij", level, Bz, level)
@@ -110,16 +125,19 @@ def _level_eig(level: np.ndarray, Az: np.ndarray, Bz: np.ndarray, H: np.ndarray,
     M = np.einsum("kji,kjl,klm->kim", W, Av, W)
     mu, Y = np.linalg.eigh(0.5 * (M + np.transpose(M, (0, 2, 1))))
     vals = np.where(good, mu[:, -1], np.nan)
-    vals = np.where(smax <= RANK_RTOL * bscale, -np.inf, vals)
-    for j in np.flatnonzero(np.isnan(vals)):
-        vals[j] = top_eig(Av[j], Bv[j], bscale=bscale).value
+    bmin = np.where(good, s[:, 0], np.inf)
+    for j in np.flatnonzero(~good):
+        te = top_eig(Av[j], Bv[j], bscale=bscale)
+        if te.ambiguous:
+            raise Fragile("B, or A on ker B, is between rounding and 1e-10 on a flat")
+        vals[j], bmin[j] = te.value, te.bmin
     simple = good if dv == 1 else good & (mu[:, -1] - mu[:, -2] > EIG_RTOL * np.abs(mu[:, -1]))
     if H.shape[0] == 0:
-        return vals, np.zeros(n, dtype=bool)
+        return vals, np.zeros(n, dtype=bool), bmin
     z = np.einsum("ndk,nk->nd", level, np.einsum("nkl,nl->nk", W, Y[:, :, -1]))
     hz = np.einsum("fd,nd->nf", H, z) / np.linalg.norm(z, axis=1)[:, None]
     inside = (hz.min(axis=1) >= -1e-9) | (hz.max(axis=1) <= 1e-9)
-    return vals, simple & ~inside
+    return vals, simple & ~inside, bmin
 
 
 @register("faces")
@@ -159,6 +177,11 @@ def solve_faces(problem: ConeEigProblem, *, max_flats: int = 200_000, face_filte
         the optimum), plus the cone data (``facet_rows``,
         ``implicit_equalities``, ``lineality_dim``).
 
+    Where float64 cannot decide (thin or lower-dimensional cones, ambiguous
+    face lattices, singular pencils the cone sees; see :mod:`solvers._core`)
+    the enumeration is redone on the verified path (:mod:`solvers._verified`):
+    exact flats, exact LDL^T certificates of every bound, exact witnesses.
+
     References
     ----------
     Prop 4.3, Rem 4.4 of the paper; SPEC 3.2 (face enumeration).
@@ -166,14 +189,33 @@ def solve_faces(problem: ConeEigProblem, *, max_flats: int = 200_000, face_filte
     check_options("faces", options, ())
     t0 = time.perf_counter()
     ctx = prepare(problem)
-    if ctx.early is not None:
-        return finish(ctx, "faces", 0, 0, None, {}, t0)
-    red = ctx.red
-    H, d = red.H, red.dim
+    if ctx.fragile:
+        return fallback(ctx, "faces", "faces", t0)
+    try:
+        return _faces(ctx, max_flats, face_filter, t0)
+    except Fragile as exc:
+        return fallback(ctx, "faces", "faces", t0, str(exc))
+
+
+@dataclass
+class _State:
+    """Incumbent and counters of one enumeration (values in the problem's units)."""
+
+    lower: float
+    x: np.ndarray | None
+    best_up: float = -np.inf
+    best_val: float = -np.inf
+    best_face: tuple | None = None
+    checks: int = 0
+    lps: int = 0
+    near_ties: int = 0
+
+
+def _first_incumbent(ctx) -> tuple[float, np.ndarray | None]:
+    """The quotient at the interior point and at the best extreme ray."""
+    problem, red = ctx.problem, ctx.red
     lower, x = interior_lower(ctx)
-    inc = red.incidence if face_filter else None
     if red.rays is not None and red.rays.shape[0]:
-        # the quotient at every extreme ray: a cheap first incumbent
         rq = np.einsum("rm,mn,rn->r", red.rays, problem.A, red.rays)
         rb = np.einsum("rm,mn,rn->r", red.rays, problem.B, red.rays)
         ok = rb > 1e-12 * max(float(np.abs(problem.B).max()), 1e-300)
@@ -183,50 +225,63 @@ def solve_faces(problem: ConeEigProblem, *, max_flats: int = 200_000, face_filte
             qr = witness_quotient(ctx, xr)
             if np.isfinite(qr) and qr > lower:
                 lower, x = qr, xr
-    best_val, best_face = -np.inf, None
-    level = np.eye(d)[None]
+    return lower, x
+
+
+def _visit(ctx, level: np.ndarray, rows: list, st: _State) -> tuple[list[int], np.ndarray]:
+    """Settle one level of flats; returns the flats to expand and their upper bounds."""
+    vals, settled, bmin = _level_eig(level, ctx.Az, ctx.Bz, ctx.red.H, ctx.bscale)
+    ups = upper_bound(ctx, vals, bmin)
+    expand, realized = [], []
+    for j in np.argsort(-vals, kind="stable"):
+        if vals[j] == -np.inf or ups[j] <= max(st.best_up, st.lower):
+            continue  # its supremum is already covered
+        if settled[j]:
+            expand.append(j)
+            continue
+        fc = check_flat(ctx, level[j])
+        st.checks += 1
+        st.lps += fc.lps
+        if fc.x is not None and fc.lower > st.lower:
+            st.lower, st.x = fc.lower, fc.x
+        if fc.realized:
+            realized.append(j)
+            if fc.upper > st.best_up:
+                st.best_up, st.best_val, st.best_face = fc.upper, fc.value, rows[j]
+        else:
+            expand.append(j)
+    expand = [j for j in expand if ups[j] > max(st.best_up, st.lower)]
+    # near ties: flats left behind whose eigenvalue is within the exactness tolerance
+    v = vals * ctx.vfactor
+    ref = max(st.best_val, st.lower)
+    near = (v <= ref) & (v >= ref - EXACT_RTOL * max(abs(ref), ctx.vscale))
+    near[realized] = False
+    st.near_ties += int(near.sum())
+    return expand, ups
+
+
+def _faces(ctx, max_flats: int, face_filter: bool, t0: float) -> ConeEigResult:
+    red = ctx.red
+    inc = red.incidence if face_filter else None
+    st = _State(*_first_incumbent(ctx))
+    level = np.eye(red.dim)[None]
     raysin = None if inc is None else np.ones((1, inc.shape[0]), dtype=bool)
     rows: list[tuple[int, ...]] = [()]
-    flats = checks = lps = near_ties = 0
+    flats = 0
     frontier = -np.inf
     while len(rows):
         flats += len(rows)
-        vals, settled = _level_eig(level, ctx.Az, ctx.Bz, H, ctx.bscale)
-        expand, realized = [], []
-        for j in np.argsort(-vals, kind="stable"):
-            v = vals[j]
-            if v <= max(best_val, lower) or v == -np.inf:
-                break  # sorted: every later flat is pruned too
-            if settled[j]:
-                expand.append(j)
-                continue
-            fc = check_flat(ctx, level[j])
-            checks += 1
-            lps += fc.lps
-            if fc.x is not None and fc.lower > lower:
-                lower, x = fc.lower, fc.x
-            if fc.realized:
-                realized.append(j)
-                if fc.value > best_val:
-                    best_val, best_face = fc.value, rows[j]
-            else:
-                expand.append(j)
-        expand = [j for j in expand if vals[j] > max(best_val, lower)]
-        # near ties: flats left behind whose eigenvalue is within the exactness tolerance
-        ref = max(best_val, lower)
-        near = (vals <= ref) & (vals >= ref - EXACT_RTOL * max(abs(ref), ctx.vscale))
-        near[realized] = False
-        near_ties += int(near.sum())
+        expand, ups = _visit(ctx, level, rows, st)
         if not expand or level.shape[2] < 2:
             break
-        level, rows, raysin = _children(H, level[expand], [rows[j] for j in expand], inc,
+        level, rows, raysin = _children(red.H, level[expand], [rows[j] for j in expand], inc,
                                         None if raysin is None else raysin[expand])
         if flats + len(rows) > max_flats:
-            frontier = max(float(vals[j]) for j in expand)
+            frontier = max(float(ups[j]) for j in expand)
             break
-    cert = {"face": None if best_face is None else red.rows[red.facets[list(best_face)]].tolist(),
-            "eigenvalue": best_val, "flats": flats, "realizability_checks": checks, "lps": lps,
-            "near_ties": near_ties}
-    upper = bound(max(best_val, frontier, lower), ctx.vscale)
+    cert = {"face": None if st.best_face is None else red.rows[red.facets[list(st.best_face)]].tolist(),
+            "eigenvalue": st.best_val, "flats": flats, "realizability_checks": st.checks, "lps": st.lps,
+            "near_ties": st.near_ties}
+    upper = max(st.best_up, frontier, st.lower)
     msg = "" if frontier == -np.inf else f"flat budget max_flats={max_flats} exhausted"
-    return finish(ctx, "faces", lower, upper, x, cert, t0, msg)
+    return finish(ctx, "faces", st.lower, upper, st.x, cert, t0, msg)

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ._core import bound, check_flat, check_options, finish, interior_lower, prepare
+from ._core import Fragile, check_flat, check_options, fallback, finish, interior_lower, prepare
 from ._registry import register
 from .problem import ConeEigProblem
 from .result import ConeEigResult
@@ -30,6 +30,11 @@ def solve_spectral(problem: ConeEigProblem, **options: Any) -> ConeEigResult:
     a simple eigenvalue, else an LP.  Otherwise the result is BOUNDED, with
     the quotient at a relative interior point as ``lower``.  No options.
 
+    Where float64 cannot decide (see :mod:`solvers._core`), the same bound
+    comes from the verified path: certified by an exact LDL^T test of
+    ``u B - A >= 0`` on the certified span of the cone (``+inf`` when ``A``
+    does not vanish on ``ker B`` there).
+
     References
     ----------
     Prop 4.3 (the bound) and Rem 4.4 (realizability LP) of the paper.
@@ -37,15 +42,18 @@ def solve_spectral(problem: ConeEigProblem, **options: Any) -> ConeEigResult:
     check_options("spectral", options, ())
     t0 = time.perf_counter()
     ctx = prepare(problem)
-    if ctx.early is not None:
-        return finish(ctx, "spectral", 0, 0, None, {}, t0)
-    fc = check_flat(ctx, np.eye(ctx.red.dim))
+    if ctx.fragile:
+        return fallback(ctx, "spectral", "root", t0)
+    try:
+        fc = check_flat(ctx, np.eye(ctx.red.dim))
+    except Fragile as exc:
+        return fallback(ctx, "spectral", "root", t0, str(exc))
     cert = {"face": [], "eigenvalue": fc.value, "realized": fc.realized}
     if fc.realized:
-        return finish(ctx, "spectral", fc.lower, bound(fc.value, ctx.vscale), fc.x, cert, t0)
+        return finish(ctx, "spectral", fc.lower, fc.upper, fc.x, cert, t0)
     lo, x = interior_lower(ctx)
     if fc.x is not None and fc.lower > lo:
         lo, x = fc.lower, fc.x
     msg = "top eigenspace not realizable in the cone" if np.isfinite(fc.value) else \
         "A does not vanish on ker B within span(C): no finite cone-free bound"
-    return finish(ctx, "spectral", lo, bound(fc.value, ctx.vscale), x, cert, t0, msg)
+    return finish(ctx, "spectral", lo, fc.upper, x, cert, t0, msg)

@@ -58,8 +58,8 @@ def test_batched_pencils_match_single_pattern(features):
         S = np.diag(masks[:, j].astype(float))
         Pi = np.zeros((n, n)) if obj.Q_H is None else obj.Q_H @ obj.Q_H.T
         M = (np.eye(n) - Pi) @ U
-        np.testing.assert_allclose(A1, obj.V.T @ Phi.T @ S @ M @ M.T @ S @ Phi @ obj.V, atol=1e-12)
-        np.testing.assert_allclose(B1, obj.V.T @ Phi.T @ S @ (np.eye(n) - Pi) @ S @ Phi @ obj.V, atol=1e-12)
+        np.testing.assert_allclose(A1, obj.Psi.T @ S @ M @ M.T @ S @ obj.Psi, atol=1e-12)
+        np.testing.assert_allclose(B1, obj.Psi.T @ S @ (np.eye(n) - Pi) @ S @ obj.Psi, atol=1e-12)
 
 
 def test_bounds_dominate_neurons_and_match_scipy():

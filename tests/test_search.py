@@ -129,7 +129,7 @@ def test_constant_neuron_is_trivially_optimal_for_N_K():
     n = 15
     Phi = np.c_[rng.normal(size=(n, 2)), np.ones(n)]
     U = np.linalg.qr(np.c_[np.ones(n), rng.normal(size=(n, 2))])[0]
-    res = best_neuron(Phi, U)
+    res = best_neuron(Phi, U, features=None)
     assert res.value == pytest.approx(1.0, abs=1e-9)
     assert res.certified
 

@@ -11,6 +11,7 @@ import relu_gating._pattern_work as work
 import relu_gating.search as search
 from relu_gating import best_neuron, verify
 from relu_gating._search_state import PatternOutcome, SearchState
+from relu_gating.errors import CheckpointError
 
 
 def _inst(seed=2, n=40):
@@ -73,10 +74,12 @@ def test_interrupt_then_resume_loses_nothing(tmp_path, monkeypatch):
     assert "resumed from checkpoint" in res.notes
     assert res.value == pytest.approx(ref.value, abs=1e-12)
     assert res.certified and verify(res, Phi, U_K, "bias").valid
-    # a checkpoint of another query is ignored, not misused
+    # a checkpoint of another query is refused and left untouched (robustness tests: more cases)
     Phi2, U2 = _inst(5, 50)
-    other = best_neuron(Phi2, U2, features="bias", checkpoint=str(ck))
-    assert "resumed from checkpoint" not in other.notes
+    before = ck.read_bytes()
+    with pytest.raises(CheckpointError, match="another"):
+        best_neuron(Phi2, U2, features="bias", checkpoint=str(ck))
+    assert ck.read_bytes() == before
 
 
 def test_states_merge_in_any_order():

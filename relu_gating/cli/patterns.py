@@ -20,6 +20,7 @@ import time
 
 import numpy as np
 
+from .._files import atomic_write, check_writable
 from ..io import load_input
 from ..patterns import check_completeness, count_patterns, enumerate_patterns
 
@@ -46,6 +47,8 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentP
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.out:  # numpy's convention: ".npz" is appended when missing
+        args.out = check_writable(args.out if args.out.endswith(".npz") else args.out + ".npz", "--out")
     data = load_input(args.input)
     if data.Phi is not None:
         Phi = data.Phi
@@ -75,7 +78,8 @@ def run(args: argparse.Namespace) -> int:
         if not rep.ok:
             out["reason"] = rep.reason
     if args.out:
-        np.savez_compressed(args.out, masks_packed=ps.packed, witnesses=ps.witnesses, n=np.int64(ps.n), Phi=Phi)
+        atomic_write(args.out, lambda fh: np.savez_compressed(fh, masks_packed=ps.packed, witnesses=ps.witnesses,
+                                                               n=np.int64(ps.n), Phi=Phi), binary=True)
         out["out"] = args.out
     if args.json:
         print(json.dumps(out, indent=2))

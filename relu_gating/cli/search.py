@@ -8,10 +8,12 @@ import os
 
 import numpy as np
 
+from .._files import atomic_write, check_writable, file_sha256
+from .._search_state import check_checkpoint_path
 from ..errors import InputError
 from ._common import add_input_arguments, problem_from_args
 
-__all__ = ["add_parser", "run", "features_from_spec", "summary_dict"]
+__all__ = ["add_parser", "run", "features_from_spec", "summary_dict", "input_record", "PROBLEM_OPTIONS"]
 
 SUMMARY_KEYS = ("objective", "value", "upper_bound", "alpha", "certified", "theta", "pattern", "n_patterns",
                 "settled", "seconds", "notes")
@@ -27,7 +29,8 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentP
     add_input_arguments(p)
     p.add_argument("--features", default=None, metavar="bias|none|FILE",
                    help="features already in the layer: 'bias' (ones column), 'none' (objective N_K), or a "
-                        ".npy/.csv/.npz(H) file; default: H from INPUT if present, else none")
+                        ".npy/.csv/.npz(H) file; default: H from INPUT if present, else bias (N_K with 'none' is "
+                        "maximized by a constant neuron on a connected graph)")
     p.add_argument("--alpha", type=float, default=1.0, help="certify value >= alpha * bound (default 1: exact)")
     p.add_argument("--method", default="auto", help="per-pattern exact method of solvers/ (default auto)")
     p.add_argument("--max-patterns", type=int, default=None, help="refuse jobs with more patterns than this")
@@ -45,7 +48,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentP
 def features_from_spec(spec: str | None, data_H: np.ndarray | None, n: int) -> tuple[object, str]:
     """Resolve ``--features`` into an argument of ``best_neuron`` and a spec string to record."""
     if spec is None:
-        return (data_H, "input:H") if data_H is not None else (None, "none")
+        return (data_H, "input:H") if data_H is not None else ("bias", "bias")
     if spec in ("none", "bias"):
         return (None if spec == "none" else "bias"), spec
     if not os.path.isfile(spec):
@@ -62,13 +65,26 @@ def features_from_spec(spec: str | None, data_H: np.ndarray | None, n: int) -> t
         H = np.loadtxt(spec, delimiter=",", ndmin=2)
     else:
         raise InputError(f"--features file {spec!r}: unsupported extension {ext!r} (use .npy, .csv or .npz)")
-    return H, os.path.abspath(spec)
+    return H, os.path.basename(spec)
+
+
+#: Options of the stated problem that a certificate records and ``verify`` compares.
+PROBLEM_OPTIONS = ("source", "graph", "laplacian", "K", "n_neighbors", "sigma", "epsilon")
+
+
+def input_record(problem, path: str, features_spec: str) -> dict:
+    """How the problem was stated on the command line: the options, the file's name and hash."""
+    rec = {k: problem.description.get(k) for k in PROBLEM_OPTIONS if k in problem.description}
+    rec.update(input_name=os.path.basename(path), input_sha256=file_sha256(path), features=features_spec,
+               n_components=problem.description.get("n_components"), tie_at_K=problem.description.get("tie_at_K"))
+    return rec
 
 
 def summary_dict(cert: dict) -> dict:
     """The certificate without its per-pattern arrays (what ``--json`` prints)."""
     out = {k: cert[k] for k in SUMMARY_KEYS if k in cert}
     out["problem"] = cert.get("problem", {})
+    out["input"] = cert.get("input", {})
     return out
 
 
@@ -85,6 +101,10 @@ def _executor(address: str | None):
 def run(args: argparse.Namespace) -> int:
     from ..search import best_neuron
 
+    if args.out:  # before any computation: a run must not end unable to write its result
+        check_writable(args.out, "--out")
+    if args.checkpoint:
+        check_checkpoint_path(args.checkpoint, "--checkpoint")
     problem = problem_from_args(args)
     features, spec = features_from_spec(args.features, problem.H, problem.n)
     progress = None if not args.quiet else False
@@ -97,12 +117,9 @@ def run(args: argparse.Namespace) -> int:
         if client is not None:
             client.close()
     cert = res.to_dict()
-    cert["problem"] = {k: v for k, v in problem.description.items() if k != "input"}
-    cert["problem"]["input"] = os.path.abspath(args.input)
-    cert["features"] = spec
+    cert["input"] = input_record(problem, args.input, spec)
     if args.out:
-        with open(args.out, "w", encoding="utf-8") as fh:
-            json.dump(cert, fh)
+        atomic_write(args.out, lambda fh: json.dump(cert, fh))
     if args.json:
         summary = summary_dict(cert)
         if args.out:

@@ -32,6 +32,7 @@ arrangements", Mem. AMS 154, 1975.  Paper: Prop 4.3 (cones of patterns).
 
 from __future__ import annotations
 
+import hashlib
 import warnings
 from bisect import bisect_left
 from dataclasses import dataclass, field
@@ -98,6 +99,9 @@ class PatternSet:
         input, near-collinear points).  Verified exactly when produced; empty on
         ordinary data.  Pass it to :func:`check_completeness` (``exact_witnesses=``);
         for JSON store ``{str(k): [str(x) for x in v]}`` (entries exceed 64 bits).
+    phi_sha256 : str
+        :func:`phi_digest` of the ``Phi`` the set was enumerated from (``""`` for
+        a set built by hand); :meth:`check_belongs_to` compares it.
 
     Notes
     -----
@@ -115,6 +119,7 @@ class PatternSet:
     n_exact_only: int = 0
     uncertified: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64), repr=False)
     exact_witnesses: dict = field(default_factory=dict, repr=False)
+    phi_sha256: str = field(default="", repr=False)
 
     @property
     def masks(self) -> np.ndarray:
@@ -138,7 +143,7 @@ class PatternSet:
             unc = self.uncertified[(self.uncertified >= s) & (self.uncertified < s + size)] - s
             ex = {k - s: self.exact_witnesses[k] for k in keys[bisect_left(keys, s):bisect_left(keys, s + size)]}
             yield PatternSet(self.packed[s:s + size], self.witnesses[s:s + size], self.rank, self.n,
-                             self.m, self.n_hyperplanes, self.part, 0, unc, ex)
+                             self.m, self.n_hyperplanes, self.part, 0, unc, ex, self.phi_sha256)
 
     def _index(self) -> dict:
         idx = self.__dict__.get("_lookup")
@@ -157,9 +162,31 @@ class PatternSet:
     def __contains__(self, mask: Any) -> bool:
         return self.index_of(mask) is not None
 
+    def check_belongs_to(self, Phi: Any, name: str = "patterns") -> None:
+        """Raise :class:`InputError` unless this set was enumerated from ``Phi``.
+
+        Compares the shape and :func:`phi_digest` (one hash of ``Phi``, no
+        enumeration).  A set built by hand (``phi_sha256 == ""``) is checked by
+        shape only.
+        """
+        Phi = _validate_phi(Phi)
+        if (self.n, self.m) != Phi.shape:
+            raise InputError(f"{name} were enumerated from a Phi of shape ({self.n}, {self.m}), this Phi has shape "
+                             f"{Phi.shape}: call enumerate_patterns(Phi) for this Phi")
+        if self.phi_sha256 and self.phi_sha256 != phi_digest(Phi):
+            raise InputError(f"{name} were enumerated from a different Phi of the same shape (SHA-256 "
+                             f"{self.phi_sha256[:12]}, this Phi {phi_digest(Phi)[:12]}): call enumerate_patterns(Phi) "
+                             "for this Phi")
+
 
 def _validate_phi(Phi: Any) -> np.ndarray:
     return as_matrix(Phi, "Phi")
+
+
+def phi_digest(Phi: Any) -> str:
+    """SHA-256 (hex) of ``Phi``'s shape and float64 C-order bytes (``-0.0`` counted as ``0.0``)."""
+    a = np.ascontiguousarray(_validate_phi(Phi), dtype=np.float64) + 0.0
+    return hashlib.sha256(f"{a.shape}|".encode() + a.tobytes()).hexdigest()
 
 
 def count_patterns(Phi: Any, *, method: str = "auto") -> PatternCount:
@@ -353,6 +380,7 @@ def enumerate_patterns(Phi: Any, *, max_patterns: int | None = None, progress: b
     212
     """
     Phi = _validate_phi(Phi)
+    digest = phi_digest(Phi)
     if max_patterns is not None:
         if isinstance(max_patterns, bool) or not isinstance(max_patterns, (int, np.integer)) or max_patterns < 1:
             raise InputError(f"max_patterns must be a positive integer, got {max_patterns!r}")
@@ -361,6 +389,10 @@ def enumerate_patterns(Phi: Any, *, max_patterns: int | None = None, progress: b
     if (not isinstance(part, tuple) or len(part) != 2 or not all(isinstance(x, (int, np.integer)) for x in part)
             or not 0 <= part[0] < part[1]):
         raise InputError(f"part must be a pair (i, k) with 0 <= i < k, got {part!r}")
+    # Columns scaled by exact powers of two: the same hyperplanes (theta -> D theta), well-scaled
+    # floats for the filters; witnesses are mapped back exactly below.
+    scales = _pow2_column_scales(Phi)
+    Phi = Phi * scales
     red = reduce_rows(Phi)
     if max_patterns is not None and cover_count(red.q, red.rank) > max_patterns:
         cnt = count_reduced(red, "auto")
@@ -372,8 +404,32 @@ def enumerate_patterns(Phi: Any, *, max_patterns: int | None = None, progress: b
         cert = _Certifier(Phi, red)
         mirrored, rest = _top_level(red, part, progress, cert)
         packed, W, n_exact, bad, exact = _assemble(red, mirrored, rest, cert.notes)
+    W, exact = _unscale_witnesses(W, exact, scales)
     return PatternSet(packed, W, red.rank, red.n, red.m, red.q, tuple(int(x) for x in part), n_exact, bad,
-                      exact)
+                      exact, phi_sha256=digest)
+
+
+def _pow2_column_scales(Phi: np.ndarray) -> np.ndarray:
+    """Per column, the power of two bringing its largest entry into ``[0.5, 1)`` (1 for a zero column)."""
+    top = np.abs(Phi).max(axis=0)
+    _, e = np.frexp(np.where(top > 0, top, 1.0))
+    return np.ldexp(1.0, -e)
+
+
+def _unscale_witnesses(W: np.ndarray, exact: dict, scales: np.ndarray) -> tuple[np.ndarray, dict]:
+    """Witnesses of ``Phi D`` turned into witnesses of ``Phi`` (``theta = D theta_D``), exactly.
+
+    Float witnesses are multiplied by powers of two (exact barring underflow;
+    a positive common factor keeps the largest scale at 1); integer witnesses are multiplied by ``2^(E - e_j)`` so they
+    stay integers (a positive multiple of ``D theta_D``: the same signs).
+    """
+    W = W * (scales / scales.max())  # a positive power of two per row: the same signs, no overflow
+    if not exact:
+        return W, exact
+    e = [int(np.frexp(s)[1]) - 1 for s in scales]  # scales[j] = 2^e[j]
+    lo = min(e)
+    mult = [1 << (x - lo) for x in e]
+    return W, {k: tuple(int(t) * c for t, c in zip(v, mult)) for k, v in exact.items()}
 
 
 # quiet linters: helpers re-exported for verifiers and tests

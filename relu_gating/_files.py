@@ -1,0 +1,81 @@
+"""Output files (private): checked before a long computation, written atomically.
+
+A result file is written to a temporary file in the target's directory and
+renamed over the target (:func:`os.replace`, atomic on POSIX and Windows), so a
+reader, a concurrent run or a Ctrl-C during the write never sees a partial file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import tempfile
+from collections.abc import Callable
+from typing import IO
+
+from .errors import InputError
+
+__all__ = ["check_writable", "atomic_write", "file_sha256"]
+
+
+def check_writable(path: str | os.PathLike, what: str) -> str:
+    """Raise :class:`InputError` (naming ``what``, e.g. ``"--out"``) unless ``path`` can be written.
+
+    Checks that the directory exists, is a directory and is writable, and that
+    ``path`` is not itself a directory.  Returns ``os.fspath(path)``.
+    """
+    path = os.fspath(path)
+    d = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise InputError(f"{what} {path}: is a directory, not a file")
+    if not os.path.exists(d):
+        raise InputError(f"{what} {path}: directory {d} does not exist")
+    if not os.path.isdir(d):
+        raise InputError(f"{what} {path}: {d} is not a directory")
+    if not os.access(d, os.W_OK | os.X_OK):
+        raise InputError(f"{what} {path}: directory {d} is not writable")
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        raise InputError(f"{what} {path}: file is not writable")
+    return path
+
+
+def _new_file_mode(path: str) -> int:
+    """Mode for the written file: the target's if it exists, else 0o666 minus the umask."""
+    try:
+        return os.stat(path).st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def atomic_write(path: str | os.PathLike, write: Callable[[IO], None], *, binary: bool = False) -> None:
+    """Call ``write(fh)`` on a temporary file next to ``path``, then rename it to ``path``.
+
+    On any exception (including KeyboardInterrupt) the temporary file is
+    removed and ``path`` is left as it was.
+    """
+    path = os.fspath(path)
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=d)
+    try:
+        with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, _new_file_mode(path))
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    """SHA-256 (hex) of a file's bytes."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()

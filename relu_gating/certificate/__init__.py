@@ -1,0 +1,14 @@
+"""Certificates of the best-neuron search: a versioned JSON format and an independent verifier.
+
+* :func:`result_to_dict` / :func:`load_certificate`: the format (version
+  ``relu-gating-certificate/2``, documented in ``docs/certificate.md``);
+* :func:`verify`: re-checks a certificate against the problem stated by the
+  caller, with its own tolerances and its own short checks of the evidence
+  (no solver code of the search is imported).
+"""
+
+from ._format import FORMAT, Certificate, load_certificate, parse_certificate, result_to_dict
+from ._verify import BOUND_SLACK, EXCLUDE_RTOL, VALUE_TOL, VerifyReport, verify
+
+__all__ = ["FORMAT", "Certificate", "load_certificate", "parse_certificate", "result_to_dict", "verify",
+           "VerifyReport", "VALUE_TOL", "BOUND_SLACK", "EXCLUDE_RTOL"]
