@@ -8,7 +8,8 @@
 #   1. write samples X (two moons, n = 60, samples as rows) to data.npz
 #   2. relu-gating best-neuron data.npz --K 4 --features bias --json --out cert.json
 #      -> JSON summary on stdout (value, upper_bound, certified, theta, pattern, ...)
-#   3. relu-gating verify cert.json data.npz            -> exit 0 (valid)
+#   3. relu-gating verify cert.json data.npz --K 4 --features bias
+#      (the caller states the same problem)            -> exit 0 (valid, certified)
 #   4. tamper with the certificate's value, verify again -> exit 1 (invalid)
 set -euo pipefail
 
@@ -41,8 +42,8 @@ print(f"  {'seconds':12s} {s['seconds']}")
 EOF
 
 # 3. re-check the certificate from the inputs alone, in a fresh process
-echo "relu-gating verify cert.json data.npz:"
-if "${RG[@]}" verify cert.json data.npz; then
+echo "relu-gating verify cert.json data.npz --K 4 --features bias:"
+if "${RG[@]}" verify cert.json data.npz --K 4 --features bias; then
     echo "  -> exit 0: certificate valid"
 else
     echo "  -> verification FAILED on an untouched certificate" >&2
@@ -56,9 +57,9 @@ c = json.load(open("cert.json"))
 c["value"] = c["value"] + 1e-3
 json.dump(c, open("tampered.json", "w"))
 EOF
-echo "relu-gating verify tampered.json data.npz (value raised by 1e-3):"
+echo "relu-gating verify tampered.json data.npz --K 4 --features bias (value raised by 1e-3):"
 set +e
-"${RG[@]}" verify tampered.json data.npz
+"${RG[@]}" verify tampered.json data.npz --K 4 --features bias
 status=$?
 set -e
 if [ "$status" -eq 1 ]; then

@@ -25,6 +25,12 @@ __all__ = ["chunk_bounds", "solve_chunk", "FALLBACK_METHODS"]
 #: Exact methods tried in turn when the requested one fails on a pattern.
 FALLBACK_METHODS = ("faces", "dnn")
 
+#: Dual evidence within this relative gap of the exact value counts as tight.
+EVIDENCE_RTOL = 1e-9
+
+#: When the selected rows leave a gap, patterns with at most this many rows retry with all of them.
+ALL_ROWS_MAX = 64
+
 #: A solver's upper bound below a pattern's strict witness value by more than this is rejected.
 WITNESS_RTOL = 1e-9
 
@@ -115,26 +121,56 @@ def _all_excluded(obj: Objective, mask: np.ndarray) -> bool:
     return bool(np.linalg.norm(Q - obj.Q_H @ (obj.Q_H.T @ Q), 2) <= EXCLUDE_RTOL)
 
 
-def _dual_evidence(A: np.ndarray, B: np.ndarray, G: np.ndarray, rows: np.ndarray,
-                   value: float) -> tuple[float, tuple[np.ndarray, np.ndarray] | None]:
-    """A checkable upper bound for a pattern solved exactly: DNN multipliers on its facet rows.
+def _evidence_rows(A: np.ndarray, B: np.ndarray, G: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Rows of ``G`` for the dual multipliers: the cone's facets, the rows tightest at the
+    optimum ``x`` and the rows the unconstrained top eigenvector violates most.
 
-    Returns ``(upper, (rows, N))``: ``upper * B - A - G_T^T N G_T`` is positive
-    semidefinite on the pattern's coordinates, with ``T`` the facet rows of
-    the cone (indices into the samples).  The verifier re-checks that
-    inequality itself; ``upper`` is at least the exact ``value`` found.
+    Any subset gives a valid bound (the cone lies in ``{G_T x >= 0}``); the
+    choice only decides tightness, so thin cones whose facets a float LP
+    cannot see are covered by the rows that bind at the optimum.
     """
     import solvers
 
+    r = G.shape[1]
+    Gn = G / np.maximum(np.linalg.norm(G, axis=1), 1e-300)[:, None]
     try:
         facets = solvers.facet_rows(G)
     except solvers.ConeEigError:
-        facets = np.arange(G.shape[0])
-    dual = solvers.cone_dual(A, B, G[facets])
+        facets = np.zeros(0, dtype=np.int64)
+    slack = np.abs(Gn @ x) / max(np.linalg.norm(x), 1e-300)
+    w, V = np.linalg.eigh(B)
+    keep = w > 1e-12 * max(w[-1], 1e-300)
+    Wh = V[:, keep] / np.sqrt(w[keep])
+    top = Wh @ np.linalg.eigh(Wh.T @ A @ Wh)[1][:, -1]
+    g = Gn @ top
+    g = g if np.minimum(g, 0.0).sum() >= np.minimum(-g, 0.0).sum() else -g  # the sign nearer the cone
+    worst = np.argsort(g)[:r]  # the rows it violates most
+    return np.unique(np.concatenate([facets, np.argsort(slack)[:2 * r], worst])).astype(np.int64)
+
+
+def _dual_evidence(A: np.ndarray, B: np.ndarray, G: np.ndarray, rows: np.ndarray, value: float,
+                   x: np.ndarray) -> tuple[float, tuple[np.ndarray, np.ndarray] | None]:
+    """A checkable upper bound for a pattern solved exactly: DNN multipliers on some of its rows.
+
+    Returns ``(upper, (rows, N))``: ``upper * B - A - G_T^T N G_T`` is positive
+    semidefinite on the pattern's coordinates (``T`` indexes the samples).
+    The verifier re-checks that inequality itself; ``upper`` is at least the
+    exact ``value`` found.  When the chosen rows leave a gap, all rows are
+    tried if there are at most ``ALL_ROWS_MAX``.
+    """
+    import solvers
+
+    T = _evidence_rows(A, B, G, x)
+    dual = solvers.cone_dual(A, B, G[T])
+    if dual.upper > value + EVIDENCE_RTOL * max(abs(value), 1e-300) and G.shape[0] <= ALL_ROWS_MAX:
+        T = np.arange(G.shape[0])
+        again = solvers.cone_dual(A, B, G)
+        dual = again if again.upper < dual.upper else dual
+        T = T if dual is again else _evidence_rows(A, B, G, x)
     if not np.isfinite(dual.upper):
         return np.inf, None
     keep = np.flatnonzero(np.any(dual.N != 0, axis=0))
-    return max(float(dual.upper), value), (rows[facets[keep]].astype(np.int64), dual.N[np.ix_(keep, keep)])
+    return max(float(dual.upper), value), (rows[T[keep]].astype(np.int64), dual.N[np.ix_(keep, keep)])
 
 
 class _Solved(NamedTuple):
@@ -153,7 +189,7 @@ def _settle_exact(obj: Objective, mask: np.ndarray, value: float, theta: np.ndar
     """An exact per-pattern value turned into a claim the verifier can check (dual evidence)."""
     A, B, G = single_pattern_matrices(obj, mask)
     rows = np.flatnonzero(np.any(obj.Phi != 0, axis=1))
-    upper, evidence = _dual_evidence(A, B, G, rows, value)
+    upper, evidence = _dual_evidence(A, B, G, rows, value, obj.to_coords @ theta)
     return _Solved(upper, value, theta, EXACT, method, "", evidence)
 
 

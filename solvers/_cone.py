@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._exact import nonneg
+from ._exact import fr_matrix, nonneg, nullspace
 from ._linalg import null_space
 from ._lp import solve_lp
 from .errors import BackendError
@@ -22,6 +22,8 @@ ZERO_ROW_RTOL = 1e-14
 THIN_MARGIN = 1e-7
 #: Ray/facet incidences ``|H_i r|`` strictly between these are ambiguous (float64 cannot decide).
 INCIDENCE_BAND = (1e-12, 1e-7)
+#: Relative singular values of the unit rows in this band: the cone nearly contains a line.
+LINEALITY_BAND = (1e-10, 1e-7)
 _EPS = float(np.finfo(float).eps)
 
 
@@ -212,6 +214,23 @@ def _ambiguous_rays(rays: np.ndarray, Hq: np.ndarray) -> str:
     return ""
 
 
+def _lineality(Gn: np.ndarray, G: np.ndarray, m: int) -> tuple[np.ndarray, str]:
+    """Orthonormal basis of the lineality space ``null(Gn)``, and why it is not trustworthy
+    (a singular value of ``Gn`` within LINEALITY_BAND, or a numerical null space that the
+    exact rows ``G`` do not have: rounding ``G_i / |G_i|`` can even create one)."""
+    if Gn.shape[0] == 0:
+        return np.eye(m), ""
+    L = null_space(Gn)
+    sv = np.linalg.svd(Gn, compute_uv=False)
+    lo, hi = LINEALITY_BAND
+    rel = sv / max(float(sv[0]), 1e-300)
+    if np.any((rel >= lo) & (rel < hi)):
+        return L, "the cone nearly contains a line (a singular value of G below 1e-7)"
+    if L.shape[1] and len(nullspace(fr_matrix(G), m)) != L.shape[1]:
+        return L, "a numerical lineality space that the exact rows do not have"
+    return L, ""
+
+
 def _fragility(eq: np.ndarray, margin: float, amb: str) -> str:
     if eq.any():
         return "implicit equalities found by a float LP (a lower-dimensional or very thin cone)"
@@ -252,7 +271,7 @@ def reduce_cone(G: np.ndarray, hint: np.ndarray | None = None) -> ConeReduction:
     x_int = x / nx if nx > 0 else x
     ne = ~eq
     margin = float((Gn[ne] @ x_int).min()) if ne.any() else np.inf
-    L = null_space(Gn) if Gn.shape[0] else np.eye(m)
+    L, lin = _lineality(Gn, G[rows], m)
     # pointed part: span(C) minus the lineality space
     P = Q @ null_space((Q.T @ L).T) if L.shape[1] else Q
     idx_ne = np.flatnonzero(ne)
@@ -267,7 +286,7 @@ def reduce_cone(G: np.ndarray, hint: np.ndarray | None = None) -> ConeReduction:
     hn = np.linalg.norm(H, axis=1)
     H = H / np.where(hn > 0, hn, 1.0)[:, None]
     inc = None if rays is None else np.abs(rays @ Q @ H.T) <= 1e-9
-    amb = "" if rays is None or eq.any() else _ambiguous_rays(rays, Gn[idx_ne])
+    amb = lin or ("" if rays is None or eq.any() else _ambiguous_rays(rays, Gn[idx_ne]))
     return ConeReduction(Gn=Gn, rows=rows, eq=eq, Q=Q, x_int=x_int, margin=margin, lineality=L,
                          facets=fac, H=H, rays=rays, incidence=inc, lps=lps, notes=tuple(notes),
                          fragile=_fragility(eq, margin, amb))

@@ -25,6 +25,10 @@ BISECT_STEPS = 60
 MAX_DOUBLINGS = 400
 #: Float rows farther than this from vanishing on a flat are not tested exactly.
 CLEAR_TOL = 1e-9
+#: Kernel convention: where ``B`` (and ``A``) are at rounding level on a flat but not exactly
+#: singular, the certificate may add ``KERNEL_SLACK (|A_F| + u |B_F|) P`` (``P`` the projector
+#: on those directions): the bound holds up to rounding-level terms there.
+KERNEL_SLACK = 1e-12
 
 
 @dataclass
@@ -49,6 +53,7 @@ class FlatEval:
     lam: float = np.nan
     E: np.ndarray | None = None  # top eigenvectors, flat coordinates (k, r)
     K: list[Vec] = field(default_factory=list)  # exact ker B_F, flat coordinates
+    convention: bool = False  # ``up`` certified with the KERNEL_SLACK term
 
 
 def _scaled(v: Vec) -> Vec:
@@ -70,23 +75,30 @@ def _hyperplane_basis(w: Vec) -> list[Vec]:
     return out
 
 
-def _shifted(Af, Bf, u: Fraction):
-    return [[u * b - a for a, b in zip(ra, rb)] for ra, rb in zip(Af, Bf)]
+def _shifted(Af, Bf, u: Fraction, slack=None):
+    """``u B_F - A_F`` (plus the kernel-convention term ``slack = (P, amax, bmax)``)."""
+    M = [[u * b - a for a, b in zip(ra, rb)] for ra, rb in zip(Af, Bf)]
+    if slack is not None:
+        P, amax, bmax = slack
+        t = Fraction(KERNEL_SLACK) * (amax + abs(u) * bmax)
+        M = [[m + t * p for m, p in zip(rm, rp)] for rm, rp in zip(M, P)]
+    return M
 
 
-def verify_up(Af, Bf, lam: float, scale: float) -> float:
-    """Smallest float ``u`` found with ``u B_F - A_F >= 0`` exactly (``+inf`` if none)."""
+def verify_up(Af, Bf, lam: float, scale: float, slack=None) -> float:
+    """Smallest float ``u`` found with ``u B_F - A_F >= 0`` exactly (``+inf`` if none);
+    ``slack``: see KERNEL_SLACK."""
     mag = max(abs(lam) if np.isfinite(lam) else 0.0, scale, 1e-300)
     if np.isfinite(lam):
         for rel in VERIFY_STEPS:
             u = float_up(Fraction(lam) + Fraction(rel * mag))
-            if is_psd(_shifted(Af, Bf, Fraction(u))):
+            if is_psd(_shifted(Af, Bf, Fraction(u), slack)):
                 return u
-    if is_psd(_shifted(Af, Bf, Fraction(0))):
+    if is_psd(_shifted(Af, Bf, Fraction(0), slack)):
         return 0.0
     lo, hi = 0.0, mag
     for _ in range(MAX_DOUBLINGS):
-        if is_psd(_shifted(Af, Bf, Fraction(hi))):
+        if is_psd(_shifted(Af, Bf, Fraction(hi), slack)):
             break
         lo, hi = hi, 2.0 * hi
     else:
@@ -95,32 +107,48 @@ def verify_up(Af, Bf, lam: float, scale: float) -> float:
         mid = 0.5 * (lo + hi)
         if not lo < mid < hi:
             break
-        if is_psd(_shifted(Af, Bf, Fraction(mid))):
+        if is_psd(_shifted(Af, Bf, Fraction(mid), slack)):
             hi = mid
         else:
             lo = mid
     return hi
 
 
+def _slack(Kd: np.ndarray, Af, Bf):
+    """The kernel-convention term for the rounding-level directions ``Kd`` (flat coordinates)."""
+    Kq = [[Fraction(v) for v in col] for col in Kd.T.tolist()]
+    k = len(Af)
+    P = [[sum((c[i] * c[j] for c in Kq), Fraction(0)) for j in range(k)] for i in range(k)]
+    amax = max(abs(v) for r in Af for v in r)
+    bmax = max(abs(v) for r in Bf for v in r)
+    return P, amax, bmax
+
+
 def _float_top(Aw, Bw) -> tuple[float, np.ndarray | None]:
-    """Float top eigenpairs of the exact PD pencil ``(Aw, Bw)`` (power-of-two scaled)."""
+    """Float top eigenpairs of the exact PD pencil ``(Aw, Bw)`` (power-of-two scaled): a
+    proposal only (the bound is certified exactly, witnesses checked exactly).  Directions
+    where ``B`` is at rounding level are dropped from the proposal and returned third."""
     sa = pow2(float(max((abs(v) for r in Aw for v in r), default=0)))
     sb = pow2(float(max(abs(v) for r in Bw for v in r)))
     Af = np.array([[float(v / Fraction(sa)) for v in r] for r in Aw])
     Bf = np.array([[float(v / Fraction(sb)) for v in r] for r in Bw])
     s, U = np.linalg.eigh(Bf)
-    if not s[0] > 64 * np.finfo(float).eps * s[-1]:
-        return np.nan, None
-    W = U / np.sqrt(s)
+    keep = s > 64 * len(s) * np.finfo(float).eps * s[-1]
+    if not keep.any():
+        return np.nan, None, U
+    W = U[:, keep] / np.sqrt(s[keep])
     M = W.T @ Af @ W
     mu, Y = np.linalg.eigh(0.5 * (M + M.T))
     top = float(mu[-1])
     r = int(np.sum(mu >= top - 1e-9 * max(float(np.abs(mu).max()), 1e-300)))
-    return top * sa / sb, W @ Y[:, -r:]
+    return top * sa / sb, W @ Y[:, -r:], U[:, ~keep]
 
 
-def evaluate(Ay, By, flat: Flat, lower: float) -> FlatEval:
-    """Kind and certified bound of the flat (see :class:`FlatEval`)."""
+def evaluate(Ay, By, flat: Flat, lower: float, convention: bool = False) -> FlatEval:
+    """Kind and certified bound of the flat (see :class:`FlatEval`).  ``convention``: the
+    problem's ``B`` has rounding-level eigenvalues that are not exact zeros; the bound is
+    then certified up to KERNEL_SLACK on the rounding-level directions of ``B_F`` from the
+    start (otherwise only if no exact bound exists)."""
     V = flat.V
     k = len(V)
     Af, Bf = compress(Ay, V), compress(By, V)
@@ -135,12 +163,17 @@ def evaluate(Ay, By, flat: Flat, lower: float) -> FlatEval:
     if K and any(any(matvec(Af, v)) for v in K):
         return FlatEval("inf")
     W = nullspace(K, k) if K else [[Fraction(int(i == j)) for j in range(k)] for i in range(k)]
-    lam, Y = _float_top(compress(Af, W), compress(Bf, W))
+    lam, Y, Kd = _float_top(compress(Af, W), compress(Bf, W))
     amax = float(max(abs(v) for r in Af for v in r))
     bmax = float(max(abs(v) for r in Bf for v in r))
-    up = verify_up(Af, Bf, lam, amax / bmax)
-    E = None if Y is None else np.array([[float(v) for v in w] for w in W]).T @ Y
-    return FlatEval("finite", up, lam if np.isfinite(lam) else up, E, K)
+    Wf = np.array([[float(v) for v in w] for w in W]).T
+    convention = convention and Kd.shape[1] > 0
+    up = verify_up(Af, Bf, lam, amax / bmax, _slack(Wf @ Kd, Af, Bf) if convention else None)
+    if not np.isfinite(up) and Kd.shape[1] and not convention:
+        up = verify_up(Af, Bf, lam, amax / bmax, _slack(Wf @ Kd, Af, Bf))
+        convention = bool(np.isfinite(up))
+    E = None if Y is None else Wf @ Y
+    return FlatEval("finite", up, lam if np.isfinite(lam) else up, E, K, convention)
 
 
 def _exact_inside(H, rows, Hf, z: Vec, zf: np.ndarray) -> bool:

@@ -110,7 +110,7 @@ def test_solver_failure_falls_back_and_is_reported(monkeypatch):
 
     def broken(problem, method="auto", **kw):
         if method == "auto":
-            raise RuntimeError("backend exploded")
+            raise solvers.BackendError("backend exploded")
         return real_solve(problem, method=method, **kw)
 
     monkeypatch.setattr(solvers, "solve", broken)
@@ -118,11 +118,19 @@ def test_solver_failure_falls_back_and_is_reported(monkeypatch):
     assert res.value == pytest.approx(ref.value, abs=1e-9)
     assert res.certified
 
+    def programming_error(problem, method="auto", **kw):
+        raise TypeError("a bug, not a backend failure")
+
+    monkeypatch.setattr(solvers, "solve", programming_error)
+    with pytest.raises(TypeError):  # a bug surfaces; it is never turned into a note
+        best_neuron(Phi, U_K, features="bias")
+
     def all_broken(problem, method="auto", **kw):
-        raise RuntimeError("everything exploded")
+        raise solvers.BackendError("everything exploded")
 
     monkeypatch.setattr(solvers, "solve", all_broken)
     res = best_neuron(Phi, U_K, features="bias")
+    assert verify(res, Phi, U_K, "bias").valid  # an honest uncertified answer still verifies
     assert "auto" in ref.methods.values()  # the instance needs exact per-pattern solves
     assert res.upper_bound >= ref.value - 1e-12  # bounds stand ...
     assert not res.certified  # ... and nothing is claimed falsely

@@ -28,7 +28,7 @@ The proven bound of a pattern is the smallest of these.
 
 from __future__ import annotations
 
-from fractions import Fraction
+import math
 
 import numpy as np
 
@@ -49,21 +49,30 @@ def _allow(n: int, d: int) -> float:
     return FORM_EPS_FACTOR * (n + d * d) * _EPS
 
 
-def _masked(masks: np.ndarray, L: np.ndarray, R: np.ndarray) -> np.ndarray:
-    """``L^T S R`` for every mask ``S`` (rows of ``masks``): shape (k, a, b)."""
-    n, a = L.shape
-    b = R.shape[1]
-    return (masks @ (L[:, :, None] * R[:, None, :]).reshape(n, a * b)).reshape(-1, a, b)
+def _masked(masks: np.ndarray, *pairs: tuple[np.ndarray, np.ndarray]) -> list[np.ndarray]:
+    """``L^T S R`` for every mask ``S`` (rows of ``masks``) and every pair ``(L, R)``: (k, a, b) each.
+
+    One matrix product for all pairs: ``masks @ [vec(l_i r_i^T) ...]``.
+    """
+    blocks = [(L[:, :, None] * R[:, None, :]).reshape(L.shape[0], -1) for L, R in pairs]
+    out = masks @ np.concatenate(blocks, axis=1)
+    res, c = [], 0
+    for L, R in pairs:
+        w = L.shape[1] * R.shape[1]
+        res.append(out[:, c:c + w].reshape(-1, L.shape[1], R.shape[1]))
+        c += w
+    return res
 
 
 def pattern_pencils(masks: np.ndarray, Q: np.ndarray, M: np.ndarray,
                     QH: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     """``(A_S, B_S)`` for a stack of float 0/1 masks (k, n): shapes (k, r, r)."""
-    C = _masked(masks, M, Q)  # M^T S Q
+    pairs = [(M, Q), (Q, Q)] + ([] if QH is None else [(QH, Q)])
+    got = _masked(masks, *pairs)
+    C, B = got[0], got[1]  # M^T S Q, Q^T S Q
     A = np.einsum("kai,kaj->kij", C, C)
-    B = _masked(masks, Q, Q)
     if QH is not None:
-        E = _masked(masks, QH, Q)  # QH^T S Q
+        E = got[2]  # QH^T S Q
         B = B - np.einsum("kai,kaj->kij", E, E)
     return 0.5 * (A + np.transpose(A, (0, 2, 1))), 0.5 * (B + np.transpose(B, (0, 2, 1)))
 
@@ -103,15 +112,15 @@ def support_bounds(masks: np.ndarray, U: np.ndarray, M: np.ndarray, QH: np.ndarr
     """
     n, K = U.shape
     if QH is None:
-        T = _masked(masks, U, U)
+        (T,) = _masked(masks, (U, U))
         return np.linalg.eigvalsh(T)[:, -1] + _allow(n, K) * _trace(T)
     q = QH.shape[1]
-    Gq = np.eye(q)[None] - _masked(masks, QH, QH)
-    X = _masked(masks, M, QH)
+    QQ, X, MM = _masked(masks, (QH, QH), (M, QH), (M, M))
+    Gq = np.eye(q)[None] - QQ
     wq = np.linalg.eigvalsh(Gq)[:, 0] - _allow(n, q) * q
     ok = wq > SINGULAR_RTOL
     Gs = np.where(ok[:, None, None], Gq, np.eye(q)[None])
-    T = _masked(masks, M, M) + X @ np.linalg.solve(Gs, np.transpose(X, (0, 2, 1)))
+    T = MM + X @ np.linalg.solve(Gs, np.transpose(X, (0, 2, 1)))
     top = np.linalg.eigvalsh(0.5 * (T + np.transpose(T, (0, 2, 1))))[:, -1]
     allowance = _allow(n, K + q) * (_trace(T) + 1.0) / np.where(ok, wq, 1.0)
     return np.where(ok, top + allowance, np.inf)
@@ -160,64 +169,63 @@ def dual_bound(A: np.ndarray, B: np.ndarray, D: np.ndarray, n: int) -> float:
     return lam + delta / max(float(w[rng].min()), np.finfo(float).tiny) * (1.0 + abs(lam))
 
 
-def _fr(a: np.ndarray) -> list:
-    """A float array as nested lists of exact fractions."""
-    return [[Fraction(float(x)) for x in row] for row in np.atleast_2d(a)]
-
-
-def _gram(X: list, Y: list) -> list:
-    """``X^T Y`` in exact arithmetic (X, Y as lists of rows)."""
-    a, b = len(X[0]), len(Y[0])
-    out = [[Fraction(0)] * b for _ in range(a)]
-    for xr, yr in zip(X, Y):
-        for i in range(a):
-            if xr[i]:
-                oi, xi = out[i], xr[i]
-                for j in range(b):
-                    oi[j] += xi * yr[j]
-    return out
+def _ints(X: np.ndarray) -> tuple[np.ndarray, int]:
+    """``X`` as exact integers: ``(Xi, s)`` with ``X = Xi * 2^-s`` (object array of Python ints)."""
+    X = np.asarray(X, dtype=float)
+    nz = X[X != 0]
+    s = 0 if nz.size == 0 else int(53 - np.frexp(nz)[1].min())
+    out = np.empty(X.shape, dtype=object)
+    flat = out.reshape(-1)
+    for k, x in enumerate(X.reshape(-1).tolist()):
+        m, e = math.frexp(x)
+        mant, sh = int(m * (1 << 53)), e - 53 + s
+        flat[k] = mant << sh if sh >= 0 else mant >> -sh  # sh >= 0 for every entry by the choice of s
+    return out, s
 
 
 def exact_slack_pd(ub: float, Q: np.ndarray, M: np.ndarray, QH: np.ndarray | None, mask: np.ndarray,
                    G: np.ndarray, N: np.ndarray) -> bool:
-    """Is ``ub B_S - A_S - G^T N G`` positive definite, in exact rational arithmetic?
+    """Is ``ub B_S - A_S - G^T N G`` positive definite, in exact arithmetic?
 
-    Every float input is taken as the exact rational it is, the pencil is
-    formed and an ``L D L^T`` factorization is run on fractions: no rounding
-    anywhere, so a True is a proof for the verifier's basis ``Q``.  Used for
-    the few patterns with dual evidence, where float allowances would be
-    too coarse.
+    Every float input is taken as the exact rational it is (scaled to
+    integers by a power of two), the pencil is formed in Python integers
+    and its leading principal minors are computed by fraction-free
+    (Bareiss) elimination: no rounding anywhere, so True is a proof for the
+    verifier's basis ``Q``.  Used for the few patterns with dual evidence
+    whose float allowance is too coarse.
     """
     act = np.flatnonzero(mask)
-    Y = _fr(Q[act])
-    C1 = _gram(_fr(M[act]), Y)  # M_A^T Y (K x r)
-    A = _gram(C1, C1)
-    B = _gram(Y, Y)
+    Y, sy = _ints(Q[act])
+    Mi, sm = _ints(M[act])
+    C1 = Mi.T @ Y  # scale 2^-(sm + sy)
+    A = C1.T @ C1  # 2^-2(sm + sy)
+    B = Y.T @ Y  # 2^-2sy
     if QH is not None:
-        E = _gram(_fr(QH[act]), Y)
-        EE = _gram(E, E)
-        B = [[b - e for b, e in zip(rb, re)] for rb, re in zip(B, EE)]
-    r = Q.shape[1]
-    if G.shape[0] == 0:
-        G, N = np.zeros((1, r)), np.zeros((1, 1))
-    Gf = _fr(G)
-    NG = [[sum((nij * g[j] for nij, g in zip(nrow, Gf)), Fraction(0)) for j in range(len(Gf[0]))] for nrow in _fr(N)]
-    D = _gram(Gf, NG)  # G^T N G
-    u = Fraction(float(ub))
-    C = [[u * b - a - d for b, a, d in zip(rb, ra, rd)] for rb, ra, rd in zip(B, A, D)]
-    return _ldl_pd(C)
+        Hi, sh = _ints(QH[act])
+        E = Hi.T @ Y  # 2^-(sh + sy)
+        B = B * (1 << 2 * sh) - E.T @ E  # 2^-2(sh + sy)
+    else:
+        sh = 0
+    Gi, sg = _ints(G if G.shape[0] else np.zeros((1, Q.shape[1])))
+    Ni, sn = _ints(N if G.shape[0] else np.zeros((1, 1)))
+    D = Gi.T @ Ni @ Gi  # 2^-(2sg + sn)
+    ui, su = _ints(np.array([[float(ub)]]))
+    # common scale 2^-T for u B, A and D
+    eB, eA, eD = su + 2 * (sh + sy), 2 * (sm + sy), 2 * sg + sn
+    T = max(eB, eA, eD)
+    C = (ui[0, 0] << (T - eB)) * B - A * (1 << (T - eA)) - D * (1 << (T - eD))
+    return _bareiss_pd(C.tolist())
 
 
-def _ldl_pd(C: list) -> bool:
-    """Positive definiteness of a symmetric rational matrix by exact Gaussian elimination."""
+def _bareiss_pd(C: list) -> bool:
+    """Positive definiteness of a symmetric integer matrix: every leading principal minor > 0."""
     C = [row[:] for row in C]
-    r = len(C)
+    r, prev = len(C), 1
     for k in range(r):
-        if C[k][k] <= 0:
+        if C[k][k] <= 0:  # C[k][k] is the (k+1)-th leading principal minor
             return False
         for i in range(k + 1, r):
-            f = C[i][k] / C[k][k]
-            if f:
-                for j in range(k + 1, r):
-                    C[i][j] -= f * C[k][j]
+            for j in range(k + 1, r):
+                C[i][j] = (C[i][j] * C[k][k] - C[i][k] * C[k][j]) // prev
+        prev = C[k][k]
     return True

@@ -147,9 +147,12 @@ def _proven_bounds(c: Certificate, P: StatedProblem) -> np.ndarray:
     for s in range(0, c.bounds.size, CHUNK):
         mk = c.masks[s:s + CHUNK].astype(float)
         A, B = pattern_pencils(mk, P.Q, P.M, P.QH)
-        pen = pencil_bounds(A, B, c.bounds[s:s + CHUNK], P.n)
-        sup = support_bounds(mk, P.U, P.M, P.QH)
-        out[s:s + CHUNK] = np.minimum(np.minimum(pen, sup), cap)
+        claim = c.bounds[s:s + CHUNK]
+        pen = np.minimum(pencil_bounds(A, B, claim, P.n), cap)
+        weak = np.flatnonzero(pen > claim)  # the support bound may prove these
+        if weak.size:
+            pen[weak] = np.minimum(pen[weak], support_bounds(mk[weak], P.U, P.M, P.QH))
+        out[s:s + CHUNK] = pen
     for i, (rows, N) in c.evidence.items():
         if not 0 <= i < out.size:
             continue

@@ -83,6 +83,7 @@ def input_record(problem, path: str, features_spec: str) -> dict:
 def summary_dict(cert: dict) -> dict:
     """The certificate without its per-pattern arrays (what ``--json`` prints)."""
     out = {k: cert[k] for k in SUMMARY_KEYS if k in cert}
+    out["objective"] = cert.get("problem", {}).get("objective")
     out["problem"] = cert.get("problem", {})
     out["input"] = cert.get("input", {})
     return out

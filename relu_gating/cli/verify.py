@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..certificate import load_certificate, verify
+from ..certificate import VALUE_TOL, load_certificate, verify
 from ._common import add_input_arguments, problem_from_args
 from .search import PROBLEM_OPTIONS, features_from_spec
 
@@ -34,7 +34,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentP
     p.add_argument("--features", default=None, metavar="bias|none|FILE",
                    help="features of the query, as for best-neuron (default: H from INPUT if present, else bias)")
     p.add_argument("--require-alpha", type=float, default=1.0, metavar="A",
-                   help="exit 3 unless the certificate proves value >= A * upper bound (default 1: exact)")
+                   help="exit 3 unless the certificate proves value >= A * upper bound - 1e-9 (default 1: exact)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(run=run)
     return p
@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     reasons = (["certificate was made for other problem options: " + "; ".join(differ)] if differ else [])
     reasons += list(report.reasons)
     valid = report.valid and not differ
-    strong = valid and report.certified and report.alpha_proven >= args.require_alpha - 1e-12
+    strong = valid and report.value >= args.require_alpha * report.upper_bound - VALUE_TOL
     code = EXIT_OK if strong else (EXIT_WEAKER if valid else EXIT_INVALID)
     if args.json:
         print(json.dumps({"valid": valid, "certified": report.certified, "value": report.value,
