@@ -11,7 +11,7 @@ import numpy as np
 from ._exact import fr_matrix, nonneg, nullspace
 from ._linalg import null_space
 from ._lp import solve_lp
-from .errors import BackendError
+from .errors import BackendError, LPNumericsError
 
 __all__ = ["ConeReduction", "reduce_cone", "polish", "implicit_equalities", "THIN_MARGIN"]
 
@@ -144,6 +144,8 @@ def implicit_equalities(Gn: np.ndarray, hint: np.ndarray | None = None
     c = np.r_[np.zeros(m), -np.ones(q)]
     sol = solve_lp(c, A, np.zeros(q), np.full(q, np.inf),
                    np.r_[np.full(m, -np.inf), np.zeros(q)], np.r_[np.full(m, np.inf), np.ones(q)])
+    if sol.status in ("unbounded", "infeasible"):  # bounded and feasible (x = 0, s = 0): numerics
+        raise LPNumericsError(f"interior point LP returned {sol.status!r}")
     if sol.status != "optimal":
         raise BackendError("interior point LP failed: " + "; ".join(sol.failures or (sol.status,)))
     x = sol.x[:m]
@@ -201,16 +203,13 @@ def _facets_lp(Hp: np.ndarray) -> tuple[np.ndarray, int]:
 
 def _ambiguous_rays(rays: np.ndarray, Hq: np.ndarray) -> str:
     """Why the float face lattice is not trustworthy (empty if it is): an incidence
-    ``|H_i r|`` in INCIDENCE_BAND, or two distinct rays closer than ``INCIDENCE_BAND[1]``."""
+    ``|H_i r|`` (any row, unit rows and rays) in INCIDENCE_BAND.  Two distinct rays
+    closer than ``INCIDENCE_BAND[1]`` show up here too: a row through one of them
+    nearly passes through the other."""
     lo, hi = INCIDENCE_BAND
     v = np.abs(rays @ Hq.T)
     if np.any((v > lo) & (v < hi)):
         return "ambiguous ray-facet incidence (a feature of the cone below 1e-7)"
-    if rays.shape[0] > 1:
-        d = np.linalg.norm(rays[:, None, :] - rays[None, :, :], axis=2)
-        np.fill_diagonal(d, np.inf)
-        if np.any((d > lo) & (d < hi)):
-            return "extreme rays closer than 1e-7"
     return ""
 
 
@@ -220,8 +219,9 @@ def _lineality(Gn: np.ndarray, G: np.ndarray, m: int) -> tuple[np.ndarray, str]:
     exact rows ``G`` do not have: rounding ``G_i / |G_i|`` can even create one)."""
     if Gn.shape[0] == 0:
         return np.eye(m), ""
-    L = null_space(Gn)
-    sv = np.linalg.svd(Gn, compute_uv=False)
+    _, sv, Vt = np.linalg.svd(Gn, full_matrices=Gn.shape[0] < m)
+    rank = int(np.sum(sv > 1e-10 * max(1.0, float(sv[0]))))  # as null_space
+    L = Vt[rank:].T.copy()
     lo, hi = LINEALITY_BAND
     rel = sv / max(float(sv[0]), 1e-300)
     if np.any((rel >= lo) & (rel < hi)):

@@ -21,7 +21,7 @@ from ._cone import ConeReduction, polish, reduce_cone
 from ._exact import fr_matrix, matvec, nullspace, pow2, quotient_lower
 from ._linalg import NOISE_RTOL, RANK_RTOL, top_eig
 from ._lp import solve_lp
-from .errors import ProblemError
+from .errors import LPNumericsError, ProblemError
 from .problem import ConeEigProblem
 from .result import ConeEigResult, Status
 
@@ -92,13 +92,27 @@ def _pencil_fragility(ctx: Context, s: np.ndarray, U: np.ndarray) -> str:
     return ""
 
 
+def _failed_reduction(problem: ConeEigProblem, exc: Exception) -> ConeReduction:
+    """A placeholder reduction (no guesses) when the float reduction failed: fragile."""
+    m = problem.m
+    rows = np.flatnonzero(np.any(problem.G != 0, axis=1))
+    return ConeReduction(Gn=problem.G[rows], rows=rows, eq=np.zeros(rows.size, dtype=bool), Q=np.eye(m),
+                         x_int=np.full(m, np.nan), margin=0.0, lineality=np.zeros((m, 0)),
+                         facets=np.zeros(0, dtype=int), H=np.zeros((0, m)), rays=None,
+                         notes=(f"float cone reduction failed: {exc}",),
+                         fragile=f"the float cone reduction failed ({exc})")
+
+
 def prepare(problem: ConeEigProblem) -> Context:
     """Reduce the cone once per problem (cached), equilibrate ``A`` and ``B`` (exact powers
     of two) and decide whether the float path can be trusted (``ctx.fragile``)."""
     ctx = problem._cache.get("ctx")
     if ctx is not None:
         return ctx
-    red = reduce_cone(problem.G, problem.interior)
+    try:
+        red = reduce_cone(problem.G, problem.interior)
+    except LPNumericsError as exc:  # a float LP gave an impossible answer: the verified path decides
+        red = _failed_reduction(problem, exc)
     amax, bmax = float(np.abs(problem.A).max()), float(np.abs(problem.B).max())
     sa, sb = pow2(amax), pow2(bmax)
     Q = red.Q
@@ -111,7 +125,7 @@ def prepare(problem: ConeEigProblem) -> Context:
     if red.dim:
         s, U = np.linalg.eigh(ctx.Bz)
         ctx.bscale = float(s[-1])
-        ctx.anorm = float(np.abs(np.linalg.eigvalsh(ctx.Az)).max())
+        ctx.anorm = float(np.linalg.norm(ctx.Az))  # Frobenius: bounds the 2-norm
         ctx.fragile = ctx.fragile or _pencil_fragility(ctx, s, U)
     else:
         ctx.fragile = ctx.fragile or "the cone may be {0}"
@@ -131,14 +145,22 @@ def upper_bound(ctx: Context, value, bmin):
     bounds in the problem's units: plus the rounding allowance of whitening by ``B``
     (``bmin`` its smallest eigenvalue kept on the flat) and ``BOUND_ALLOWANCE`` relative.
     Infinite values stay infinite."""
-    v = np.asarray(value, dtype=float)
-    b = np.maximum(np.asarray(bmin, dtype=float), 1e-300)
     d = max(ctx.red.dim, 1)
     vs = ctx.vscale / ctx.vfactor
+    if np.ndim(value) == 0:
+        if not np.isfinite(value):
+            return float(value)
+        err = ALLOWANCE_FACTOR * (d + 1) * _EPS * (ctx.anorm + abs(value) * ctx.bscale) / max(float(bmin), 1e-300)
+        return float((value + err + BOUND_ALLOWANCE * max(abs(value), vs)) * ctx.vfactor)
+    v = np.asarray(value, dtype=float)
+    out = v * ctx.vfactor
     fin = np.isfinite(v)
-    va = np.where(fin, np.abs(v), 0.0)
-    err = ALLOWANCE_FACTOR * (d + 1) * _EPS * (ctx.anorm + va * ctx.bscale) / b
-    out = np.where(fin, (np.where(fin, v, 0.0) + err + BOUND_ALLOWANCE * np.maximum(va, vs)) * ctx.vfactor, v)
+    if fin.any():
+        vf = v[fin]
+        va = np.abs(vf)
+        b = np.maximum(np.asarray(bmin, dtype=float)[fin], 1e-300)
+        err = ALLOWANCE_FACTOR * (d + 1) * _EPS * (ctx.anorm + va * ctx.bscale) / b
+        out[fin] = (vf + err + BOUND_ALLOWANCE * np.maximum(va, vs)) * ctx.vfactor
     return float(out) if out.ndim == 0 else out
 
 

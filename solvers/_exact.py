@@ -15,7 +15,7 @@ from fractions import Fraction
 import numpy as np
 
 __all__ = ["fr_matrix", "fr_vector", "dot", "matvec", "quad", "compress", "nullspace", "is_psd",
-           "solve_exact", "float_down", "float_up", "pow2", "nonneg", "quotient_lower", "combine", "LOOSE_RTOL"]
+           "solve_exact", "det", "quad_rounded", "float_down", "float_up", "pow2", "nonneg", "quotient_lower", "combine", "LOOSE_RTOL"]
 
 _EPS = float(np.finfo(float).eps)
 _TINY = float(np.finfo(float).tiny)
@@ -115,6 +115,26 @@ def solve_exact(M: Mat, b: Vec) -> Vec | None:
     return [R[i][n] / R[i][i] for i in range(n)]
 
 
+def det(M: Mat) -> Fraction:
+    """Exact determinant (Gaussian elimination)."""
+    R = [list(r) for r in M]
+    n = len(R)
+    d = Fraction(1)
+    for c in range(n):
+        p = next((k for k in range(c, n) if R[k][c] != 0), None)
+        if p is None:
+            return Fraction(0)
+        if p != c:
+            R[c], R[p] = R[p], R[c]
+            d = -d
+        d *= R[c][c]
+        for k in range(c + 1, n):
+            if R[k][c]:
+                f = R[k][c] / R[c][c]
+                R[k] = [a - f * b for a, b in zip(R[k], R[c])]
+    return d
+
+
 def is_psd(M: Mat) -> bool:
     """Exact test of positive semidefiniteness of a symmetric rational matrix.
 
@@ -184,11 +204,40 @@ def nonneg(G: np.ndarray, x: np.ndarray, *, strict: bool = False) -> bool:
     return True
 
 
+_SPLIT = 134217729.0  # 2^27 + 1 (Dekker)
+
+
+def _two_prod(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``a * b = p + e`` exactly, elementwise (Dekker's TwoProduct, no FMA needed)."""
+    p = a * b
+    ca = _SPLIT * a
+    ah = ca - (ca - a)
+    al = a - ah
+    cb = _SPLIT * b
+    bh = cb - (cb - b)
+    bl = b - bh
+    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    return p, e
+
+
+def quad_rounded(M: np.ndarray, x: np.ndarray) -> float | None:
+    """``x^T M x`` of the exact rationals, correctly rounded to a float (error-free
+    products and :func:`math.fsum`); None where the products may under/overflow."""
+    p, e = _two_prod(M, x[:, None])
+    terms = [*_two_prod(p, x[None, :]), *_two_prod(e, x[None, :])]
+    flat = np.concatenate([t.ravel() for t in terms])
+    nz = np.abs(flat[flat != 0])
+    if not np.all(np.isfinite(flat)) or (nz.size and (nz.min() < 1e-280 or nz.max() > 1e280)):
+        return None
+    return math.fsum(flat.tolist())
+
+
 def quotient_lower(A: np.ndarray, B: np.ndarray, x: np.ndarray) -> float:
     """A float ``<=`` the exact ``x^T A x / x^T B x`` (``nan`` when ``x^T B x <= 0`` exactly).
 
     numpy with an a priori error bound when that bound is within
-    ``LOOSE_RTOL`` of the values, else Fractions rounded down.
+    ``LOOSE_RTOL`` of the values; else both forms correctly rounded
+    (:func:`quad_rounded`); else Fractions rounded down.
     """
     x = np.asarray(x, dtype=float)
     if not np.all(np.isfinite(x)):
@@ -201,6 +250,12 @@ def quotient_lower(A: np.ndarray, B: np.ndarray, x: np.ndarray) -> float:
     if den > 0 and eb <= LOOSE_RTOL * den and en <= LOOSE_RTOL * abs(num):
         lo = num - en
         q = lo / (den + eb) if lo >= 0 else lo / (den - eb)
+        return q - 4 * _EPS * abs(q)
+    num, den = quad_rounded(A, x), quad_rounded(B, x)
+    if num is not None and den is not None:
+        if den <= 0:
+            return float("nan")
+        q = num / den  # three roundings, each <= eps/2 relative
         return q - 4 * _EPS * abs(q)
     xq = fr_vector(x)
     d = quad(fr_matrix(B), xq)

@@ -46,7 +46,7 @@ ALL_ROWS = 24
 #: Relative gap under which the result is EXACT (as the float methods).
 EXACT_RTOL = 1e-9
 #: Lifts ``t`` (relative) toward the interior point tried to put a float witness exactly in the cone.
-LIFTS = tuple(2.0 ** -k for k in (50, 46, 42, 38, 34, 30, 26, 20, 14, 8))
+LIFTS = tuple(2.0 ** -k for k in (52, 50, 46, 42, 38, 34, 30, 26, 20, 14, 8))
 
 
 @dataclass
@@ -144,16 +144,45 @@ def _witness(data: _Data, xq: Vec) -> tuple[float, np.ndarray] | None:
         return None
     xf = xf / pow2(s)
     if data.cone.full:
-        for t in (0.0,) + LIFTS:
-            if t and data.pf is None:
-                break
-            xt = xf + t * float(np.linalg.norm(xf)) * data.pf if t else xf
+        for xt in _lifted(data, xf):
             if nonneg(data.G, xt):
                 q = quotient_lower(data.A, data.B, xt)
                 return (q, xt) if np.isfinite(q) else None
         return None
     den = quad(data.Bq, xq)
     return (float_down(quad(data.Aq, xq) / den), xf) if den > 0 else None
+
+
+def _lifted(data: _Data, xf: np.ndarray):
+    """``xf``, then ``xf`` lifted by ``t |xf|`` (``t`` in LIFTS) along the sum of the unit rows
+    nearly active at it (a local direction: the quotient barely moves), then toward the
+    interior point."""
+    yield xf
+    nx = float(np.linalg.norm(xf))
+    nrm = np.linalg.norm(data.G, axis=1)
+    Gu = data.G / np.where(nrm > 0, nrm, 1.0)[:, None]
+    act = (Gu @ xf) <= 1e-9 * nx
+    dirs = []
+    if act.any():
+        u = Gu[act].sum(axis=0)
+        if np.linalg.norm(u) > 0:
+            dirs.append(u / np.linalg.norm(u))
+    if data.pf is not None:
+        dirs.append(data.pf)
+    for u in dirs:
+        for t in LIFTS:
+            yield xf + t * nx * u
+
+
+def _exact_witness(data: _Data, xq: Vec, stats: dict) -> None:
+    """Record the best exact (rational) witness and its quotient rounded down: on a thin cone
+    a float witness can lose up to ``eps / width`` (relative) of the value."""
+    den = quad(data.Bq, xq)
+    if den > 0:
+        q = float_down(quad(data.Aq, xq) / den)
+        if q > stats.get("exact_witness_lower", -np.inf):
+            stats["exact_witness_lower"] = q
+            stats["exact_witness"] = [f"{v.numerator}/{v.denominator}" for v in xq]
 
 
 def _initial_lower(data: _Data, red) -> tuple[float, np.ndarray | None]:
@@ -195,6 +224,8 @@ def _level(data: _Data, level: list[Flat], lower: float, xb, stats: dict):
         w = None if z is None else _witness(data, _to_x(data, z))
         if w is not None and w[0] > lower:
             lower, xb = w
+        if z is not None:
+            _exact_witness(data, _to_x(data, z), stats)
         if st == "not":
             expand.append(j)
         else:
@@ -284,6 +315,6 @@ def _solve(problem, red, depth: str, reason: str):
     cert["value_scale"] = vscale
     if xb is not None and np.isfinite(upper) and upper - lower <= EXACT_RTOL * max(abs(upper), vscale):
         status = Status.EXACT
-    else:
-        status = Status.BOUNDED if np.isfinite(lower) or np.isfinite(upper) else Status.FAILED
+    else:  # as the float methods: FAILED when no finite upper bound was established
+        status = Status.FAILED if upper == np.inf else Status.BOUNDED
     return float(lower), float(upper), xb, status, cert, msg or f"verified path ({reason})"

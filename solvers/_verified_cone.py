@@ -62,6 +62,15 @@ def _strict(Mq, Mf, rows, x, floats: bool) -> bool:
     return all(dot(Mq[i], x) > 0 for i in rows)
 
 
+def _equilibrated(N: list[Vec]) -> tuple[np.ndarray, np.ndarray]:
+    """``N`` (basis vectors as columns) as floats with rows and columns scaled by powers of
+    two to max-abs 1 (row scaling keeps every sign), and the column scales."""
+    M = np.array([[float(v) for v in vec] for vec in N]).T
+    M = M / np.array([pow2(float(np.abs(r).max())) for r in M])[:, None]
+    cs = np.array([pow2(float(np.abs(c).max())) for c in M.T])
+    return M / cs[None, :], 1.0 / cs
+
+
 def _lp_support(N: np.ndarray) -> np.ndarray:
     """Largest support of ``y = N c >= 0`` (float LP: max sum s, N c >= s, 0 <= s <= 1)."""
     q, k = N.shape
@@ -78,21 +87,19 @@ def _certify(Mq, E: list[int], n: int) -> list[int]:
     N = nullspace([[Mq[i][j] for i in E] for j in range(n)], len(E))
     if not N:
         return []
-    Nf = np.array([[float(v) / pow2(float(max(map(abs, vec)))) for v in vec] for vec in N]).T
-    S = [E[i] for i in np.flatnonzero(_lp_support(Nf))]
+    S = [E[i] for i in np.flatnonzero(_lp_support(_equilibrated(N)[0]))]
     if not S:
         return []
     NS = nullspace([[Mq[i][j] for i in S] for j in range(n)], len(S))
     if not NS:
         return []
-    NS = [[v / max(map(abs, vec)) for v in vec] for vec in NS]
-    Nf = np.array([[float(v) for v in vec] for vec in NS]).T
+    Nf, cs = _equilibrated(NS)
     k = Nf.shape[1]
     sol = solve_lp(np.r_[np.zeros(k), -1.0], np.hstack([Nf, -np.ones((len(S), 1))]), np.zeros(len(S)),
                    np.full(len(S), np.inf), np.r_[np.full(k, -1.0), -np.inf], np.r_[np.full(k, 1.0), 1.0])
     if sol.status != "optimal":
         return []
-    y = combine(NS, sol.x[:k].tolist())
+    y = combine(NS, (sol.x[:k] * cs).tolist())
     return S if all(v > 0 for v in y) else []
 
 

@@ -10,7 +10,7 @@ original so the traceback keeps the cause.
 
 from __future__ import annotations
 
-__all__ = ["ConeEigError", "ProblemError", "UnknownMethodError", "BackendError"]
+__all__ = ["ConeEigError", "ProblemError", "UnknownMethodError", "BackendError", "LPNumericsError"]
 
 
 class ConeEigError(Exception):
@@ -27,3 +27,9 @@ class UnknownMethodError(ConeEigError, ValueError):
 
 class BackendError(ConeEigError, RuntimeError):
     """Every backend failed on a subproblem (LP or SDP) that could not be skipped."""
+
+
+class LPNumericsError(BackendError):
+    """An LP backend answered with an impossible status (``unbounded`` or ``infeasible`` for
+    an LP that is bounded and feasible): float64 cannot decide this cone.  The methods fall
+    back on exact arithmetic (:mod:`solvers._verified`)."""

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ._cone import polish
-from ._core import (EXACT_RTOL, Fragile, check_flat, check_options, fallback, finish, interior_lower, prepare,
+from ._core import (EXACT_RTOL, REALIZED_RTOL, Fragile, check_flat, check_options, fallback, finish, interior_lower, prepare,
                     upper_bound, witness_quotient)
 from ._linalg import EIG_RTOL, RANK_RTOL, top_eig
 from ._registry import register
@@ -232,10 +232,15 @@ def _visit(ctx, level: np.ndarray, rows: list, st: _State) -> tuple[list[int], n
     """Settle one level of flats; returns the flats to expand and their upper bounds."""
     vals, settled, bmin = _level_eig(level, ctx.Az, ctx.Bz, ctx.red.H, ctx.bscale)
     ups = upper_bound(ctx, vals, bmin)
+    v = vals * ctx.vfactor
     expand, realized = [], []
-    for j in np.argsort(-vals, kind="stable"):
+    for j in np.argsort(-ups, kind="stable"):
         if vals[j] == -np.inf or ups[j] <= max(st.best_up, st.lower):
-            continue  # its supremum is already covered
+            break  # sorted: every later flat's supremum is covered too
+        if v[j] <= st.lower + REALIZED_RTOL * max(abs(v[j]), ctx.vscale):
+            # attained already (to REALIZED_RTOL): its bound stands, no realizability check
+            st.best_up = max(st.best_up, float(ups[j]))
+            continue
         if settled[j]:
             expand.append(j)
             continue
@@ -252,7 +257,6 @@ def _visit(ctx, level: np.ndarray, rows: list, st: _State) -> tuple[list[int], n
             expand.append(j)
     expand = [j for j in expand if ups[j] > max(st.best_up, st.lower)]
     # near ties: flats left behind whose eigenvalue is within the exactness tolerance
-    v = vals * ctx.vfactor
     ref = max(st.best_val, st.lower)
     near = (v <= ref) & (v >= ref - EXACT_RTOL * max(abs(ref), ctx.vscale))
     near[realized] = False

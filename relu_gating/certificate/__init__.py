@@ -1,7 +1,7 @@
 """Certificates of the best-neuron search: a versioned JSON format and an independent verifier.
 
 * :func:`result_to_dict` / :func:`load_certificate`: the format (version
-  ``relu-gating-certificate/2``, documented in ``docs/certificate.md``);
+  ``relu-gating-certificate/2``, documented in ``FORMAT.md`` beside this package);
 * :func:`verify`: re-checks a certificate against the problem stated by the
   caller, with its own tolerances and its own short checks of the evidence
   (no solver code of the search is imported).

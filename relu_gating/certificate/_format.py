@@ -7,7 +7,7 @@ its claimed bound and settlement, and the evidence of the bounds that the
 verifier cannot recompute cheaply (``evidence``: dual multipliers of
 exactly solved patterns).  It holds no tolerance, rank or other quantity
 that decides what is checked: the verifier derives those itself.
-The layout is documented in ``docs/certificate.md``.
+The layout is documented in ``FORMAT.md`` beside this module.
 """
 
 from __future__ import annotations
