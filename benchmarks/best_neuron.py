@@ -83,9 +83,9 @@ import time
 import numpy as np
 
 import solvers
-from relu_gating.datasets import two_moons
-from relu_gating.io import InputData, resolve_problem
-from relu_gating.objectives import make_objective, neuron_values, single_pattern_matrices
+from relu_gating.data.datasets import two_moons
+from relu_gating.data.io import InputData, resolve_problem
+from relu_gating.search.objectives import make_objective, neuron_values, single_pattern_matrices
 
 #: name -> (n, d, data set)
 CASES = {"n100d2": (100, 2, "moons"), "n200d2": (200, 2, "moons"), "n60d3": (60, 3, "gauss"),
@@ -253,8 +253,8 @@ def _solve_all(obj, masks, idx):
 
 def exhaustive(Phi, U_K, features, *, max_solves: int, seed: int = 0) -> dict:
     """Solve every pattern exactly, without pruning (sampled and extrapolated above ``max_solves``)."""
-    from relu_gating._pattern_work import chunk_bounds, solve_chunk
-    from relu_gating._search_state import EXACT
+    from relu_gating.search._tasks import chunk_bounds, solve_chunk
+    from relu_gating.search._state import EXACT
     from relu_gating.patterns import enumerate_patterns
 
     t0 = time.perf_counter()
@@ -285,7 +285,7 @@ def exhaustive(Phi, U_K, features, *, max_solves: int, seed: int = 0) -> dict:
 
 # ----------------------------------------------------------------------------- driver
 def time_certified(Phi, U_K, features, repeats: int):
-    from relu_gating.search import best_neuron
+    from relu_gating.search.front import best_neuron
 
     times, res = [], None
     for _ in range(repeats):

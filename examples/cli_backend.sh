@@ -25,7 +25,7 @@ cd "$WORK"
 # 1. the input file
 "$PY" - <<'EOF'
 import numpy as np
-from relu_gating.datasets import two_moons
+from relu_gating.data.datasets import two_moons
 np.savez("data.npz", X=two_moons(60, noise=0.1, seed=0))
 EOF
 

@@ -37,10 +37,10 @@ import time
 import numpy as np
 
 import relu_gating as rg
-from relu_gating.bounds import ky_fan_limits
-from relu_gating.coverage import captured_features, coverage_deficit, coverage_gap
-from relu_gating.datasets import two_moons
-from relu_gating.io import InputData, resolve_problem
+from relu_gating.coverage.bounds import ky_fan_limits
+from relu_gating.coverage.metrics import captured_features, coverage_deficit, coverage_gap
+from relu_gating.data.datasets import two_moons
+from relu_gating.data.io import InputData, resolve_problem
 
 TOL = 1e-8
 

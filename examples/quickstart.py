@@ -21,8 +21,8 @@ import sys
 import numpy as np
 
 import relu_gating as rg
-from relu_gating.baselines import random_search
-from relu_gating.datasets import two_moons
+from relu_gating.search.baselines import random_search
+from relu_gating.data.datasets import two_moons
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,9 +9,9 @@ Networks on a Fixed Sample Graph" for the mathematics.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .errors import (
+from relu_gating.errors import (
     CertificateError,
     CheckpointError,
     InputError,
@@ -20,31 +20,47 @@ from .errors import (
     SolverFailure,
 )
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
+
+if TYPE_CHECKING:  # the lazy map, visible to IDEs and type checkers
+    from relu_gating.certificate import VerifyReport, verify
+    from relu_gating.coverage.bounds import ActiveSetBound, CoverageCeiling, KyFanLimits, TargetBound, active_set_bound, coverage_ceiling, ky_fan_limits, row_partition, target_coverage_bound
+    from relu_gating.coverage.metrics import Readout, captured_features, coverage_deficit, coverage_gap, dirichlet_energy, leverage_scores, marginal_gain, orthonormal_basis, principal_angles, rayleigh_quotient, readout
+    from relu_gating.coverage.report import CoverageReport, coverage_report
+    from relu_gating.data.datasets import blobs, circles, two_moons
+    from relu_gating.data.io import InputData, Problem, load_input, resolve_problem
+    from relu_gating.layers.greedy import GreedyLayer, greedy_layer
+    from relu_gating.layers.networks import NetworkFeatures, PreservingLayer, class_spanning_neurons, copy_neurons, forward, layer_input, preserving_layer, relu
+    from relu_gating.patterns import CompletenessReport, PatternCount, PatternSet, check_completeness, count_patterns, enumerate_patterns
+    from relu_gating.search.baselines import local_search, random_search
+    from relu_gating.search.front import NeuronResult, best_neuron, best_neuron_from_samples
+    from relu_gating.search.objectives import cone_constraints, neuron_value
+    from relu_gating.spectral.graphs import laplacian, sample_graph
+    from relu_gating.spectral.spectra import SpectralBasis, SpectralTieWarning, low_frequency_basis
 
 # public name -> submodule that defines it
 _LAZY: dict[str, str] = {
     # graphs and spectra
-    "sample_graph": "graphs",
-    "laplacian": "graphs",
-    "low_frequency_basis": "spectra",
-    "SpectralBasis": "spectra",
+    "sample_graph": "spectral.graphs",
+    "laplacian": "spectral.graphs",
+    "low_frequency_basis": "spectral.spectra",
+    "SpectralBasis": "spectral.spectra",
     # coverage metrics
-    "dirichlet_energy": "coverage",
-    "rayleigh_quotient": "coverage",
-    "leverage_scores": "coverage",
-    "coverage_gap": "coverage",
-    "captured_features": "coverage",
-    "coverage_deficit": "coverage",
-    "principal_angles": "coverage",
-    "marginal_gain": "coverage",
-    "readout": "coverage",
-    "Readout": "coverage",
+    "dirichlet_energy": "coverage.metrics",
+    "rayleigh_quotient": "coverage.metrics",
+    "leverage_scores": "coverage.metrics",
+    "coverage_gap": "coverage.metrics",
+    "captured_features": "coverage.metrics",
+    "coverage_deficit": "coverage.metrics",
+    "principal_angles": "coverage.metrics",
+    "marginal_gain": "coverage.metrics",
+    "readout": "coverage.metrics",
+    "Readout": "coverage.metrics",
     # networks
-    "layer_input": "networks",
-    "forward": "networks",
+    "layer_input": "layers.networks",
+    "forward": "layers.networks",
     # data
-    "load_input": "io",
+    "load_input": "data.io",
     # patterns
     "enumerate_patterns": "patterns",
     "count_patterns": "patterns",
@@ -53,45 +69,45 @@ _LAZY: dict[str, str] = {
     "PatternCount": "patterns",
     "CompletenessReport": "patterns",
     # search and certificates
-    "best_neuron": "search",
-    "best_neuron_from_samples": "search",
-    "NeuronResult": "search",
-    "cone_constraints": "objectives",
-    "neuron_value": "objectives",
+    "best_neuron": "search.front",
+    "best_neuron_from_samples": "search.front",
+    "NeuronResult": "search.front",
+    "cone_constraints": "search.objectives",
+    "neuron_value": "search.objectives",
     "verify": "certificate",
     "VerifyReport": "certificate",
-    "SpectralTieWarning": "spectra",
-    "orthonormal_basis": "coverage",
-    "InputData": "io",
-    "Problem": "io",
-    "resolve_problem": "io",
-    "coverage_report": "report",
-    "CoverageReport": "report",
-    "relu": "networks",
-    "NetworkFeatures": "networks",
-    "copy_neurons": "networks",
-    "class_spanning_neurons": "networks",
-    "preserving_layer": "networks",
-    "PreservingLayer": "networks",
-    "target_coverage_bound": "bounds",
-    "TargetBound": "bounds",
-    "active_set_bound": "bounds",
-    "ActiveSetBound": "bounds",
-    "ky_fan_limits": "bounds",
-    "KyFanLimits": "bounds",
-    "coverage_ceiling": "bounds",
-    "CoverageCeiling": "bounds",
-    "row_partition": "bounds",
-    "two_moons": "datasets",
-    "circles": "datasets",
-    "blobs": "datasets",
-    "greedy_layer": "greedy",
-    "GreedyLayer": "greedy",
-    "random_search": "baselines",
-    "local_search": "baselines",
+    "SpectralTieWarning": "spectral.spectra",
+    "orthonormal_basis": "coverage.metrics",
+    "InputData": "data.io",
+    "Problem": "data.io",
+    "resolve_problem": "data.io",
+    "coverage_report": "coverage.report",
+    "CoverageReport": "coverage.report",
+    "relu": "layers.networks",
+    "NetworkFeatures": "layers.networks",
+    "copy_neurons": "layers.networks",
+    "class_spanning_neurons": "layers.networks",
+    "preserving_layer": "layers.networks",
+    "PreservingLayer": "layers.networks",
+    "target_coverage_bound": "coverage.bounds",
+    "TargetBound": "coverage.bounds",
+    "active_set_bound": "coverage.bounds",
+    "ActiveSetBound": "coverage.bounds",
+    "ky_fan_limits": "coverage.bounds",
+    "KyFanLimits": "coverage.bounds",
+    "coverage_ceiling": "coverage.bounds",
+    "CoverageCeiling": "coverage.bounds",
+    "row_partition": "coverage.bounds",
+    "two_moons": "data.datasets",
+    "circles": "data.datasets",
+    "blobs": "data.datasets",
+    "greedy_layer": "layers.greedy",
+    "GreedyLayer": "layers.greedy",
+    "random_search": "search.baselines",
+    "local_search": "search.baselines",
 }
 
-__all__ = sorted(
+__all__ = sorted(  # noqa: PLE0604
     list(_LAZY)
     + ["ReluGatingError", "InputError", "ProblemTooLargeError", "SolverFailure", "CertificateError",
        "CheckpointError"]
@@ -102,7 +118,7 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'relu_gating' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    value = getattr(importlib.import_module(f"relu_gating.{module}"), name)
     globals()[name] = value
     return value
 

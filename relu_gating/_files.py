@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Callable
 from typing import IO
 
-from .errors import InputError
+from relu_gating.errors import InputError
 
 __all__ = ["check_writable", "atomic_write", "file_sha256"]
 

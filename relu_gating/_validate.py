@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from .errors import InputError
+from relu_gating.errors import InputError
 
 __all__ = ["as_matrix", "as_vector", "check_K", "check_same_rows", "as_square", "as_square_operator"]
 

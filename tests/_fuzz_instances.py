@@ -23,8 +23,7 @@ from typing import Any
 import numpy as np
 from _instances import duplicated_rows, random_basis
 
-from relu_gating.graphs import laplacian, sample_graph
-from relu_gating.spectra import SpectralTieWarning, low_frequency_basis
+from relu_gating import SpectralTieWarning, laplacian, low_frequency_basis, sample_graph
 
 #: generic kinds (any rounding-level perturbation keeps the optimum) and degenerate ones
 GENERIC = ("gauss", "clusters", "translated", "scaled")
@@ -171,10 +170,16 @@ def values(Phi: np.ndarray, U: np.ndarray, H: np.ndarray | None, thetas: np.ndar
            exclude_rtol: float = 1e-5) -> np.ndarray:
     """Objective of relu(Phi theta) for each row of thetas, by the definition.
 
-    A neuron whose part outside col(H) is below ``exclude_rtol`` of its norm is
-    dropped (nan): conservative, so the oracle never reports a rounding artefact.
+    Entries of ``Phi theta`` below 1e-8 of the largest are taken as 0 (a
+    theta on a wall through several samples computes to rounding noise there),
+    and a neuron whose part outside col(H) is below ``exclude_rtol`` of its
+    norm is dropped (nan): conservative, so the oracle never reports a
+    rounding artefact.
     """
-    h = np.maximum(np.atleast_2d(thetas) @ Phi.T, 0.0)  # (k, n)
+    z = np.atleast_2d(thetas) @ Phi.T  # (k, n)
+    # a sample on the wall (phi_i^T theta = 0 exactly) computes to rounding noise: count it inactive
+    z = np.where(np.abs(z) <= 1e-8 * np.abs(z).max(axis=1, keepdims=True), 0.0, z)
+    h = np.maximum(z, 0.0)
     Qh = _proj_H(H)
     y = h if Qh is None else h - (h @ Qh) @ Qh.T
     hh = np.sum(h * h, axis=1)
@@ -189,7 +194,7 @@ def oracle_lower(Phi: np.ndarray, U: np.ndarray, H: np.ndarray | None, *, n_rand
                  per_wall: int = 200, seed: int = 0) -> float:
     """Best objective over sampled neurons: a lower bound on the optimum (nan-free, -inf if none)."""
     rng = np.random.default_rng(seed)
-    n, m = Phi.shape
+    n = Phi.shape[0]
     top = np.abs(Phi).max(axis=0)
     D = np.where(top > 0, 1.0 / np.where(top > 0, top, 1.0), 1.0)
     _, s, Vt = np.linalg.svd(Phi * D, full_matrices=False)

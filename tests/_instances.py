@@ -9,10 +9,10 @@ import warnings
 
 import numpy as np
 
-from relu_gating.datasets import two_moons
-from relu_gating.graphs import laplacian, sample_graph
-from relu_gating.networks import layer_input, relu
-from relu_gating.spectra import SpectralTieWarning, low_frequency_basis
+from relu_gating.data.datasets import two_moons
+from relu_gating.spectral.graphs import laplacian, sample_graph
+from relu_gating.layers.networks import layer_input, relu
+from relu_gating.spectral.spectra import SpectralTieWarning, low_frequency_basis
 
 # ---------------------------------------------------------------- named graphs
 

@@ -8,15 +8,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from relu_gating import InputError
-from relu_gating.bounds import (
+from relu_gating.coverage.bounds import (
     active_set_bound,
     coverage_ceiling,
     ky_fan_limits,
     row_partition,
     target_coverage_bound,
 )
-from relu_gating.coverage import captured_features, coverage_gap, rayleigh_quotient
-from relu_gating.networks import forward, layer_input, relu
+from relu_gating.coverage.metrics import captured_features, coverage_gap, rayleigh_quotient
+from relu_gating.layers.networks import forward, layer_input, relu
 
 from _instances import duplicated_rows, moons_problem, random_basis, random_features, random_neuron
 

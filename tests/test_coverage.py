@@ -1,6 +1,6 @@
 """Coverage metrics: Lemma 3.5 (i)-(iv), Lemma 3.2, Prop 4.5, Def 1.1, readout; validation.
 
-Oracles are independent of ``relu_gating.coverage``: projectors from
+Oracles are independent of ``relu_gating.coverage.metrics``: projectors from
 ``numpy.linalg.pinv``/``lstsq``, ``scipy.linalg.subspace_angles`` and explicit ``P_K``.
 """
 
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from scipy.linalg import subspace_angles
 
 from relu_gating import InputError
-from relu_gating.coverage import (
+from relu_gating.coverage.metrics import (
     captured_features,
     coverage_deficit,
     coverage_gap,

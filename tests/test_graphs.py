@@ -11,8 +11,8 @@ from scipy.sparse import csgraph
 from scipy.spatial.distance import cdist
 
 from relu_gating import InputError
-from relu_gating.datasets import blobs, circles, two_moons
-from relu_gating.graphs import laplacian, sample_graph
+from relu_gating.data.datasets import blobs, circles, two_moons
+from relu_gating.spectral.graphs import laplacian, sample_graph
 
 from _instances import (
     complete_graph,

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from relu_gating import InputError, greedy_layer, ky_fan_limits
-from relu_gating.coverage import captured_features, coverage_gap
-from relu_gating.datasets import two_moons
-from relu_gating.io import InputData, resolve_problem
+from relu_gating.coverage.metrics import captured_features, coverage_gap
+from relu_gating.data.datasets import two_moons
+from relu_gating.data.io import InputData, resolve_problem
 
 
 @pytest.fixture(scope="module")

@@ -13,13 +13,13 @@ import pytest
 
 import relu_gating.cli as cli
 from relu_gating import InputError
-from relu_gating.coverage import captured_features, coverage_gap
-from relu_gating.datasets import two_moons
-from relu_gating.graphs import laplacian, sample_graph
-from relu_gating.io import DEFAULT_K, InputData, load_input, resolve_problem
-from relu_gating.networks import layer_input
-from relu_gating.report import coverage_report
-from relu_gating.spectra import low_frequency_basis
+from relu_gating.coverage.metrics import captured_features, coverage_gap
+from relu_gating.data.datasets import two_moons
+from relu_gating.spectral.graphs import laplacian, sample_graph
+from relu_gating.data.io import DEFAULT_K, InputData, load_input, resolve_problem
+from relu_gating.layers.networks import layer_input
+from relu_gating.coverage.report import coverage_report
+from relu_gating.spectral.spectra import low_frequency_basis
 
 from _instances import random_basis, random_features
 

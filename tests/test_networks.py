@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from relu_gating import InputError
-from relu_gating.bounds import coverage_ceiling, row_partition
-from relu_gating.coverage import captured_features, coverage_gap
-from relu_gating.networks import (
+from relu_gating.coverage.bounds import coverage_ceiling, row_partition
+from relu_gating.coverage.metrics import captured_features, coverage_gap
+from relu_gating.layers.networks import (
     class_spanning_neurons,
     copy_neurons,
     forward,

@@ -8,8 +8,8 @@ import scipy.linalg as sl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from relu_gating._maskstack import MaskStack
-from relu_gating.objectives import (leverage_bounds, make_objective, neuron_values, pattern_matrices,
+from relu_gating.search._masked import MaskStack
+from relu_gating.search.objectives import (leverage_bounds, make_objective, neuron_values, pattern_matrices,
                                     single_pattern_matrices)
 from solvers.batched import top_generalized_eig
 
@@ -101,7 +101,7 @@ def test_excluded_neurons_are_nan_not_zero():
 
 
 def test_support_bound_dominates_every_vector_on_the_support():
-    from relu_gating.objectives import support_bounds, vector_values
+    from relu_gating.search.objectives import support_bounds, vector_values
 
     rng = np.random.default_rng(4)
     n = 15

@@ -306,7 +306,7 @@ def test_a_failed_exact_witness_is_reported_not_trusted(monkeypatch, mode):
 # ----------------------------------------------------------------------------- every construction path
 def _all_exact_witnesses(Phi, stride: int = 1):
     """Ask the sweep's providers for exact witnesses of (every stride-th) chamber of every block."""
-    from relu_gating.patterns import _top_level
+    from relu_gating.patterns._enumerate import _top_level
     from relu_gating.patterns._rowspace import reduce_rows
 
     red = reduce_rows(Phi)

@@ -14,7 +14,7 @@ from test_patterns import FAMILIES
 # ----------------------------------------------------------------------------- internals
 @pytest.mark.parametrize("name", list(FAMILIES))
 def test_raw_sweep_witnesses_certify_without_repair(name):
-    from relu_gating.patterns import _top_level
+    from relu_gating.patterns._enumerate import _top_level
     from relu_gating.patterns._rowspace import reduce_rows
     from relu_gating.patterns._witness import float_certified
 

@@ -13,13 +13,13 @@ import time
 import numpy as np
 import pytest
 
-from relu_gating import search
+from relu_gating.search import front as search
 from relu_gating import best_neuron, enumerate_patterns, sample_graph, verify
 from relu_gating._files import atomic_write
-from relu_gating._search_state import SearchState, _tag
+from relu_gating.search._state import SearchState, _tag
 from relu_gating.cli import main
 from relu_gating.errors import CheckpointError, InputError
-from relu_gating.objectives import make_objective, neuron_values
+from relu_gating.search.objectives import make_objective, neuron_values
 
 
 def _inst(seed=0, n=16, K=3):

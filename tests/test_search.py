@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from relu_gating import InputError, best_neuron, neuron_value, verify
-from relu_gating.baselines import local_search, random_search
+from relu_gating.search.baselines import local_search, random_search
 
 from _search_reference import brute_best, lp_patterns, realizes_exactly, values
 
@@ -102,7 +102,7 @@ def test_general_features_matrix():
     res = best_neuron(Phi, U_K, features=H)
     assert res.objective == "marginal"
     assert res.value == pytest.approx(brute_best(Phi, U_K, H), abs=1e-9)
-    from relu_gating.coverage import captured_features
+    from relu_gating.coverage.metrics import captured_features
 
     h = np.maximum(Phi @ res.theta, 0)
     gain = captured_features(np.c_[H, h], U_K) - captured_features(H, U_K)
@@ -135,7 +135,7 @@ def test_constant_neuron_is_trivially_optimal_for_N_K():
 
 
 def test_neuron_value_matches_coverage_formulas():
-    from relu_gating.coverage import captured_features, marginal_gain
+    from relu_gating.coverage.metrics import captured_features, marginal_gain
 
     Phi, U_K = _instance(15, 2, 3, 5)
     theta = np.array([0.3, -1.0, 0.2])
@@ -192,7 +192,7 @@ def test_cone_constraints_compose_with_cvxpy():
 
 def test_from_samples_matches_manual_pipeline():
     from relu_gating import best_neuron_from_samples, laplacian, layer_input, low_frequency_basis, sample_graph
-    from relu_gating.datasets import two_moons
+    from relu_gating.data.datasets import two_moons
 
     X = two_moons(30, seed=1)
     res = best_neuron_from_samples(X, K=3, features="bias")

@@ -10,10 +10,10 @@ import scipy.sparse as sp
 from scipy.linalg import subspace_angles
 
 from relu_gating import InputError
-from relu_gating import spectra
-from relu_gating.graphs import laplacian, sample_graph
-from relu_gating.datasets import two_moons
-from relu_gating.spectra import SpectralTieWarning, low_frequency_basis
+from relu_gating.spectral import spectra
+from relu_gating.spectral.graphs import laplacian, sample_graph
+from relu_gating.data.datasets import two_moons
+from relu_gating.spectral.spectra import SpectralTieWarning, low_frequency_basis
 
 from _instances import (
     complete_graph,

@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 import time
 
-import numpy as np
 import pytest
 from _fuzz_instances import instance, oracle_lower
 

@@ -7,8 +7,8 @@
   (no solver code of the search is imported).
 """
 
-from ._format import FORMAT, Certificate, load_certificate, parse_certificate, result_to_dict
-from ._verify import BOUND_SLACK, EXCLUDE_RTOL, VALUE_TOL, VerifyReport, verify
+from relu_gating.certificate._format import FORMAT, Certificate, load_certificate, parse_certificate, result_to_dict
+from relu_gating.certificate._verify import BOUND_SLACK, EXCLUDE_RTOL, VALUE_TOL, VerifyReport, verify
 
 __all__ = ["FORMAT", "Certificate", "load_certificate", "parse_certificate", "result_to_dict", "verify",
            "VerifyReport", "VALUE_TOL", "BOUND_SLACK", "EXCLUDE_RTOL"]

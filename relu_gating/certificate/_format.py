@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import CertificateError
+from relu_gating.errors import CertificateError
 
 __all__ = ["FORMAT", "result_to_dict", "load_certificate", "parse_certificate", "Certificate"]
 
@@ -33,7 +33,7 @@ def _mask_str(mask: np.ndarray) -> str:
 
 
 def _sha(a: Any) -> str | None:
-    from ._problem import array_sha256
+    from relu_gating.certificate._problem import array_sha256
 
     return None if a is None else array_sha256(a)
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from .._validate import as_matrix, check_same_rows
-from ..errors import InputError
+from relu_gating._validate import as_matrix, check_same_rows
+from relu_gating.errors import InputError
 
 __all__ = ["StatedProblem", "state_problem", "exact_rank", "array_sha256", "UK_ORTHONORMAL_TOL"]
 

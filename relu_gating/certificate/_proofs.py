@@ -1,7 +1,7 @@
 """The verifier's own bound proofs, in plain numpy (private).
 
 Nothing here is shared with the search: no solver, no pencil routine of
-:mod:`relu_gating.objectives`.  For a stack of gating patterns ``S`` and the
+:mod:`relu_gating.search.objectives`.  For a stack of gating patterns ``S`` and the
 verifier's orthonormal basis ``Q`` of ``col(Phi)``, every neuron of a pattern
 is ``h = S Q v`` with ``v`` in the pattern's cone, and its objective is the
 quotient ``v^T A_S v / v^T B_S v`` with

@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from ._format import Certificate, load_certificate, parse_certificate
-from ._problem import StatedProblem, state_problem
-from ._proofs import cap_bound, dual_bound, exact_slack_pd, pattern_pencils, pencil_bounds, support_bounds
+from relu_gating.certificate._format import Certificate, load_certificate, parse_certificate
+from relu_gating.certificate._problem import StatedProblem, state_problem
+from relu_gating.certificate._proofs import cap_bound, dual_bound, exact_slack_pd, pattern_pencils, pencil_bounds, support_bounds
 
 __all__ = ["VerifyReport", "verify", "VALUE_TOL", "BOUND_SLACK", "EXCLUDE_RTOL", "CHUNK"]
 
@@ -113,7 +113,7 @@ def _check_value(c: Certificate, P: StatedProblem) -> tuple[float, list[str]]:
 
 
 def _check_complete(c: Certificate, P: StatedProblem) -> tuple[dict, list[str]]:
-    from ..patterns import check_completeness
+    from relu_gating.patterns import check_completeness
 
     # columns scaled by exact powers of two (theta -> theta / d): the same chambers, well-scaled floats
     top = np.abs(P.Phi).max(axis=0)

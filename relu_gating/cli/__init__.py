@@ -11,14 +11,14 @@ import importlib
 import sys
 from typing import Sequence
 
-from ..errors import ReluGatingError
+from relu_gating.errors import ReluGatingError
 
 __all__ = ["main", "build_parser"]
 
 # command name -> module (relative to this package)
 _COMMANDS = {
     "demo": "demo",
-    "best-neuron": "search",
+    "best-neuron": "best_neuron",
     "verify": "verify",
     "patterns": "patterns",
     "report": "report",
@@ -30,10 +30,13 @@ def build_parser() -> argparse.ArgumentParser:
         prog="relu-gating",
         description="Exact, certified best-ReLU-neuron search on a sample graph.",
     )
+    from relu_gating import __version__
+
+    parser.add_argument("--version", action="version", version=f"relu-gating {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name, module in _COMMANDS.items():
-        mod = importlib.import_module(f".{module}", __name__)
+        mod = importlib.import_module(f"relu_gating.cli.{module}")
         mod.add_parser(sub, name)
     return parser
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..io import DEFAULT_K, Problem, load_input, resolve_problem
+from relu_gating.data.io import DEFAULT_K, Problem, load_input, resolve_problem
 
 __all__ = ["add_input_arguments", "problem_from_args"]
 

@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from ..io import InputData, resolve_problem
+from relu_gating.data.io import InputData, resolve_problem
 
 __all__ = ["add_parser", "run"]
 
@@ -37,9 +37,9 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentP
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..baselines import local_search, random_search
-    from ..datasets import two_moons
-    from ..search import best_neuron
+    from relu_gating.search.baselines import local_search, random_search
+    from relu_gating.data.datasets import two_moons
+    from relu_gating.search.front import best_neuron
 
     X = two_moons(args.n, noise=args.noise, seed=args.seed)
     prob = resolve_problem(InputData(path="<two_moons>", X=X), K=args.K)
@@ -92,7 +92,7 @@ def _plot(path: str, X: np.ndarray, prob, res) -> None:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError as exc:  # pragma: no cover - optional extra
-        from ..errors import InputError
+        from relu_gating.errors import InputError
 
         raise InputError("--plot needs matplotlib: pip install 'relu-gating[plot]'") from exc
     h = np.maximum(prob.Phi @ res.theta, 0)

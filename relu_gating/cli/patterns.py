@@ -20,9 +20,9 @@ import time
 
 import numpy as np
 
-from .._files import atomic_write, check_writable
-from ..io import load_input
-from ..patterns import check_completeness, count_patterns, enumerate_patterns
+from relu_gating._files import atomic_write, check_writable
+from relu_gating.data.io import load_input
+from relu_gating.patterns import check_completeness, count_patterns, enumerate_patterns
 
 __all__ = ["add_parser", "run"]
 

@@ -6,7 +6,7 @@ import argparse
 import json
 import warnings
 
-from ._common import add_input_arguments, problem_from_args
+from relu_gating.cli._common import add_input_arguments, problem_from_args
 
 __all__ = ["add_parser", "run"]
 
@@ -30,8 +30,8 @@ def add_parser(subparsers: argparse._SubParsersAction, name: str) -> argparse.Ar
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..report import coverage_report
-    from ..spectra import SpectralTieWarning
+    from relu_gating.coverage.report import coverage_report
+    from relu_gating.spectral.spectra import SpectralTieWarning
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", SpectralTieWarning)

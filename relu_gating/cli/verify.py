@@ -13,9 +13,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..certificate import VALUE_TOL, load_certificate, verify
-from ._common import add_input_arguments, problem_from_args
-from .search import PROBLEM_OPTIONS, features_from_spec
+from relu_gating.certificate import VALUE_TOL, load_certificate, verify
+from relu_gating.cli._common import add_input_arguments, problem_from_args
+from relu_gating.cli.best_neuron import PROBLEM_OPTIONS, features_from_spec
 
 __all__ = ["add_parser", "run", "EXIT_OK", "EXIT_INVALID", "EXIT_WEAKER"]
 
@@ -49,7 +49,7 @@ def _option_mismatch(cert: dict, problem, spec: str) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..errors import InputError
+    from relu_gating.errors import InputError
 
     if not 0 < args.require_alpha <= 1:
         raise InputError(f"--require-alpha must be in (0, 1], got {args.require_alpha!r}")

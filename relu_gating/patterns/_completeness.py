@@ -10,13 +10,13 @@ from typing import Any
 
 import numpy as np
 
-from .._validate import as_matrix
-from ..errors import InputError
-from ._count import count_reduced
-from ._exact import single_thread_blas
-from ._exact_witness import IntPhi, parse_exact_witnesses
-from ._rowspace import reduce_rows
-from ._witness import exact_realizes, float_certified
+from relu_gating._validate import as_matrix
+from relu_gating.errors import InputError
+from relu_gating.patterns._count import count_reduced
+from relu_gating.patterns._exact import single_thread_blas
+from relu_gating.patterns._exact_witness import IntPhi, parse_exact_witnesses
+from relu_gating.patterns._rowspace import reduce_rows
+from relu_gating.patterns._witness import exact_realizes, float_certified
 
 __all__ = ["CompletenessReport", "check_completeness"]
 

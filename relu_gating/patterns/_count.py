@@ -23,9 +23,9 @@ from math import comb
 
 import numpy as np
 
-from ._exact import IntMatrix, cross_int, cross_stack_T, err_factor, kernel_basis_int, single_thread_blas
-from ._rowspace import Reduction, merge_int_rows
-from ._subsets import batches, decide
+from relu_gating.patterns._exact import IntMatrix, cross_int, cross_stack_T, err_factor, kernel_basis_int, single_thread_blas
+from relu_gating.patterns._rowspace import Reduction, merge_int_rows
+from relu_gating.patterns._subsets import batches, decide
 
 __all__ = ["PatternCount", "cover_count", "is_general_position", "deletion_restriction_count", "count_reduced"]
 

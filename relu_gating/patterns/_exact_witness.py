@@ -31,8 +31,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import InputError
-from ._exact import cross_int, det_int, float_rows_to_int
+from relu_gating.errors import InputError
+from relu_gating.patterns._exact import cross_int, det_int, float_rows_to_int
 
 __all__ = ["solve_signs", "from_ray", "combine", "simple_prov", "concat_prov", "int_realizes", "IntPhi",
            "parse_exact_witnesses"]

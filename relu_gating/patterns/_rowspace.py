@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._exact import float_rows_to_int, primitive, rank_int
+from relu_gating.patterns._exact import float_rows_to_int, primitive, rank_int
 
 __all__ = ["Reduction", "reduce_rows", "merge_int_rows"]
 

@@ -51,11 +51,11 @@ from typing import Callable
 
 import numpy as np
 
-from ..errors import SolverFailure
-from ._exact_witness import combine as _combine, concat_prov as _concat_prov, from_ray, simple_prov as _simple_prov
-from ._exact import IntMatrix, cross_int, cross_stack_T, det_int, err_factor, kernel_basis_int, rank_int, skinny_matmul
-from ._rowspace import merge_int_rows
-from ._subsets import batches, decide, subset_groups
+from relu_gating.errors import SolverFailure
+from relu_gating.patterns._exact_witness import combine as _combine, concat_prov as _concat_prov, from_ray, simple_prov as _simple_prov
+from relu_gating.patterns._exact import IntMatrix, cross_int, cross_stack_T, det_int, err_factor, kernel_basis_int, rank_int, skinny_matmul
+from relu_gating.patterns._rowspace import merge_int_rows
+from relu_gating.patterns._subsets import batches, decide, subset_groups
 
 __all__ = ["chambers", "level_sweep", "subset_groups"]
 

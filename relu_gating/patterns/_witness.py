@@ -14,7 +14,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._exact import U, skinny_matmul
+from relu_gating.patterns._exact import U, skinny_matmul
 
 __all__ = ["float_certified", "exact_realizes", "improve_witness", "refine_witness", "check_witnesses"]
 

@@ -14,10 +14,10 @@ import numpy as np
 
 from solvers.batched import top_generalized_eig
 
-from ._maskstack import MaskStack
-from .coverage import orthonormal_basis
-from ._search_state import BOUND, EXACT, PRUNED, UNSETTLED, PatternOutcome
-from .objectives import (EXCLUDE_RTOL, Objective, leverage_bounds, neuron_values, pattern_matrices, pencil_values,
+from relu_gating.search._masked import MaskStack
+from relu_gating.coverage.metrics import orthonormal_basis
+from relu_gating.search._state import BOUND, EXACT, PRUNED, UNSETTLED, PatternOutcome
+from relu_gating.search.objectives import (EXCLUDE_RTOL, Objective, leverage_bounds, neuron_values, pattern_matrices, pencil_values,
                          single_pattern_matrices, support_bounds, vector_values)
 
 __all__ = ["chunk_bounds", "solve_chunk", "FALLBACK_METHODS"]

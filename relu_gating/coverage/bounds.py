@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import as_matrix, as_vector
-from .coverage import (
+from relu_gating._validate import as_matrix, as_vector
+from relu_gating.coverage.metrics import (
     captured_features,
     check_basis,
     complement_apply,
@@ -24,7 +24,7 @@ from .coverage import (
     orthonormal_basis,
     readout,
 )
-from .errors import InputError
+from relu_gating.errors import InputError
 
 __all__ = [
     "TargetBound",
@@ -208,7 +208,7 @@ def active_set_bound(U_K: Any, active: Any, *, L: Any = None) -> ActiveSetBound:
     leverage = float(min(1.0, np.einsum("ij,ij->", UA, UA)))
     dirichlet = interlacing = float("nan")
     if L is not None:
-        from .spectra import SpectralTieWarning, check_laplacian, low_frequency_basis
+        from relu_gating.spectral.spectra import SpectralTieWarning, check_laplacian, low_frequency_basis
 
         A = check_laplacian(L, "L")
         if A.shape[0] != n:

@@ -16,7 +16,7 @@ import numpy as np
 
 from solvers.batched import top_generalized_eig
 
-from .objectives import make_objective, neuron_values, pattern_matrices
+from relu_gating.search.objectives import make_objective, neuron_values, pattern_matrices
 
 __all__ = ["BaselineResult", "random_search", "local_search"]
 

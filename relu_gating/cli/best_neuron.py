@@ -8,10 +8,10 @@ import os
 
 import numpy as np
 
-from .._files import atomic_write, check_writable, file_sha256
-from .._search_state import check_checkpoint_path
-from ..errors import InputError
-from ._common import add_input_arguments, problem_from_args
+from relu_gating._files import atomic_write, check_writable, file_sha256
+from relu_gating.search._state import check_checkpoint_path
+from relu_gating.errors import InputError
+from relu_gating.cli._common import add_input_arguments, problem_from_args
 
 __all__ = ["add_parser", "run", "features_from_spec", "summary_dict", "input_record", "PROBLEM_OPTIONS"]
 
@@ -100,7 +100,7 @@ def _executor(address: str | None):
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..search import best_neuron
+    from relu_gating.search.front import best_neuron
 
     if args.out:  # before any computation: a run must not end unable to write its result
         check_writable(args.out, "--out")

@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import as_matrix, as_square_operator, as_vector
-from .errors import InputError
+from relu_gating._validate import as_matrix, as_square_operator, as_vector
+from relu_gating.errors import InputError
 
 __all__ = [
     "orthonormal_basis",

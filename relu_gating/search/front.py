@@ -28,11 +28,11 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from ._pattern_work import chunk_bounds, solve_chunk
-from ._progress import Progress
-from ._search_state import BOUND, EXACT, PRUNED, UNSETTLED, SearchState, fingerprint
-from .errors import InputError, SolverFailure
-from .objectives import make_objective, neuron_values, with_rank
+from relu_gating.search._tasks import chunk_bounds, solve_chunk
+from relu_gating._progress import Progress
+from relu_gating.search._state import BOUND, EXACT, PRUNED, UNSETTLED, SearchState, fingerprint
+from relu_gating.errors import InputError, SolverFailure
+from relu_gating.search.objectives import make_objective, neuron_values, with_rank
 
 __all__ = ["NeuronResult", "best_neuron", "best_neuron_from_samples"]
 
@@ -124,7 +124,7 @@ class NeuronResult:
 
     def to_dict(self) -> dict:
         """JSON-ready certificate (see :func:`relu_gating.certificate.result_to_dict`)."""
-        from .certificate import result_to_dict
+        from relu_gating.certificate import result_to_dict
 
         return result_to_dict(self)
 
@@ -230,7 +230,7 @@ def best_neuron(
     >>> res.certified and res.value <= res.upper_bound + 1e-9
     True
     """
-    from .patterns import enumerate_patterns
+    from relu_gating.patterns import enumerate_patterns
 
     t0 = time.perf_counter()
     if not (isinstance(alpha, (int, float, np.floating)) and 0 < alpha <= 1):
@@ -380,11 +380,11 @@ def best_neuron_from_samples(
     **search_options
         Passed to :func:`best_neuron`.
     """
-    from .graphs import laplacian as make_laplacian
-    from .graphs import sample_graph
-    from .networks import layer_input
-    from .spectra import low_frequency_basis
-    from ._validate import as_matrix, check_K
+    from relu_gating.spectral.graphs import laplacian as make_laplacian
+    from relu_gating.spectral.graphs import sample_graph
+    from relu_gating.layers.networks import layer_input
+    from relu_gating.spectral.spectra import low_frequency_basis
+    from relu_gating._validate import as_matrix, check_K
 
     X = as_matrix(X, "X")
     K = check_K(K, X.shape[0])

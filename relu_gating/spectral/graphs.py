@@ -19,8 +19,8 @@ from scipy.sparse import csgraph
 from scipy.spatial import cKDTree
 from scipy.spatial.distance import pdist, squareform
 
-from ._validate import as_matrix
-from .errors import InputError
+from relu_gating._validate import as_matrix
+from relu_gating.errors import InputError
 
 __all__ = ["sample_graph", "laplacian", "check_weights", "DEFAULT_NEIGHBORS"]
 

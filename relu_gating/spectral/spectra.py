@@ -28,8 +28,8 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from scipy.sparse import csgraph
 
-from ._validate import as_square_operator, check_K
-from .errors import InputError
+from relu_gating._validate import as_square_operator, check_K
+from relu_gating.errors import InputError
 
 __all__ = ["SpectralBasis", "SpectralTieWarning", "low_frequency_basis", "check_laplacian", "DENSE_LIMIT"]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import InputError
+from relu_gating.errors import InputError
 
 __all__ = ["two_moons", "circles", "blobs"]
 

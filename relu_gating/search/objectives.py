@@ -34,10 +34,10 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import as_matrix, as_vector, check_same_rows
-from ._maskstack import MaskStack
-from .coverage import check_basis, orthonormal_basis
-from .errors import InputError
+from relu_gating._validate import as_matrix, as_vector, check_same_rows
+from relu_gating.search._masked import MaskStack
+from relu_gating.coverage.metrics import check_basis, orthonormal_basis
+from relu_gating.errors import InputError
 
 __all__ = [
     "Objective",
@@ -319,7 +319,7 @@ def vector_values(obj: Objective, Hn: np.ndarray) -> np.ndarray:
 
 
 def support_bounds(obj: Objective, masks: np.ndarray, max_support: int = 32) -> np.ndarray:
-    """Bound of the marginal gain over all ``h`` supported on the active set.
+    r"""Bound of the marginal gain over all ``h`` supported on the active set.
 
     .. math::  \max_{h \ne 0,\ \operatorname{supp} h \subseteq A} G_H(h)
                = \lambda_{\max}\big(M_A M_A^T,\ I - Q_A Q_A^T\big),

@@ -23,9 +23,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ._validate import as_matrix, as_vector
-from .coverage import check_basis, orthonormal_basis
-from .errors import InputError
+from relu_gating._validate import as_matrix, as_vector
+from relu_gating.coverage.metrics import check_basis, orthonormal_basis
+from relu_gating.errors import InputError
 
 __all__ = [
     "relu",

@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import as_matrix
-from .coverage import captured_features, coverage_gap
-from .errors import InputError
-from .objectives import resolve_features
-from .search import best_neuron
+from relu_gating._validate import as_matrix
+from relu_gating.coverage.metrics import captured_features, coverage_gap
+from relu_gating.errors import InputError
+from relu_gating.search.objectives import resolve_features
+from relu_gating.search.front import best_neuron
 
 __all__ = ["GreedyLayer", "greedy_layer"]
 
@@ -85,7 +85,7 @@ def greedy_layer(Phi: Any, U_K: Any, t: int, *, initial: Any = "bias", alpha: fl
     H = resolve_features(initial, Phi.shape[0])
     if H is None:
         raise InputError("initial must be 'bias' or a feature matrix (the greedy gain needs features)")
-    from .patterns import enumerate_patterns
+    from relu_gating.patterns import enumerate_patterns
 
     patterns = search_options.pop("patterns", None)
     if patterns is None:  # one layer, one arrangement: enumerate once for all t queries

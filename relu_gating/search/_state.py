@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from ._files import atomic_write, check_writable
-from .errors import CheckpointError
+from relu_gating._files import atomic_write, check_writable
+from relu_gating.errors import CheckpointError
 
 __all__ = ["UNSETTLED", "BOUND", "EXACT", "PRUNED", "SETTLEMENT_CODES", "PatternOutcome", "SearchState", "fingerprint",
            "check_checkpoint_path", "checkpoint_key_path", "KEY_ENV"]
@@ -229,7 +229,7 @@ class SearchState:
 
     def _rederive_best(self, obj: Any, masks: np.ndarray | None) -> bool:
         """Recompute ``best_value`` from ``best_theta``; False if it is excluded or outside its cone."""
-        from .objectives import neuron_values
+        from relu_gating.search.objectives import neuron_values
 
         if self.best_theta is None:
             self.best_value = -np.inf
@@ -323,7 +323,7 @@ def _secret(create: bool) -> bytes | None:
 
 def _tag(secret: bytes, arrays: dict) -> str:
     """HMAC-SHA256 of the package version and every array (name, dtype, shape, bytes)."""
-    from . import __version__
+    from relu_gating import __version__
 
     mac = hmac.new(secret, f"{__version__}|".encode(), hashlib.sha256)
     for name in sorted(arrays):

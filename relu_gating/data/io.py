@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import as_matrix, as_vector, check_K
-from .coverage import check_basis
-from .errors import InputError
-from .networks import layer_input
+from relu_gating._validate import as_matrix, as_vector, check_K
+from relu_gating.coverage.metrics import check_basis
+from relu_gating.errors import InputError
+from relu_gating.layers.networks import layer_input
 
 __all__ = ["InputData", "load_input", "Problem", "resolve_problem", "DEFAULT_K", "NPZ_KEYS"]
 
@@ -230,9 +230,9 @@ def resolve_problem(
     else:
         if X is None:
             raise InputError(f"{data.path}: without 'U_K' the graph is built from 'X', which is missing")
-        from .graphs import laplacian as make_laplacian
-        from .graphs import sample_graph
-        from .spectra import low_frequency_basis
+        from relu_gating.spectral.graphs import laplacian as make_laplacian
+        from relu_gating.spectral.graphs import sample_graph
+        from relu_gating.spectral.spectra import low_frequency_basis
 
         if n < 2:
             raise InputError(f"{data.path}: need at least 2 samples to build a graph, got {n}")

@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import as_matrix
-from .bounds import coverage_ceiling, ky_fan_limits, target_coverage_bound
-from .coverage import (
+from relu_gating._validate import as_matrix
+from relu_gating.coverage.bounds import coverage_ceiling, ky_fan_limits, target_coverage_bound
+from relu_gating.coverage.metrics import (
     captured_features,
     check_basis,
     coverage_deficit,
@@ -23,7 +23,7 @@ from .coverage import (
     leverage_scores,
     orthonormal_basis,
 )
-from .errors import InputError
+from relu_gating.errors import InputError
 
 __all__ = ["CoverageReport", "coverage_report"]
 

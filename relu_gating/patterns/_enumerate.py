@@ -1,0 +1,403 @@
+"""The pattern set and its enumeration (private; the public names are re-exported by the package)."""
+
+from __future__ import annotations
+
+import hashlib
+import warnings
+from bisect import bisect_left
+from dataclasses import dataclass, field
+from math import comb
+from typing import Any, Iterator
+
+import numpy as np
+
+from relu_gating._progress import Progress
+from relu_gating._validate import as_matrix
+from relu_gating.errors import InputError, ProblemTooLargeError, SolverFailure
+from relu_gating.patterns._completeness import CompletenessReport, check_completeness
+from relu_gating.patterns._count import PatternCount, count_reduced, cover_count
+from relu_gating.patterns._exact import single_thread_blas
+from relu_gating.patterns._exact_witness import IntPhi
+from relu_gating.patterns._rowspace import Reduction, reduce_rows
+from relu_gating.patterns._sweep import _MAX_ATTEMPTS, _NonGeneric, _rand_int_vec, chambers, level_sweep, subset_groups
+from relu_gating.patterns._witness import check_witnesses
+
+__all__ = [
+    "enumerate_patterns",
+    "PatternSet",
+    "count_patterns",
+    "PatternCount",
+    "check_completeness",
+    "CompletenessReport",
+]
+
+_SEED = 20260  # fixed: same input -> same patterns in the same order
+
+
+@dataclass(frozen=True)
+class PatternSet:
+    """The realized gating patterns of ``Phi`` with a witness for each.
+
+    Attributes
+    ----------
+    packed : ndarray of uint8, shape (N, ceil(n / 8))
+        ``np.packbits(masks, axis=1)``: bit ``i`` (big-endian within each byte,
+        numpy's default) of row ``k`` is pattern ``k`` on sample ``i``.
+    witnesses : ndarray of float64, shape (N, m)
+        ``(2 masks - 1) * (Phi @ witnesses.T).T > 0`` on every nonzero row of
+        ``Phi``; zero rows are inactive.  Certified in float64 with a rigorous
+        rounding bound (``n_exact_only`` of them only by exact rational
+        arithmetic), except for the patterns in ``exact_witnesses``, whose float
+        witness is best effort (within rounding of its chamber).
+    rank, n, m : int
+        Exact rank of ``Phi`` and its shape.
+    n_hyperplanes : int
+        Distinct hyperplanes after merging parallel and antiparallel rows.
+    part : tuple of int
+        ``(i, k)``: this is part i of a k-way split (``(0, 1)`` = everything).
+    n_exact_only : int
+        Float witnesses that float64 alone cannot certify (valid exactly).
+    uncertified : ndarray of int
+        Patterns with no certified witness at all, neither float nor exact.  Always
+        empty unless something failed (then a RuntimeWarning is issued and
+        :func:`check_completeness` rejects the set).
+    exact_witnesses : dict[int, tuple[int, ...]]
+        Pattern index -> exact integer witness ``theta`` (Python ints, length m,
+        primitive) with ``(2 s_i - 1) phi_i . theta > 0`` exactly on every nonzero
+        row: for the chambers too thin for any float64 witness (relative width below
+        ~1e-16: rows dependent to within rounding, e.g. a ReLU layer wider than its
+        input, near-collinear points).  Verified exactly when produced; empty on
+        ordinary data.  Pass it to :func:`check_completeness` (``exact_witnesses=``);
+        for JSON store ``{str(k): [str(x) for x in v]}`` (entries exceed 64 bits).
+    phi_sha256 : str
+        :func:`phi_digest` of the ``Phi`` the set was enumerated from (``""`` for
+        a set built by hand); :meth:`check_belongs_to` compares it.
+
+    Notes
+    -----
+    ``masks`` (bool, shape (N, n)) is unpacked on each access: keep a reference
+    instead of re-reading it in a loop.
+    """
+
+    packed: np.ndarray = field(repr=False)
+    witnesses: np.ndarray = field(repr=False)
+    rank: int
+    n: int
+    m: int
+    n_hyperplanes: int = 0
+    part: tuple = (0, 1)
+    n_exact_only: int = 0
+    uncertified: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64), repr=False)
+    exact_witnesses: dict = field(default_factory=dict, repr=False)
+    phi_sha256: str = field(default="", repr=False)
+
+    @property
+    def masks(self) -> np.ndarray:
+        """Bool array, shape (N, n): True where the sample is active."""
+        return np.unpackbits(self.packed, axis=1, count=self.n).astype(bool)
+
+    def __len__(self) -> int:
+        return int(self.packed.shape[0])
+
+    def iter_chunks(self, size: int) -> Iterator["PatternSet"]:
+        """Consecutive sub-sets of at most ``size`` patterns (same order).
+
+        ``uncertified`` and ``exact_witnesses`` of each chunk are re-based to its
+        first pattern (index ``k`` of the set is ``k - start`` in the chunk).
+        """
+        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
+            raise InputError(f"size must be a positive integer, got {size!r}")
+        size = int(size)
+        keys = sorted(self.exact_witnesses)
+        for s in range(0, len(self), size):
+            unc = self.uncertified[(self.uncertified >= s) & (self.uncertified < s + size)] - s
+            ex = {k - s: self.exact_witnesses[k] for k in keys[bisect_left(keys, s):bisect_left(keys, s + size)]}
+            yield PatternSet(self.packed[s:s + size], self.witnesses[s:s + size], self.rank, self.n,
+                             self.m, self.n_hyperplanes, self.part, 0, unc, ex, self.phi_sha256)
+
+    def _index(self) -> dict:
+        idx = self.__dict__.get("_lookup")
+        if idx is None:
+            idx = {row.tobytes(): k for k, row in enumerate(self.packed)}
+            object.__setattr__(self, "_lookup", idx)
+        return idx
+
+    def index_of(self, mask: Any) -> int | None:
+        """Position of ``mask`` (bool, length n) in the set, or None (hash of packed bits)."""
+        arr = np.asarray(mask).astype(bool).reshape(-1)
+        if arr.size != self.n:
+            raise InputError(f"mask must have length n = {self.n}, got {arr.size}")
+        return self._index().get(np.packbits(arr).tobytes())
+
+    def __contains__(self, mask: Any) -> bool:
+        return self.index_of(mask) is not None
+
+    def check_belongs_to(self, Phi: Any, name: str = "patterns") -> None:
+        """Raise :class:`InputError` unless this set was enumerated from ``Phi``.
+
+        Compares the shape and :func:`phi_digest` (one hash of ``Phi``, no
+        enumeration).  A set built by hand (``phi_sha256 == ""``) is checked by
+        shape only.
+        """
+        Phi = _validate_phi(Phi)
+        if (self.n, self.m) != Phi.shape:
+            raise InputError(f"{name} were enumerated from a Phi of shape ({self.n}, {self.m}), this Phi has shape "
+                             f"{Phi.shape}: call enumerate_patterns(Phi) for this Phi")
+        if self.phi_sha256 and self.phi_sha256 != phi_digest(Phi):
+            raise InputError(f"{name} were enumerated from a different Phi of the same shape (SHA-256 "
+                             f"{self.phi_sha256[:12]}, this Phi {phi_digest(Phi)[:12]}): call enumerate_patterns(Phi) "
+                             "for this Phi")
+
+
+def _validate_phi(Phi: Any) -> np.ndarray:
+    return as_matrix(Phi, "Phi")
+
+
+def phi_digest(Phi: Any) -> str:
+    """SHA-256 (hex) of ``Phi``'s shape and float64 C-order bytes (``-0.0`` counted as ``0.0``)."""
+    a = np.ascontiguousarray(_validate_phi(Phi), dtype=np.float64) + 0.0
+    return hashlib.sha256(f"{a.shape}|".encode() + a.tobytes()).hexdigest()
+
+
+def count_patterns(Phi: Any, *, method: str = "auto") -> PatternCount:
+    """Number of realized gating patterns of ``Phi`` (chambers), without listing them.
+
+    Parameters
+    ----------
+    Phi : array_like, shape (n, m)
+        Layer input, samples as rows (typically with a ones column).
+    method : {"auto", "exact", "bound"}
+        ``"bound"``: Cover's formula for the distinct hyperplanes, an upper bound
+        (instant).  ``"exact"``: Cover's formula after an exact general-position
+        check, else the exact deletion-restriction recursion.  ``"auto"``: like
+        ``"exact"`` but falls back to the bound when the recursion would be long.
+
+    Returns
+    -------
+    PatternCount
+        ``count``, ``exact``, ``method``, ``rank``, ``n_hyperplanes``.
+
+    Notes
+    -----
+    In general position the count is ``2 * sum_{k<r} C(n-1, k)``, ``r = rank Phi``
+    (Cover 1965); it is the maximum for ``n`` hyperplanes of rank ``r``.
+    """
+    Phi = _validate_phi(Phi)
+    if method not in ("auto", "exact", "bound"):
+        raise InputError(f"method must be 'auto', 'exact' or 'bound', got {method!r}")
+    return count_reduced(reduce_rows(Phi), method)
+
+
+class _Certifier:
+    """Certifies each block as the sweep emits it (while its exact-witness provider is alive).
+
+    Float check with a rigorous bound, LP repair, exact rational check of the float
+    witness (:func:`._witness.check_witnesses`); a chamber none of these certifies
+    gets an exact integer witness from the sweep's provider, checked exactly on
+    ``Phi``.  ``notes`` holds, per emitted block in emission order,
+    ``(n_exact_only, {local index: exact theta}, local indices left uncertified)``.
+    """
+
+    def __init__(self, Phi: np.ndarray, red: Reduction) -> None:
+        self.Phi, self.red = Phi, red
+        self.notes: list = []
+        self._iphi: IntPhi | None = None
+
+    def __call__(self, pk: np.ndarray, W: np.ndarray, prov) -> np.ndarray:
+        W, ok, ne = check_witnesses(self.Phi, pk, W, repair=True)
+        bad = np.flatnonzero(~ok)
+        exact: dict = {}
+        if bad.size:
+            if self._iphi is None:
+                self._iphi = IntPhi(self.Phi)
+            masks = np.unpackbits(pk[bad], axis=1, count=self.red.n).astype(bool)
+            for b, mk in zip(bad.tolist(), masks):
+                try:
+                    y = prov([b])[0]
+                except ArithmeticError:  # a bug: the pattern is reported as uncertified
+                    continue
+                theta = [0] * self.red.m
+                for k, col in enumerate(self.red.cols):
+                    theta[col] = int(y[k])
+                if self._iphi.realizes(mk, theta):
+                    exact[b] = tuple(theta)
+            bad = np.array([b for b in bad.tolist() if b not in exact], dtype=np.int64)
+        self.notes.append((ne, exact, bad))
+        return W
+
+
+def _top_level(red: Reduction, part, progress: bool, certify: _Certifier | None = None):
+    """Sweep the reduced arrangement; returns ``(mirrored, rest)`` lists of (packed, W) blocks.
+
+    The full list is ``mirrored``, then the negations of ``mirrored``, then ``rest``.
+    Without ``certify`` the witnesses are the raw sweep witnesses; with it each block
+    is certified (and repaired) as it is emitted, mirrored blocks first, then ``rest``.
+    """
+    r, rows, q = red.rank, red.red, red.q
+
+    def emit(P, Y, prov):
+        pk, W = np.packbits(red.class_masks_to_rows(P), axis=1), red.lift_witnesses(Y)
+        return (pk, certify(pk, W, prov)) if certify is not None else (pk, W)
+
+    if r <= 1:
+        if part[0] != 0:
+            return [], []
+        if r == 0:
+            zero = np.zeros((1, 0))
+            return [], [emit(np.zeros((1, 0), dtype=bool), zero, lambda idx: [() for _ in idx])]
+        P, Y, prov = chambers(rows, 1, np.random.default_rng(_SEED))
+        return [emit(P[:1], Y[:1], prov)], []
+    firsts = subset_groups(q, r - 1, part)
+    total = sum(comb(q - 1 - f, r - 2) for f in firsts)
+    rng = np.random.default_rng(_SEED)
+    for attempt in range(_MAX_ATTEMPTS):
+        c, g = _rand_int_vec(rng, r), _rand_int_vec(rng, r)
+        if certify is not None:
+            certify.notes.clear()
+        try:
+            with Progress(total, "patterns", enabled=None if progress else False) as bar:
+                blocks, child = level_sweep(rows, r, c, g, rng, firsts=firsts, emit=emit, progress=bar,
+                                            with_child=part[0] == 0)
+        except _NonGeneric:
+            if part[1] > 1:
+                raise SolverFailure("pattern enumeration: the sweep direction was not generic for this "
+                                    "part; run without part=") from None
+            continue
+        return blocks, ([emit(*child)] if child is not None else [])
+    raise SolverFailure("pattern enumeration: no generic sweep direction found")
+
+
+def _assemble(red: Reduction, mirrored: list, rest: list, notes: list):
+    """Concatenate the certified blocks, mirror ``mirrored``, place the exact witnesses.
+
+    ``-w`` realizes the complement (on nonzero rows) of the pattern of ``w`` with the
+    same margins, since ``phi . (-w) = -(phi . w)`` exactly (and so does ``-theta``
+    for an exact witness): the mirrored half needs no separate check.
+    """
+    nbytes = (red.n + 7) // 8
+    L = sum(b[0].shape[0] for b in mirrored)
+    R = sum(b[0].shape[0] for b in rest)
+    packed = np.empty((2 * L + R, nbytes), dtype=np.uint8)
+    W = np.empty((2 * L + R, red.m))
+    n_exact, bad, exact = 0, [], {}
+    pos = 0
+    for k, (pk, w) in enumerate(mirrored + rest):
+        if k == len(mirrored):
+            pos = 2 * L
+        packed[pos:pos + len(pk)], W[pos:pos + len(pk)] = pk, w
+        ne, ex, bd = notes[k]
+        mirror = k < len(mirrored)
+        n_exact += (2 if mirror else 1) * ne
+        bad.append(bd + pos)
+        for b, theta in ex.items():
+            exact[pos + b] = theta
+            if mirror:
+                exact[L + pos + b] = tuple(-x for x in theta)
+        if mirror:
+            bad.append(bd + pos + L)
+        pos += len(pk)
+    np.bitwise_xor(packed[:L], np.packbits(red.cls >= 0)[None, :], out=packed[L:2 * L])
+    np.negative(W[:L], out=W[L:2 * L])
+    bad = np.sort(np.concatenate(bad)).astype(np.int64) if bad else np.zeros(0, dtype=np.int64)
+    if bad.size:
+        warnings.warn(
+            f"{bad.size} of {packed.shape[0]} chambers of Phi have no certified witness, neither float64 nor "
+            "exact (PatternSet.uncertified); the patterns are exact and counted, their witnesses best effort",
+            RuntimeWarning, stacklevel=3)
+    return packed, W, n_exact, bad, dict(sorted(exact.items()))
+
+
+def enumerate_patterns(Phi: Any, *, max_patterns: int | None = None, progress: bool = False,
+                       part: tuple[int, int] | None = None) -> PatternSet:
+    """List every realized gating pattern ``1[Phi theta > 0]`` with a witness.
+
+    Parameters
+    ----------
+    Phi : array_like, shape (n, m)
+        Layer input, samples as rows (typically ``[X, 1]``).  Finite, n, m >= 1.
+    max_patterns : int, optional
+        Refuse (:class:`~relu_gating.errors.ProblemTooLargeError`) before starting
+        when the number of patterns exceeds this (Cover's bound first, then an
+        exact count if the bound is too large).
+    progress : bool
+        Progress bar on stderr (only on a terminal).
+    part : (i, k), optional
+        Compute only part ``i`` of a ``k``-way split (for workers): the parts are
+        disjoint and their union is the full set (the rays are split by their
+        first generating hyperplane; part 0 also holds the lower-dimensional rest).
+
+    Returns
+    -------
+    PatternSet
+        Distinct patterns in a deterministic order, each with a certified witness:
+        a float64 one, or, for chambers too thin for float64, an exact integer one
+        in ``exact_witnesses`` (pass it to :func:`check_completeness`).
+
+    Notes
+    -----
+    Exact on degenerate inputs (duplicates, parallel/antiparallel/zero rows, grids,
+    rank deficiency): all signs are decided by filtered exact predicates.
+    Cost ~ ``C(q, r-1) * q`` for ``q`` distinct hyperplanes of rank ``r``.  Exact
+    witnesses cost about a millisecond per thin chamber and nothing otherwise: the
+    sweep keeps, per block, a provider that rebuilds a chamber's ray and local
+    direction in integers on demand (:mod:`._exact_witness`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.random.default_rng(0).normal(size=(15, 2))
+    >>> len(enumerate_patterns(np.c_[X, np.ones(15)]))
+    212
+    """
+    Phi = _validate_phi(Phi)
+    digest = phi_digest(Phi)
+    if max_patterns is not None:
+        if isinstance(max_patterns, bool) or not isinstance(max_patterns, (int, np.integer)) or max_patterns < 1:
+            raise InputError(f"max_patterns must be a positive integer, got {max_patterns!r}")
+    if part is None:
+        part = (0, 1)
+    if (not isinstance(part, tuple) or len(part) != 2 or not all(isinstance(x, (int, np.integer)) for x in part)
+            or not 0 <= part[0] < part[1]):
+        raise InputError(f"part must be a pair (i, k) with 0 <= i < k, got {part!r}")
+    # Columns scaled by exact powers of two: the same hyperplanes (theta -> D theta), well-scaled
+    # floats for the filters; witnesses are mapped back exactly below.
+    scales = _pow2_column_scales(Phi)
+    Phi = Phi * scales
+    red = reduce_rows(Phi)
+    if max_patterns is not None and cover_count(red.q, red.rank) > max_patterns:
+        cnt = count_reduced(red, "auto")
+        if cnt.count > max_patterns:
+            what = "patterns" if cnt.exact else "patterns (upper bound)"
+            raise ProblemTooLargeError(
+                f"Phi has {cnt.count} {what} ({cnt.method}), more than max_patterns = {max_patterns}")
+    with single_thread_blas():
+        cert = _Certifier(Phi, red)
+        mirrored, rest = _top_level(red, part, progress, cert)
+        packed, W, n_exact, bad, exact = _assemble(red, mirrored, rest, cert.notes)
+    W, exact = _unscale_witnesses(W, exact, scales)
+    return PatternSet(packed, W, red.rank, red.n, red.m, red.q, tuple(int(x) for x in part), n_exact, bad,
+                      exact, phi_sha256=digest)
+
+
+def _pow2_column_scales(Phi: np.ndarray) -> np.ndarray:
+    """Per column, the power of two bringing its largest entry into ``[0.5, 1)`` (1 for a zero column)."""
+    top = np.abs(Phi).max(axis=0)
+    _, e = np.frexp(np.where(top > 0, top, 1.0))
+    return np.ldexp(1.0, -e)
+
+
+def _unscale_witnesses(W: np.ndarray, exact: dict, scales: np.ndarray) -> tuple[np.ndarray, dict]:
+    """Witnesses of ``Phi D`` turned into witnesses of ``Phi`` (``theta = D theta_D``), exactly.
+
+    Float witnesses are multiplied by powers of two (exact barring underflow;
+    a positive common factor keeps the largest scale at 1); integer witnesses are multiplied by ``2^(E - e_j)`` so they
+    stay integers (a positive multiple of ``D theta_D``: the same signs).
+    """
+    W = W * (scales / scales.max())  # a positive power of two per row: the same signs, no overflow
+    if not exact:
+        return W, exact
+    e = [int(np.frexp(s)[1]) - 1 for s in scales]  # scales[j] = 2^e[j]
+    lo = min(e)
+    mult = [1 << (x - lo) for x in e]
+    return W, {k: tuple(int(t) * c for t, c in zip(v, mult)) for k, v in exact.items()}
+
