@@ -64,9 +64,9 @@ def run(name: str, spec: tuple, repeats: int) -> list[dict]:
     Phi0, U_K = make_case(n, d, data)
     rows = []
     for tname, Phi in transforms(Phi0).items():
-        t_search, res = _median_time(lambda: rg.best_neuron(Phi, U_K, features="bias"), repeats)
+        t_search, res = _median_time(lambda Phi=Phi: rg.best_neuron(Phi, U_K, features="bias"), repeats)
         cert = json.loads(json.dumps(res.to_dict()))
-        t_verify, rep = _median_time(lambda: rg.verify(cert, Phi, U_K, "bias"), repeats)
+        t_verify, rep = _median_time(lambda Phi=Phi, cert=cert: rg.verify(cert, Phi, U_K, "bias"), repeats)
         rows.append({"case": name, "coords": tname, "patterns": res.n_patterns, "value": res.value,
                      "search_certified": res.certified, "verify_valid": rep.valid, "verify_certified": rep.certified,
                      "search_s": t_search, "verify_s": t_verify})

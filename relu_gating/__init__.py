@@ -33,8 +33,9 @@ if TYPE_CHECKING:  # the lazy map, visible to IDEs and type checkers
     from relu_gating.layers.networks import NetworkFeatures, PreservingLayer, class_spanning_neurons, copy_neurons, forward, layer_input, preserving_layer, relu
     from relu_gating.patterns import CompletenessReport, PatternCount, PatternSet, check_completeness, count_patterns, enumerate_patterns
     from relu_gating.search.baselines import local_search, random_search
-    from relu_gating.search.front import NeuronResult, best_neuron, best_neuron_from_samples
+    from relu_gating.search.front import best_neuron, best_neuron_from_samples
     from relu_gating.search.objectives import cone_constraints, neuron_value
+    from relu_gating.search.result import NeuronResult
     from relu_gating.spectral.graphs import laplacian, sample_graph
     from relu_gating.spectral.spectra import SpectralBasis, SpectralTieWarning, low_frequency_basis
 
@@ -71,7 +72,7 @@ _LAZY: dict[str, str] = {
     # search and certificates
     "best_neuron": "search.front",
     "best_neuron_from_samples": "search.front",
-    "NeuronResult": "search.front",
+    "NeuronResult": "search.result",
     "cone_constraints": "search.objectives",
     "neuron_value": "search.objectives",
     "verify": "certificate",

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 
 from ._cone import ConeReduction, polish, reduce_cone
-from ._exact import fr_matrix, matvec, nullspace, pow2, quotient_lower
+from ._exact import fr_matrix, is_psd, matvec, nullspace, pow2, quotient_lower
 from ._linalg import NOISE_RTOL, RANK_RTOL, top_eig
 from ._lp import solve_lp
 from .errors import LPNumericsError, ProblemError
@@ -26,8 +27,8 @@ from .problem import ConeEigProblem
 from .result import ConeEigResult, Status
 
 __all__ = ["Context", "prepare", "witness_quotient", "FlatCheck", "check_flat", "interior_lower", "finish",
-           "check_options", "bound", "upper_bound", "Fragile", "fallback", "REALIZED_RTOL", "EXACT_RTOL",
-           "BOUND_ALLOWANCE", "ALLOWANCE_FACTOR"]
+           "check_options", "bound", "upper_bound", "certified_upper", "Fragile", "fallback", "REALIZED_RTOL",
+           "EXACT_RTOL", "BOUND_ALLOWANCE", "ALLOWANCE_FACTOR"]
 
 # Relative tolerances on values are taken w.r.t. ``max(|value|, vscale)``,
 # ``vscale = max|A| / max|B|`` (the problem's value scale).
@@ -162,6 +163,18 @@ def upper_bound(ctx: Context, value, bmin):
         err = ALLOWANCE_FACTOR * (d + 1) * _EPS * (ctx.anorm + va * ctx.bscale) / b
         out[fin] = (vf + err + BOUND_ALLOWANCE * np.maximum(va, vs)) * ctx.vfactor
     return float(out) if out.ndim == 0 else out
+
+
+def certified_upper(ctx: Context, value: float) -> float:
+    """``value`` (problem units) plus BOUND_ALLOWANCE, if ``u B - A >= 0`` holds exactly for it
+    on the cone's span (full-dimensional cones only), else ``nan``.  Tightens the a priori
+    allowance of :func:`upper_bound`, which is pessimistic for an ill-conditioned ``B``."""
+    if not np.isfinite(value) or ctx.red.dim != ctx.problem.m:
+        return float("nan")
+    u = value + BOUND_ALLOWANCE * max(abs(value), ctx.vscale)
+    A, B = fr_matrix(ctx.problem.A), fr_matrix(ctx.problem.B)
+    uq = Fraction(u)
+    return u if is_psd([[uq * b - a for a, b in zip(ra, rb)] for ra, rb in zip(A, B)]) else float("nan")
 
 
 def witness_quotient(ctx: Context, x: np.ndarray) -> float:

@@ -14,8 +14,8 @@ from fractions import Fraction
 
 import numpy as np
 
-__all__ = ["fr_matrix", "fr_vector", "dot", "matvec", "quad", "compress", "nullspace", "is_psd",
-           "solve_exact", "det", "quad_rounded", "float_down", "float_up", "pow2", "nonneg", "quotient_lower", "combine", "LOOSE_RTOL"]
+__all__ = ["fr_matrix", "fr_vector", "dot", "matvec", "quad", "compress", "nullspace", "is_psd", "solve_exact",
+           "det", "quad_rounded", "float_down", "float_up", "pow2", "nonneg", "quotient_lower", "combine", "LOOSE_RTOL"]
 
 _EPS = float(np.finfo(float).eps)
 _TINY = float(np.finfo(float).tiny)

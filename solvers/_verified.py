@@ -16,10 +16,11 @@ Everything a status or a bound rests on is exact (:mod:`solvers._exact`):
   bases; a flat's bound ``u`` is certified by an exact LDL^T test of
   ``u B_F - A_F >= 0`` (a float eigenvalue proposes ``u``, bisection if it
   fails); a flat is pruned when ``lower * B_F - A_F >= 0`` exactly;
-* a flat stops the descent (its bound counts) unless its top eigenspace is
-  clearly outside the cone (every candidate violates a row by more than
-  ``NOTREAL_TOL``, relative); witnesses are checked exactly against every
-  row of ``G`` and their quotient rounded down.
+* a flat stops the descent (its bound counts) unless its top eigenvector,
+  refined by exact Rayleigh quotient iteration, is outside the cone by more
+  than a rigorous bound on its distance to the true eigenvector (so ``+-v``
+  both violate a row); witnesses are checked exactly against every row of
+  ``G`` and their quotient rounded down.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ import numpy as np
 from ._exact import Vec, combine, compress, dot, float_down, fr_matrix, nonneg, nullspace, pow2, quad, quotient_lower
 from ._linalg import NOISE_RTOL
 from ._verified_cone import ExactCone, exact_cone, exact_unbounded
-from ._verified_flats import Flat, children, evaluate, realize
+from ._verified_flats import Flat, children, evaluate
+from ._verified_realize import realize
 from .result import ConeEigResult, Status
 
 __all__ = ["verified_solve", "VERIFIED_MAX_FLATS", "ALL_ROWS"]

@@ -11,17 +11,20 @@ from typing import Any
 import numpy as np
 
 from ._cone import polish
-from ._core import (EXACT_RTOL, REALIZED_RTOL, Fragile, check_flat, check_options, fallback, finish, interior_lower, prepare,
-                    upper_bound, witness_quotient)
+from ._core import (EXACT_RTOL, REALIZED_RTOL, Fragile, check_flat, check_options, fallback, finish,
+                    interior_lower, prepare, upper_bound, witness_quotient)
 from ._linalg import EIG_RTOL, RANK_RTOL, top_eig
 from ._registry import register
 from .problem import ConeEigProblem
-from .result import ConeEigResult
+from .result import ConeEigResult, Status
 
 __all__ = ["solve_faces"]
 
 #: A facet row vanishes on a flat when ``|H_i V| <= CLOSURE_TOL`` (unit rows, orthonormal V).
 CLOSURE_TOL = 1e-9
+#: A BOUNDED float result (the gap is then the rounding allowance) is redone on the verified
+#: path up to this dimension.
+ESCALATE_MAX_DIM = 4
 #: Values ``|H_i V|`` strictly inside this band are ambiguous: the verified path takes over.
 CLOSURE_BAND = (1e-12, 1e-7)
 
@@ -192,9 +195,13 @@ def solve_faces(problem: ConeEigProblem, *, max_flats: int = 200_000, face_filte
     if ctx.fragile:
         return fallback(ctx, "faces", "faces", t0)
     try:
-        return _faces(ctx, max_flats, face_filter, t0)
+        res = _faces(ctx, max_flats, face_filter, t0)
     except Fragile as exc:
         return fallback(ctx, "faces", "faces", t0, str(exc))
+    if res.status is Status.BOUNDED and not res.message and ctx.red.dim <= ESCALATE_MAX_DIM:
+        # the gap is the rounding allowance of an ill-conditioned pencil: decide it exactly
+        return fallback(ctx, "faces", "faces", t0, "float64 bound too loose (B ill-conditioned)")
+    return res
 
 
 @dataclass

@@ -9,7 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from ._core import Fragile, check_flat, check_options, fallback, finish, interior_lower, prepare
+from ._core import (EXACT_RTOL, Fragile, certified_upper, check_flat, check_options, fallback, finish,
+                    interior_lower, prepare)
 from ._registry import register
 from .problem import ConeEigProblem
 from .result import ConeEigResult
@@ -49,11 +50,16 @@ def solve_spectral(problem: ConeEigProblem, **options: Any) -> ConeEigResult:
     except Fragile as exc:
         return fallback(ctx, "spectral", "root", t0, str(exc))
     cert = {"face": [], "eigenvalue": fc.value, "realized": fc.realized}
+    upper = fc.upper
+    if np.isfinite(upper) and upper - fc.value > EXACT_RTOL * max(abs(fc.value), ctx.vscale) / 10:
+        u = certified_upper(ctx, fc.value)  # the a priori allowance is loose: try an exact certificate
+        if np.isfinite(u) and u < upper:
+            upper, cert["exact_psd_certificate"] = u, True
     if fc.realized:
-        return finish(ctx, "spectral", fc.lower, fc.upper, fc.x, cert, t0)
+        return finish(ctx, "spectral", fc.lower, upper, fc.x, cert, t0)
     lo, x = interior_lower(ctx)
     if fc.x is not None and fc.lower > lo:
         lo, x = fc.lower, fc.x
     msg = "top eigenspace not realizable in the cone" if np.isfinite(fc.value) else \
         "A does not vanish on ker B within span(C): no finite cone-free bound"
-    return finish(ctx, "spectral", lo, fc.upper, x, cert, t0, msg)
+    return finish(ctx, "spectral", lo, upper, x, cert, t0, msg)

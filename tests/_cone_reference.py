@@ -97,7 +97,7 @@ def reference(A, B, G) -> Reference:
     if unbounded:
         return Reference("unbounded", np.inf, None, count)
     cands.sort(key=lambda c: -c[0])
-    for top, J, V, E, N in cands:
+    for top, _J, V, E, N in cands:
         R, S = Gn @ V @ E, Gn @ V @ N
         k = E.shape[1]
         if p == 0:

@@ -133,7 +133,7 @@ def test_every_backend_failing_raises(monkeypatch):
 def test_each_backend_decides_the_same(backend):
     rng = np.random.default_rng(4)
     G = gating_cone(rng, 15, 3)
-    for v, want in (([1.0], True), ([-1.0], None)):
+    for v, _want in (([1.0], True), ([-1.0], None)):
         r = solvers.realizable(G[:1], v, -G[1:], backends=(backend,))
         # G x >= 0 with g_0 x = 1 is feasible (the cone is full-dimensional); g_0 x = -1 is not
         assert r.backend == backend

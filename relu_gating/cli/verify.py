@@ -41,7 +41,8 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentP
 
 
 def _option_mismatch(cert: dict, problem, spec: str) -> list[str]:
-    rec = cert.get("input") if isinstance(cert.get("input"), dict) else {}
+    got = cert.get("input")
+    rec: dict = got if isinstance(got, dict) else {}
     stated = {k: problem.description.get(k) for k in PROBLEM_OPTIONS if k in problem.description}
     stated["features"] = spec
     return [f"{k} = {rec.get(k)!r} in the certificate, {v!r} stated here" for k, v in stated.items()

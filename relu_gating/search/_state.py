@@ -145,7 +145,7 @@ class SearchState:
         secret = _secret(create=True)
         if secret is not None:
             arrays["tag"] = np.array(_tag(secret, arrays))
-        atomic_write(path, lambda fh: np.savez(fh, **arrays), binary=True)
+        atomic_write(path, lambda fh: np.savez(fh, **arrays), binary=True)  # type: ignore[arg-type]
 
     def _arrays(self, key: str) -> dict[str, np.ndarray]:
         m_idx = np.array(sorted(self.methods), dtype=np.int64)

@@ -8,7 +8,7 @@ Dask cluster (send chunks of hundreds of patterns: a Dask task costs ~5 ms).
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -193,7 +193,7 @@ def _settle_exact(obj: Objective, mask: np.ndarray, value: float, theta: np.ndar
     return _Solved(upper, value, theta, EXACT, method, "", evidence)
 
 
-def _try_method(obj: Objective, problem, mth: str, w_val: float) -> tuple[object | None, str]:
+def _try_method(obj: Objective, problem: Any, mth: str, w_val: float) -> tuple[Any, str]:
     """One solver run checked against what is known independently: (result, why it was rejected)."""
     import solvers
 

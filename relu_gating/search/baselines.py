@@ -77,7 +77,7 @@ def local_search(Phi: Any, U_K: Any, *, features: Any = None, n_starts: int = 50
     best_v, best_t, evals = -np.inf, np.zeros(m), 0
     seen: set[bytes] = set()
     for _ in range(n_starts):
-        t = rng.standard_normal(m)
+        t = np.asarray(rng.standard_normal(m), dtype=float)
         v = float(np.nan_to_num(neuron_values(obj, t[None])[0], nan=-np.inf))
         evals += 1
         for _ in range(max_iter):

@@ -23,7 +23,7 @@ Prop 4.3, Rem 4.4, Prop 4.5, Lemma 5.9 and Thm 5.10 of the paper.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterator
 
 import numpy as np
@@ -32,107 +32,27 @@ from relu_gating.search._tasks import chunk_bounds, solve_chunk
 from relu_gating._progress import Progress
 from relu_gating.search._state import BOUND, EXACT, PRUNED, UNSETTLED, SearchState, fingerprint
 from relu_gating.errors import InputError, SolverFailure
-from relu_gating.search.objectives import make_objective, neuron_values, with_rank
+from relu_gating.search.objectives import Objective, make_objective, neuron_values, with_rank
+from relu_gating.search.result import NeuronResult
 
-__all__ = ["NeuronResult", "best_neuron", "best_neuron_from_samples"]
+__all__ = ["NeuronResult", "best_neuron", "best_neuron_from_samples", "DEFAULT_TOL", "NEAR_TIE_TOL"]
 
-
-@dataclass(frozen=True)
-class NeuronResult:
-    """A certified best neuron.
-
-    Attributes
-    ----------
-    theta : ndarray, shape (m,)
-        The neuron's weights (bias last when ``Phi = [H, 1]``).
-    value : float
-        Objective of ``relu(Phi theta)``, recomputed from the neuron.
-    upper_bound : float
-        Upper bound on the objective over *all* neurons.
-    alpha : float
-        Requested optimality factor.
-    certified : bool
-        ``value >= alpha * upper_bound - tol``.
-    pattern : ndarray of bool, shape (n,)
-        The gating pattern (chamber) in whose closed cone ``theta`` lies.
-    objective : {"captured", "marginal"}
-        ``N_K`` (no features) or the marginal gain ``G_H``.
-    n_patterns : int
-    n_exact, n_bound, n_pruned : int
-        Patterns settled by an exact per-pattern solve (or an attained
-        unconstrained bound), by an upper bound below ``value / alpha``, and
-        excluded outright (only ``h = 0``).
-    seconds : dict
-        Wall time per phase.
-    tol : float
-        Absolute tolerance of the certificate.
-    masks, witnesses, bounds, lowers, settlement, methods
-        The certificate data: every pattern with its strict witness, its upper
-        bound, the best value found in it, how it was settled, and by what.
-    rank : int
-    exact_witnesses : dict
-        Pattern index -> exact integer witness, for chambers too thin for a
-        float64 witness (rows dependent to within rounding).
-    fingerprint : str
-        SHA-256 of the inputs (Phi, U_K, features).
-    evidence : dict
-        Pattern index -> ``(rows, N)``: for each pattern solved exactly below
-        its cone-free bound, nonnegative multipliers ``N`` on its facet rows
-        with ``bound * B_S - A_S - G_T^T N G_T`` positive semidefinite (the
-        dual of the doubly nonnegative relaxation), re-checked by
-        :func:`relu_gating.verify`.
-    K : int
-        Number of columns of ``U_K``.
-    features : {"none", "bias", "array"}
-        The features the objective was computed with.
-    notes : tuple of str
-        Near-ties, solver failures and other remarks.
-    """
-
-    theta: np.ndarray
-    value: float
-    upper_bound: float
-    alpha: float
-    certified: bool
-    pattern: np.ndarray
-    objective: str
-    n_patterns: int
-    n_exact: int
-    n_bound: int
-    n_pruned: int
-    seconds: dict
-    tol: float
-    masks: np.ndarray = field(repr=False)
-    witnesses: np.ndarray = field(repr=False)
-    bounds: np.ndarray = field(repr=False)
-    lowers: np.ndarray = field(repr=False)
-    settlement: np.ndarray = field(repr=False)
-    methods: dict = field(repr=False)
-    rank: int = 0
-    fingerprint: str = ""
-    notes: tuple = ()
-    exact_witnesses: dict = field(default_factory=dict, repr=False)
-    evidence: dict = field(default_factory=dict, repr=False)
-    K: int = 0
-    features: str = "none"
-    features_sha256: str | None = None
-
-    @property
-    def gap(self) -> float:
-        """``upper_bound - value`` (0 when exact)."""
-        return max(0.0, self.upper_bound - self.value)
-
-    def to_dict(self) -> dict:
-        """JSON-ready certificate (see :func:`relu_gating.certificate.result_to_dict`)."""
-        from relu_gating.certificate import result_to_dict
-
-        return result_to_dict(self)
+#: Default absolute tolerance of the certification ``value >= alpha * bound - tol`` (values lie in [0, 1]).
+DEFAULT_TOL = 1e-9
+#: Options ``tol`` at or above this are refused (a certificate that loose certifies nothing).
+MAX_TOL = 1e-3
+#: Another pattern reaching the optimum within this is reported as a near-tie.
+NEAR_TIE_TOL = 1e-9
+#: Exact-solve tasks in flight per round when an executor is given.
+PARALLEL_BATCHES = 4
+#: Seconds between checkpoint writes.
+CHECKPOINT_EVERY = 10.0
 
 
 class _Saver:
     """Checkpoint writer: at most every ``every`` seconds, and on demand."""
 
-    def __init__(self, path: str | None, key: str, state: SearchState, every: float = 10.0) -> None:
+    def __init__(self, path: str | None, key: str, state: SearchState, every: float = CHECKPOINT_EVERY) -> None:
         self.path, self.key, self.state, self.every = path, key, state, every
         self.last = time.perf_counter()
 
@@ -171,7 +91,7 @@ def best_neuron(
     max_patterns: int | None = None,
     chunk_size: int = 8192,
     batch_size: int = 64,
-    tol: float = 1e-9,
+    tol: float = DEFAULT_TOL,
     executor: Any = None,
     checkpoint: str | None = None,
     progress: bool | None = False,
@@ -230,66 +150,98 @@ def best_neuron(
     >>> res.certified and res.value <= res.upper_bound + 1e-9
     True
     """
-    from relu_gating.patterns import enumerate_patterns
-
     t0 = time.perf_counter()
-    if not (isinstance(alpha, (int, float, np.floating)) and 0 < alpha <= 1):
-        raise InputError(f"alpha must be a number in (0, 1], got {alpha!r}")
-    if not (isinstance(tol, (int, float, np.floating)) and 0 <= tol < 1e-3):
-        raise InputError(f"tol must be a number in [0, 1e-3), got {tol!r}")
-    for name, val in (("chunk_size", chunk_size), ("batch_size", batch_size)):
-        if not isinstance(val, (int, np.integer)) or val < 1:
-            raise InputError(f"{name} must be a positive integer, got {val!r}")
+    _check_options(alpha, tol, chunk_size, batch_size)
     obj = make_objective(Phi, U_K, features)  # validates before the expensive part
-    if patterns is None:
-        patterns = enumerate_patterns(obj.Phi, max_patterns=max_patterns, progress=progress is not False)
-    elif not hasattr(patterns, "check_belongs_to"):
-        raise InputError(f"patterns must be the PatternSet of this Phi, got {type(patterns).__name__}")
-    else:
-        patterns.check_belongs_to(obj.Phi)
+    patterns = _patterns_for(obj, patterns, max_patterns, progress)
     t_enum = time.perf_counter()
     obj = with_rank(obj, patterns.rank)  # the exact rank decided by the enumerator
-    masks, witnesses = patterns.masks, patterns.witnesses
-    N = masks.shape[0]
-    key = fingerprint(obj.Phi, obj.U_K, obj.Q_H, extra=f"{obj.kind}|{N}")
-
-    state = SearchState.load(checkpoint, key, N, obj=obj, masks=masks) if checkpoint else None
+    run = _Run(obj, patterns.masks, patterns.witnesses, executor, progress)
+    key = fingerprint(obj.Phi, obj.U_K, obj.Q_H, extra=f"{obj.kind}|{run.N}")
+    state = SearchState.load(checkpoint, key, run.N, obj=obj, masks=run.masks) if checkpoint else None
     resumed = state is not None
-    state = state if state is not None else SearchState.empty(N)
+    state = state if state is not None else SearchState.empty(run.N)
     saver = _Saver(checkpoint, key, state)
     try:
-        # phase 1: cheap bounds for every chunk not yet bounded (all of them unless resuming)
-        todo = [s for s in range(0, N, chunk_size) if not np.all(np.isfinite(state.upper[s:s + chunk_size]))]
-        tasks = [(obj, np.arange(s, min(s + chunk_size, N)), masks[s:s + chunk_size], witnesses[s:s + chunk_size], tol)
-                 for s in todo]
-        with Progress(len(todo) * chunk_size, "bounds", enabled=progress) as bar:
-            for out in _executor_map(executor, chunk_bounds, tasks):
-                state.absorb(out)
-                bar.update(out.index.size)
-                saver.maybe_save()
+        _bound_phase(run, state, saver, chunk_size, tol)
         t_bounds = time.perf_counter()
-        # phase 2: exact solves, largest bound first, until best >= alpha * (largest open bound)
-        with Progress(None, "exact solves", enabled=progress) as bar:
-            while True:
-                open_idx = state.open_patterns(alpha, tol)
-                if open_idx.size == 0:
-                    break
-                n_workers = 1 if executor is None else 4
-                take = open_idx[: batch_size * n_workers]
-                tasks = [(obj, part, masks[part], method, witnesses[part])
-                         for part in (take[s:s + batch_size] for s in range(0, take.size, batch_size))]
-                for out in _executor_map(executor, solve_chunk, tasks):
-                    state.absorb(out)
-                    bar.update(out.index.size, note=f"best {state.best_value:.6f}")
-                saver.maybe_save()
+        _exact_phase(run, state, saver, alpha, tol, method, batch_size)
     except KeyboardInterrupt:
         saver.save()
         raise
     saver.save()
     t_solve = time.perf_counter()
-    return _finish(obj, patterns, masks, state, alpha, tol, key, resumed,
+    return _finish(obj, patterns, run.masks, state, alpha, tol, key, resumed,
                    {"enumerate": t_enum - t0, "bounds": t_bounds - t_enum, "solve": t_solve - t_bounds,
                     "total": time.perf_counter() - t0})
+
+
+def _check_options(alpha: Any, tol: Any, chunk_size: Any, batch_size: Any) -> None:
+    """Reject bad options before any work, naming the argument."""
+    if not (isinstance(alpha, (int, float, np.floating)) and 0 < alpha <= 1):
+        raise InputError(f"alpha must be a number in (0, 1], got {alpha!r}")
+    if not (isinstance(tol, (int, float, np.floating)) and 0 <= tol < MAX_TOL):
+        raise InputError(f"tol must be a number in [0, {MAX_TOL:g}), got {tol!r}")
+    for name, val in (("chunk_size", chunk_size), ("batch_size", batch_size)):
+        if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < 1:
+            raise InputError(f"{name} must be a positive integer, got {val!r}")
+
+
+def _patterns_for(obj: Objective, patterns: Any, max_patterns: int | None, progress: bool | None) -> Any:
+    """The pattern set of ``obj.Phi``: the caller's (checked to belong to it) or enumerated here."""
+    from relu_gating.patterns import enumerate_patterns
+
+    if patterns is None:
+        return enumerate_patterns(obj.Phi, max_patterns=max_patterns, progress=progress is not False)
+    if not hasattr(patterns, "check_belongs_to"):
+        raise InputError(f"patterns must be the PatternSet of this Phi, got {type(patterns).__name__}")
+    patterns.check_belongs_to(obj.Phi)
+    return patterns
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What both phases of one query share."""
+
+    obj: Objective
+    masks: np.ndarray
+    witnesses: np.ndarray
+    executor: Any
+    progress: bool | None
+
+    @property
+    def N(self) -> int:
+        return self.masks.shape[0]
+
+
+def _bound_phase(run: _Run, state: SearchState, saver: _Saver, chunk_size: int, tol: float) -> None:
+    """Cheap bounds for every chunk not yet bounded (all of them unless resuming)."""
+    N, masks, witnesses = run.N, run.masks, run.witnesses
+    todo = [s for s in range(0, N, chunk_size) if not np.all(np.isfinite(state.upper[s:s + chunk_size]))]
+    tasks = [(run.obj, np.arange(s, min(s + chunk_size, N)), masks[s:s + chunk_size], witnesses[s:s + chunk_size],
+              tol) for s in todo]
+    with Progress(len(todo) * chunk_size, "bounds", enabled=run.progress) as bar:
+        for out in _executor_map(run.executor, chunk_bounds, tasks):
+            state.absorb(out)
+            bar.update(out.index.size)
+            saver.maybe_save()
+
+
+def _exact_phase(run: _Run, state: SearchState, saver: _Saver, alpha: float, tol: float, method: str,
+                 batch_size: int) -> None:
+    """Exact solves, largest bound first, until ``best >= alpha * (largest open bound)``."""
+    with Progress(None, "exact solves", enabled=run.progress) as bar:
+        while True:
+            open_idx = state.open_patterns(alpha, tol)
+            if open_idx.size == 0:
+                return
+            take = open_idx[: batch_size * (1 if run.executor is None else PARALLEL_BATCHES)]
+            tasks = [(run.obj, part, run.masks[part], method, run.witnesses[part])
+                     for part in (take[s:s + batch_size] for s in range(0, take.size, batch_size))]
+            for out in _executor_map(run.executor, solve_chunk, tasks):
+                state.absorb(out)
+                bar.update(out.index.size, note=f"best {state.best_value:.6f}")
+            saver.maybe_save()
 
 
 def _finish(obj, patterns, masks: np.ndarray, state: SearchState, alpha: float, tol: float, key: str, resumed: bool, seconds: dict) -> NeuronResult:
@@ -340,10 +292,10 @@ def _near_ties(masks: np.ndarray, state: SearchState, z: np.ndarray, value: floa
     and are not reported; any other is a genuine near-tie (a second optimum).
     """
     lowers = np.nan_to_num(state.lower, nan=-np.inf)
-    close = np.flatnonzero(lowers >= value - 1e-9)
+    close = np.flatnonzero(lowers >= value - NEAR_TIE_TOL)
     if close.size < 2:
         return []
-    eps = 1e-9 * (np.abs(z).max() + 1e-300)
+    eps = NEAR_TIE_TOL * (np.abs(z).max() + 1e-300)
     holds = np.all(np.where(z > eps, masks[close], True) & np.where(z < -eps, ~masks[close], True), axis=1)
     others = close[~holds]
     if others.size == 0:

@@ -231,7 +231,7 @@ def with_rank(obj: Objective, rank: int) -> Objective:
     return dataclasses.replace(obj, Psi=Psi, to_theta=to_theta, to_coords=to_coords)
 
 
-def pattern_matrices(obj: Objective, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def pattern_matrices(obj: Objective, masks: np.ndarray | MaskStack) -> tuple[np.ndarray, np.ndarray]:
     """Pencils ``(A_S, B_S)`` in row-space coordinates for a stack of masks.
 
     Parameters
@@ -271,7 +271,7 @@ def single_pattern_matrices(obj: Objective, mask: np.ndarray) -> tuple[np.ndarra
     return 0.5 * (A + A.T), 0.5 * (B + B.T), G
 
 
-def leverage_bounds(obj: Objective, masks: np.ndarray) -> np.ndarray:
+def leverage_bounds(obj: Objective, masks: np.ndarray | MaskStack) -> np.ndarray:
     """Prop 4.1 bound ``||U_K[A,:]||_2^2 <= min(1, sum_A l_i)`` per mask.
 
     Valid for the ``N_K`` objective only, whatever the conditioning of
