@@ -11,13 +11,20 @@ of :func:`available_methods` through one front door, :func:`solve`; plus
 LP realizability and cone utilities (:func:`realizable`,
 :func:`interior_point`, :func:`facet_rows`, :func:`cone_constraints`).
 
-Numerical limits: a cone thinner than the LP tolerances (width below about
-1e-9 relative, e.g. rows dependent only to within rounding) is treated as
-lower-dimensional, and a pencil whose ``B`` is singular to within rounding on
-such a cone can come back INFEASIBLE or BOUNDED with ``upper = -inf`` although
-the cone holds points with ``B x != 0``.  Callers that know better (a strict
-interior point, a bound that does not depend on ``B``) should check the answer
-against it; :mod:`relu_gating` does.
+Soundness: a bound is a promise for the input floats read as exact rationals.
+No method returns INFEASIBLE for a cone with an interior point, UNBOUNDED
+without an exact ray, or an upper bound below the optimum.  Inputs are
+equilibrated (unit rows of ``G``, ``A`` and ``B`` scaled by powers of two, an
+orthonormal basis of the cone's span); where float64 cannot decide (thin or
+lower-dimensional cones, ambiguous face lattices, ``B`` singular along
+directions the cone sees), every method falls back on exact arithmetic
+(:mod:`solvers._verified`: certified implicit equalities, exact LDL^T
+certificates of every bound, exact witnesses) and says so in
+``certificate["fragile"]``; what cannot be certified is reported loosely
+(BOUNDED, or FAILED with ``upper = inf``), never wrongly.  One convention:
+directions where both ``B`` and ``A`` vanish to rounding (relative 1e-13, not
+exactly) count as a common kernel (``certificate["kernel"]``,
+``["kernel_convention"]``).
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from . import auto_, dnn_, faces_, spectral_  # noqa: F401 - register the method
 from ._registry import available_methods, get_method
 from .cone import Realizability, InteriorPoint, cone_constraints, facet_rows, interior_point, realizable
 from .dual_ import ConeDual, cone_dual
+from .batched import BatchedEig, top_generalized_eig
 from .errors import BackendError, ConeEigError, ProblemError, UnknownMethodError
 from .problem import ConeEigProblem
 from .result import ConeEigResult, Status
@@ -39,7 +47,7 @@ __all__ = [
     "ConeEigProblem", "ConeEigResult", "Status", "solve", "available_methods",
     "realizable", "Realizability", "interior_point", "InteriorPoint", "facet_rows", "cone_constraints",
     "ConeEigError", "ProblemError", "UnknownMethodError", "BackendError",
-    "cone_dual", "ConeDual",
+    "cone_dual", "ConeDual", "top_generalized_eig", "BatchedEig",
 ]
 
 

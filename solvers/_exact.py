@@ -251,11 +251,11 @@ def quotient_lower(A: np.ndarray, B: np.ndarray, x: np.ndarray) -> float:
         lo = num - en
         q = lo / (den + eb) if lo >= 0 else lo / (den - eb)
         return q - 4 * _EPS * abs(q)
-    num, den = quad_rounded(A, x), quad_rounded(B, x)
-    if num is not None and den is not None:
-        if den <= 0:
+    rn, rd = quad_rounded(A, x), quad_rounded(B, x)
+    if rn is not None and rd is not None:
+        if rd <= 0:
             return float("nan")
-        q = num / den  # three roundings, each <= eps/2 relative
+        q = rn / rd  # three roundings, each <= eps/2 relative
         return q - 4 * _EPS * abs(q)
     xq = fr_vector(x)
     d = quad(fr_matrix(B), xq)

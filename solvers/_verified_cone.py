@@ -77,7 +77,8 @@ def _lp_support(N: np.ndarray) -> np.ndarray:
     A = np.hstack([N, -np.eye(q)])
     sol = solve_lp(np.r_[np.zeros(k), -np.ones(q)], A, np.zeros(q), np.full(q, np.inf),
                    np.r_[np.full(k, -1e6), np.zeros(q)], np.r_[np.full(k, 1e6), np.ones(q)])
-    return sol.x[k:] >= 0.5 if sol.status == "optimal" else np.zeros(q, dtype=bool)
+    x = sol.x
+    return x[k:] >= 0.5 if sol.status == "optimal" and x is not None else np.zeros(q, dtype=bool)
 
 
 def _certify(Mq, E: list[int], n: int) -> list[int]:
@@ -97,7 +98,7 @@ def _certify(Mq, E: list[int], n: int) -> list[int]:
     k = Nf.shape[1]
     sol = solve_lp(np.r_[np.zeros(k), -1.0], np.hstack([Nf, -np.ones((len(S), 1))]), np.zeros(len(S)),
                    np.full(len(S), np.inf), np.r_[np.full(k, -1.0), -np.inf], np.r_[np.full(k, 1.0), 1.0])
-    if sol.status != "optimal":
+    if sol.status != "optimal" or sol.x is None:
         return []
     y = combine(NS, (sol.x[:k] * cs).tolist())
     return S if all(v > 0 for v in y) else []
@@ -118,7 +119,7 @@ def interior_candidates(Mf: np.ndarray, hints: list) -> list[np.ndarray]:
         Mt = _normalized(Mn @ T)
         sol = solve_lp(np.r_[np.zeros(n), -1.0], np.hstack([Mt, -np.ones((q, 1))]), np.zeros(q),
                        np.full(q, np.inf), np.r_[-np.ones(n), -np.inf], np.r_[np.ones(n), 1.0])
-        if sol.status == "optimal":
+        if sol.status == "optimal" and sol.x is not None:
             out.append(T @ sol.x[:n])
     return out
 

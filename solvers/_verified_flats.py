@@ -62,8 +62,8 @@ class FlatEval:
     E: np.ndarray | None = None  # top eigenvectors, flat coordinates (k, r)
     K: list[Vec] = field(default_factory=list)  # exact ker B_F, flat coordinates
     convention: bool = False  # ``up`` certified with the KERNEL_SLACK term
-    Af: list | None = None  # the exact compressed pencil
-    Bf: list | None = None
+    Af: list = field(default_factory=list)  # the exact compressed pencil
+    Bf: list = field(default_factory=list)
     gap: float = 0.0  # float estimate of the gap below the top eigenvalue
 
 
@@ -101,7 +101,7 @@ def verify_up(Af, Bf, lam: float, scale: float, slack=None) -> float:
     ``slack``: see KERNEL_SLACK."""
     mag = max(abs(lam) if np.isfinite(lam) else 0.0, scale, 1e-300)
     psd = lambda u: is_psd(_shifted(Af, Bf, Fraction(u), slack))  # noqa: E731
-    lo, hi = None, None
+    lo, hi = 0.0, np.nan
     if np.isfinite(lam):
         prev = lam - VERIFY_STEPS[0] * mag
         for rel in VERIFY_STEPS:
@@ -112,7 +112,7 @@ def verify_up(Af, Bf, lam: float, scale: float, slack=None) -> float:
                 lo, hi = prev, u
                 break
             prev = u
-    if hi is None:
+    if np.isnan(hi):
         if psd(0.0):
             return 0.0
         lo, hi = 0.0, mag
@@ -140,7 +140,7 @@ def _slack(Kd: np.ndarray, Af, Bf):
     return P, amax, bmax
 
 
-def _float_top(Aw, Bw) -> tuple[float, np.ndarray | None]:
+def _float_top(Aw, Bw) -> tuple[float, np.ndarray | None, np.ndarray, float]:
     """Float top eigenpairs of the exact PD pencil ``(Aw, Bw)`` (power-of-two scaled): a
     proposal only (the bound is certified exactly, witnesses checked exactly).  Directions
     where ``B`` is at rounding level are dropped from the proposal and returned third."""

@@ -66,8 +66,9 @@ def _lp_point(R: np.ndarray, S: np.ndarray) -> tuple[float, np.ndarray | None]:
             cl[i] = cu[i] = sgn
             A = np.hstack([Ms, -np.ones((f, 1))])
             sol = solve_lp(np.r_[np.zeros(k + r), -1.0], A, np.zeros(f), np.full(f, np.inf), cl, cu)
-            if sol.status == "optimal" and sol.x[-1] > best:
-                best, arg = float(sol.x[-1]), sol.x[:-1] / c
+            x = sol.x
+            if sol.status == "optimal" and x is not None and x[-1] > best:
+                best, arg = float(x[-1]), x[:-1] / c
     return best, arg
 
 
@@ -96,7 +97,8 @@ def _refine(ev: FlatEval) -> Vec | None:
     k = len(Af)
     up = Fraction(ev.up)
     close = lambda rho: rho is not None and ev.up - float(rho) <= 1e-3 * max(abs(ev.up), 1e-300)  # noqa: E731
-    z = _rounded([Fraction(v) for v in (ev.E[:, 0] if ev.E is not None else np.ones(k)).tolist()])
+    start = np.ones(k) if ev.E is None else ev.E[:, 0]
+    z = _rounded([Fraction(v) for v in start.tolist()])
     rq_steps = 0
     for _ in range(SHIFT_STEPS + REFINE_STEPS):
         rho, Bz = _rq(Af, Bf, z)
@@ -202,6 +204,8 @@ def _exact_ray(Mq, k: int) -> Vec | None:
 def _realize_kernel(H, flat: Flat, ev: FlatEval, rows) -> Vec | None:
     """Simple top eigenvalue on the complement of an exact ``ker B_F``: refine it exactly
     and search ``e y + K n`` in the cone by exact ray enumeration."""
+    if ev.E is None:
+        return None
     k = len(flat.V)
     W = nullspace(ev.K, k)
     Wf = np.array([[float(v) for v in w] for w in W]).T

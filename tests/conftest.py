@@ -10,7 +10,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 @pytest.fixture(autouse=True, scope="session")
 def _checkpoint_key(tmp_path_factory):
     """Checkpoints are signed with a key of the test session, not the user's (~/.cache)."""
-    from relu_gating.search._state import KEY_ENV
+    from relu_gating.search.state import KEY_ENV
 
     old = os.environ.get(KEY_ENV)
     os.environ[KEY_ENV] = str(tmp_path_factory.mktemp("key") / "checkpoint.key")

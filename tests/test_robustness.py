@@ -16,7 +16,7 @@ import pytest
 from relu_gating.search import front as search
 from relu_gating import best_neuron, enumerate_patterns, sample_graph, verify
 from relu_gating._files import atomic_write
-from relu_gating.search._state import SearchState, _tag
+from relu_gating.search.state import SearchState, sign_arrays
 from relu_gating.cli import main
 from relu_gating.errors import CheckpointError, InputError
 from relu_gating.search.objectives import make_objective, neuron_values
@@ -93,7 +93,7 @@ def _tamper(ck, Phi, U_K, forge_tag=False):
     a["lower"] = np.full_like(a["lower"], 0.999)
     a["best_index"], a["best_theta"] = np.array(worst), ps.witnesses[worst]
     if forge_tag:  # signed with a key that is not the user's
-        a["tag"] = np.array(_tag(b"k" * 32, a))
+        a["tag"] = np.array(sign_arrays(b"k" * 32, a))
     np.savez(ck, **a)
     return ps, vals[worst]
 

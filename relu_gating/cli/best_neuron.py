@@ -9,7 +9,7 @@ import os
 import numpy as np
 
 from relu_gating._files import atomic_write, check_writable, file_sha256
-from relu_gating.search._state import check_checkpoint_path
+from relu_gating.search.state import check_checkpoint_path
 from relu_gating.errors import InputError
 from relu_gating.cli._common import add_input_arguments, problem_from_args
 

@@ -1,8 +1,8 @@
 """The certified best-neuron search: per-pattern objectives, bounds and exact solves, global comparison.
 
 Modules: :mod:`.front` (``best_neuron``), :mod:`.objectives` (pencils of a
-pattern in a well-conditioned basis), :mod:`._tasks` (per-chunk work shipped
-to executors), :mod:`._state` (mergeable partial results, checkpoints),
+pattern in a well-conditioned basis), :mod:`.tasks` (per-chunk work shipped
+to executors), :mod:`.state` (mergeable partial results, checkpoints),
 :mod:`._masked` (masked products by rank-one updates), :mod:`.baselines`
 (random and local search, for comparison).
 """

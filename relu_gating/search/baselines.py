@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from solvers.batched import top_generalized_eig
+from solvers import top_generalized_eig
 
 from relu_gating.search.objectives import make_objective, neuron_values, pattern_matrices
 

@@ -28,9 +28,9 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from relu_gating.search._tasks import chunk_bounds, solve_chunk
+from relu_gating.search.tasks import chunk_bounds, solve_chunk
 from relu_gating._progress import Progress
-from relu_gating.search._state import BOUND, EXACT, PRUNED, UNSETTLED, SearchState, fingerprint
+from relu_gating.search.state import BOUND, EXACT, PRUNED, UNSETTLED, SearchState, fingerprint
 from relu_gating.errors import InputError, SolverFailure
 from relu_gating.search.objectives import Objective, make_objective, neuron_values, with_rank
 from relu_gating.search.result import NeuronResult

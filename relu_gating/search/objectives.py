@@ -330,7 +330,7 @@ def support_bounds(obj: Objective, masks: np.ndarray, max_support: int = 32) -> 
     itself ill-conditioned; the global cap for the ``N_K`` objective, whose
     Prop 4.1 bound is :func:`leverage_bounds`.
     """
-    from solvers.batched import top_generalized_eig
+    from solvers import top_generalized_eig
 
     masks = np.atleast_2d(masks)
     out = np.full(masks.shape[0], np.inf)
@@ -403,8 +403,9 @@ def cone_constraints(Phi: Any, S: Any, theta_var: Any) -> list:
     S = as_vector(S, "S", size=Phi.shape[0])
     if not np.all((S == 0) | (S == 1)):
         raise InputError("S must be a 0/1 (or boolean) vector")
-    signs = 2 * S - 1
+    import solvers
+
     shape = getattr(theta_var, "shape", None)
     if shape != (Phi.shape[1],):
         raise InputError(f"theta_var must be a cvxpy Variable of shape ({Phi.shape[1]},), got shape {shape}")
-    return [(signs[:, None] * Phi) @ theta_var >= 0]
+    return solvers.cone_constraints((2 * S - 1)[:, None] * Phi, theta_var)  # the cone G theta >= 0

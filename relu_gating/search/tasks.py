@@ -12,11 +12,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from solvers.batched import top_generalized_eig
+from solvers import top_generalized_eig
 
 from relu_gating.search._masked import MaskStack
 from relu_gating.coverage.metrics import orthonormal_basis
-from relu_gating.search._state import BOUND, EXACT, PRUNED, UNSETTLED, PatternOutcome
+from relu_gating.search.state import BOUND, EXACT, PRUNED, UNSETTLED, PatternOutcome
 from relu_gating.search.objectives import (EXCLUDE_RTOL, Objective, leverage_bounds, neuron_values, pattern_matrices, pencil_values,
                          single_pattern_matrices, support_bounds, vector_values)
 

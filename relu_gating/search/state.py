@@ -25,7 +25,7 @@ from relu_gating._files import atomic_write, check_writable
 from relu_gating.errors import CheckpointError
 
 __all__ = ["UNSETTLED", "BOUND", "EXACT", "PRUNED", "SETTLEMENT_CODES", "PatternOutcome", "SearchState", "fingerprint",
-           "check_checkpoint_path", "checkpoint_key_path", "KEY_ENV"]
+           "check_checkpoint_path", "checkpoint_key_path", "KEY_ENV", "sign_arrays"]
 
 #: Settlement codes of a pattern (stored as int8; letters in the certificate).
 UNSETTLED, BOUND, EXACT, PRUNED = 0, 1, 2, 3
@@ -144,7 +144,7 @@ class SearchState:
         arrays = self._arrays(key)
         secret = _secret(create=True)
         if secret is not None:
-            arrays["tag"] = np.array(_tag(secret, arrays))
+            arrays["tag"] = np.array(sign_arrays(secret, arrays))
         atomic_write(path, lambda fh: np.savez(fh, **arrays), binary=True)  # type: ignore[arg-type]
 
     def _arrays(self, key: str) -> dict[str, np.ndarray]:
@@ -321,7 +321,7 @@ def _secret(create: bool) -> bytes | None:
     return _secret(create=False)
 
 
-def _tag(secret: bytes, arrays: dict) -> str:
+def sign_arrays(secret: bytes, arrays: dict) -> str:
     """HMAC-SHA256 of the package version and every array (name, dtype, shape, bytes)."""
     from relu_gating import __version__
 
@@ -339,7 +339,7 @@ def _authentic(z: dict) -> bool:
     secret = _secret(create=False)
     if secret is None or "tag" not in z or "format" not in z or str(z["format"]) != _FORMAT:
         return False
-    return hmac.compare_digest(str(z["tag"]), _tag(secret, z))
+    return hmac.compare_digest(str(z["tag"]), sign_arrays(secret, z))
 
 
 def _read_checkpoint(path: str, names: tuple[str, ...] = _REQUIRED, what: str = "checkpoint") -> dict[str, np.ndarray]:
