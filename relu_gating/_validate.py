@@ -13,7 +13,7 @@ import scipy.sparse as sp
 
 from relu_gating.errors import InputError
 
-__all__ = ["as_matrix", "as_vector", "check_K", "check_same_rows", "as_square", "as_square_operator"]
+__all__ = ["as_matrix", "as_vector", "check_K", "check_same_rows", "as_square_operator"]
 
 
 def _as_float_array(x: Any, name: str) -> np.ndarray:
@@ -77,14 +77,6 @@ def as_vector(x: Any, name: str, *, size: int | None = None) -> np.ndarray:
     if arr.size == 0:
         raise InputError(f"{name} must not be empty")
     _check_finite(arr, name)
-    return arr
-
-
-def as_square(x: Any, name: str) -> np.ndarray:
-    """Return a finite square float matrix (dense) or raise."""
-    arr = as_matrix(x.toarray() if sp.issparse(x) else x, name)
-    if arr.shape[0] != arr.shape[1]:
-        raise InputError(f"{name} must be square, got shape {arr.shape}")
     return arr
 
 

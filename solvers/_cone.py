@@ -58,7 +58,8 @@ class ConeReduction:
     fragile : str
         Why float64 cannot be trusted on this cone (empty if it can): implicit
         equalities found by an LP (not certified), a margin below
-        THIN_MARGIN, or ambiguous ray-facet incidences.
+        THIN_MARGIN, a lineality space that is nearly there or not exact, or
+        ambiguous ray-facet incidences.
     """
 
     Gn: np.ndarray
@@ -232,6 +233,7 @@ def _lineality(Gn: np.ndarray, G: np.ndarray, m: int) -> tuple[np.ndarray, str]:
 
 
 def _fragility(eq: np.ndarray, margin: float, amb: str) -> str:
+    """The first reason, if any, why the float reduction cannot be trusted."""
     if eq.any():
         return "implicit equalities found by a float LP (a lower-dimensional or very thin cone)"
     if margin < THIN_MARGIN:
@@ -322,4 +324,7 @@ def polish(red: ConeReduction, G: np.ndarray, x: np.ndarray) -> np.ndarray:
         t = float(np.max((err[bad] - v[bad]) / lift[bad]))
         t = max(t * 1.0001, 1e-16 * float(np.max(nrm[bad] / lift[bad])))
         x = x + t * red.x_int
-    return x if nonneg(Gne, x) else x + 1e-8 * red.x_int
+    for t in (0.0, 1e-8, 1e-6, 1e-4):  # not reached in practice: check exactly, lift further
+        if nonneg(Gne, x + t * red.x_int):
+            return x + t * red.x_int
+    return x

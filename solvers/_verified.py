@@ -101,6 +101,7 @@ def _select_rows(G: np.ndarray, Gq, rows: list[int], red) -> list[int]:
 
 
 def _setup(problem, red) -> _Data:
+    """Exact data, certified span and rows to enumerate (``red``: float guesses or None)."""
     A, B, G = problem.A, problem.B, problem.G
     Gq = fr_matrix(G) if G.shape[0] else []
     guess = np.zeros(G.shape[0], dtype=bool)
@@ -291,6 +292,8 @@ def verified_solve(problem, red, method: str, depth: str, reason: str, t0: float
 
 
 def _solve(problem, red, depth: str, reason: str):
+    """``(lower, upper, x, status, certificate, message)``: INFEASIBLE and UNBOUNDED decided
+    exactly, else the enumeration (``depth`` "root" or "faces")."""
     data = _setup(problem, red)
     d = len(data.cone.span)
     cert = {"verified": True, "fragile": reason, "span_dim": d, "implicit_equalities": data.cone.eq,

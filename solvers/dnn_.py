@@ -97,6 +97,7 @@ def solve_dnn(problem: ConeEigProblem, *, solver: str = "CLARABEL", **options: A
 
 
 def _dnn(ctx, name: str, t0: float) -> ConeEigResult:
+    """The float relaxation: cone-free bound, SDP, clipped dual bound, face-guess witness."""
     import cvxpy as cp
 
     problem, red = ctx.problem, ctx.red
@@ -122,7 +123,7 @@ def _dnn(ctx, name: str, t0: float) -> ConeEigResult:
         if caught:
             cert["solver_warnings"] = [str(w.message) for w in caught]
         cert["sdp_status"] = prob.status
-        cert["sdp_objective"] = float(prob.value) if prob.value is not None else None
+        cert["sdp_objective"] = float(prob.value) * ctx.vfactor if prob.value is not None else None
     except Exception as exc:  # noqa: BLE001 - solver failure: keep the cone-free bound
         ctx.failures.append(f"dnn/{name}: {type(exc).__name__}: {exc}")
         msg = f"SDP solver {name} failed: {exc}"

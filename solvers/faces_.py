@@ -24,7 +24,7 @@ __all__ = ["solve_faces"]
 CLOSURE_TOL = 1e-9
 #: A BOUNDED float result (the gap is then the rounding allowance) is redone on the verified
 #: path up to this dimension.
-ESCALATE_MAX_DIM = 4
+ESCALATE_MAX_DIM = 6
 #: Values ``|H_i V|`` strictly inside this band are ambiguous: the verified path takes over.
 CLOSURE_BAND = (1e-12, 1e-7)
 
@@ -272,6 +272,7 @@ def _visit(ctx, level: np.ndarray, rows: list, st: _State) -> tuple[list[int], n
 
 
 def _faces(ctx, max_flats: int, face_filter: bool, t0: float) -> ConeEigResult:
+    """The float enumeration (raises :class:`Fragile` where float64 cannot decide)."""
     red = ctx.red
     inc = red.incidence if face_filter else None
     st = _State(*_first_incumbent(ctx))

@@ -283,6 +283,7 @@ def reference(A, B, G, interior) -> ThinReference:
 
 
 def _reference(A, B, G, interior, dps: int) -> ThinReference:
+    """The reference at ``dps`` digits (see the module docstring)."""
     with mpmath.workdps(dps):
         Aq, Bq, Gq = frac(A), frac(B), frac(G)
         m = len(Aq)

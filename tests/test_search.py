@@ -49,8 +49,14 @@ CASES = [
 SLOW_CASES = [(20, 2, 3, 8, "random"), (14, 3, 3, 9, "random"), (16, 2, 3, 10, "grid")]
 
 
-@pytest.mark.parametrize("n,d,K,seed,kind", CASES)
-@pytest.mark.parametrize("features", [None, "bias"])
+#: The default run compares one case per kind of input; CI's slow tier runs them all.
+_FAST = {(12, 2, 3, 3, "grid", "bias"), (12, 2, 3, 6, "collinear", None), (10, 2, 2, 7, "perturbed", "bias"),
+         (10, 2, 2, 0, "random", None)}
+BRUTE_CASES = [pytest.param(*c, f, marks=() if (*c, f) in _FAST else pytest.mark.slow)
+               for c in CASES for f in (None, "bias")]
+
+
+@pytest.mark.parametrize("n,d,K,seed,kind,features", BRUTE_CASES)
 def test_value_equals_bruteforce(n, d, K, seed, kind, features):
     Phi, U_K = _instance(n, d, K, seed, kind)
     res = best_neuron(Phi, U_K, features=features)
@@ -82,7 +88,8 @@ def test_value_equals_bruteforce_larger(n, d, K, seed, kind):
         assert res.value == pytest.approx(brute_best(Phi, U_K, H), abs=1e-9)
 
 
-@pytest.mark.parametrize("n,d,K,seed,kind", CASES[:4] + [(20, 2, 3, 8, "random")])
+@pytest.mark.parametrize("n,d,K,seed,kind", [CASES[0]] + [pytest.param(*c, marks=pytest.mark.slow)
+                                                            for c in CASES[1:4] + [(20, 2, 3, 8, "random")]])
 def test_no_random_neuron_beats_the_certificate(n, d, K, seed, kind):
     Phi, U_K = _instance(n, d, K, seed, kind)
     for features in (None, "bias"):

@@ -151,6 +151,7 @@ def scaled_case(seed: int, m: int, width_exp: int) -> ThinCase:
 
 
 def _interior_from_lp(Gq, G) -> tuple | None:
+    """A max-margin LP point (SciPy), kept if it is strictly inside exactly."""
     from scipy.optimize import linprog
 
     q, m = G.shape
@@ -246,6 +247,7 @@ def _case(family: str, seed: int, m: int):
 
 
 def _check_witness(c, r) -> list[str]:
+    """The witness exactly in the closed cone, with positive B-mass and quotient >= lower."""
     Gq, Aq, Bq = frac(c.G), frac(c.A), frac(c.B)
     x = [Fraction(float(v)) for v in r.x]
     if not in_closed_cone(Gq, x):
@@ -332,3 +334,28 @@ def test_reference_sanity():
         assert r.status == "exact" and abs(r.value - (1 + mpmath.mpf(2) ** -78)) <= mpmath.mpf(10) ** -50
     r = reference(np.eye(2), np.diag([1.0, 0.0]), np.array([[0.0, 1.0]]), p)  # ray e1 in ker B
     assert r.status == "unbounded"
+
+
+@pytest.mark.parametrize("family,seed,m", [(f, s, m) for f in ("scaled43", "rounded") for m in (2, 3) for s in (0, 1)])
+def test_thin_cones_any_coordinates(family, seed, m):
+    """Exact changes of representation (``A * 2^k``, ``B * 2^j``, rows of ``G`` times powers
+    of two, a permutation of coordinates) change the optimum exactly as they should; every
+    method still brackets it."""
+    c, ref = _case(family, seed, m)
+    rng = np.random.default_rng([seed, m, 7])
+    perm = rng.permutation(m)
+    ka, kb = int(rng.integers(-30, 31)), int(rng.integers(-30, 31))
+    rows = 2.0 ** rng.integers(-20, 21, size=c.G.shape[0])
+    A, B = (2.0 ** ka) * c.A[np.ix_(perm, perm)], (2.0 ** kb) * c.B[np.ix_(perm, perm)]
+    G = rows[:, None] * c.G[:, perm]
+    with mpmath.workdps(DPS):
+        truth = ref.value * mpmath.mpf(2) ** (ka - kb) if ref.status == "exact" else ref.value
+        slack = REF_RTOL * abs(truth) if mpmath.isfinite(truth) else 0
+        for method in METHODS:
+            r = solvers.solve(ConeEigProblem(A, B, G), method)
+            assert r.status is not Status.INFEASIBLE
+            if ref.status == "unbounded":
+                assert r.upper == np.inf
+            else:
+                assert r.status is not Status.UNBOUNDED
+                assert mpmath.mpf(r.lower) <= truth + slack and mpmath.mpf(r.upper) >= truth - slack, method

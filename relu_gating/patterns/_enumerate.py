@@ -13,13 +13,13 @@ import numpy as np
 
 from relu_gating._progress import Progress
 from relu_gating._validate import as_matrix
-from relu_gating.errors import InputError, ProblemTooLargeError, SolverFailure
+from relu_gating.errors import InputError, ProblemTooLargeError
 from relu_gating.patterns._completeness import CompletenessReport, check_completeness
 from relu_gating.patterns._count import PatternCount, count_reduced, cover_count
 from relu_gating.patterns._exact import single_thread_blas
 from relu_gating.patterns._exact_witness import IntPhi
 from relu_gating.patterns._rowspace import Reduction, reduce_rows
-from relu_gating.patterns._sweep import _MAX_ATTEMPTS, _NonGeneric, _rand_int_vec, chambers, level_sweep, subset_groups
+from relu_gating.patterns._sweep import chambers, generic_sweep, level_sweep, subset_groups
 from relu_gating.patterns._witness import check_witnesses
 
 __all__ = [
@@ -250,21 +250,15 @@ def _top_level(red: Reduction, part, progress: bool, certify: _Certifier | None 
     firsts = subset_groups(q, r - 1, part)
     total = sum(comb(q - 1 - f, r - 2) for f in firsts)
     rng = np.random.default_rng(_SEED)
-    for attempt in range(_MAX_ATTEMPTS):
-        c, g = _rand_int_vec(rng, r), _rand_int_vec(rng, r)
+
+    def sweep(c: tuple, g: tuple):
         if certify is not None:
             certify.notes.clear()
-        try:
-            with Progress(total, "patterns", enabled=None if progress else False) as bar:
-                blocks, child = level_sweep(rows, r, c, g, rng, firsts=firsts, emit=emit, progress=bar,
-                                            with_child=part[0] == 0)
-        except _NonGeneric:
-            if part[1] > 1:
-                raise SolverFailure("pattern enumeration: the sweep direction was not generic for this "
-                                    "part; run without part=") from None
-            continue
-        return blocks, ([emit(*child)] if child is not None else [])
-    raise SolverFailure("pattern enumeration: no generic sweep direction found")
+        with Progress(total, "patterns", enabled=None if progress else False) as bar:
+            return level_sweep(rows, r, c, g, rng, firsts=firsts, emit=emit, progress=bar, with_child=part[0] == 0)
+
+    blocks, child = generic_sweep(sweep, r, rng, redraw=part[1] == 1)
+    return blocks, ([emit(*child)] if child is not None else [])
 
 
 def _assemble(red: Reduction, mirrored: list, rest: list, notes: list):

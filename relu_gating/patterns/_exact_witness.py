@@ -18,7 +18,7 @@ is strictly inside ``C`` (on ``Z``: ``a_i . w = a_i . u``; elsewhere the ``M v``
 term dominates).  All of it is integer arithmetic (Python ints, arbitrary
 precision); the result is divided by the gcd of its entries.
 
-Exact witnesses are *checked*, never trusted: :func:`int_realizes` evaluates
+Exact witnesses are *checked*, never trusted: :meth:`IntPhi.realizes` evaluates
 ``phi_i . theta`` exactly with ``Phi`` scaled row-wise by powers of two to
 integers (a positive scaling, so every sign is preserved).
 """
@@ -34,8 +34,7 @@ import numpy as np
 from relu_gating.errors import InputError
 from relu_gating.patterns._exact import cross_int, det_int, float_rows_to_int
 
-__all__ = ["solve_signs", "from_ray", "combine", "simple_prov", "concat_prov", "int_realizes", "IntPhi",
-           "parse_exact_witnesses"]
+__all__ = ["solve_signs", "from_ray", "combine", "simple_prov", "concat_prov", "IntPhi", "parse_exact_witnesses"]
 
 _DEC = re.compile(r"[+-]?[0-9]+")
 
@@ -112,11 +111,6 @@ class IntPhi:
             if v == 0 or (v > 0) != bool(s):
                 return False
         return True
-
-
-def int_realizes(Phi: np.ndarray, mask: Sequence[bool], theta: Sequence[int]) -> bool:
-    """Exact check that the integer vector ``theta`` strictly realizes ``mask`` on ``Phi``."""
-    return IntPhi(Phi).realizes(mask, theta)
 
 
 def _as_int(x: Any, what: str) -> int:

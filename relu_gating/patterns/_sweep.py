@@ -38,8 +38,10 @@ computed until a chamber too thin for float64 asks for it.
 
 Genericity of ``c`` and ``g`` is *checked exactly* (``c.v != 0`` on every ray,
 ``h_v != 0`` on every edge, no row vanishing on ``K``); on failure new random
-functionals are drawn.  All signs come from filtered exact predicates
-(:mod:`._exact`), never from a tolerance.
+functionals are drawn (:func:`generic_sweep`).  All signs come from filtered
+exact predicates (:mod:`._exact`), never from a tolerance.  The per-batch work on
+the rays of one level (signs, simple chambers) is :mod:`._sweep_level`; this
+module assembles the chambers, their witness providers and the recursions.
 """
 
 from __future__ import annotations
@@ -47,39 +49,46 @@ from __future__ import annotations
 import math
 from functools import cmp_to_key
 from itertools import combinations
-from typing import Callable
+from typing import Callable, TypeVar
 
 import numpy as np
 
 from relu_gating.errors import SolverFailure
 from relu_gating.patterns._exact_witness import combine as _combine, concat_prov as _concat_prov, from_ray, simple_prov as _simple_prov
-from relu_gating.patterns._exact import IntMatrix, cross_int, cross_stack_T, det_int, err_factor, kernel_basis_int, rank_int, skinny_matmul
+from relu_gating.patterns._exact import cross_int, det_int
 from relu_gating.patterns._rowspace import merge_int_rows
-from relu_gating.patterns._subsets import batches, decide, subset_groups
+from relu_gating.patterns._subsets import batches, subset_groups
+from relu_gating.patterns._sweep_level import (LocalRay, NonGeneric, Rays, RowSigns, SweepLevel, batch_rays, dot,
+                                               nonsimple_rays, prepare_level, row_signs, simple_chambers)
 
-__all__ = ["chambers", "level_sweep", "subset_groups"]
+__all__ = ["chambers", "level_sweep", "generic_sweep", "subset_groups", "MAX_ATTEMPTS", "NonGeneric", "rand_int_vec"]
 
-_MAX_ATTEMPTS = 12
+MAX_ATTEMPTS = 12
 
-
-class _NonGeneric(Exception):
-    """This level's random functionals c, g were not generic: redraw them."""
-
-
-class _ForbidFail(Exception):
-    """The caller's sweep functional vanishes on a ray here: the caller redraws."""
+_R = TypeVar("_R")
 
 
-def _dot(a, b) -> int:
-    return sum(x * y for x, y in zip(a, b))
-
-
-def _sgn(x) -> int:
-    return (x > 0) - (x < 0)
-
-
-def _rand_int_vec(rng: np.random.Generator, d: int) -> tuple:
+def rand_int_vec(rng: np.random.Generator, d: int) -> tuple:
     return tuple(int(x) for x in rng.integers(-(2 ** 40), 2 ** 40, size=d))
+
+
+def generic_sweep(sweep: Callable[[tuple, tuple], _R], d: int, rng: np.random.Generator, *,
+                  redraw: bool = True) -> _R:
+    """``sweep(c, g)`` for random integer functionals ``c, g`` in ``Z^d``, redrawn while not generic.
+
+    ``sweep`` raises :class:`NonGeneric` for a non-generic pair; up to
+    ``MAX_ATTEMPTS`` pairs are drawn.  ``redraw=False``: a non-generic first pair is
+    an error (one part of a split work cannot change the functionals of the others).
+    """
+    for _ in range(MAX_ATTEMPTS):
+        c, g = rand_int_vec(rng, d), rand_int_vec(rng, d)
+        try:
+            return sweep(c, g)
+        except NonGeneric:
+            if not redraw:
+                raise SolverFailure("pattern enumeration: the sweep direction was not generic for this "
+                                    "part; run without part=") from None
+    raise SolverFailure("pattern enumeration: no generic sweep direction found")
 
 
 def chambers(rows: list, d: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, Callable]:
@@ -95,205 +104,115 @@ def chambers(rows: list, d: int, rng: np.random.Generator) -> tuple[np.ndarray, 
         return np.stack([s, ~s]), np.array([[1.0], [-1.0]]), lambda idx: [(1,) if i == 0 else (-1,) for i in idx]
     if d == 2 and q <= 64:
         return _chambers_plane(rows)
-    for _ in range(_MAX_ATTEMPTS):
-        c, g = _rand_int_vec(rng, d), _rand_int_vec(rng, d)
-        try:
-            blocks, child = level_sweep(rows, d, c, g, rng)
-        except _NonGeneric:
-            continue
-        P = np.concatenate([b[0] for b in blocks]) if blocks else np.zeros((0, q), dtype=bool)
-        W = np.concatenate([b[1] for b in blocks]) if blocks else np.zeros((0, d))
-        Ps, Ws = [P, ~P], [W, -W]
-        if child is not None:
-            Ps.append(child[0])
-            Ws.append(child[1])
-        return np.concatenate(Ps), np.concatenate(Ws), _concat_prov(blocks, child)
-    raise SolverFailure("pattern enumeration: no generic sweep direction found")
+    blocks, child = generic_sweep(lambda c, g: level_sweep(rows, d, c, g, rng), d, rng)
+    P = np.concatenate([b[0] for b in blocks]) if blocks else np.zeros((0, q), dtype=bool)
+    W = np.concatenate([b[1] for b in blocks]) if blocks else np.zeros((0, d))
+    Ps, Ws = [P, ~P], [W, -W]
+    if child is not None:
+        Ps.append(child[0])
+        Ws.append(child[1])
+    return np.concatenate(Ps), np.concatenate(Ws), _concat_prov(blocks, child)
+
+
+def _keep(P: np.ndarray, W: np.ndarray, prov: Callable) -> tuple:
+    return P, W, prov
 
 
 def level_sweep(rows: list, d: int, c: tuple, g: tuple, rng: np.random.Generator, *,
-                forbid: tuple | None = None, firsts: list[int] | None = None,
-                emit: Callable | None = None, progress=None, with_child: bool = True):
+                firsts: list[int] | None = None, emit: Callable | None = None, progress=None,
+                with_child: bool = True):
     """One level of the sweep: returns ``(LV blocks, child)`` (see module docstring).
 
     ``emit(P, W, prov)`` converts each LV block (default: keep ``(P, W, prov)``;
     ``prov(idx)`` gives exact integer witnesses of rows ``idx`` of the block on
     demand); ``child`` is ``(P, W, prov)`` for the chambers of ``A|K`` lifted to this
-    level (None if d == 2 or ``with_child`` is False).  Raises ``_NonGeneric`` /
-    ``_ForbidFail``.
+    level (None if d == 2 or ``with_child`` is False).  Only the rays whose first
+    generator is in ``firsts`` are swept (default: all).  Raises :class:`NonGeneric`.
     """
-    q = len(rows)
-    t = d - 1
-    M = IntMatrix(rows, d)
-    if d > 2:
-        Q = kernel_basis_int([c, g])
-        AK = [tuple(_dot(r, qv) for qv in Q) for r in rows]
-        if any(not any(x) for x in AK):
-            raise _NonGeneric
-        kappa = _sgn(det_int(list(Q) + [c, g]))
-    else:
-        Q, AK = [], [() for _ in rows]
-        kappa = _sgn(det_int([c, g]))
-    if kappa == 0:
-        raise _NonGeneric
-    MK = IntMatrix(AK, d - 2)
-    MKfT = np.ascontiguousarray(MK.f.T)
-    cf = np.array(c, dtype=float)
-    ff = None
-    if forbid is not None:
-        fm = IntMatrix([forbid], d)
-        ff = fm.f[0]
-    Qc = None
-    norms = np.linalg.norm(M.f, axis=1)
-    fT = np.ascontiguousarray(M.f.T)
-    amax_all = float(M.amax.max(initial=0.0))
-    amax_bound = max(amax_all, 2.0) * (1 + 2.0 ** -40)
-    facD = err_factor(t, M.rel)
-    facX = err_factor(t - 1, M.rel) if t > 1 else 4 * M.rel + 4 * 2.0 ** -53
-    facY = err_factor(max(d - 3, 0), MK.rel)
-    emit = emit or (lambda P, W, prov: (P, W, prov))
-    blocks = []
+    lv = prepare_level(rows, d, c, g)
+    emit = emit or _keep
+    blocks: list = []
     if firsts is None:
-        firsts = list(range(0, q - t + 1))
-    for S in batches(q, t, firsts):
-        B = S.shape[0]
-        X, PX = cross_stack_T(fT[:, S.T])
-        sP = PX.sum(axis=1)
-        # --- independence of a_S (X != 0) ---------------------------------------------
-        indep = np.any(decide(X, PX, facX, M.exact_int) & (X != 0), axis=1)
-        unsure = ~indep & ~np.all(decide(X, PX, facX, M.exact_int), axis=1)
-        for b in np.flatnonzero(unsure):
-            if any(cross_int([rows[j] for j in S[b]])):
-                indep[b] = True
-        if not indep.all():
-            S, X, PX, sP = S[indep], X[indep], PX[indep], sP[indep]
-            B = S.shape[0]
-            if B == 0:
-                if progress is not None:
-                    progress.update(int(indep.size))
-                continue
-        # rays whose float cross product is inaccurate: recompute exactly, round once
-        weak = np.max(np.abs(X), axis=1) <= 1e6 * facX * np.max(PX, axis=1)
-        if M.exact_int:
-            weak &= np.max(PX, axis=1) >= 2.0 ** 51
-        for b in np.flatnonzero(weak):
-            Xi = cross_int([rows[j] for j in S[b]])
-            s = max(abs(x).bit_length() for x in Xi)
-            X[b] = [x / 2 ** s for x in Xi]
-            PX[b] = np.abs(X[b])
-            sP[b] = PX[b].sum()
-        # --- orientation: sign(c . X) must be nonzero -----------------------------------
-        cX = X @ cf
-        cmag = PX @ np.abs(cf)
-        sc = np.sign(cX).astype(np.int64)
-        und = ~decide(cX, cmag, facD, False)
-        for b in np.flatnonzero(und):
-            sc[b] = _sgn(det_int([c] + [rows[j] for j in S[b]]))
-        if np.any(sc == 0):
-            raise _NonGeneric
-        if ff is not None:
-            fX = X @ ff
-            fmag = PX @ np.abs(ff)
-            fs = np.sign(fX)
-            for b in np.flatnonzero(~decide(fX, fmag, err_factor(t, max(M.rel, fm.rel)), False)):
-                fs[b] = _sgn(det_int([forbid] + [rows[j] for j in S[b]]))
-            if np.any(fs == 0):
-                raise _ForbidFail
-        # --- signs of every row on the ray: D[b, j] = det([a_j; a_S]) = a_j . X ----------
-        D = skinny_matmul(X, fT)
-        rowsB = np.arange(B)[:, None]
-        Pall = D > 0
-        A = np.abs(D, out=D)  # D is recomputed below for the few rows that need signs
-        A[rowsB, S] = np.inf
-        rowmin = A.min(axis=1) if q > t else np.full(B, np.inf)
-        # a row is clean when every non-generator sign is certain and nonzero
-        # (the bound fac * sP * amax_j is at most fac * sP * amax_bound)
-        clean = rowmin > amax_bound * facD * sP
-        if M.exact_int:
-            clean |= (sP * amax_all < 2.0 ** 51) & (rowmin > 0)
-        simple = clean.copy()
-        dirty = np.flatnonzero(~clean)
-        Ds = None
-        if dirty.size:
-            Sd = S[dirty]
-            Dd = X[dirty] @ fT
-            Ds = np.sign(Dd).astype(np.int8)
-            dec = decide(Dd, sP[dirty, None] * M.amax[None, :], facD, M.exact_int)
-            rd = np.arange(dirty.size)[:, None]
-            dec[rd, Sd] = True
-            Ds[rd, Sd] = 0
-            cache: dict = {}
-            for bb, j in zip(*np.nonzero(~dec)):
-                Xi = cache.get(bb)
-                if Xi is None:
-                    Xi = cache[bb] = cross_int([rows[k] for k in Sd[bb]])
-                Ds[bb, j] = _sgn(_dot(rows[j], Xi))
-            simple[dirty] = np.count_nonzero(Ds == 0, axis=1) == t
-            Pall[dirty] = Ds > 0
-        # --- simple vertices: one chamber each ------------------------------------------
-        si = np.flatnonzero(simple)
-        if si.size:
-            Ss = S[si]
-            Y, PY = cross_stack_T(np.transpose(MKfT[:, Ss.T], (1, 0, 2)))
-            Ysg = np.sign(Y).astype(np.int64)
-            for b, k in zip(*np.nonzero(~decide(Y, PY, facY, MK.exact_int))):
-                sub = [AK[j] for kk, j in enumerate(Ss[b]) if kk != k]
-                v = det_int(sub)
-                Ysg[b, k] = _sgn(v if k % 2 == 0 else -v)
-            if np.any(Ysg == 0):
-                raise _NonGeneric
-            scs = sc[si]
-            if si.size == B:
-                P = Pall
-                P ^= (scs < 0)[:, None]
-            else:
-                P = Pall[si] ^ (scs < 0)[:, None]
-            gen = (scs[:, None] * kappa * Ysg) > 0
-            P[np.arange(si.size)[:, None], Ss] = gen
-            # witness: top of the ray plus a small step into the chamber
-            Xs = X[si] * scs[:, None]
-            xn = np.linalg.norm(Xs, axis=1)
-            vh = Xs / xn[:, None]
-            Mat = np.concatenate([M.f[Ss], vh[:, None, :]], axis=1)
-            rhs = np.concatenate([np.where(gen, 1.0, -1.0), np.zeros((si.size, 1))], axis=1)
-            u = _solve_rows(Mat, rhs)
-            rmin = rowmin[si] / (amax_bound * np.sqrt(d) * xn)  # <= min_j |a_j . vh| / ||a_j||
-            un = np.linalg.norm(u, axis=1)
-            eps = np.minimum(0.5 * rmin / un, 1.0)
-            hard = np.flatnonzero(eps < 1e-6)
-            if hard.size:  # thin chambers: only rows the step moves towards their wall limit it
-                Au = skinny_matmul(u[hard], fT)
-                Av = (X[si[hard]] @ fT) * scs[hard, None] / xn[hard, None]
-                lim = np.where(Au * Av < 0, np.abs(Av) / np.maximum(np.abs(Au), 1e-300), np.inf)
-                lim[np.arange(hard.size)[:, None], Ss[hard]] = np.inf
-                eps[hard] = np.minimum(0.5 * lim.min(axis=1), 1.0 / un[hard])
-            W = vh + eps[:, None] * u
-            blocks.append(emit(P, W, _simple_prov(rows, c, Ss, scs, P)))
-        # --- non-simple vertices: local arrangement, once per flat -----------------------
-        for bb in np.flatnonzero(~simple[dirty]) if dirty.size else []:
-            b = dirty[bb]
-            Z = np.flatnonzero(Ds[bb] == 0)
-            Sb = S[b]
-            if Sb[0] != Z[0] or (t >= 2 and Sb[1] != Z[1]):
-                continue
-            if t >= 3 and not _is_greedy_basis(rows, Z, Sb, t):
-                continue
-            if Qc is None:
-                Qc = kernel_basis_int([c])
-                Qcf = np.array(Qc, dtype=float)
-            P, W, prov = _local_up(rows, Z, Sb, int(sc[b]), Ds[bb], X[b], Dd[bb], norms, M, Qc, Qcf, g, rng)
-            if P.shape[0]:
-                blocks.append(emit(P, W, prov))
+        firsts = list(range(0, lv.q - lv.t + 1))
+    for S in batches(lv.q, lv.t, firsts):
+        # rays and signs are held here until the next batch replaces them: freeing a batch's
+        # big arrays before the next one is allocated costs page faults (measured, q = 200)
+        rays = batch_rays(lv, S)
+        if rays is not None:
+            signs = row_signs(lv, rays)
+            blocks.extend(_batch_blocks(lv, rays, signs, emit, rng))
         if progress is not None:
-            progress.update(int(indep.size))
-    child = None
-    if with_child and d > 2:
-        reps, cls, orient = merge_int_rows(AK)
-        Pc, Wc, provc = chambers(reps, d - 2, rng)
-        Pl = Pc[:, cls] ^ (orient < 0)[None, :]
-        Wl = Wc @ np.array(Q, dtype=float)
-        child = (Pl, Wl, lambda idx: [_combine(y, Q) for y in provc(idx)])
+            progress.update(int(S.shape[0]))
+    child = _child(lv, rng) if with_child and d > 2 else None
     return blocks, child
+
+
+def _batch_blocks(lv: SweepLevel, rays: Rays, signs: RowSigns, emit: Callable, rng: np.random.Generator) -> list:
+    """The emitted LV blocks of one batch of rays: simple rays first, then each non-simple ray."""
+    out = []
+    simple = simple_chambers(lv, rays, signs)
+    if simple is not None:
+        P, W, Ss, scs = simple
+        out.append(emit(P, W, _simple_prov(lv.rows, lv.c, Ss, scs, P)))
+    for ray in nonsimple_rays(lv, rays, signs):
+        P, W, prov = _local_up(lv, ray, rng)
+        if P.shape[0]:
+            out.append(emit(P, W, prov))
+    return out
+
+
+def _child(lv: SweepLevel, rng: np.random.Generator) -> tuple:
+    """The chambers of ``A|K`` (dimension d - 2), lifted to this level: ``(P, W, prov)``."""
+    Q = lv.Q
+    reps, cls, orient = merge_int_rows(lv.AK)
+    Pc, Wc, provc = chambers(reps, lv.d - 2, rng)
+    Pl = Pc[:, cls] ^ (orient < 0)[None, :]
+    Wl = Wc @ np.array(Q, dtype=float)
+    return Pl, Wl, lambda idx: [_combine(y, Q) for y in provc(idx)]
+
+
+def _local_up(lv: SweepLevel, ray: LocalRay, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, Callable]:
+    """Chambers whose lowest vertex is the non-simple ray ``ray.sc * ray.X`` (see module doc)."""
+    d, q, rows, Z = lv.d, lv.q, lv.rows, ray.Z
+    Qc, Qcf = lv.ker_c
+    Brows = [tuple(dot(rows[j], qv) for qv in Qc) for j in Z.tolist()]
+    h = tuple(dot(lv.g, qv) for qv in Qc)
+    _check_local_generic(Brows, h, d)
+    reps, cls, orient = merge_int_rows(Brows + [h])
+    Pl, Wl, provl = chambers(reps, d - 1, rng)
+    Pz = Pl[:, cls] ^ (orient < 0)[None, :]
+    keys_neg = {row[:-1].tobytes() for row in Pz if not row[-1]}
+    keep = [i for i, row in enumerate(Pz) if row[-1] and row[:-1].tobytes() not in keys_neg]
+    nk = len(keep)
+    P = np.broadcast_to((ray.sc * ray.signs) > 0, (nk, q)).copy()
+    if nk == 0:
+        return P, np.zeros((0, d)), lambda idx: []
+    P[:, Z] = Pz[keep, :-1]
+    xn = np.linalg.norm(ray.X)
+    vh = ray.sc * ray.X / xn
+    U = Wl[keep] @ Qcf
+    U /= np.linalg.norm(U, axis=1, keepdims=True)
+    ratio = np.abs(ray.D) / (xn * lv.norms)
+    ratio[Z] = np.inf
+    eps = min(0.5 * float(ratio.min()), 1.0) if len(Z) < q else 1.0
+
+    def prov(idx):  # the ray plus the exact local witness (in ker c coordinates), scaled
+        v = [ray.sc * x for x in cross_int([rows[j] for j in ray.S.tolist()])]
+        ys = provl([keep[int(k)] for k in idx])
+        return [from_ray(rows, P[int(k)], v, _combine(y, Qc), Z.tolist()) for k, y in zip(idx, ys)]
+    return P, vh[None, :] + eps * U, prov
+
+
+def _check_local_generic(Brows: list, h: tuple, d: int) -> None:
+    """``h`` must not vanish on any ray (edge through v) of the local arrangement ``Brows``."""
+    if d - 2 == 0:
+        if not any(h):
+            raise NonGeneric
+        return
+    for T in combinations(range(len(Brows)), d - 2):
+        sub = [Brows[k] for k in T]
+        if det_int([h] + sub) == 0 and any(cross_int(sub)):
+            raise NonGeneric
 
 
 def _unit2(r) -> tuple[float, float]:
@@ -347,62 +266,3 @@ def _chambers_plane(rows: list) -> tuple[np.ndarray, np.ndarray, Callable]:
             out.append((u[0] + v[0], u[1] + v[1]))
         return out
     return P, W, prov
-
-
-def _solve_rows(Mat: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    """Batched solve; rows singular in float64 (nearly parallel normals) use least squares."""
-    try:
-        return np.linalg.solve(Mat, rhs[:, :, None])[:, :, 0]
-    except np.linalg.LinAlgError:
-        return np.stack([np.linalg.lstsq(A, b, rcond=None)[0] for A, b in zip(Mat, rhs)])
-
-
-def _is_greedy_basis(rows: list, Z: np.ndarray, S: np.ndarray, t: int) -> bool:
-    basis: list = []
-    for j in Z.tolist():
-        cand = [rows[k] for k in basis] + [rows[j]]
-        if rank_int(cand)[0] == len(cand):
-            basis.append(j)
-            if len(basis) == t:
-                break
-    return basis == S.tolist()
-
-
-def _local_up(rows, Z, S, sc, Dsb, Xb, Db, norms, M, Qc, Qcf, g, rng):
-    """Chambers whose lowest vertex is the non-simple ray ``sc * X`` (see module doc)."""
-    d = M.d
-    q = len(rows)
-    Brows = [tuple(_dot(rows[j], qv) for qv in Qc) for j in Z.tolist()]
-    h = tuple(_dot(g, qv) for qv in Qc)
-    # genericity: h must not vanish on any ray (edge through v) of the local arrangement
-    if d - 2 == 0:
-        if not any(h):
-            raise _NonGeneric
-    else:
-        for T in combinations(range(len(Brows)), d - 2):
-            sub = [Brows[k] for k in T]
-            if det_int([h] + sub) == 0 and any(cross_int(sub)):
-                raise _NonGeneric
-    reps, cls, orient = merge_int_rows(Brows + [h])
-    Pl, Wl, provl = chambers(reps, d - 1, rng)
-    Pz = Pl[:, cls] ^ (orient < 0)[None, :]
-    keys_neg = {row[:-1].tobytes() for row in Pz if not row[-1]}
-    keep = [i for i, row in enumerate(Pz) if row[-1] and row[:-1].tobytes() not in keys_neg]
-    nk = len(keep)
-    P = np.broadcast_to((sc * Dsb) > 0, (nk, q)).copy()
-    if nk == 0:
-        return P, np.zeros((0, d)), lambda idx: []
-    P[:, Z] = Pz[keep, :-1]
-    xn = np.linalg.norm(Xb)
-    vh = sc * Xb / xn
-    U = Wl[keep] @ Qcf
-    U /= np.linalg.norm(U, axis=1, keepdims=True)
-    ratio = np.abs(Db) / (xn * norms)
-    ratio[Z] = np.inf
-    eps = min(0.5 * float(ratio.min()), 1.0) if len(Z) < q else 1.0
-
-    def prov(idx):  # the ray plus the exact local witness (in ker c coordinates), scaled
-        v = [sc * x for x in cross_int([rows[j] for j in S.tolist()])]
-        ys = provl([keep[int(k)] for k in idx])
-        return [from_ray(rows, P[int(k)], v, _combine(y, Qc), Z.tolist()) for k, y in zip(idx, ys)]
-    return P, vh[None, :] + eps * U, prov

@@ -25,6 +25,9 @@ __all__ = ["chunk_bounds", "solve_chunk", "FALLBACK_METHODS"]
 #: Exact methods tried in turn when the requested one fails on a pattern.
 FALLBACK_METHODS = ("faces", "dnn")
 
+#: Singular values of the active rows ``S Psi`` below this (relative) span ``null(S Psi)``.
+ACTIVE_RANK_RTOL = 1e-12
+
 #: Dual evidence within this relative gap of the exact value counts as tight.
 EVIDENCE_RTOL = 1e-9
 
@@ -185,11 +188,30 @@ class _Solved(NamedTuple):
     evidence: tuple[np.ndarray, np.ndarray] | None = None
 
 
+def _pattern_problem(obj: Objective, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(A, B, G, T)``: a pattern's pencil and cone in coordinates ``x = T^T v`` that split off
+    ``null(S Psi)`` (the directions that leave ``h`` at 0), where ``A`` and ``B`` vanish exactly.
+
+    Those directions are rounding noise in the float pencil; zeroing them exactly
+    keeps the solvers on their float path for patterns with few active samples.
+    """
+    A, B, G = single_pattern_matrices(obj, mask)
+    _, s, Vt = np.linalg.svd(obj.Psi[mask], full_matrices=True)
+    k = int(np.sum(s > ACTIVE_RANK_RTOL * s[0])) if s.size else 0
+    if k == A.shape[0]:
+        return A, B, G, np.eye(A.shape[0])
+    T = Vt.T
+    A, B = T.T @ A @ T, T.T @ B @ T
+    A[k:, :] = A[:, k:] = 0.0
+    B[k:, :] = B[:, k:] = 0.0
+    return 0.5 * (A + A.T), 0.5 * (B + B.T), G @ T, T
+
+
 def _settle_exact(obj: Objective, mask: np.ndarray, value: float, theta: np.ndarray, method: str) -> _Solved:
     """An exact per-pattern value turned into a claim the verifier can check (dual evidence)."""
-    A, B, G = single_pattern_matrices(obj, mask)
+    A, B, G, T = _pattern_problem(obj, mask)
     rows = np.flatnonzero(np.any(obj.Phi != 0, axis=1))
-    upper, evidence = _dual_evidence(A, B, G, rows, value, obj.to_coords @ theta)
+    upper, evidence = _dual_evidence(A, B, G, rows, value, T.T @ (obj.to_coords @ theta))
     return _Solved(upper, value, theta, EXACT, method, "", evidence)
 
 
@@ -237,24 +259,35 @@ def _solve_one(obj: Objective, mask: np.ndarray, method: str, witness: np.ndarra
         return _settle_exact(obj, mask, const, theta0, "closed-form")
     if _all_excluded(obj, mask):
         return _Solved(0.0, np.nan, theta0, PRUNED, "excluded")
-    A, B, G = single_pattern_matrices(obj, mask)
+    A, B, G, T = _pattern_problem(obj, mask)
     w_val = np.nan if witness is None else float(neuron_values(obj, theta0[None, :])[0])
     # the witness, in basis coordinates, is a strict interior point: it saves an LP
     # (the solver checks it and ignores it if it is not)
-    problem = solvers.ConeEigProblem(A, B, G, interior=None if witness is None else obj.to_coords @ theta0)
+    problem = solvers.ConeEigProblem(A, B, G, interior=None if witness is None else T.T @ (obj.to_coords @ theta0))
     tried = []
     for mth in (method,) + tuple(x for x in FALLBACK_METHODS if x != method):
         res, why = _try_method(obj, problem, mth, w_val)
         if res is None:
             tried.append(why)
             continue
-        theta = obj.to_theta @ np.asarray(res.x, dtype=float)
+        theta = obj.to_theta @ (T @ np.asarray(res.x, dtype=float))
         val = float(neuron_values(obj, theta[None, :])[0])
         if np.isnan(val) or (not np.isnan(w_val) and w_val > val):
             val, theta = w_val, theta0
         return _settle_exact(obj, mask, val, theta, mth)
-    note = "pattern not solved exactly, its cheap bound stands: " + "; ".join(tried)
-    return _Solved(np.inf, w_val, theta0, BOUND, "", note)
+    return _dual_fallback(obj, A, B, G, T, theta0, w_val, tried)
+
+
+def _dual_fallback(obj: Objective, A: np.ndarray, B: np.ndarray, G: np.ndarray, T: np.ndarray,
+                   theta0: np.ndarray, w_val: float, tried: list[str]) -> _Solved:
+    """No exact value: settle the pattern by its dual (DNN) bound with evidence, if there is one."""
+    rows = np.flatnonzero(np.any(obj.Phi != 0, axis=1))
+    floor = w_val if np.isfinite(w_val) else -np.inf
+    upper, evidence = _dual_evidence(A, B, G, rows, floor, T.T @ (obj.to_coords @ theta0))
+    if evidence is None or not np.isfinite(upper):
+        return _Solved(np.inf, w_val, theta0, BOUND, "",
+                       "pattern not solved exactly, its cheap bound stands: " + "; ".join(tried))
+    return _Solved(upper, w_val, theta0, BOUND, "dual", "", evidence)
 
 
 def solve_chunk(obj: Objective, index: np.ndarray, masks: np.ndarray, method: str,

@@ -188,6 +188,43 @@ def low_frequency_basis(
     InputError
         ``L`` is not a valid Laplacian, or ``K`` out of range.
     """
+    lap, K = _validated(L, K, method)
+    n = lap.A.shape[0]
+    want = min(K + 1, n)
+    ev, U, used = _assemble(lap, want, method, seed)
+    tie_tol = tie_rtol * lap.scale
+    nxt, tie = _detect_tie(ev, K, n, tie_tol)
+    U_K = U[:, :K].copy()
+    eigvals = ev[:K].copy()
+    for arr in (U_K, eigvals, lap.labels):
+        arr.setflags(write=False)
+    return SpectralBasis(
+        eigenvalues=eigvals,
+        U_K=U_K,
+        next_eigenvalue=nxt,
+        n_components=lap.n_comp,
+        tie_at_K=tie,
+        tie_tol=float(tie_tol),
+        kind=lap.kind,
+        components=lap.labels,
+        method=used,
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class _Laplacian:
+    """A validated Laplacian (csr ``A``), its kind, scale ``max(1, max_i sum_j |A_ij|)`` and
+    its connected components (``labels`` ordered by smallest vertex)."""
+
+    A: sp.csr_matrix
+    kind: str
+    scale: float
+    n_comp: int
+    labels: np.ndarray
+
+
+def _validated(L: Any, K: Any, method: str) -> tuple[_Laplacian, int]:
+    """Check the arguments; the Laplacian split into components, and ``K``."""
     if method not in ("auto", "dense", "sparse"):
         raise InputError(f"method must be 'auto', 'dense' or 'sparse', got {method!r}")
     A = check_laplacian(L, "L")
@@ -200,27 +237,44 @@ def low_frequency_basis(
     _, first = np.unique(labels, return_index=True)
     relabel = np.empty(n_comp, dtype=int)
     relabel[np.argsort(first)] = np.arange(n_comp)
-    labels = relabel[labels]
-    want = min(K + 1, n)
+    return _Laplacian(A, kind, scale, int(n_comp), relabel[labels]), K
+
+
+def _component_eigenpairs(lap: _Laplacian, c: int, want: int, method: str,
+                          seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
+    """The ``min(want, |C|)`` lowest eigenpairs of component ``c``: ``(vertices, w, V, how)``.
+
+    The zero eigenvalue is checked and set to exactly 0, its eigenvector pinned (the
+    normalized indicator for a combinatorial Laplacian) and the signs fixed.
+    """
+    idx = np.flatnonzero(lap.labels == c)
+    k = min(want, idx.size)
+    w, V, how = _block_eig(lap.A[idx][:, idx], k, method, seed)
+    if abs(w[0]) > 1e-8 * lap.scale:
+        raise InputError(
+            f"L is not a graph Laplacian: component {c} (vertex {int(idx[0])}) has smallest "
+            f"eigenvalue {w[0]:.3g}, not 0"
+        )
+    w = w.copy()
+    w[0] = 0.0
+    if lap.kind == "combinatorial":
+        V[:, 0] = 1.0 / np.sqrt(idx.size)
+    return idx, w, _fix_signs(V), how
+
+
+def _assemble(lap: _Laplacian, want: int, method: str, seed: int) -> tuple[np.ndarray, np.ndarray, str]:
+    """The ``want`` lowest eigenpairs over all components ``(eigenvalues, U, method used)``.
+
+    Eigenvectors are embedded in ``R^n``; ties of eigenvalues are broken by component.
+    """
+    n = lap.A.shape[0]
     vals, vecs, comps = [], [], []
     used = "dense"
-    for c in range(n_comp):
-        idx = np.flatnonzero(labels == c)
-        k = min(want, idx.size)
-        w, V, how = _block_eig(A[idx][:, idx], k, method, seed)
+    for c in range(lap.n_comp):
+        idx, w, V, how = _component_eigenpairs(lap, c, want, method, seed)
         if how == "sparse":
             used = "sparse"
-        if abs(w[0]) > 1e-8 * scale:
-            raise InputError(
-                f"L is not a graph Laplacian: component {c} (vertex {int(idx[0])}) has smallest "
-                f"eigenvalue {w[0]:.3g}, not 0"
-            )
-        w = w.copy()
-        w[0] = 0.0
-        if kind == "combinatorial":
-            V[:, 0] = 1.0 / np.sqrt(idx.size)
-        V = _fix_signs(V)
-        for j in range(k):
+        for j in range(w.size):
             col = np.zeros(n)
             col[idx] = V[:, j]
             vals.append(w[j])
@@ -228,9 +282,11 @@ def low_frequency_basis(
             comps.append(c)
     vals_arr = np.asarray(vals)
     order = np.lexsort((np.asarray(comps), vals_arr))[:want]  # ties broken by component
-    ev = vals_arr[order]
-    U = np.column_stack([vecs[i] for i in order])
-    tie_tol = tie_rtol * scale
+    return vals_arr[order], np.column_stack([vecs[i] for i in order]), used
+
+
+def _detect_tie(ev: np.ndarray, K: int, n: int, tie_tol: float) -> tuple[float, bool]:
+    """``(lambda_{K+1}, tie)``; warns (at the caller of :func:`low_frequency_basis`) on a tie."""
     nxt = float(ev[K]) if K < n else float("nan")
     tie = bool(K < n and abs(ev[K] - ev[K - 1]) <= tie_tol)
     if tie:
@@ -238,20 +294,6 @@ def low_frequency_basis(
             f"lambda_K = {ev[K - 1]:.6g} and lambda_(K+1) = {ev[K]:.6g} tie (K = {K}): "
             "span(U_K) is not unique; choose a K at a spectral gap",
             SpectralTieWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
-    U_K = U[:, :K].copy()
-    eigvals = ev[:K].copy()
-    for arr in (U_K, eigvals, labels):
-        arr.setflags(write=False)
-    return SpectralBasis(
-        eigenvalues=eigvals,
-        U_K=U_K,
-        next_eigenvalue=nxt,
-        n_components=int(n_comp),
-        tie_at_K=tie,
-        tie_tol=float(tie_tol),
-        kind=kind,
-        components=labels,
-        method=used,
-    )
+    return nxt, tie

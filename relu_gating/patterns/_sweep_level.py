@@ -1,0 +1,332 @@
+"""One level of the lowest-vertex sweep: the rays of a batch and their signs (private).
+
+The method is described in :mod:`._sweep`.  Here, for a batch of (d-1)-subsets
+``S`` of the hyperplanes, with filtered exact predicates (:mod:`._exact`): which
+subsets are independent (a ray ``X(a_S)``), the orientation ``sign(c . X)`` of
+each ray, the sign of every row on it (simple or non-simple ray), and the one
+chamber of each simple ray with a float witness.  No recursion and no
+exact-witness providers: those stay in :mod:`._sweep`.
+
+A level's precomputation (float copies, the basis of ``K``, error factors) is
+done once by :func:`prepare_level` and passed around as a :class:`SweepLevel`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Iterator, NamedTuple
+
+import numpy as np
+
+from relu_gating.patterns._exact import IntMatrix, cross_int, cross_stack_T, det_int, err_factor, kernel_basis_int, rank_int, skinny_matmul
+from relu_gating.patterns._subsets import decide
+
+__all__ = ["NonGeneric", "SweepLevel", "Rays", "RowSigns", "LocalRay", "prepare_level", "batch_rays", "row_signs",
+           "simple_chambers", "nonsimple_rays", "dot", "sgn"]
+
+
+class NonGeneric(Exception):
+    """This level's random functionals c, g were not generic: redraw them."""
+
+
+def dot(a, b) -> int:
+    return sum(x * y for x, y in zip(a, b))
+
+
+def sgn(x) -> int:
+    return (x > 0) - (x < 0)
+
+
+@dataclass(frozen=True, eq=False)
+class SweepLevel:
+    """What one level of the sweep computes once for all its batches of rays.
+
+    ``rows`` are q pairwise non-parallel int rows spanning ``R^d``, ``M`` their
+    float copy (``fT`` its transpose, ``norms`` its row norms); ``c``, ``g`` the
+    sweep functionals (``cf`` float ``c``).  ``Q`` is an integer basis of
+    ``K = ker c ∩ ker g``, ``AK`` the rows restricted to ``K`` (float copy ``MK``,
+    ``MKfT`` its transpose) and ``kappa`` the orientation of ``(Q, c, g)``.  ``amax_*``
+    and ``fac*`` are the magnitude bounds and error factors of the filters (``facX``:
+    cross products, ``facD``: determinants of order d, ``facY``: cross products on ``K``).
+    """
+
+    rows: list
+    q: int
+    d: int
+    t: int  # generators per ray, d - 1
+    c: tuple
+    g: tuple
+    M: IntMatrix
+    fT: np.ndarray
+    norms: np.ndarray
+    cf: np.ndarray
+    Q: list
+    AK: list
+    kappa: int
+    MK: IntMatrix
+    MKfT: np.ndarray
+    amax_all: float
+    amax_bound: float
+    facD: float
+    facX: float
+    facY: float
+
+    @cached_property
+    def ker_c(self) -> tuple[list, np.ndarray]:
+        """Integer basis (rows) of ``ker c`` and its float copy, where the local arrangement
+        of a non-simple ray lives; computed on first use (cached in ``__dict__``)."""
+        Qc = kernel_basis_int([self.c])
+        return Qc, np.array(Qc, dtype=float)
+
+
+def prepare_level(rows: list, d: int, c: tuple, g: tuple) -> SweepLevel:
+    """The precomputation of one level; raises :class:`NonGeneric` if ``c, g`` are not generic on ``K``."""
+    M = IntMatrix(rows, d)
+    if d > 2:
+        Q = kernel_basis_int([c, g])
+        AK = [tuple(dot(r, qv) for qv in Q) for r in rows]
+        if any(not any(x) for x in AK):
+            raise NonGeneric
+        kappa = sgn(det_int(list(Q) + [c, g]))
+    else:
+        Q, AK = [], [() for _ in rows]
+        kappa = sgn(det_int([c, g]))
+    if kappa == 0:
+        raise NonGeneric
+    MK = IntMatrix(AK, d - 2)
+    t = d - 1
+    amax_all = float(M.amax.max(initial=0.0))
+    return SweepLevel(
+        rows=rows, q=len(rows), d=d, t=t, c=c, g=g, M=M, fT=np.ascontiguousarray(M.f.T), norms=np.linalg.norm(M.f, axis=1),
+        cf=np.array(c, dtype=float), Q=Q, AK=AK, kappa=kappa, MK=MK, MKfT=np.ascontiguousarray(MK.f.T),
+        amax_all=amax_all, amax_bound=max(amax_all, 2.0) * (1 + 2.0 ** -40),
+        facD=err_factor(t, M.rel), facX=err_factor(t - 1, M.rel) if t > 1 else 4 * M.rel + 4 * 2.0 ** -53,
+        facY=err_factor(max(d - 3, 0), MK.rel))
+
+
+class Rays(NamedTuple):
+    """A batch of rays: independent generator subsets ``S`` (B, t), the rays ``X`` (B, d)
+    with magnitude bounds ``PX`` (B, d) and ``sP`` (B,), orientations ``sc = sign(c . X)``."""
+
+    S: np.ndarray
+    X: np.ndarray
+    PX: np.ndarray
+    sP: np.ndarray
+    sc: np.ndarray
+
+
+class RowSigns(NamedTuple):
+    """Signs of every row on the rays of a batch.
+
+    ``P`` (B, q) bool: ``a_j . X > 0`` (False on the zero set); ``rowmin`` (B,):
+    ``min |a_j . X|`` off the generators (float); ``simple`` (B,) bool: only the
+    generators vanish; ``dirty``: the rays whose signs needed a closer look, with
+    their exact signs ``Ds`` (int8) and float values ``Dd = X @ fT`` (None if none).
+    """
+
+    P: np.ndarray
+    rowmin: np.ndarray
+    simple: np.ndarray
+    dirty: np.ndarray
+    Ds: np.ndarray | None
+    Dd: np.ndarray | None
+
+
+class LocalRay(NamedTuple):
+    """A non-simple ray, counted at its basis ``S`` of its zero set ``Z``: orientation
+    ``sc``, exact row signs ``signs`` (0 on ``Z``), float ray ``X``, ``D = a_j . X``."""
+
+    Z: np.ndarray
+    S: np.ndarray
+    sc: int
+    signs: np.ndarray
+    X: np.ndarray
+    D: np.ndarray
+
+
+# --------------------------------------------------------------------------- rays of a batch
+def batch_rays(lv: SweepLevel, S: np.ndarray) -> Rays | None:
+    """The rays of the independent subsets in ``S`` (None if there is none), oriented."""
+    X, PX = cross_stack_T(lv.fT[:, S.T])
+    sP = PX.sum(axis=1)
+    indep = _independent(lv, S, X, PX)
+    if not indep.all():
+        S, X, PX, sP = S[indep], X[indep], PX[indep], sP[indep]
+        if S.shape[0] == 0:
+            return None
+    _recompute_weak(lv, S, X, PX, sP)
+    return Rays(S, X, PX, sP, _orientation(lv, S, X, PX))
+
+
+def _independent(lv: SweepLevel, S: np.ndarray, X: np.ndarray, PX: np.ndarray) -> np.ndarray:
+    """Mask of the subsets with independent rows (``X != 0``), exactly."""
+    sure = decide(X, PX, lv.facX, lv.M.exact_int)
+    indep = np.any(sure & (X != 0), axis=1)
+    unsure = ~indep & ~np.all(sure, axis=1)
+    for b in np.flatnonzero(unsure):
+        if any(cross_int([lv.rows[j] for j in S[b]])):
+            indep[b] = True
+    return indep
+
+
+def _recompute_weak(lv: SweepLevel, S: np.ndarray, X: np.ndarray, PX: np.ndarray, sP: np.ndarray) -> None:
+    """Rays whose float cross product is inaccurate: recomputed exactly, rounded once (in place)."""
+    weak = np.max(np.abs(X), axis=1) <= 1e6 * lv.facX * np.max(PX, axis=1)
+    if lv.M.exact_int:
+        weak &= np.max(PX, axis=1) >= 2.0 ** 51
+    for b in np.flatnonzero(weak):
+        Xi = cross_int([lv.rows[j] for j in S[b]])
+        s = max(abs(x).bit_length() for x in Xi)
+        X[b] = [x / 2 ** s for x in Xi]
+        PX[b] = np.abs(X[b])
+        sP[b] = PX[b].sum()
+
+
+def _orientation(lv: SweepLevel, S: np.ndarray, X: np.ndarray, PX: np.ndarray) -> np.ndarray:
+    """``sign(c . X)`` of every ray, exactly; raises :class:`NonGeneric` if one is 0."""
+    cX = X @ lv.cf
+    cmag = PX @ np.abs(lv.cf)
+    sc = np.sign(cX).astype(np.int64)
+    und = ~decide(cX, cmag, lv.facD, False)
+    for b in np.flatnonzero(und):
+        sc[b] = sgn(det_int([lv.c] + [lv.rows[j] for j in S[b]]))
+    if np.any(sc == 0):
+        raise NonGeneric
+    return sc
+
+
+# --------------------------------------------------------------------------- signs of the rows
+def row_signs(lv: SweepLevel, rays: Rays) -> RowSigns:
+    """Signs of every row on every ray: ``D[b, j] = det([a_j; a_S]) = a_j . X``."""
+    S, sP = rays.S, rays.sP
+    B = S.shape[0]
+    D = skinny_matmul(rays.X, lv.fT)
+    Pall = D > 0
+    A = np.abs(D, out=D)  # D is recomputed below for the few rows that need signs
+    A[np.arange(B)[:, None], S] = np.inf
+    rowmin = A.min(axis=1) if lv.q > lv.t else np.full(B, np.inf)
+    # a row is clean when every non-generator sign is certain and nonzero
+    # (the bound fac * sP * amax_j is at most fac * sP * amax_bound)
+    clean = rowmin > lv.amax_bound * lv.facD * sP
+    if lv.M.exact_int:
+        clean |= (sP * lv.amax_all < 2.0 ** 51) & (rowmin > 0)
+    simple = clean.copy()
+    dirty = np.flatnonzero(~clean)
+    Ds = Dd = None
+    if dirty.size:
+        Ds, Dd = _exact_row_signs(lv, S[dirty], rays.X[dirty], sP[dirty])
+        simple[dirty] = np.count_nonzero(Ds == 0, axis=1) == lv.t
+        Pall[dirty] = Ds > 0
+    return RowSigns(Pall, rowmin, simple, dirty, Ds, Dd)
+
+
+def _exact_row_signs(lv: SweepLevel, Sd: np.ndarray, Xd: np.ndarray, sPd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Exact signs ``Ds`` (int8, 0 on the generators) and float values ``Dd`` of the rows on rays ``Xd``."""
+    Dd = Xd @ lv.fT
+    Ds = np.sign(Dd).astype(np.int8)
+    dec = decide(Dd, sPd[:, None] * lv.M.amax[None, :], lv.facD, lv.M.exact_int)
+    rd = np.arange(Sd.shape[0])[:, None]
+    dec[rd, Sd] = True
+    Ds[rd, Sd] = 0
+    cache: dict = {}
+    for bb, j in zip(*np.nonzero(~dec)):
+        Xi = cache.get(bb)
+        if Xi is None:
+            Xi = cache[bb] = cross_int([lv.rows[k] for k in Sd[bb]])
+        Ds[bb, j] = sgn(dot(lv.rows[j], Xi))
+    return Ds, Dd
+
+
+# --------------------------------------------------------------------------- simple rays
+def simple_chambers(lv: SweepLevel, rays: Rays, signs: RowSigns):
+    """The chamber of each simple ray: ``(P, W, Ss, scs)`` (None if no ray is simple).
+
+    ``P`` (bool) and float witnesses ``W`` of the chambers, generators ``Ss`` and
+    orientations ``scs`` of their rays.  May reuse ``signs.P`` as ``P``.
+    """
+    si = np.flatnonzero(signs.simple)
+    if not si.size:
+        return None
+    Ss, scs = rays.S[si], rays.sc[si]
+    Ysg = _generator_signs(lv, Ss)
+    if si.size == rays.S.shape[0]:
+        P = signs.P
+        P ^= (scs < 0)[:, None]
+    else:
+        P = signs.P[si] ^ (scs < 0)[:, None]
+    gen = (scs[:, None] * lv.kappa * Ysg) > 0
+    P[np.arange(si.size)[:, None], Ss] = gen
+    return P, _simple_witnesses(lv, rays, signs.rowmin, si, gen), Ss, scs
+
+
+def _generator_signs(lv: SweepLevel, Ss: np.ndarray) -> np.ndarray:
+    """``sign(Y_k)``, ``Y`` the cross product of the generators restricted to ``K``, exactly (nonzero)."""
+    Y, PY = cross_stack_T(np.transpose(lv.MKfT[:, Ss.T], (1, 0, 2)))
+    Ysg = np.sign(Y).astype(np.int64)
+    for b, k in zip(*np.nonzero(~decide(Y, PY, lv.facY, lv.MK.exact_int))):
+        sub = [lv.AK[j] for kk, j in enumerate(Ss[b]) if kk != k]
+        v = det_int(sub)
+        Ysg[b, k] = sgn(v if k % 2 == 0 else -v)
+    if np.any(Ysg == 0):
+        raise NonGeneric
+    return Ysg
+
+
+def _simple_witnesses(lv: SweepLevel, rays: Rays, rowmin: np.ndarray, si: np.ndarray, gen: np.ndarray) -> np.ndarray:
+    """Witness of the chamber of each simple ray ``si`` (generator signs ``gen``): the top of
+    the ray plus a small step into the chamber."""
+    Ss, scs, fT = rays.S[si], rays.sc[si], lv.fT
+    Xs = rays.X[si] * scs[:, None]
+    xn = np.linalg.norm(Xs, axis=1)
+    vh = Xs / xn[:, None]
+    Mat = np.concatenate([lv.M.f[Ss], vh[:, None, :]], axis=1)
+    rhs = np.concatenate([np.where(gen, 1.0, -1.0), np.zeros((si.size, 1))], axis=1)
+    u = _solve_rows(Mat, rhs)
+    rmin = rowmin[si] / (lv.amax_bound * np.sqrt(lv.d) * xn)  # <= min_j |a_j . vh| / ||a_j||
+    un = np.linalg.norm(u, axis=1)
+    eps = np.minimum(0.5 * rmin / un, 1.0)
+    hard = np.flatnonzero(eps < 1e-6)
+    if hard.size:  # thin chambers: only rows the step moves towards their wall limit it
+        Au = skinny_matmul(u[hard], fT)
+        Av = (rays.X[si[hard]] @ fT) * scs[hard, None] / xn[hard, None]
+        lim = np.where(Au * Av < 0, np.abs(Av) / np.maximum(np.abs(Au), 1e-300), np.inf)
+        lim[np.arange(hard.size)[:, None], Ss[hard]] = np.inf
+        eps[hard] = np.minimum(0.5 * lim.min(axis=1), 1.0 / un[hard])
+    return vh + eps[:, None] * u
+
+
+def _solve_rows(Mat: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """Batched solve; rows singular in float64 (nearly parallel normals) use least squares."""
+    try:
+        return np.linalg.solve(Mat, rhs[:, :, None])[:, :, 0]
+    except np.linalg.LinAlgError:
+        return np.stack([np.linalg.lstsq(A, b, rcond=None)[0] for A, b in zip(Mat, rhs)])
+
+
+# --------------------------------------------------------------------------- non-simple rays
+def nonsimple_rays(lv: SweepLevel, rays: Rays, signs: RowSigns) -> Iterator[LocalRay]:
+    """The non-simple rays of the batch, each once: at the lexicographically first basis of its flat."""
+    Ds, Dd, dirty, t = signs.Ds, signs.Dd, signs.dirty, lv.t
+    if Ds is None or Dd is None:  # no dirty ray
+        return
+    for bb in np.flatnonzero(~signs.simple[dirty]):
+        b = dirty[bb]
+        Z = np.flatnonzero(Ds[bb] == 0)
+        Sb = rays.S[b]
+        if Sb[0] != Z[0] or (t >= 2 and Sb[1] != Z[1]):
+            continue
+        if t >= 3 and not _is_greedy_basis(lv.rows, Z, Sb, t):
+            continue
+        yield LocalRay(Z, Sb, int(rays.sc[b]), Ds[bb], rays.X[b], Dd[bb])
+
+
+def _is_greedy_basis(rows: list, Z: np.ndarray, S: np.ndarray, t: int) -> bool:
+    basis: list = []
+    for j in Z.tolist():
+        cand = [rows[k] for k in basis] + [rows[j]]
+        if rank_int(cand)[0] == len(cand):
+            basis.append(j)
+            if len(basis) == t:
+                break
+    return basis == S.tolist()
