@@ -8,6 +8,7 @@ Dask cluster (send chunks of hundreds of patterns: a Dask task costs ~5 ms).
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -164,7 +165,11 @@ def _dual_evidence(A: np.ndarray, B: np.ndarray, G: np.ndarray, rows: np.ndarray
     import solvers
 
     T = _evidence_rows(A, B, G, x)
-    dual = solvers.cone_dual(A, B, G[T])
+    try:
+        dual = solvers.cone_dual(A, B, G[T])
+    except (solvers.ConeEigError, np.linalg.LinAlgError) as exc:  # no evidence: the cheap bound stands
+        warnings.warn(f"dual evidence failed: {exc}", RuntimeWarning, stacklevel=2)
+        return np.inf, None
     if dual.upper > value + EVIDENCE_RTOL * max(abs(value), 1e-300) and G.shape[0] <= ALL_ROWS_MAX:
         T = np.arange(G.shape[0])
         again = solvers.cone_dual(A, B, G)
