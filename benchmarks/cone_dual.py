@@ -12,7 +12,7 @@ on the same seeded gating problems: ``A = Phi^T S P S Phi``, ``B = Phi^T S Phi``
 Each solver is timed per problem (best of ``--repeats`` calls; the cvxpy
 problem is rebuilt every call, as it would be per pattern); printed: the
 median and 90th percentile of ms per call, the bound each one certifies
-(both recomputed from their ``N`` by :func:`solvers.dual_.certified_upper`)
+(both recomputed from their ``N`` by :func:`solvers.dual.certified_upper`)
 against the exact optimum (``faces``), and ``cone_dual`` with
 ``target=`` the exact optimum (the SDP is skipped when the cone-free bound
 already meets it).
@@ -39,7 +39,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import solvers  # noqa: E402 - after the path setup
-from solvers.dual_ import certified_upper  # noqa: E402
+from solvers.dual import certified_upper  # noqa: E402
 
 #: The cvxpy formulation's clarabel tolerances (those of cone_dual).
 CVXPY_SETTINGS = {"tol_gap_abs": 1e-9, "tol_gap_rel": 1e-9, "tol_feas": 1e-9}

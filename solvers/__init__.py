@@ -18,7 +18,7 @@ equilibrated (unit rows of ``G``, ``A`` and ``B`` scaled by powers of two, an
 orthonormal basis of the cone's span); where float64 cannot decide (thin or
 lower-dimensional cones, ambiguous face lattices, ``B`` singular along
 directions the cone sees), every method falls back on exact arithmetic
-(:mod:`solvers._verified`: certified implicit equalities, exact LDL^T
+(:mod:`solvers._verified.core`: certified implicit equalities, exact LDL^T
 certificates of every bound, exact witnesses) and says so in
 ``certificate["fragile"]``; what cannot be certified is reported loosely
 (BOUNDED, or FAILED with ``upper = inf``), never wrongly.  One convention:
@@ -34,14 +34,14 @@ from typing import Any
 
 import numpy as np
 
-from . import auto_, dnn_, faces_, spectral_  # noqa: F401 - register the methods
-from ._registry import available_methods, get_method
-from .cone import Realizability, InteriorPoint, cone_constraints, facet_rows, interior_point, realizable
-from .dual_ import ConeDual, cone_dual
-from .batched import BatchedEig, top_generalized_eig
-from .errors import BackendError, ConeEigError, ProblemError, UnknownMethodError
-from .problem import ConeEigProblem
-from .result import ConeEigResult, Status
+import solvers.methods  # noqa: F401 - registers the methods
+from solvers._registry import available_methods, get_method
+from solvers.cone import Realizability, InteriorPoint, cone_constraints, facet_rows, interior_point, realizable
+from solvers.dual import ConeDual, cone_dual
+from solvers.batched import BatchedEig, top_generalized_eig
+from solvers.errors import BackendError, ConeEigError, ProblemError, UnknownMethodError
+from solvers.problem import ConeEigProblem
+from solvers.result import ConeEigResult, Status
 
 __all__ = [
     "ConeEigProblem", "ConeEigResult", "Status", "solve", "available_methods",

@@ -6,7 +6,7 @@ with their rounding allowance, and result assembly.
 The float path runs only on problems it can decide: a full-dimensional cone
 with relative margin at least THIN_MARGIN, an unambiguous face lattice, and a
 pencil whose ``ker B`` (if any) is a common kernel of ``A`` and ``B``.
-Everything else goes to the verified path (:mod:`solvers._verified`):
+Everything else goes to the verified path (:mod:`solvers._verified.core`):
 INFEASIBLE and UNBOUNDED are only ever decided there, exactly.
 """
 
@@ -18,13 +18,13 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._cone import ConeReduction, polish, reduce_cone
-from ._exact import fr_matrix, is_psd, matvec, nullspace, pow2, quotient_lower
-from ._linalg import NOISE_RTOL, RANK_RTOL, top_eig
-from ._lp import solve_lp
-from .errors import LPNumericsError, ProblemError
-from .problem import ConeEigProblem
-from .result import ConeEigResult, Status
+from solvers._reduction import ConeReduction, polish, reduce_cone
+from solvers._exact import fr_matrix, is_psd, matvec, nullspace, pow2, quotient_lower
+from solvers._linalg import NOISE_RTOL, RANK_RTOL, top_eig
+from solvers._lp import solve_lp
+from solvers.errors import LPNumericsError, ProblemError
+from solvers.problem import ConeEigProblem, memo
+from solvers.result import ConeEigResult, Status
 
 __all__ = ["Context", "prepare", "witness_quotient", "FlatCheck", "check_flat", "interior_lower", "finish",
            "check_options", "bound", "upper_bound", "certified_upper", "Fragile", "fallback", "REALIZED_RTOL",
@@ -107,7 +107,7 @@ def _failed_reduction(problem: ConeEigProblem, exc: Exception) -> ConeReduction:
 def prepare(problem: ConeEigProblem) -> Context:
     """Reduce the cone once per problem (cached), equilibrate ``A`` and ``B`` (exact powers
     of two) and decide whether the float path can be trusted (``ctx.fragile``)."""
-    ctx = problem._cache.get("ctx")
+    ctx = memo(problem).get("ctx")
     if ctx is not None:
         return ctx
     try:
@@ -130,13 +130,13 @@ def prepare(problem: ConeEigProblem) -> Context:
         ctx.fragile = ctx.fragile or _pencil_fragility(ctx, s, U)
     else:
         ctx.fragile = ctx.fragile or "the cone may be {0}"
-    problem._cache["ctx"] = ctx
+    memo(problem)["ctx"] = ctx
     return ctx
 
 
 def fallback(ctx: Context, method: str, depth: str, t0: float, reason: str = "") -> ConeEigResult:
-    """The verified answer (:mod:`solvers._verified`) where float64 cannot decide."""
-    from ._verified import verified_solve
+    """The verified answer (:mod:`solvers._verified.core`) where float64 cannot decide."""
+    from solvers._verified.core import verified_solve
 
     return verified_solve(ctx.problem, ctx.red, method, depth, reason or ctx.fragile, t0)
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
-from .errors import UnknownMethodError
+from solvers.errors import UnknownMethodError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .problem import ConeEigProblem
-    from .result import ConeEigResult
+    from solvers.problem import ConeEigProblem
+    from solvers.result import ConeEigResult
 
 __all__ = ["Method", "register", "get_method", "available_methods"]
 

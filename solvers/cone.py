@@ -8,10 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from ._cone import _normalize, implicit_equalities, reduce_cone
-from ._lp import LP_BACKENDS, solve_lp
-from .errors import BackendError, ProblemError
-from .problem import _matrix
+from solvers._reduction import _normalize, implicit_equalities, reduce_cone
+from solvers._lp import LP_BACKENDS, solve_lp
+from solvers.errors import BackendError, ProblemError
+from solvers.problem import _matrix
 
 __all__ = ["Realizability", "realizable", "InteriorPoint", "interior_point", "facet_rows", "cone_constraints"]
 
@@ -133,7 +133,7 @@ def interior_point(G: Any) -> InteriorPoint:
         raise BackendError("margin LP failed: " + "; ".join(sol.failures or (sol.status,)))
     x = sol.x[:m]
     eq, xr, _, _ = implicit_equalities(Gn)
-    from ._linalg import null_space
+    from solvers._linalg import null_space
 
     Q = null_space(Gn[eq]) if eq.any() else np.eye(m)
     xr = Q @ (Q.T @ xr)

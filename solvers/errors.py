@@ -32,4 +32,4 @@ class BackendError(ConeEigError, RuntimeError):
 class LPNumericsError(BackendError):
     """An LP backend answered with an impossible status (``unbounded`` or ``infeasible`` for
     an LP that is bounded and feasible): float64 cannot decide this cone.  The methods fall
-    back on exact arithmetic (:mod:`solvers._verified`)."""
+    back on exact arithmetic (:mod:`solvers._verified.core`)."""

@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+import weakref
 from typing import Any
 
 import numpy as np
 
-from .errors import ProblemError
+from solvers.errors import ProblemError
 
-__all__ = ["ConeEigProblem"]
+__all__ = ["ConeEigProblem", "memo"]
+
+#: Per-problem results shared by the methods (the cone reduction, the verified answer), kept
+#: outside the frozen problem and dropped with it.
+_MEMO: "weakref.WeakKeyDictionary[ConeEigProblem, dict]" = weakref.WeakKeyDictionary()
+
+
+def memo(problem: "ConeEigProblem") -> dict:
+    """The memo dict of ``problem`` (created on first use; the problem itself stays immutable)."""
+    d = _MEMO.get(problem)
+    if d is None:
+        d = _MEMO[problem] = {}
+    return d
 
 #: Relative tolerance for symmetry and positive semidefiniteness of A and B.
 PSD_RTOL = 1e-9
@@ -87,7 +100,6 @@ class ConeEigProblem:
     B: np.ndarray
     G: np.ndarray
     interior: np.ndarray | None = None
-    _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         A = _psd(self.A, "A", None)

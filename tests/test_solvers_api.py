@@ -101,7 +101,7 @@ def test_public_surface_has_all():
     import importlib
 
     for mod in ("solvers", "solvers.problem", "solvers.result", "solvers.cone", "solvers.errors",
-                "solvers.spectral_", "solvers.faces_", "solvers.dnn_", "solvers.auto_"):
+                "solvers.methods.spectral", "solvers.methods.faces", "solvers.methods.dnn", "solvers.methods.auto"):
         m = importlib.import_module(mod)
         assert m.__all__ and all(hasattr(m, n) for n in m.__all__)
 

@@ -12,7 +12,7 @@ from _cone_reference import marginal_instance, realistic_instance
 
 import solvers
 from solvers import ConeDual, cone_dual
-from solvers.dual_ import certified_upper
+from solvers.dual import certified_upper
 
 #: Tightness criterion of the brief: ``upper <= opt * (1 + TIGHT_RTOL) + TIGHT_ATOL``.
 TIGHT_RTOL, TIGHT_ATOL = 1e-7, 1e-9

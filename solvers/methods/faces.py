@@ -10,13 +10,13 @@ from typing import Any
 
 import numpy as np
 
-from ._cone import polish
-from ._core import (EXACT_RTOL, REALIZED_RTOL, Fragile, check_flat, check_options, fallback, finish,
+from solvers._reduction import polish
+from solvers._core import (EXACT_RTOL, REALIZED_RTOL, Fragile, check_flat, check_options, fallback, finish,
                     interior_lower, prepare, upper_bound, witness_quotient)
-from ._linalg import EIG_RTOL, RANK_RTOL, top_eig
-from ._registry import register
-from .problem import ConeEigProblem
-from .result import ConeEigResult, Status
+from solvers._linalg import EIG_RTOL, RANK_RTOL, top_eig
+from solvers._registry import register
+from solvers.problem import ConeEigProblem
+from solvers.result import ConeEigResult, Status
 
 __all__ = ["solve_faces"]
 
@@ -182,7 +182,7 @@ def solve_faces(problem: ConeEigProblem, *, max_flats: int = 200_000, face_filte
 
     Where float64 cannot decide (thin or lower-dimensional cones, ambiguous
     face lattices, singular pencils the cone sees; see :mod:`solvers._core`)
-    the enumeration is redone on the verified path (:mod:`solvers._verified`):
+    the enumeration is redone on the verified path (:mod:`solvers._verified.core`):
     exact flats, exact LDL^T certificates of every bound, exact witnesses.
 
     References

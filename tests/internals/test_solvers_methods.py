@@ -164,7 +164,7 @@ class TestDnn(ConeEigCommonTests):
     method = "dnn"
 
     def test_dual_bound_valid_for_any_nonnegative_N(self):
-        from solvers.dnn_ import dual_bound
+        from solvers.methods.dnn import dual_bound
 
         (A, B, G), ref = _case("gating", 2, 4)
         P = ConeEigProblem(A, B, G)

@@ -6,13 +6,13 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ._core import check_options, fallback, finish, prepare
-from ._registry import register
-from .dnn_ import solve_dnn
-from .faces_ import solve_faces
-from .problem import ConeEigProblem
-from .result import ConeEigResult
-from .spectral_ import solve_spectral
+from solvers._core import check_options, fallback, finish, prepare
+from solvers._registry import register
+from solvers.methods.dnn import solve_dnn
+from solvers.methods.faces import solve_faces
+from solvers.problem import ConeEigProblem
+from solvers.result import ConeEigResult
+from solvers.methods.spectral import solve_spectral
 
 __all__ = ["solve_auto", "FACES_MAX_DIM"]
 
@@ -27,7 +27,7 @@ def solve_auto(problem: ConeEigProblem, *, max_flats: int = 200_000, **options: 
 
     The combined result takes the best ``lower`` and the smallest ``upper``
     of its steps (each rigorous); ``certificate["steps"]`` lists them.
-    Where float64 cannot decide, the verified path (:mod:`solvers._verified`).
+    Where float64 cannot decide, the verified path (:mod:`solvers._verified.core`).
     """
     check_options("auto", options, ())
     t0 = time.perf_counter()

@@ -13,9 +13,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._exact import Vec, combine, compress, det, dot, matvec, nullspace, pow2, solve_exact
-from ._lp import solve_lp
-from ._verified_flats import CLEAR_TOL, Flat, FlatEval, _float_top, verify_up
+from solvers._exact import Vec, combine, compress, det, dot, matvec, nullspace, pow2, solve_exact
+from solvers._lp import solve_lp
+from solvers._verified.flats import CLEAR_TOL, Flat, FlatEval, _float_top, verify_up
 
 __all__ = ["realize", "DIST_SAFETY", "REFINE_STEPS", "SHIFT_STEPS", "REFINE_BITS", "RAY_BUDGET"]
 

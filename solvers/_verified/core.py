@@ -6,7 +6,7 @@ unboundedness).
 Everything a status or a bound rests on is exact (:mod:`solvers._exact`):
 
 * the span is the null space of the *certified* implicit equalities
-  (:mod:`solvers._verified_cone`), a superset of the true span; the rows
+  (:mod:`solvers._verified.cone`), a superset of the true span; the rows
   enumerated may be a subset of ``G`` (float facet guesses, duplicates
   dropped): both only enlarge the cone, so upper bounds stay valid;
 * INFEASIBLE iff ``B`` vanishes on that span, exactly; UNBOUNDED only with an
@@ -32,12 +32,13 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._exact import Vec, combine, compress, dot, float_down, fr_matrix, nonneg, nullspace, pow2, quad, quotient_lower
-from ._linalg import NOISE_RTOL
-from ._verified_cone import ExactCone, exact_cone, exact_unbounded
-from ._verified_flats import Flat, children, evaluate
-from ._verified_realize import realize
-from .result import ConeEigResult, Status
+from solvers._exact import Vec, combine, compress, dot, float_down, fr_matrix, nonneg, nullspace, pow2, quad, quotient_lower
+from solvers._linalg import NOISE_RTOL
+from solvers._verified.cone import ExactCone, exact_cone, exact_unbounded
+from solvers._verified.flats import Flat, children, evaluate
+from solvers._verified.realize import realize
+from solvers.problem import memo
+from solvers.result import ConeEigResult, Status
 
 __all__ = ["verified_solve", "VERIFIED_MAX_FLATS", "ALL_ROWS"]
 
@@ -282,10 +283,9 @@ def verified_solve(problem, red, method: str, depth: str, reason: str, t0: float
     """The verified answer for ``problem`` (cached per depth); ``red`` is the float
     reduction (only its guesses are used) or None; ``reason`` why float64 was not trusted."""
     key = ("verified", depth)
-    cached = problem._cache.get(key)
+    cached = memo(problem).get(key)
     if cached is None:
-        cached = _solve(problem, red, depth, reason)
-        problem._cache[key] = cached
+        cached = memo(problem)[key] = _solve(problem, red, depth, reason)
     lower, upper, x, status, cert, msg = cached
     return ConeEigResult(lower, upper, None if x is None else x.copy(), status, method,
                          time.perf_counter() - t0, dict(cert), msg)

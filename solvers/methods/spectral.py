@@ -9,11 +9,11 @@ from typing import Any
 
 import numpy as np
 
-from ._core import (EXACT_RTOL, Fragile, certified_upper, check_flat, check_options, fallback, finish,
+from solvers._core import (EXACT_RTOL, Fragile, certified_upper, check_flat, check_options, fallback, finish,
                     interior_lower, prepare)
-from ._registry import register
-from .problem import ConeEigProblem
-from .result import ConeEigResult
+from solvers._registry import register
+from solvers.problem import ConeEigProblem
+from solvers.result import ConeEigResult
 
 __all__ = ["solve_spectral"]
 

@@ -1,6 +1,6 @@
 """Flats of the verified path: exact compressed pencils, certified bounds
 (``u B_F - A_F >= 0`` by an exact LDL^T test) and the children of a flat.
-Realizability is in :mod:`solvers._verified_realize`."""
+Realizability is in :mod:`solvers._verified.realize`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._exact import Vec, combine, compress, dot, float_up, is_psd, matvec, nullspace, pow2
+from solvers._exact import Vec, combine, compress, dot, float_up, is_psd, matvec, nullspace, pow2
 
 __all__ = ["Flat", "FlatEval", "evaluate", "children", "verify_up", "VERIFY_STEPS", "BISECT_STEPS",
            "MAX_DOUBLINGS", "CLEAR_TOL", "KERNEL_SLACK"]

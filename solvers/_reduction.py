@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._exact import fr_matrix, nonneg, nullspace
-from ._linalg import null_space
-from ._lp import solve_lp
-from .errors import BackendError, LPNumericsError
+from solvers._exact import fr_matrix, nonneg, nullspace
+from solvers._linalg import null_space
+from solvers._lp import solve_lp
+from solvers.errors import BackendError, LPNumericsError
 
 __all__ = ["ConeReduction", "reduce_cone", "polish", "implicit_equalities", "THIN_MARGIN"]
 

@@ -1,4 +1,4 @@
-"""Exact cone geometry for the verified path (:mod:`solvers._verified`).
+"""Exact cone geometry for the verified path (:mod:`solvers._verified.core`).
 
 For a cone ``{c : M c >= 0}`` with rational rows: implicit equalities are
 kept only when *certified* by an exact positive dependence
@@ -17,8 +17,8 @@ import numpy as np
 
 from fractions import Fraction
 
-from ._exact import Vec, combine, dot, fr_vector, matvec, nonneg, nullspace, pow2, quad, solve_exact
-from ._lp import solve_lp
+from solvers._exact import Vec, combine, dot, fr_vector, matvec, nonneg, nullspace, pow2, quad, solve_exact
+from solvers._lp import solve_lp
 
 __all__ = ["ExactCone", "exact_cone", "exact_unbounded", "interior_candidates"]
 
@@ -183,7 +183,7 @@ def exact_unbounded(Ay, By, H, d: int):
         return "no", None
     Mq = [[dot(h, k) for k in K] for h in H]
     Mf = np.array([[float(v) for v in row] for row in Mq]).reshape(len(H), len(K))
-    from ._cone import implicit_equalities
+    from solvers._reduction import implicit_equalities
 
     Mn = _normalized(Mf)
     eq, x, _, _ = implicit_equalities(Mn) if Mn.shape[0] else (np.zeros(0, dtype=bool), np.ones(len(K)), 0, ())

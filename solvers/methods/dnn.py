@@ -10,14 +10,14 @@ from typing import Any
 
 import numpy as np
 
-from ._cone import polish
-from ._core import (Fragile, check_flat, check_options, fallback, finish, interior_lower, prepare, upper_bound,
+from solvers._reduction import polish
+from solvers._core import (Fragile, check_flat, check_options, fallback, finish, interior_lower, prepare, upper_bound,
                     witness_quotient)
-from ._linalg import RANK_RTOL, null_space, sup_quotient, top_eig
-from ._registry import register
-from .errors import ProblemError
-from .problem import ConeEigProblem
-from .result import ConeEigResult
+from solvers._linalg import RANK_RTOL, null_space, sup_quotient, top_eig
+from solvers._registry import register
+from solvers.errors import ProblemError
+from solvers.problem import ConeEigProblem
+from solvers.result import ConeEigResult
 
 __all__ = ["solve_dnn", "SDP_SOLVERS"]
 
@@ -75,7 +75,7 @@ def solve_dnn(problem: ConeEigProblem, *, solver: str = "CLARABEL", **options: A
         bound is recomputed and valid anyway); failures are recorded.
 
     Where float64 cannot decide (see :mod:`solvers._core`) the answer comes
-    from the verified path (:mod:`solvers._verified`): its exact face
+    from the verified path (:mod:`solvers._verified.core`): its exact face
     enumeration bounds the optimum at least as tightly as the relaxation.
 
     References

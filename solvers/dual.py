@@ -57,9 +57,9 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ._cone import implicit_equalities
-from ._linalg import RANK_RTOL
-from .errors import BackendError
+from solvers._reduction import implicit_equalities
+from solvers._linalg import RANK_RTOL
+from solvers.errors import BackendError
 
 __all__ = ["ConeDual", "certified_upper", "cone_dual"]
 
