@@ -138,35 +138,44 @@ def dual_bound(A: np.ndarray, B: np.ndarray, D: np.ndarray, n: int) -> float:
     """Proven ``sup v^T (A + D) v / v^T B v`` for one pattern (bounds the objective on the cone).
 
     ``D = G_T^T N G_T`` with ``N >= 0``, so ``v^T A v <= v^T (A + D) v`` on the
-    cone.  With ``B = W diag(w) W^T``: on ``range(B)`` whitened coordinates,
-    on ``ker B`` the block of ``A + D`` must be negative definite (then the
-    supremum is the top eigenvalue of the Schur complement) or vanish with
-    its coupling (then ``ker B`` plays no part); otherwise ``+inf``.
+    cone.  With ``B = W diag(w) W^T``: on ``range(B)`` whitened coordinates;
+    ``ker B`` splits into directions where ``A + D`` and its coupling vanish
+    (they play no part) and directions where it is negative definite (the
+    supremum is then the top eigenvalue of the Schur complement); anything
+    else gives ``+inf``.
     """
     r = A.shape[0]
-    Mx = A + D
-    Mx = 0.5 * (Mx + Mx.T)
+    Mx = 0.5 * (A + D + (A + D).T)
     w, W = np.linalg.eigh(B)
     wmax = max(float(w[-1]), np.finfo(float).tiny)
     rng = w > SINGULAR_RTOL * wmax
-    scale = float(np.abs(Mx).sum() + np.abs(B).sum())
-    delta = _allow(n, r) * scale
+    delta = _allow(n, r) * float(np.abs(Mx).sum() + np.abs(B).sum())
     R = W[:, rng] / np.sqrt(w[rng])
     top = R.T @ Mx @ R
-    Z = W[:, ~rng]
-    if Z.shape[1]:
-        Mz = Z.T @ Mx @ Z
-        Cz = R.T @ Mx @ Z
-        mu = np.linalg.eigvalsh(Mz)
-        if mu[-1] < -delta:
-            top = top - Cz @ np.linalg.solve(Mz, Cz.T)
-            delta = delta * (1.0 + float(np.abs(Cz).sum()) ** 2 / float(-mu[-1]))
-        elif not (np.abs(Mz).max() <= delta and np.abs(Cz).max() <= delta):
-            return float("inf")
+    if rng.all():
+        return _top_plus(top, delta, float(w[rng].min()))
+    mu, Y = np.linalg.eigh(W[:, ~rng].T @ Mx @ W[:, ~rng])
+    Z = W[:, ~rng] @ Y
+    C = R.T @ Mx @ Z
+    zero = np.abs(mu) <= delta
+    if np.any(zero) and np.abs(C[:, zero]).max(initial=0.0) > delta * 1e3:
+        return float("inf")  # a kernel direction the numerator sees: no finite bound from this evidence
+    neg = mu < -delta
+    if not np.all(zero | neg):
+        return float("inf")
+    if neg.any():
+        Cn = C[:, neg]
+        top = top - (Cn / mu[neg]) @ Cn.T
+        delta = delta * (1.0 + float(np.abs(Cn).sum()) ** 2 / float(-mu[neg].max()))
+    return _top_plus(top, delta, float(w[rng].min()))
+
+
+def _top_plus(top: np.ndarray, delta: float, wmin: float) -> float:
+    """Top eigenvalue of a whitened pencil plus its rounding allowance ``delta / w_min``."""
     if top.size == 0:
         return float("-inf")
     lam = float(np.linalg.eigvalsh(0.5 * (top + top.T))[-1])
-    return lam + delta / max(float(w[rng].min()), np.finfo(float).tiny) * (1.0 + abs(lam))
+    return lam + delta / max(wmin, np.finfo(float).tiny) * (1.0 + abs(lam))
 
 
 def _ints(X: np.ndarray) -> tuple[np.ndarray, int]:

@@ -120,8 +120,9 @@ def _check_complete(c: Certificate, P: StatedProblem) -> tuple[dict, list[str]]:
     e = np.frexp(np.where(top > 0, top, 1.0))[1]
     d = np.ldexp(1.0, -e)
     exact = {k: tuple(int(t) << int(ej - e.min()) for t, ej in zip(v, e)) for k, v in c.exact_witnesses.items()}
-    W = c.witnesses / d
-    W = W / np.abs(W).max(axis=1, initial=1.0, keepdims=True)  # a positive factor per row: same signs
+    W = c.witnesses / d  # exact: powers of two
+    top = np.abs(W).max(axis=1, initial=0.0, keepdims=True)
+    W = np.ldexp(W, -np.frexp(np.where(top > 0, top, 1.0))[1])  # a power of two per row: exact, same signs
     rep = check_completeness(P.Phi * d, c.masks, W, exact_witnesses=exact or None)
     info = {"ok": bool(rep.ok), "method": rep.method, "expected": rep.expected, "found": rep.found}
     return info, ([] if rep.ok else [f"pattern set is not a complete list of realized patterns: {rep.reason}"])
@@ -165,7 +166,8 @@ def _proven_bounds(c: Certificate, P: StatedProblem) -> np.ndarray:
         if proven > c.bounds[i] + EXACT_TRIGGER and exact_slack_pd(c.bounds[i], P.Q, P.M, P.QH, c.masks[i], G, Nc):
             proven = c.bounds[i]
         out[i] = min(out[i], proven)
-    for i in np.flatnonzero(c.settlement == _PRUNED):
+    # a pattern with no admissible neuron needs no bound, whatever it was settled as
+    for i in np.flatnonzero((c.settlement == _PRUNED) | (out > c.bounds + BOUND_SLACK)):
         if _excluded(P, c.masks[i]):
             out[i] = -np.inf
     return out

@@ -311,7 +311,7 @@ def vector_values(obj: Objective, Hn: np.ndarray) -> np.ndarray:
         den = hh
     else:
         Y = Hn - obj.Q_H @ (obj.Q_H.T @ Hn)
-        num = np.sum((obj.U_K.T @ Y) ** 2, axis=0)
+        num = np.sum((obj.M.T @ Y) ** 2, axis=0)  # M^T Y = U^T (I - Pi_H) Y: projected twice, less cancellation
         den = np.sum(Y**2, axis=0)
     ok = (hh > 0) & (den > (EXCLUDE_RTOL**2) * hh)
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -32,6 +32,10 @@ ACTIVE_RANK_RTOL = 1e-12
 #: Dual evidence within this relative gap of the exact value counts as tight.
 EVIDENCE_RTOL = 1e-9
 
+#: Dual evidence whose slack matrix has an eigenvalue below ``-EVIDENCE_SELF_RTOL * scale`` is
+#: corrected (or withdrawn) before it is claimed.
+EVIDENCE_SELF_RTOL = 1e-13
+
 #: When the selected rows leave a gap, patterns with at most this many rows retry with all of them.
 ALL_ROWS_MAX = 64
 
@@ -177,8 +181,27 @@ def _dual_evidence(A: np.ndarray, B: np.ndarray, G: np.ndarray, rows: np.ndarray
         T = T if dual is again else _evidence_rows(A, B, G, x)
     if not np.isfinite(dual.upper):
         return np.inf, None
+    upper = _self_checked(A, B, G[T], dual.N, float(dual.upper))
+    if not np.isfinite(upper):
+        return np.inf, None
     keep = np.flatnonzero(np.any(dual.N != 0, axis=0))
-    return max(float(dual.upper), value), (rows[T[keep]].astype(np.int64), dual.N[np.ix_(keep, keep)])
+    return max(upper, value), (rows[T[keep]].astype(np.int64), dual.N[np.ix_(keep, keep)])
+
+
+def _self_checked(A: np.ndarray, B: np.ndarray, G: np.ndarray, N: np.ndarray, upper: float) -> float:
+    """The claim ``upper`` re-checked here before it is made: ``upper B - A - G^T N G`` must not be
+    clearly indefinite; a small shortfall is added back over ``lambda_min(B)``, a large one on a
+    (numerically) singular ``B`` withdraws the evidence (``+inf``)."""
+    N = np.maximum(0.5 * (N + N.T), 0.0)
+    C = upper * B - A - G.T @ N @ G
+    scale = float(np.abs(A).max() + np.abs(B).max() * abs(upper) + np.abs(G.T @ N @ G).max())
+    lam = float(np.linalg.eigvalsh(0.5 * (C + C.T))[0])
+    if lam >= -EVIDENCE_SELF_RTOL * scale:
+        return upper
+    w = np.linalg.eigvalsh(B)
+    if w[0] <= EVIDENCE_SELF_RTOL * max(w[-1], 1e-300):
+        return np.inf
+    return upper + 2.0 * (-lam) / w[0]
 
 
 class _Solved(NamedTuple):
