@@ -157,35 +157,38 @@ def _evidence_rows(A: np.ndarray, B: np.ndarray, G: np.ndarray, x: np.ndarray) -
 
 
 def _dual_evidence(A: np.ndarray, B: np.ndarray, G: np.ndarray, rows: np.ndarray, value: float,
-                   x: np.ndarray) -> tuple[float, tuple[np.ndarray, np.ndarray] | None]:
-    """A checkable upper bound for a pattern solved exactly: DNN multipliers on some of its rows.
+                   points: list[np.ndarray]) -> tuple[float, tuple[np.ndarray, np.ndarray] | None]:
+    """A checkable upper bound for a pattern: DNN multipliers on some of its rows.
 
     Returns ``(upper, (rows, N))``: ``upper * B - A - G_T^T N G_T`` is positive
     semidefinite on the pattern's coordinates (``T`` indexes the samples).
     The verifier re-checks that inequality itself; ``upper`` is at least the
-    exact ``value`` found.  When the chosen rows leave a gap, all rows are
-    tried if there are at most ``ALL_ROWS_MAX``.
+    exact ``value`` found.  Row sets are tried until the bound is tight: the
+    rows binding at each of ``points`` (the optimum, the witness), then all
+    rows if there are at most ``ALL_ROWS_MAX``.
     """
     import solvers
 
-    T = _evidence_rows(A, B, G, x)
-    try:
-        dual = solvers.cone_dual(A, B, G[T])
-    except (solvers.ConeEigError, np.linalg.LinAlgError) as exc:  # no evidence: the cheap bound stands
-        warnings.warn(f"dual evidence failed: {exc}", RuntimeWarning, stacklevel=2)
+    sets = [_evidence_rows(A, B, G, x) for x in points]
+    if G.shape[0] <= ALL_ROWS_MAX:
+        sets.append(np.arange(G.shape[0]))
+    best: tuple[float, np.ndarray, np.ndarray] | None = None
+    for T in sets:
+        try:
+            dual = solvers.cone_dual(A, B, G[T])
+        except (solvers.ConeEigError, np.linalg.LinAlgError) as exc:  # no evidence from these rows
+            warnings.warn(f"dual evidence failed: {exc}", RuntimeWarning, stacklevel=2)
+            continue
+        upper = _self_checked(A, B, G[T], dual.N, float(dual.upper)) if np.isfinite(dual.upper) else np.inf
+        if np.isfinite(upper) and (best is None or upper < best[0]):
+            best = (upper, T, dual.N)
+        if best is not None and best[0] <= value + EVIDENCE_RTOL * max(abs(value), 1e-300):
+            break
+    if best is None:
         return np.inf, None
-    if dual.upper > value + EVIDENCE_RTOL * max(abs(value), 1e-300) and G.shape[0] <= ALL_ROWS_MAX:
-        T = np.arange(G.shape[0])
-        again = solvers.cone_dual(A, B, G)
-        dual = again if again.upper < dual.upper else dual
-        T = T if dual is again else _evidence_rows(A, B, G, x)
-    if not np.isfinite(dual.upper):
-        return np.inf, None
-    upper = _self_checked(A, B, G[T], dual.N, float(dual.upper))
-    if not np.isfinite(upper):
-        return np.inf, None
-    keep = np.flatnonzero(np.any(dual.N != 0, axis=0))
-    return max(upper, value), (rows[T[keep]].astype(np.int64), dual.N[np.ix_(keep, keep)])
+    upper, T, N = best
+    keep = np.flatnonzero(np.any(N != 0, axis=0))
+    return max(upper, value), (rows[T[keep]].astype(np.int64), N[np.ix_(keep, keep)])
 
 
 def _self_checked(A: np.ndarray, B: np.ndarray, G: np.ndarray, N: np.ndarray, upper: float) -> float:
@@ -235,11 +238,13 @@ def _pattern_problem(obj: Objective, mask: np.ndarray) -> tuple[np.ndarray, np.n
     return 0.5 * (A + A.T), 0.5 * (B + B.T), G @ T, T
 
 
-def _settle_exact(obj: Objective, mask: np.ndarray, value: float, theta: np.ndarray, method: str) -> _Solved:
+def _settle_exact(obj: Objective, mask: np.ndarray, value: float, theta: np.ndarray, method: str,
+                  witness: np.ndarray) -> _Solved:
     """An exact per-pattern value turned into a claim the verifier can check (dual evidence)."""
     A, B, G, T = _pattern_problem(obj, mask)
     rows = np.flatnonzero(np.any(obj.Phi != 0, axis=1))
-    upper, evidence = _dual_evidence(A, B, G, rows, value, T.T @ (obj.to_coords @ theta))
+    points = [T.T @ (obj.to_coords @ t) for t in (theta, witness)]
+    upper, evidence = _dual_evidence(A, B, G, rows, value, points)
     return _Solved(upper, value, theta, EXACT, method, "", evidence)
 
 
@@ -284,7 +289,7 @@ def _solve_one(obj: Objective, mask: np.ndarray, method: str, witness: np.ndarra
     if const is not None:
         if np.isnan(const):
             return _Solved(0.0, np.nan, theta0, PRUNED, "closed-form")
-        return _settle_exact(obj, mask, const, theta0, "closed-form")
+        return _settle_exact(obj, mask, const, theta0, "closed-form", theta0)
     if _all_excluded(obj, mask):
         return _Solved(0.0, np.nan, theta0, PRUNED, "excluded")
     A, B, G, T = _pattern_problem(obj, mask)
@@ -302,7 +307,7 @@ def _solve_one(obj: Objective, mask: np.ndarray, method: str, witness: np.ndarra
         val = float(neuron_values(obj, theta[None, :])[0])
         if np.isnan(val) or (not np.isnan(w_val) and w_val > val):
             val, theta = w_val, theta0
-        return _settle_exact(obj, mask, val, theta, mth)
+        return _settle_exact(obj, mask, val, theta, mth, theta0)
     return _dual_fallback(obj, A, B, G, T, theta0, w_val, tried)
 
 
@@ -311,7 +316,7 @@ def _dual_fallback(obj: Objective, A: np.ndarray, B: np.ndarray, G: np.ndarray, 
     """No exact value: settle the pattern by its dual (DNN) bound with evidence, if there is one."""
     rows = np.flatnonzero(np.any(obj.Phi != 0, axis=1))
     floor = w_val if np.isfinite(w_val) else -np.inf
-    upper, evidence = _dual_evidence(A, B, G, rows, floor, T.T @ (obj.to_coords @ theta0))
+    upper, evidence = _dual_evidence(A, B, G, rows, floor, [T.T @ (obj.to_coords @ theta0)])
     if evidence is None or not np.isfinite(upper):
         return _Solved(np.inf, w_val, theta0, BOUND, "",
                        "pattern not solved exactly, its cheap bound stands: " + "; ".join(tried))
