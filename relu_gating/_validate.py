@@ -19,6 +19,8 @@ __all__ = ["as_matrix", "as_vector", "check_K", "check_same_rows", "as_square_op
 def _as_float_array(x: Any, name: str) -> np.ndarray:
     if sp.issparse(x):
         raise InputError(f"{name} must be a dense array, got a scipy.sparse matrix")
+    if np.iscomplexobj(x):
+        raise InputError(f"{name} must be real, got complex values")
     try:
         arr = np.asarray(x, dtype=float)
     except (TypeError, ValueError) as exc:

@@ -13,7 +13,10 @@ from typing import Sequence
 
 from relu_gating.errors import ReluGatingError
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "EXIT_USAGE"]
+
+#: Exit status for unusable input (a bad file, flag or argument), with a one-line message.
+EXIT_USAGE = 2
 
 # command name -> module (relative to this package)
 _COMMANDS = {
@@ -25,14 +28,22 @@ _COMMANDS = {
 }
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line (no usage dump), exit status 2."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="relu-gating",
         description="Exact, certified best-ReLU-neuron search on a sample graph.",
     )
     from relu_gating import __version__
 
     parser.add_argument("--version", action="version", version=f"relu-gating {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks instead of one-line errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name, module in _COMMANDS.items():
@@ -44,15 +55,33 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``relu-gating`` console script; returns the exit code."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version, or a one-line usage error
+        return int(exc.code or 0)
     try:
         return int(args.run(args) or 0)
     except ReluGatingError as exc:
+        if args.debug:
+            raise
         print(f"relu-gating {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print(f"relu-gating {args.command}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (| head): not an error of ours
+        _quiet_stdout()
+        return 0
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at devnull so that the interpreter's final flush does not fail again."""
+    import os
+
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover

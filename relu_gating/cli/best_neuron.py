@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import zipfile
 
 import numpy as np
 
@@ -32,12 +33,15 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentP
                         ".npy/.csv/.npz(H) file; default: H from INPUT if present, else bias (N_K with 'none' is "
                         "maximized by a constant neuron on a connected graph)")
     p.add_argument("--alpha", type=float, default=1.0, help="certify value >= alpha * bound (default 1: exact)")
-    p.add_argument("--method", default="auto", help="per-pattern exact method of solvers/ (default auto)")
+    p.add_argument("--method", default="auto", choices=("auto", "faces", "dnn", "spectral"),
+                   help="per-pattern exact method of solvers/ (default auto)")
     p.add_argument("--max-patterns", type=int, default=None, help="refuse jobs with more patterns than this")
     p.add_argument("--checkpoint", default=None, metavar="FILE.npz",
                    help="save progress here; rerunning the same command resumes from it")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="run the chunks on a Dask cluster (needs the 'dask' extra)")
+    p.add_argument("--scheduler-timeout", type=float, default=5.0, metavar="SECONDS",
+                   help="give up on an unreachable --scheduler after this long (default 5)")
     p.add_argument("--json", action="store_true", help="print a JSON summary to stdout")
     p.add_argument("--out", default=None, metavar="CERT.json", help="write the full certificate here")
     p.add_argument("--quiet", action="store_true", help="no progress output")
@@ -53,6 +57,13 @@ def features_from_spec(spec: str | None, data_H: np.ndarray | None, n: int) -> t
         return (None if spec == "none" else "bias"), spec
     if not os.path.isfile(spec):
         raise InputError(f"--features must be 'bias', 'none' or an existing file, got {spec!r}")
+    try:
+        return _read_features(spec), os.path.basename(spec)
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        raise InputError(f"--features {spec}: cannot read ({type(exc).__name__}: {exc})") from exc
+
+
+def _read_features(spec: str) -> np.ndarray:
     ext = os.path.splitext(spec)[1].lower()
     if ext == ".npz":
         with np.load(spec, allow_pickle=False) as z:
@@ -65,7 +76,7 @@ def features_from_spec(spec: str | None, data_H: np.ndarray | None, n: int) -> t
         H = np.loadtxt(spec, delimiter=",", ndmin=2)
     else:
         raise InputError(f"--features file {spec!r}: unsupported extension {ext!r} (use .npy, .csv or .npz)")
-    return H, os.path.basename(spec)
+    return H
 
 
 #: Options of the stated problem that a certificate records and ``verify`` compares.
@@ -89,14 +100,17 @@ def summary_dict(cert: dict) -> dict:
     return out
 
 
-def _executor(address: str | None):
+def _executor(address: str | None, timeout: float = 5.0):
     if address is None:
         return None
     try:
         from dask.distributed import Client
     except ImportError as exc:  # pragma: no cover - depends on the extra
         raise InputError("--scheduler needs dask.distributed: pip install 'relu-gating[dask]'") from exc
-    return Client(address)
+    try:
+        return Client(address, timeout=timeout)
+    except (OSError, TimeoutError) as exc:
+        raise InputError(f"--scheduler {address}: cannot connect within {timeout:g} s ({exc})") from exc
 
 
 def run(args: argparse.Namespace) -> int:
@@ -109,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
     problem = problem_from_args(args)
     features, spec = features_from_spec(args.features, problem.H, problem.n)
     progress = None if not args.quiet else False
-    client = _executor(args.scheduler)
+    client = _executor(args.scheduler, args.scheduler_timeout)
     try:
         res = best_neuron(problem.Phi, problem.U_K, features=features, alpha=args.alpha, method=args.method,
                           max_patterns=args.max_patterns, checkpoint=args.checkpoint, executor=client,

@@ -16,6 +16,7 @@ Samples are rows throughout (the paper's ``X`` is ``d x n``).
 from __future__ import annotations
 
 import os
+import zipfile
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
@@ -123,8 +124,8 @@ def load_input(path: str | os.PathLike[str]) -> InputData:
             raise InputError(f"{p}: unsupported extension {ext!r}; use .npz, .npy or .csv")
     except InputError:
         raise
-    except (OSError, ValueError) as exc:
-        raise InputError(f"{p}: cannot read ({exc})") from exc
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        raise InputError(f"{p}: cannot read ({type(exc).__name__}: {exc})") from exc
     if "X" not in arrays and "Phi" not in arrays:
         raise InputError(f"{p}: needs key 'X' or 'Phi'")
     out: dict[str, np.ndarray | None] = {}

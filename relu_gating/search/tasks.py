@@ -130,21 +130,15 @@ def _all_excluded(obj: Objective, mask: np.ndarray) -> bool:
 
 
 def _evidence_rows(A: np.ndarray, B: np.ndarray, G: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """Rows of ``G`` for the dual multipliers: the cone's facets, the rows tightest at the
-    optimum ``x`` and the rows the unconstrained top eigenvector violates most.
+    """Rows of ``G`` for the dual multipliers: the rows tightest at ``x`` (an optimum or a
+    witness) and the rows the unconstrained top eigenvector violates most.
 
     Any subset gives a valid bound (the cone lies in ``{G_T x >= 0}``); the
     choice only decides tightness, so thin cones whose facets a float LP
     cannot see are covered by the rows that bind at the optimum.
     """
-    import solvers
-
     r = G.shape[1]
     Gn = G / np.maximum(np.linalg.norm(G, axis=1), 1e-300)[:, None]
-    try:
-        facets = solvers.facet_rows(G)
-    except solvers.ConeEigError:
-        facets = np.zeros(0, dtype=np.int64)
     slack = np.abs(Gn @ x) / max(np.linalg.norm(x), 1e-300)
     w, V = np.linalg.eigh(B)
     keep = w > 1e-12 * max(w[-1], 1e-300)
@@ -152,8 +146,17 @@ def _evidence_rows(A: np.ndarray, B: np.ndarray, G: np.ndarray, x: np.ndarray) -
     top = Wh @ np.linalg.eigh(Wh.T @ A @ Wh)[1][:, -1]
     g = Gn @ top
     g = g if np.minimum(g, 0.0).sum() >= np.minimum(-g, 0.0).sum() else -g  # the sign nearer the cone
-    worst = np.argsort(g)[:r]  # the rows it violates most
-    return np.unique(np.concatenate([facets, np.argsort(slack)[:2 * r], worst])).astype(np.int64)
+    return np.unique(np.concatenate([np.argsort(slack)[:2 * r], np.argsort(g)[:r]])).astype(np.int64)
+
+
+def _facets(G: np.ndarray) -> np.ndarray:
+    """The cone's facet rows (LPs / qhull: the slower, later choice of rows)."""
+    import solvers
+
+    try:
+        return solvers.facet_rows(G)
+    except solvers.ConeEigError:
+        return np.arange(G.shape[0])
 
 
 def _dual_evidence(A: np.ndarray, B: np.ndarray, G: np.ndarray, rows: np.ndarray, value: float,
@@ -164,16 +167,18 @@ def _dual_evidence(A: np.ndarray, B: np.ndarray, G: np.ndarray, rows: np.ndarray
     semidefinite on the pattern's coordinates (``T`` indexes the samples).
     The verifier re-checks that inequality itself; ``upper`` is at least the
     exact ``value`` found.  Row sets are tried until the bound is tight: the
-    rows binding at each of ``points`` (the optimum, the witness), then all
-    rows if there are at most ``ALL_ROWS_MAX``.
+    rows binding at each of ``points`` (the optimum, the witness), the facets,
+    then all rows if there are at most ``ALL_ROWS_MAX``.
     """
     import solvers
 
-    sets = [_evidence_rows(A, B, G, x) for x in points]
+    sets = [lambda x=x: _evidence_rows(A, B, G, x) for x in points]
+    sets.append(lambda: np.union1d(_facets(G), _evidence_rows(A, B, G, points[0])))
     if G.shape[0] <= ALL_ROWS_MAX:
-        sets.append(np.arange(G.shape[0]))
+        sets.append(lambda: np.arange(G.shape[0]))
     best: tuple[float, np.ndarray, np.ndarray] | None = None
-    for T in sets:
+    for make in sets:
+        T = make()
         try:
             dual = solvers.cone_dual(A, B, G[T])
         except (solvers.ConeEigError, np.linalg.LinAlgError) as exc:  # no evidence from these rows
@@ -227,7 +232,8 @@ def _pattern_problem(obj: Objective, mask: np.ndarray) -> tuple[np.ndarray, np.n
     keeps the solvers on their float path for patterns with few active samples.
     """
     A, B, G = single_pattern_matrices(obj, mask)
-    _, s, Vt = np.linalg.svd(obj.Psi[mask], full_matrices=True)
+    act = obj.Psi[mask]
+    _, s, Vt = np.linalg.svd(act, full_matrices=act.shape[0] < act.shape[1])  # all of V, never a big U
     k = int(np.sum(s > ACTIVE_RANK_RTOL * s[0])) if s.size else 0
     if k == A.shape[0]:
         return A, B, G, np.eye(A.shape[0])
@@ -239,9 +245,9 @@ def _pattern_problem(obj: Objective, mask: np.ndarray) -> tuple[np.ndarray, np.n
 
 
 def _settle_exact(obj: Objective, mask: np.ndarray, value: float, theta: np.ndarray, method: str,
-                  witness: np.ndarray) -> _Solved:
+                  witness: np.ndarray, prob: tuple | None = None) -> _Solved:
     """An exact per-pattern value turned into a claim the verifier can check (dual evidence)."""
-    A, B, G, T = _pattern_problem(obj, mask)
+    A, B, G, T = _pattern_problem(obj, mask) if prob is None else prob
     rows = np.flatnonzero(np.any(obj.Phi != 0, axis=1))
     points = [T.T @ (obj.to_coords @ t) for t in (theta, witness)]
     upper, evidence = _dual_evidence(A, B, G, rows, value, points)
@@ -307,7 +313,7 @@ def _solve_one(obj: Objective, mask: np.ndarray, method: str, witness: np.ndarra
         val = float(neuron_values(obj, theta[None, :])[0])
         if np.isnan(val) or (not np.isnan(w_val) and w_val > val):
             val, theta = w_val, theta0
-        return _settle_exact(obj, mask, val, theta, mth, theta0)
+        return _settle_exact(obj, mask, val, theta, mth, theta0, (A, B, G, T))
     return _dual_fallback(obj, A, B, G, T, theta0, w_val, tried)
 
 

@@ -1,0 +1,94 @@
+r"""Benchmark: this checkout against another commit, same cases, same run.
+
+Checks out ``--against REV`` (default ``HEAD~1``) into a temporary git
+worktree, then times ``best_neuron`` (features ``bias``, K = 4 kNN basis) on
+the cases of ``benchmarks/best_neuron.py`` and ``enumerate_patterns`` on
+``benchmarks/enumerate.py``-like inputs, alternating the two checkouts in
+separate processes so that load on the shared machine hits both alike.
+Prints per case the median seconds of each, their ratio, and whether the
+answers (value, certified, pattern count) agree.
+
+Usage::
+
+    python benchmarks/compare.py --against e4a5a1e [--repeats 3] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+CASES = {"n100d2": (100, 2), "n200d2": (200, 2), "n60d3": (60, 3), "n30d4": (30, 4)}
+QUICK = {"n40d2": (40, 2), "n16d3": (16, 3)}
+
+_CHILD = r"""
+import json, sys, time
+import numpy as np
+sys.path.insert(0, {root!r})
+import relu_gating as rg
+try:
+    from relu_gating.data.datasets import two_moons
+except ImportError:
+    from relu_gating.datasets import two_moons
+n, d = {n}, {d}
+rng = np.random.default_rng(0)
+X = two_moons(n, noise=0.1, seed=0) if d == 2 else np.c_[two_moons(n, seed=0), rng.normal(size=(n, d - 2))]
+W = rg.sample_graph(X, kind="knn")
+U = rg.low_frequency_basis(rg.laplacian(W), 4).U_K
+Phi = rg.layer_input(X)
+t0 = time.perf_counter(); P = rg.enumerate_patterns(Phi); t_enum = time.perf_counter() - t0
+t0 = time.perf_counter(); r = rg.best_neuron(Phi, U, features="bias"); t_query = time.perf_counter() - t0
+print(json.dumps({{"value": r.value, "certified": bool(r.certified), "patterns": int(r.n_patterns),
+                  "enumerate_s": t_enum, "query_s": t_query}}))
+"""
+
+
+def _run(root: str, n: int, d: int) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    out = subprocess.run([sys.executable, "-c", _CHILD.format(root=root, n=n, d=d)], capture_output=True,
+                         text=True, env=env, check=True, cwd=root)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--against", default="HEAD~1", help="git revision to compare with (default HEAD~1)")
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--quick", action="store_true")
+    args = p.parse_args(argv)
+    cases = QUICK if args.quick else CASES
+    with tempfile.TemporaryDirectory() as tmp:
+        other = os.path.join(tmp, "other")
+        subprocess.run(["git", "worktree", "add", "--detach", "-q", other, args.against], cwd=ROOT, check=True)
+        try:
+            print(f"{'case':8s} {'patterns':>9s} {'query now':>10s} {'query ' + args.against:>14s} {'ratio':>6s} "
+                  f"{'enum now':>9s} {'enum then':>9s} {'ratio':>6s}  same answer")
+            ok = True
+            for name, (n, d) in cases.items():
+                now, then = [], []
+                for _ in range(args.repeats):  # alternate: the same load hits both
+                    now.append(_run(ROOT, n, d))
+                    then.append(_run(other, n, d))
+                q1, q0 = (statistics.median(r["query_s"] for r in rs) for rs in (now, then))
+                e1, e0 = (statistics.median(r["enumerate_s"] for r in rs) for rs in (now, then))
+                same = (abs(now[0]["value"] - then[0]["value"]) <= 1e-9 and now[0]["patterns"] == then[0]["patterns"]
+                        and now[0]["certified"] == then[0]["certified"])
+                ok &= same
+                print(f"{name:8s} {now[0]['patterns']:9d} {q1:9.3f}s {q0:13.3f}s {q1 / q0:6.2f} {e1:8.3f}s "
+                      f"{e0:8.3f}s {e1 / e0:6.2f}  {'yes' if same else 'NO'} ({now[0]['value']:.12f})")
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", other], cwd=ROOT, check=False)
+    print("medians over", args.repeats, "alternating runs each")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,100 @@
+"""Every user mistake on the command line: exit 2, one line naming the file or flag, no traceback, fast."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from relu_gating.cli import main
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("cli")
+    rng = np.random.default_rng(3)
+    good = d / "x.npy"
+    np.save(good, rng.normal(size=(14, 2)))
+    np.savez(d / "ok.npz", X=rng.normal(size=(14, 2)))
+    raw = (d / "ok.npz").read_bytes()
+    (d / "trunc.npz").write_bytes(raw[:100])
+    (d / "empty.npz").write_bytes(b"")
+    (d / "trunc.npy").write_bytes(good.read_bytes()[:50])
+    np.save(d / "rows0.npy", np.zeros((0, 2)))
+    np.save(d / "complex.npy", np.ones((10, 2)) * (1 + 1j))
+    (d / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    (d / "nan.json").write_text('{"format": NaN}')
+    (d / "half.json").write_text('{"format": "relu-gating-certificate/2", "problem": {')
+    np.save(d / "ckpt.npz", np.zeros(3))
+    return d
+
+
+# (argv with {d} for the folder, a word the one-line message must contain)
+CASES = [
+    (["best-neuron", "{d}/missing.npy"], "missing.npy"),
+    (["best-neuron", "{d}/trunc.npz"], "trunc.npz"),
+    (["best-neuron", "{d}/empty.npz"], "empty.npz"),
+    (["best-neuron", "{d}/trunc.npy"], "trunc.npy"),
+    (["best-neuron", "{d}/rows0.npy"], "rows0.npy"),
+    (["best-neuron", "{d}/complex.npy"], "real"),
+    (["best-neuron", "{d}/x.npy", "--features", "{d}/trunc.npy"], "--features"),
+    (["best-neuron", "{d}/x.npy", "--features", "{d}/nothing.npy"], "--features"),
+    (["best-neuron", "{d}/x.npy", "--method", "bogus"], "--method"),
+    (["best-neuron", "{d}/x.npy", "--K", "0"], "K"),
+    (["best-neuron", "{d}/x.npy", "--out", "{d}/nope/c.json"], "--out"),
+    (["best-neuron", "{d}/x.npy", "--out", "{d}"], "--out"),
+    (["best-neuron", "{d}/x.npy", "--checkpoint", "{d}/nope/c.npz"], "--checkpoint"),
+    (["best-neuron", "{d}/x.npy", "--checkpoint", "{d}/trunc.npz"], "trunc.npz"),
+    (["best-neuron", "{d}/x.npy", "--alpha", "0"], "alpha"),
+    (["best-neuron", "{d}/x.npy", "--scheduler", "tcp://127.0.0.1:9", "--scheduler-timeout", "0.5"],
+     "--scheduler"),
+    (["patterns", "{d}/x.npy", "--out", "{d}/nope/p.npz"], "--out"),
+    (["verify", "{d}/deep.json", "{d}/x.npy"], "certificate"),
+    (["verify", "{d}/nan.json", "{d}/x.npy"], "certificate"),
+    (["verify", "{d}/half.json", "{d}/x.npy"], "certificate"),
+    (["verify", "{d}/missing.json", "{d}/x.npy"], "certificate"),
+    (["verify", "{d}/deep.json", "{d}/x.npy", "--require-alpha", "2"], "--require-alpha"),
+]
+
+
+@pytest.mark.parametrize("argv,word", CASES, ids=[" ".join(a[:1] + a[2:3]) + f" [{w}]" for a, w in CASES])
+def test_user_mistake_is_one_line_and_exit_2(files, capsys, argv, word):
+    args = [a.format(d=files) for a in argv] + ["--quiet"] * (argv[0] != "verify")
+    t0 = time.perf_counter()
+    assert main(args) == 2
+    assert time.perf_counter() - t0 < 2.0
+    out = capsys.readouterr()
+    lines = out.err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in out.err, out.err
+    assert word in lines[0], lines[0]
+
+
+def test_closed_pipe_is_not_a_traceback(files):
+    cmd = f"{sys.executable} -m relu_gating best-neuron {files}/x.npy --K 3 | head -1"
+    proc = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr and "objective" in proc.stdout
+
+
+def test_debug_shows_the_traceback(files, capsys):
+    with pytest.raises(Exception, match="does not exist"):
+        main(["--debug", "best-neuron", f"{files}/missing.npy"])
+
+
+def test_json_outputs_are_strict(files, capsys, tmp_path):
+    assert main(["best-neuron", f"{files}/x.npy", "--K", "3", "--json", "--quiet", "--out",
+                 str(tmp_path / "c.json")]) == 0
+    summary = capsys.readouterr().out
+
+    def strict(s):
+        return json.loads(s, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
+
+    s = strict(summary)
+    cert = strict((tmp_path / "c.json").read_text())
+    assert s["certified"] is True and cert["format"] == "relu-gating-certificate/2"
+    assert main(["verify", str(tmp_path / "c.json"), f"{files}/x.npy", "--K", "3", "--json"]) == 0
+    rep = strict(capsys.readouterr().out)
+    assert rep["valid"] and rep["exit_code"] == 0
