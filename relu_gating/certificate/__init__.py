@@ -8,7 +8,7 @@
 """
 
 from relu_gating.certificate._format import FORMAT, Certificate, load_certificate, parse_certificate, result_to_dict
-from relu_gating.certificate._verify import BOUND_SLACK, EXCLUDE_RTOL, VALUE_TOL, VerifyReport, verify
+from relu_gating.certificate._verify import BOUND_SLACK, EXCLUDE_RTOL, VALUE_TOL, VerifyReport, prove_bounds, verify
 
 __all__ = ["FORMAT", "Certificate", "load_certificate", "parse_certificate", "result_to_dict", "verify",
-           "VerifyReport", "VALUE_TOL", "BOUND_SLACK", "EXCLUDE_RTOL"]
+           "VerifyReport", "prove_bounds", "VALUE_TOL", "BOUND_SLACK", "EXCLUDE_RTOL"]

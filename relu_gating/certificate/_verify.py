@@ -19,7 +19,7 @@ from relu_gating.certificate._format import Certificate, load_certificate, parse
 from relu_gating.certificate._problem import StatedProblem, state_problem
 from relu_gating.certificate._proofs import cap_bound, dual_bound, exact_slack_pd, pattern_pencils, pencil_bounds, support_bounds
 
-__all__ = ["VerifyReport", "verify", "VALUE_TOL", "BOUND_SLACK", "EXCLUDE_RTOL", "CHUNK"]
+__all__ = ["VerifyReport", "verify", "prove_bounds", "VALUE_TOL", "BOUND_SLACK", "EXCLUDE_RTOL", "CHUNK"]
 
 #: Absolute tolerance on objective values (all in [0, 1]): the recomputed
 #: value must match the claim, and ``value >= alpha * upper - VALUE_TOL``.
@@ -142,35 +142,54 @@ def _excluded(P: StatedProblem, mask: np.ndarray) -> bool:
 
 
 def _proven_bounds(c: Certificate, P: StatedProblem) -> np.ndarray:
-    """The bound proven for every pattern: min of pencil (with the claim), support and cap."""
-    out = np.empty(c.bounds.size)
+    """The bound proven for every pattern of a certificate."""
+    return _prove(P, c.masks, c.bounds, c.evidence, c.settlement == _PRUNED)
+
+
+def _prove(P: StatedProblem, masks: np.ndarray, claims: np.ndarray, evidence: dict,
+           pruned: np.ndarray) -> np.ndarray:
+    """The bound proven per pattern: min of the pencil inequality (with the claim), the support
+    bound, the cap and the dual evidence; ``-inf`` where no neuron is admissible."""
+    out = np.empty(claims.size)
     cap = cap_bound(P.M, P.QH is not None)
-    for s in range(0, c.bounds.size, CHUNK):
-        mk = c.masks[s:s + CHUNK].astype(float)
+    for s in range(0, claims.size, CHUNK):
+        mk = masks[s:s + CHUNK].astype(float)
         A, B = pattern_pencils(mk, P.Q, P.M, P.QH)
-        claim = c.bounds[s:s + CHUNK]
+        claim = claims[s:s + CHUNK]
         pen = np.minimum(pencil_bounds(A, B, claim, P.n), cap)
         weak = np.flatnonzero(pen > claim)  # the support bound may prove these
         if weak.size:
             pen[weak] = np.minimum(pen[weak], support_bounds(mk[weak], P.U, P.M, P.QH))
         out[s:s + CHUNK] = pen
-    for i, (rows, N) in c.evidence.items():
-        if not 0 <= i < out.size:
-            continue
-        mk = c.masks[i].astype(float)[None]
-        A, B = pattern_pencils(mk, P.Q, P.M, P.QH)
-        G = np.where(c.masks[i, rows], 1.0, -1.0)[:, None] * P.Q[rows]
-        Nc = np.maximum(0.5 * (N + N.T), 0.0)
-        proven = dual_bound(A[0], B[0], G.T @ Nc @ G, P.n)
-        # floats first; where their allowance is too coarse, an exact rational proof of the claim
-        if proven > c.bounds[i] + EXACT_TRIGGER and exact_slack_pd(c.bounds[i], P.Q, P.M, P.QH, c.masks[i], G, Nc):
-            proven = c.bounds[i]
-        out[i] = min(out[i], proven)
+    for i, (rows, N) in evidence.items():
+        if 0 <= i < out.size:
+            out[i] = min(out[i], _dual_proof(P, masks[i], claims[i], rows, N))
     # a pattern with no admissible neuron needs no bound, whatever it was settled as
-    for i in np.flatnonzero((c.settlement == _PRUNED) | (out > c.bounds + BOUND_SLACK)):
-        if _excluded(P, c.masks[i]):
+    for i in np.flatnonzero(pruned | (out > claims + BOUND_SLACK)):
+        if _excluded(P, masks[i]):
             out[i] = -np.inf
     return out
+
+
+def _dual_proof(P: StatedProblem, mask: np.ndarray, claim: float, rows: np.ndarray, N: np.ndarray) -> float:
+    """The bound proven by dual evidence: floats first, then, where their allowance is too coarse,
+    an exact rational proof of the claim."""
+    A, B = pattern_pencils(mask.astype(float)[None], P.Q, P.M, P.QH)
+    G = np.where(mask[rows], 1.0, -1.0)[:, None] * P.Q[rows]
+    Nc = np.maximum(0.5 * (N + N.T), 0.0)
+    proven = dual_bound(A[0], B[0], G.T @ Nc @ G, P.n)
+    if proven > claim + EXACT_TRIGGER and exact_slack_pd(claim, P.Q, P.M, P.QH, mask, G, Nc):
+        proven = claim
+    return proven
+
+
+def prove_bounds(Phi: Any, U_K: Any, features: Any, masks: np.ndarray, claims: np.ndarray,
+                 evidence: dict) -> np.ndarray:
+    """What this verifier proves for some patterns' claimed bounds (``evidence`` keyed by row of
+    ``masks``): the search calls it to claim no less than the checker will accept."""
+    P = state_problem(Phi, U_K, features)
+    return _prove(P, np.asarray(masks, dtype=bool), np.asarray(claims, dtype=float), evidence,
+                  np.zeros(len(claims), dtype=bool))
 
 
 def verify(certificate: Any, Phi: Any, U_K: Any, features: Any = "bias") -> VerifyReport:

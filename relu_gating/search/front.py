@@ -269,8 +269,28 @@ def _finish(obj, patterns, masks: np.ndarray, state: SearchState, alpha: float, 
     return _result(obj, patterns, masks, state, status, theta, value, pattern, alpha, tol, key, notes, seconds)
 
 
+def _checkable(obj: Objective, masks: np.ndarray, bounds: np.ndarray, evidence: dict) -> np.ndarray:
+    """Claims of the patterns with dual evidence raised to what the independent checker proves.
+
+    The checker (:func:`relu_gating.certificate.prove_bounds`) never lowers a
+    claim here, it only keeps the search from claiming less than it can
+    confirm, so every certificate the search writes verifies.
+    """
+    if not evidence:
+        return bounds
+    from relu_gating.certificate import prove_bounds
+
+    idx = np.array(sorted(evidence), dtype=np.int64)
+    features = {"none": None, "bias": "bias"}.get(obj.features, obj.H)
+    proven = prove_bounds(obj.Phi, obj.U_K, features, masks[idx], bounds[idx],
+                          {k: evidence[int(i)] for k, i in enumerate(idx)})
+    out = bounds.copy()
+    out[idx] = np.maximum(bounds[idx], np.where(np.isfinite(proven), proven, bounds[idx]))
+    return out
+
+
 def _result(obj, patterns, masks, state, status, theta, value, pattern, alpha, tol, key, notes, seconds):
-    bounds = np.where(status == PRUNED, 0.0, state.upper)
+    bounds = _checkable(obj, masks, np.where(status == PRUNED, 0.0, state.upper), state.evidence)
     upper = float(max(bounds.max(initial=-np.inf), value))
     return NeuronResult(
         theta=theta, value=float(value), upper_bound=upper, alpha=float(alpha),

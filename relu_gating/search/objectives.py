@@ -88,6 +88,8 @@ class Objective:
     kind : {"captured", "marginal"}
     features : {"none", "bias", "array"}
         How the features were given.
+    H : ndarray, shape (n, q) or None
+        The features as given.
     """
 
     Phi: np.ndarray
@@ -101,6 +103,7 @@ class Objective:
     kind: str
     features: str = "none"
     features_sha256: str | None = None
+    H: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -170,7 +173,7 @@ def make_objective(Phi: Any, U_K: Any, features: Any = None, *, rank: int | None
         a = np.ascontiguousarray(H, dtype=np.float64)
         sha = hashlib.sha256(str(a.shape).encode() + a.tobytes()).hexdigest()
     return Objective(Phi=Phi, U_K=U_K, Psi=Psi, to_theta=to_theta, to_coords=to_coords, M=M, Q_H=Q_H,
-                     cap=cap, kind=kind, features=spec, features_sha256=sha)
+                     cap=cap, kind=kind, features=spec, features_sha256=sha, H=H)
 
 
 def column_scales(Phi: np.ndarray) -> np.ndarray:
