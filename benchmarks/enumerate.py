@@ -30,7 +30,7 @@ from math import comb
 import numpy as np
 
 from relu_gating.patterns import count_patterns, enumerate_patterns
-from relu_gating.patterns._exact import single_thread_blas
+from threadpoolctl import threadpool_limits
 
 FULL = [(200, 3), (100, 4), (200, 4), (40, 5), (30, 6)]
 QUICK = [(60, 3), (40, 4), (20, 5), (15, 6)]
@@ -48,7 +48,7 @@ def make_phi(n: int, m: int, seed: int) -> np.ndarray:
 def floor_time(Phi: np.ndarray, W: np.ndarray) -> float:
     PT = np.ascontiguousarray(Phi.T)
     t0 = time.perf_counter()
-    with single_thread_blas():
+    with threadpool_limits(limits=1, user_api="blas"):
         for s in range(0, W.shape[0], 8192):
             np.packbits(W[s:s + 8192] @ PT > 0, axis=1)
     return time.perf_counter() - t0
@@ -61,7 +61,7 @@ def sampling_coverage(Phi: np.ndarray, budget: float, N: int, seed: int) -> tupl
     seen: set = set()
     samples = 0
     t0 = time.perf_counter()
-    with single_thread_blas():
+    with threadpool_limits(limits=1, user_api="blas"):
         while time.perf_counter() - t0 < budget:
             T = rng.normal(size=(8192, Phi.shape[1]))
             pk = np.packbits(T @ PT > 0, axis=1)
