@@ -8,8 +8,9 @@ Networks on a Fixed Sample Graph" for the mathematics.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+import importlib as _importlib
+from typing import TYPE_CHECKING
+from typing import Any as _Any
 
 from relu_gating.errors import (
     CertificateError,
@@ -115,14 +116,14 @@ __all__ = sorted(  # noqa: PLE0604
 )
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'relu_gating' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"relu_gating.{module}"), name)
+    value = getattr(_importlib.import_module(f"relu_gating.{module}"), name)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    return sorted(set(__all__) | {"__version__"})
