@@ -107,7 +107,12 @@ def _families():
 FAMILIES = _families()
 
 
-@pytest.mark.parametrize("name", list(FAMILIES))
+#: Brute-force oracle comparisons: one family in the default run, all of them in CI's slow tier.
+_FAST_FAMILY = "grid 4x3"
+
+
+@pytest.mark.parametrize("name", [pytest.param(f, marks=() if f == _FAST_FAMILY else pytest.mark.slow)
+                                  for f in FAMILIES])
 def test_degenerate_family_matches_brute_force(name):
     Phi = FAMILIES[name]
     ps = enumerate_patterns(Phi)
@@ -130,8 +135,9 @@ def test_zero_matrix_has_one_pattern():
     assert check_completeness(Phi, ps.masks, ps.witnesses).ok
 
 
-@pytest.mark.parametrize("name", ["grid 4x3", "grid 3x2x2", "collinear points", "[H, 1] ReLU layer, repeated rows",
-                                  "duplicated samples"])
+@pytest.mark.parametrize("name", ["grid 4x3"] + [pytest.param(f, marks=pytest.mark.slow) for f in
+                                  ("grid 3x2x2", "collinear points", "[H, 1] ReLU layer, repeated rows",
+                                   "duplicated samples")])
 def test_near_degenerate_perturbation_is_general_position(name):
     Phi = FAMILIES[name].copy()
     rng = np.random.default_rng(5)
@@ -154,6 +160,7 @@ def test_last_bit_parallel_rows_are_distinct_hyperplanes():
     assert count_patterns(Phi).count == cover(3, 2 + 1) == 8
 
 
+@pytest.mark.slow
 @settings(derandomize=True, deadline=None, max_examples=40)
 @given(st.integers(1, 9), st.integers(1, 4), st.integers(0, 2 ** 31 - 1))
 def test_small_integer_matrices_match_brute_force(n, m, seed):

@@ -35,6 +35,7 @@ def problems(draw):
     return A, B, G
 
 
+@pytest.mark.slow
 @settings(derandomize=True, deadline=None, max_examples=60)
 @given(problems())
 def test_faces_equals_brute_force(prob):
