@@ -29,7 +29,7 @@ BOUND_SLACK = 1e-7
 #: A neuron with ``||(I - Pi_H) h|| <= EXCLUDE_RTOL ||h||`` is excluded (the objective's definition).
 EXCLUDE_RTOL = 1e-9
 #: A dual-evidence bound proven in floats more than this above its claim is re-proven exactly.
-EXACT_TRIGGER = 1e-11
+EXACT_TRIGGER = 1e-10
 #: Patterns per batch of the bound proofs (bounded memory).
 CHUNK = 4096
 _BOUND, _EXACT, _PRUNED = 1, 2, 3

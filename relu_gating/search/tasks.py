@@ -86,12 +86,7 @@ def chunk_bounds(obj: Objective, index: np.ndarray, masks: np.ndarray, witnesses
             status[tight] = EXACT
             for r in tight.tolist():
                 methods[r] = "spectral"
-    # a value read off a pencil counts only if the neuron itself is admissible (not h in col(H))
-    fin = np.flatnonzero(~np.isnan(lower))
-    bad = fin[np.isnan(neuron_values(obj, thetas[fin]))]
-    lower[bad] = np.nan
-    for r in bad[status[bad] == EXACT].tolist():
-        status[r], methods[r] = UNSETTLED, ""
+    _drop_excluded(obj, lower, thetas, status, methods)
     # the all-inactive pattern holds only h = 0: excluded, nothing to bound
     dead = ~np.any(masks, axis=1)
     upper = np.where(dead, 0.0, upper)
@@ -99,6 +94,29 @@ def chunk_bounds(obj: Objective, index: np.ndarray, masks: np.ndarray, witnesses
     for r in np.flatnonzero(dead).tolist():
         methods[r] = "dead"
     return PatternOutcome(index=index, upper=upper, lower=lower, thetas=thetas, status=status, method=tuple(methods))
+
+
+def _drop_excluded(obj: Objective, lower: np.ndarray, thetas: np.ndarray, status: np.ndarray,
+                   methods: list[str]) -> None:
+    """A value read off a pencil counts only if the neuron itself is admissible (not ``h`` in
+    ``col(H)``): checked, in place, for the values that are used, the patterns settled on the
+    spot and the chunk's best incumbent (the only one a merge keeps)."""
+    checked = np.zeros(lower.size, dtype=bool)
+    while True:
+        cand = np.flatnonzero((status == EXACT) & ~checked & ~np.isnan(lower))
+        vals = np.where(np.isnan(lower) | checked, -np.inf, lower)
+        top = int(np.argmax(vals)) if vals.size else -1
+        if top >= 0 and np.isfinite(vals[top]):
+            cand = np.union1d(cand, [top])
+        if cand.size == 0:
+            return
+        checked[cand] = True
+        bad = cand[np.isnan(neuron_values(obj, thetas[cand]))]
+        lower[bad] = np.nan
+        for r in bad[status[bad] == EXACT].tolist():
+            status[r], methods[r] = UNSETTLED, ""
+        if bad.size == 0 or top not in bad:
+            return
 
 
 def _single_class_value(obj: Objective, mask: np.ndarray) -> float | None:
