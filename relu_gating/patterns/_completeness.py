@@ -12,7 +12,7 @@ import numpy as np
 
 from relu_gating._validate import as_matrix
 from relu_gating.errors import InputError
-from relu_gating.patterns._count import count_reduced
+from relu_gating.patterns._count import PatternCount, count_reduced, cover_count
 from relu_gating.patterns._exact import single_thread_blas
 from relu_gating.patterns._exact_witness import IntPhi, parse_exact_witnesses
 from relu_gating.patterns._rowspace import reduce_rows
@@ -121,7 +121,11 @@ def check_completeness(Phi: Any, masks: Any, witnesses: Any, exact_witnesses: An
     N = M.shape[0]
     exact = parse_exact_witnesses(exact_witnesses, N, m)
     red = reduce_rows(Phi)
-    cnt = count_reduced(red, "exact")
+    # N distinct realized chambers reaching Cover's number (an upper bound for any arrangement of
+    # q hyperplanes of rank r) are all of them: the exact general-position test is then not needed
+    cover = cover_count(red.q, red.rank)
+    cnt = (PatternCount(cover, True, "cover", red.rank, red.q) if N == cover and red.rank > 1
+           else count_reduced(red, "exact"))
     packed = np.packbits(M, axis=1)
     with single_thread_blas():
         ok = float_certified(Phi, packed, W)
