@@ -12,6 +12,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from relu_gating._progress import Progress
+from relu_gating._scaling import pow2_column_scales
 from relu_gating._validate import as_matrix
 from relu_gating.errors import InputError, ProblemTooLargeError
 from relu_gating.patterns._completeness import CompletenessReport, check_completeness
@@ -355,7 +356,7 @@ def enumerate_patterns(Phi: Any, *, max_patterns: int | None = None, progress: b
         raise InputError(f"part must be a pair (i, k) with 0 <= i < k, got {part!r}")
     # Columns scaled by exact powers of two: the same hyperplanes (theta -> D theta), well-scaled
     # floats for the filters; witnesses are mapped back exactly below.
-    scales = _pow2_column_scales(Phi)
+    scales = pow2_column_scales(Phi)
     Phi = Phi * scales
     red = reduce_rows(Phi)
     if max_patterns is not None and cover_count(red.q, red.rank) > max_patterns:
@@ -371,13 +372,6 @@ def enumerate_patterns(Phi: Any, *, max_patterns: int | None = None, progress: b
     W, exact = _unscale_witnesses(W, exact, scales)
     return PatternSet(packed, W, red.rank, red.n, red.m, red.q, tuple(int(x) for x in part), n_exact, bad,
                       exact, phi_sha256=digest)
-
-
-def _pow2_column_scales(Phi: np.ndarray) -> np.ndarray:
-    """Per column, the power of two bringing its largest entry into ``[0.5, 1)`` (1 for a zero column)."""
-    top = np.abs(Phi).max(axis=0)
-    _, e = np.frexp(np.where(top > 0, top, 1.0))
-    return np.ldexp(1.0, -e)
 
 
 def _unscale_witnesses(W: np.ndarray, exact: dict, scales: np.ndarray) -> tuple[np.ndarray, dict]:

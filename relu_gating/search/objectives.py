@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from relu_gating._scaling import pow2_column_scales
 from relu_gating._validate import as_matrix, as_vector, check_same_rows
 from relu_gating.search._masked import MaskStack
 from relu_gating.coverage.metrics import check_basis, orthonormal_basis
@@ -44,7 +45,6 @@ __all__ = [
     "make_objective",
     "with_rank",
     "column_basis",
-    "column_scales",
     "pattern_matrices",
     "leverage_bounds",
     "support_bounds",
@@ -176,21 +176,10 @@ def make_objective(Phi: Any, U_K: Any, features: Any = None, *, rank: int | None
                      cap=cap, kind=kind, features=spec, features_sha256=sha, H=H)
 
 
-def column_scales(Phi: np.ndarray) -> np.ndarray:
-    """Exact power-of-two scale per column bringing its largest entry into ``[0.5, 1)``.
-
-    Scaling by powers of two is exact in binary floating point, so ``Phi D``
-    holds the same numbers with other exponents (1 for a zero column).
-    """
-    top = np.abs(Phi).max(axis=0)
-    _, e = np.frexp(np.where(top > 0, top, 1.0))
-    return np.ldexp(1.0, -e)
-
-
 def column_basis(Phi: np.ndarray, rank: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A well-conditioned basis of ``col(Phi)`` and the maps between weights and coordinates.
 
-    The columns are equilibrated by exact powers of two (:func:`column_scales`),
+    The columns are equilibrated by exact powers of two (:func:`relu_gating._scaling.pow2_column_scales`),
     then ``Phi D = U diag(s) W^T`` (SVD) and ``Psi = U[:, :r]``: orthonormal,
     whatever the units or offsets of the data.  Translating ``X`` leaves
     ``col(Phi)`` unchanged, and its basis is then as accurate as backward
@@ -212,7 +201,7 @@ def column_basis(Phi: np.ndarray, rank: int | None = None) -> tuple[np.ndarray, 
         ``v = to_coords @ theta`` (the least-squares coordinates of ``Phi theta``).
     """
     n, m = Phi.shape
-    d = column_scales(Phi)
+    d = pow2_column_scales(Phi)
     U, s, Wt = np.linalg.svd(Phi * d, full_matrices=False)
     if rank is None:
         rank = int(np.sum(s > max(n, m) * np.finfo(float).eps * s[0]))
