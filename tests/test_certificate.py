@@ -900,3 +900,33 @@ def test_rounding_thin_chambers_certify_and_verify(features):
     k = next(iter(cert["patterns"]["exact_witnesses"]))
     cert["patterns"]["exact_witnesses"][k] = [str(-int(x)) for x in cert["patterns"]["exact_witnesses"][k]]
     assert not verify(cert, Phi, U, features).valid
+
+
+def test_verifier_imports_no_solver_code_of_the_search():
+    """The checker shares nothing with what it checks: a fresh process that verifies a certificate
+    never imports solvers/ or the search's per-pattern code."""
+    code = (
+        "import json, sys, numpy as np\n"
+        "from relu_gating.certificate import verify\n"
+        "c = json.load(open(sys.argv[1]))\n"
+        "d = np.load(sys.argv[2])\n"
+        "rep = verify(c, d['Phi'], d['U_K'], 'bias')\n"
+        "bad = sorted(m for m in sys.modules if m == 'solvers' or m.startswith(('solvers.', 'cvxpy', "
+        "'relu_gating.search')))\n"
+        "print(json.dumps({'valid': rep.valid, 'bad': bad}))\n"
+    )
+    import tempfile
+
+    rng = np.random.default_rng(4)
+    Phi = np.c_[rng.normal(size=(12, 2)), np.ones(12)]
+    U_K = np.linalg.qr(rng.normal(size=(12, 3)))[0]
+    res = best_neuron(Phi, U_K, features="bias")
+    assert res.evidence  # the case has dual evidence to check
+    with tempfile.TemporaryDirectory() as tmp:
+        cert, data = os.path.join(tmp, "c.json"), os.path.join(tmp, "d.npz")
+        with open(cert, "w") as fh:
+            json.dump(res.to_dict(), fh)
+        np.savez(data, Phi=Phi, U_K=U_K)
+        out = subprocess.run([sys.executable, "-c", code, cert, data], capture_output=True, text=True, check=True)
+    got = json.loads(out.stdout)
+    assert got["valid"] and got["bad"] == [], got
