@@ -9,7 +9,7 @@ Dask cluster (send chunks of hundreds of patterns: a Dask task costs ~5 ms).
 from __future__ import annotations
 
 import warnings
-from typing import Any, NamedTuple
+from typing import Any, Iterator, NamedTuple
 
 import numpy as np
 
@@ -190,13 +190,8 @@ def _dual_evidence(A: np.ndarray, B: np.ndarray, G: np.ndarray, rows: np.ndarray
     """
     import solvers
 
-    sets = [lambda x=x: _evidence_rows(A, B, G, x) for x in points]
-    sets.append(lambda: np.union1d(_facets(G), _evidence_rows(A, B, G, points[0])))
-    if G.shape[0] <= ALL_ROWS_MAX:
-        sets.append(lambda: np.arange(G.shape[0]))
     best: tuple[float, np.ndarray, np.ndarray] | None = None
-    for make in sets:
-        T = make()
+    for T in _row_sets(A, B, G, points):
         try:
             dual = solvers.cone_dual(A, B, G[T])
         except (solvers.ConeEigError, np.linalg.LinAlgError) as exc:  # no evidence from these rows
@@ -212,6 +207,15 @@ def _dual_evidence(A: np.ndarray, B: np.ndarray, G: np.ndarray, rows: np.ndarray
     upper, T, N = best
     keep = np.flatnonzero(np.any(N != 0, axis=0))
     return max(upper, value), (rows[T[keep]].astype(np.int64), N[np.ix_(keep, keep)])
+
+
+def _row_sets(A: np.ndarray, B: np.ndarray, G: np.ndarray, points: list[np.ndarray]) -> Iterator[np.ndarray]:
+    """Candidate row sets for the multipliers, cheapest first (computed only when reached)."""
+    for x in points:
+        yield _evidence_rows(A, B, G, x)
+    yield np.union1d(_facets(G), _evidence_rows(A, B, G, points[0]))
+    if G.shape[0] <= ALL_ROWS_MAX:
+        yield np.arange(G.shape[0])
 
 
 def _self_checked(A: np.ndarray, B: np.ndarray, G: np.ndarray, N: np.ndarray, upper: float) -> float:
