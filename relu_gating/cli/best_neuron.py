@@ -149,6 +149,7 @@ def format_result(res, cert: dict) -> str:
     """Human-readable summary of a best-neuron result."""
     obj = "N_K(h)" if res.objective == "captured" else "marginal gain G_H(h)"
     lines = [
+        f"problem          {_problem_line(cert.get('input', {}), res)}",
         f"objective        {obj}",
         f"best value       {res.value:.12g}",
         f"upper bound      {res.upper_bound:.12g}   (over all neurons; gap {res.gap:.3g})",
@@ -160,5 +161,23 @@ def format_result(res, cert: dict) -> str:
         "seconds          " + ", ".join(f"{k} {v:.3f}" for k, v in res.seconds.items()),
     ]
     lines += [f"note             {n}" for n in res.notes[:10]]
+    if res.pattern.all() and res.objective == "captured":
+        lines.append("warning          the answer is a constant-like neuron (every sample active): N_K is "
+                     "maximized by the constant neuron when u_1 is constant; the marginal gain over the "
+                     "bias (--features bias) is the informative query")
     return "\n".join(lines)
+
+
+def _problem_line(rec: dict, res) -> str:
+    """The stated problem in one line: data, graph, K, features."""
+    parts = [f"{rec.get('input_name', '?')}: n = {res.pattern.size}, K = {res.K}"]
+    if rec.get("source") == "graph":
+        graph = f"{rec.get('graph')} graph"
+        if rec.get("graph") == "knn":
+            graph += f" (neighbours {rec.get('n_neighbors') or 'default'})"
+        parts.append(f"{graph}, {rec.get('laplacian')} Laplacian, {rec.get('n_components', '?')} component(s)")
+    else:
+        parts.append("U_K from the input file")
+    parts.append(f"features {rec.get('features', res.features)}")
+    return "; ".join(parts)
 
