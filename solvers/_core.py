@@ -13,6 +13,7 @@ INFEASIBLE and UNBOUNDED are only ever decided there, exactly.
 from __future__ import annotations
 
 import time
+from typing import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -139,6 +140,20 @@ def fallback(ctx: Context, method: str, depth: str, t0: float, reason: str = "")
     from solvers._verified.core import verified_solve
 
     return verified_solve(ctx.problem, ctx.red, method, depth, reason or ctx.fragile, t0)
+
+
+def guarded(problem: ConeEigProblem, method: str, depth: str,
+            run: Callable[[Context, float], ConeEigResult]) -> ConeEigResult:
+    """Run a method's float path ``run(ctx, t0)``, or the verified answer where float64 cannot decide
+    (the problem is fragile up front, or ``run`` raises :class:`Fragile`)."""
+    t0 = time.perf_counter()
+    ctx = prepare(problem)
+    if ctx.fragile:
+        return fallback(ctx, method, depth, t0)
+    try:
+        return run(ctx, t0)
+    except Fragile as exc:
+        return fallback(ctx, method, depth, t0, str(exc))
 
 
 def upper_bound(ctx: Context, value, bmin):

@@ -12,7 +12,7 @@ import numpy as np
 from relu_gating._validate import as_matrix, check_same_rows
 from relu_gating.errors import InputError
 
-__all__ = ["StatedProblem", "state_problem", "exact_rank", "array_sha256", "UK_ORTHONORMAL_TOL"]
+__all__ = ["StatedProblem", "state_problem", "exact_rank", "array_sha256", "pow2_scales", "UK_ORTHONORMAL_TOL"]
 
 #: ``U_K`` must be orthonormal to this (the bounds use ``P_K <= I``).
 UK_ORTHONORMAL_TOL = 1e-10
@@ -71,11 +71,16 @@ def exact_rank(Phi: np.ndarray) -> int:
     return rank
 
 
+def pow2_scales(A: np.ndarray, axis: int = 0) -> np.ndarray:
+    """Per column (``axis=0``) or row (``axis=1``), the power of two bringing its largest entry
+    into ``[0.5, 1)``: multiplying by it is exact (1 for a zero column or row)."""
+    top = np.abs(A).max(axis=axis, keepdims=axis == 1)
+    return np.ldexp(1.0, -np.frexp(np.where(top > 0, top, 1.0))[1])
+
+
 def _basis(Phi: np.ndarray) -> np.ndarray:
     """Orthonormal basis of ``col(Phi)``: columns scaled by powers of two, SVD, exact rank."""
-    top = np.abs(Phi).max(axis=0)
-    d = np.ldexp(1.0, -np.frexp(np.where(top > 0, top, 1.0))[1])
-    U = np.linalg.svd(Phi * d, full_matrices=False)[0]
+    U = np.linalg.svd(Phi * pow2_scales(Phi), full_matrices=False)[0]
     return U[:, :exact_rank(Phi)]
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from relu_gating.certificate._format import Certificate, load_certificate, parse_certificate
-from relu_gating.certificate._problem import StatedProblem, state_problem
+from relu_gating.certificate._problem import StatedProblem, pow2_scales, state_problem
 from relu_gating.certificate._proofs import cap_bound, dual_bound, exact_slack_pd, pattern_pencils, pencil_bounds, support_bounds
 
 __all__ = ["VerifyReport", "verify", "prove_bounds", "VALUE_TOL", "BOUND_SLACK", "EXCLUDE_RTOL", "CHUNK"]
@@ -116,13 +116,11 @@ def _check_complete(c: Certificate, P: StatedProblem) -> tuple[dict, list[str]]:
     from relu_gating.patterns import check_completeness
 
     # columns scaled by exact powers of two (theta -> theta / d): the same chambers, well-scaled floats
-    top = np.abs(P.Phi).max(axis=0)
-    e = np.frexp(np.where(top > 0, top, 1.0))[1]
-    d = np.ldexp(1.0, -e)
+    d = pow2_scales(P.Phi)
+    e = -np.frexp(d)[1] + 1  # d = 2^-e
     exact = {k: tuple(int(t) << int(ej - e.min()) for t, ej in zip(v, e)) for k, v in c.exact_witnesses.items()}
     W = c.witnesses / d  # exact: powers of two
-    top = np.abs(W).max(axis=1, initial=0.0, keepdims=True)
-    W = np.ldexp(W, -np.frexp(np.where(top > 0, top, 1.0))[1])  # a power of two per row: exact, same signs
+    W = W * pow2_scales(W, axis=1)  # a power of two per row: exact, same signs
     rep = check_completeness(P.Phi * d, c.masks, W, exact_witnesses=exact or None)
     info = {"ok": bool(rep.ok), "method": rep.method, "expected": rep.expected, "found": rep.found}
     return info, ([] if rep.ok else [f"pattern set is not a complete list of realized patterns: {rep.reason}"])

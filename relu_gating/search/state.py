@@ -24,12 +24,11 @@ import numpy as np
 from relu_gating._files import atomic_write, check_writable
 from relu_gating.errors import CheckpointError
 
-__all__ = ["UNSETTLED", "BOUND", "EXACT", "PRUNED", "SETTLEMENT_CODES", "PatternOutcome", "SearchState", "fingerprint",
+__all__ = ["UNSETTLED", "BOUND", "EXACT", "PRUNED", "PatternOutcome", "SearchState", "fingerprint",
            "check_checkpoint_path", "checkpoint_key_path", "KEY_ENV", "sign_arrays"]
 
-#: Settlement codes of a pattern (stored as int8; letters in the certificate).
+#: Settlement codes of a pattern (stored as int8; the certificate writes them as letters U, B, E, P).
 UNSETTLED, BOUND, EXACT, PRUNED = 0, 1, 2, 3
-SETTLEMENT_CODES = {UNSETTLED: "U", BOUND: "B", EXACT: "E", PRUNED: "P"}
 
 
 def fingerprint(*arrays: np.ndarray | None, extra: str = "") -> str:

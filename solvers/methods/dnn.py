@@ -4,14 +4,13 @@ from the primal."""
 
 from __future__ import annotations
 
-import time
 import warnings
 from typing import Any
 
 import numpy as np
 
 from solvers._reduction import polish
-from solvers._core import (Fragile, check_flat, check_options, fallback, finish, interior_lower, prepare, upper_bound,
+from solvers._core import (guarded, Fragile, check_flat, check_options, finish, interior_lower, upper_bound,
                     witness_quotient)
 from solvers._linalg import RANK_RTOL, null_space, sup_quotient, top_eig
 from solvers._registry import register
@@ -86,14 +85,7 @@ def solve_dnn(problem: ConeEigProblem, *, solver: str = "CLARABEL", **options: A
     name = str(solver).upper()
     if name not in SDP_SOLVERS:
         raise ProblemError(f"solver must be one of {SDP_SOLVERS} (ECOS cannot solve SDPs), got {solver!r}")
-    t0 = time.perf_counter()
-    ctx = prepare(problem)
-    if ctx.fragile:
-        return fallback(ctx, "dnn", "faces", t0)
-    try:
-        return _dnn(ctx, name, t0)
-    except Fragile as exc:
-        return fallback(ctx, "dnn", "faces", t0, str(exc))
+    return guarded(problem, "dnn", "faces", lambda ctx, t0: _dnn(ctx, name, t0))
 
 
 def _dnn(ctx, name: str, t0: float) -> ConeEigResult:

@@ -4,15 +4,14 @@ pruning by the incumbent."""
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from solvers._reduction import polish
-from solvers._core import (EXACT_RTOL, REALIZED_RTOL, Fragile, check_flat, check_options, fallback, finish,
-                    interior_lower, prepare, upper_bound, witness_quotient)
+from solvers._core import (guarded, EXACT_RTOL, REALIZED_RTOL, Fragile, check_flat, check_options, finish,
+                    interior_lower, upper_bound, witness_quotient)
 from solvers._linalg import EIG_RTOL, RANK_RTOL, top_eig
 from solvers._registry import register
 from solvers.problem import ConeEigProblem
@@ -190,18 +189,14 @@ def solve_faces(problem: ConeEigProblem, *, max_flats: int = 200_000, face_filte
     Prop 4.3, Rem 4.4 of the paper; SPEC 3.2 (face enumeration).
     """
     check_options("faces", options, ())
-    t0 = time.perf_counter()
-    ctx = prepare(problem)
-    if ctx.fragile:
-        return fallback(ctx, "faces", "faces", t0)
-    try:
+    def run(ctx, t0: float) -> ConeEigResult:
         res = _faces(ctx, max_flats, face_filter, t0)
-    except Fragile as exc:
-        return fallback(ctx, "faces", "faces", t0, str(exc))
-    if res.status is Status.BOUNDED and not res.message and ctx.red.dim <= ESCALATE_MAX_DIM:
-        # the gap is the rounding allowance of an ill-conditioned pencil: decide it exactly
-        return fallback(ctx, "faces", "faces", t0, "float64 bound too loose (B ill-conditioned)")
-    return res
+        if res.status is Status.BOUNDED and not res.message and ctx.red.dim <= ESCALATE_MAX_DIM:
+            # the gap is the rounding allowance of an ill-conditioned pencil: decide it exactly
+            raise Fragile("float64 bound too loose (B ill-conditioned)")
+        return res
+
+    return guarded(problem, "faces", "faces", run)
 
 
 @dataclass

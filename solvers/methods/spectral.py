@@ -4,13 +4,12 @@ in the cone."""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import numpy as np
 
-from solvers._core import (EXACT_RTOL, Fragile, certified_upper, check_flat, check_options, fallback, finish,
-                    interior_lower, prepare)
+from solvers._core import (guarded, EXACT_RTOL, certified_upper, check_flat, check_options, finish,
+                    interior_lower)
 from solvers._registry import register
 from solvers.problem import ConeEigProblem
 from solvers.result import ConeEigResult
@@ -41,14 +40,12 @@ def solve_spectral(problem: ConeEigProblem, **options: Any) -> ConeEigResult:
     Prop 4.3 (the bound) and Rem 4.4 (realizability LP) of the paper.
     """
     check_options("spectral", options, ())
-    t0 = time.perf_counter()
-    ctx = prepare(problem)
-    if ctx.fragile:
-        return fallback(ctx, "spectral", "root", t0)
-    try:
-        fc = check_flat(ctx, np.eye(ctx.red.dim))
-    except Fragile as exc:
-        return fallback(ctx, "spectral", "root", t0, str(exc))
+    return guarded(problem, "spectral", "root", _spectral)
+
+
+def _spectral(ctx, t0: float) -> ConeEigResult:
+    """The float path: the top eigenspace of the whole span, realized in the cone or not."""
+    fc = check_flat(ctx, np.eye(ctx.red.dim))
     cert = {"face": [], "eigenvalue": fc.value, "realized": fc.realized}
     upper = fc.upper
     if np.isfinite(upper) and upper - fc.value > EXACT_RTOL * max(abs(fc.value), ctx.vscale) / 10:
