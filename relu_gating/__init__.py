@@ -1,9 +1,11 @@
 """relu-gating: exact, certified best-ReLU-neuron search on a sample graph.
 
 Public API (imported lazily so that ``import relu_gating`` stays cheap; cvxpy and
-the solvers load on first use).  See ``SPEC.md`` of the project and the paper
+the solvers load on first use).  The README gives a tour; the certificate format
+is ``relu_gating/certificate/FORMAT.md`` and the JSON shapes are in
+``relu_gating/schemas/``.  The mathematics and its numbering follow the paper
 "Propagation and Optimization of Low-Frequency Spectral Alignment in ReLU
-Networks on a Fixed Sample Graph" for the mathematics.
+Networks on a Fixed Sample Graph".
 """
 
 from __future__ import annotations
@@ -21,20 +23,23 @@ from relu_gating.errors import (
     SolverFailure,
 )
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 if TYPE_CHECKING:  # the lazy map, visible to IDEs and type checkers
     from relu_gating.certificate import VerifyReport, verify
     from relu_gating.coverage.bounds import ActiveSetBound, CoverageCeiling, KyFanLimits, TargetBound, active_set_bound, coverage_ceiling, ky_fan_limits, row_partition, target_coverage_bound
     from relu_gating.coverage.metrics import Readout, captured_features, coverage_deficit, coverage_gap, dirichlet_energy, leverage_scores, marginal_gain, orthonormal_basis, principal_angles, rayleigh_quotient, readout
     from relu_gating.coverage.report import CoverageReport, coverage_report
+    from relu_gating.coverage.variation import Representability, VariationNorm, representability_constant, variation_norm
     from relu_gating.data.datasets import blobs, circles, two_moons
     from relu_gating.data.io import InputData, Problem, load_input, resolve_problem
     from relu_gating.layers.greedy import GreedyLayer, greedy_layer
     from relu_gating.layers.networks import NetworkFeatures, PreservingLayer, class_spanning_neurons, copy_neurons, forward, layer_input, preserving_layer, relu
     from relu_gating.patterns import CompletenessReport, PatternCount, PatternSet, check_completeness, count_patterns, enumerate_patterns
     from relu_gating.search.baselines import local_search, random_search
-    from relu_gating.search.front import best_neuron, best_neuron_from_samples
+    from relu_gating.search.front import best_neuron
+    from relu_gating.search.from_samples import best_neuron_from_samples
+    from relu_gating.search.plan import QueryPlan, plan_query
     from relu_gating.search.objectives import cone_constraints, neuron_value
     from relu_gating.search.result import NeuronResult
     from relu_gating.spectral.graphs import laplacian, sample_graph
@@ -72,7 +77,9 @@ _LAZY: dict[str, str] = {
     "CompletenessReport": "patterns",
     # search and certificates
     "best_neuron": "search.front",
-    "best_neuron_from_samples": "search.front",
+    "best_neuron_from_samples": "search.from_samples",
+    "plan_query": "search.plan",
+    "QueryPlan": "search.plan",
     "NeuronResult": "search.result",
     "cone_constraints": "search.objectives",
     "neuron_value": "search.objectives",
@@ -107,6 +114,10 @@ _LAZY: dict[str, str] = {
     "GreedyLayer": "layers.greedy",
     "random_search": "search.baselines",
     "local_search": "search.baselines",
+    "variation_norm": "coverage.variation",
+    "VariationNorm": "coverage.variation",
+    "representability_constant": "coverage.variation",
+    "Representability": "coverage.variation",
 }
 
 __all__ = sorted(  # noqa: PLE0604

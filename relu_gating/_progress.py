@@ -13,6 +13,26 @@ from typing import TextIO
 __all__ = ["Progress"]
 
 
+def _si(x: float) -> str:
+    """``950``, ``12.3k``, ``1.2M``."""
+    for unit, size in (("M", 1e6), ("k", 1e3)):
+        if x >= size:
+            return f"{x / size:.3g}{unit}"
+    return f"{x:.3g}"
+
+
+def _clock(s: float) -> str:
+    """``7 s``, ``3 min 05 s``, ``2 h 04 min``; ``?`` when unknown."""
+    if not s == s or s == float("inf"):
+        return "?"
+    s = int(round(s))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60:02d} s"
+    return f"{s // 3600} h {s % 3600 // 60:02d} min"
+
+
 class Progress:
     """Minimal progress reporter: ``with Progress(total, "patterns") as p: p.update(k)``.
 
@@ -21,7 +41,9 @@ class Progress:
     total : int or None
         Expected number of units (None for an open-ended count).
     label : str
-        What is being counted.
+        The phase (``"enumerate"``, ``"bounds"``, ``"exact solves"``).
+    unit : str
+        What is counted (``"patterns"``); shown with the rate and, with a total, the ETA.
     enabled : bool or None
         Force on/off; None means "on iff the stream is a terminal".
     stream : file, optional
@@ -33,6 +55,7 @@ class Progress:
         total: int | None,
         label: str = "",
         *,
+        unit: str = "patterns",
         enabled: bool | None = None,
         stream: TextIO | None = None,
         min_interval: float = 0.2,
@@ -43,6 +66,7 @@ class Progress:
         self.enabled = enabled
         self.total = total
         self.label = label
+        self.unit = unit
         self.done = 0
         self.min_interval = min_interval
         self._t0 = time.perf_counter()
@@ -65,15 +89,23 @@ class Progress:
         self._draw(note)
 
     def _draw(self, note: str = "") -> None:
+        self.stream.write("\r" + self.line(note)[:119].ljust(119))
+        self.stream.flush()
+
+    def line(self, note: str = "") -> str:
+        """``bounds [#####-----] 1,234,567/2,626,398 patterns  210k/s  ETA 7 s  note``."""
         elapsed = time.perf_counter() - self._t0
+        rate = self.done / elapsed if elapsed > 0 else 0.0
+        speed = f"{_si(rate)}/s"
         if self.total:
             frac = min(1.0, self.done / self.total)
-            bar = "#" * int(30 * frac) + "-" * (30 - int(30 * frac))
-            msg = f"\r{self.label} [{bar}] {self.done}/{self.total} {elapsed:6.1f}s {note}"
+            bar = "#" * int(20 * frac) + "-" * (20 - int(20 * frac))
+            left = (self.total - self.done) / rate if rate > 0 else float("nan")
+            eta = f"ETA {_clock(left)}" if self.done < self.total else f"done in {_clock(elapsed)}"
+            msg = f"{self.label} [{bar}] {self.done:,}/{self.total:,} {self.unit}  {speed}  {eta}"
         else:
-            msg = f"\r{self.label} {self.done} {elapsed:6.1f}s {note}"
-        self.stream.write(msg[:120])
-        self.stream.flush()
+            msg = f"{self.label} {self.done:,} {self.unit}  {speed}  {_clock(elapsed)}"
+        return f"{msg}  {note}".rstrip()
 
     def close(self) -> None:
         if self.enabled:

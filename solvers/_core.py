@@ -251,7 +251,7 @@ def check_flat(ctx: Context, V: np.ndarray) -> FlatCheck:
     feasibility and its quotient recomputed.
     """
     prob, red = ctx.problem, ctx.red
-    te = top_eig(V.T @ ctx.Az @ V, V.T @ ctx.Bz @ V, bscale=ctx.bscale)
+    te = top_eig(V.T @ ctx.Az @ V, V.T @ ctx.Bz @ V, bscale=ctx.bscale, ascale=float(np.abs(ctx.Az).max()))
     if te.ambiguous:
         raise Fragile("B, or A on ker B, is between rounding and 1e-10 on a flat")
     value, upper = te.value * ctx.vfactor, upper_bound(ctx, te.value, te.bmin)

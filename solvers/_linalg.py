@@ -54,12 +54,14 @@ class TopEig:
 
 
 def top_eig(A: np.ndarray, B: np.ndarray, *, rtol: float = RANK_RTOL, eig_rtol: float = EIG_RTOL,
-            bscale: float = 0.0) -> TopEig:
+            bscale: float = 0.0, ascale: float = 0.0) -> TopEig:
     """Top generalized eigenvalue and eigenspace of the PSD pencil ``(A, B)``.
 
     Eigenvalues of ``B`` below ``rtol * max(lambda_max(B), bscale)`` count as
     zero (``bscale``: the size of the uncompressed ``B``, so that a flat
-    lying numerically in ``ker B`` gets ``-inf``).
+    lying numerically in ``ker B`` gets ``-inf``); ``A`` on ``ker B`` is measured
+    against ``max(max|A|, ascale)`` alike (``ascale``: the uncompressed ``A``; else a
+    flat nearly inside ``ker B``, where ``A`` and ``B`` are both tiny, would read ``+inf``).
     """
     n = A.shape[0]
     s, U = np.linalg.eigh(B)
@@ -68,7 +70,7 @@ def top_eig(A: np.ndarray, B: np.ndarray, *, rtol: float = RANK_RTOL, eig_rtol: 
     keep = s > rtol * ref
     amb = bool(np.any(~keep & (np.abs(s) > NOISE_RTOL * ref)))
     N = U[:, ~keep]
-    ascale = max(float(np.abs(A).max()), 1e-300)
+    ascale = max(float(np.abs(A).max()) if n else 0.0, ascale, 1e-300)
     an = float(np.abs(N.T @ A @ N).max()) if N.shape[1] else 0.0
     amb = amb or NOISE_RTOL * ascale < an <= rtol * ascale
     if not keep.any():

@@ -79,8 +79,12 @@ SEEN_RTOL = 1e-10
 #: Rows of ``G`` (reduced basis) shorter than this fraction of the longest are dropped as zero rows.
 ZERO_ROW_RTOL = 1e-12
 #: Margins (scaled units: cone-free bound 1, unit rows) keeping the seen ``ker B`` block of the slack
-#: definite, tried in turn while the rounding allowance of the Schur complement exceeds ``RETRY_RTOL``.
-KERNEL_MARGINS = (1e-9, 1e-8, 1e-7)
+#: definite: all those up to ``KERNEL_MARGIN_MIN_TRIED`` are tried (a margin costs about itself in
+#: tightness when the optimum lies on the boundary of ``ker B cap C``; the SDP's accuracy is not
+#: monotone in it), the larger ones in turn while the rounding allowance exceeds ``RETRY_RTOL``.
+KERNEL_MARGINS = (1e-11, 1e-10, 1e-9, 1e-8, 1e-7)
+#: Every kernel margin up to this one is tried; the best certified bound is kept.
+KERNEL_MARGIN_MIN_TRIED = 1e-9
 #: Relative size of the rounding allowance above which a larger kernel margin is tried.
 RETRY_RTOL = 1e-9
 #: With ``target``, the SDP is skipped when the cone-free bound is within this relative distance of it.
@@ -328,7 +332,7 @@ def _attempt(A: np.ndarray, B: np.ndarray, G: np.ndarray, W: np.ndarray, Z: np.n
         value, allowance = _certify(A, B, G, N)
         if value + allowance < best[0]:
             best = (value + allowance, N, status)
-        if allowance <= RETRY_RTOL * max(abs(value), _vscale(A, B)):
+        if margin >= KERNEL_MARGIN_MIN_TRIED and allowance <= RETRY_RTOL * max(abs(value), _vscale(A, B)):
             break
     return best
 

@@ -78,7 +78,7 @@ def random_features(n: int, N: int, seed: int, *, rank: int | None = None) -> np
 def moons_problem(n: int, K: int, seed: int, *, normalized: bool = False, n_neighbors: int = 6):
     """(X, L, basis) for noisy two moons with a knn graph."""
     X = two_moons(n, noise=0.1, seed=seed)
-    L = laplacian(sample_graph(X, kind="knn", n_neighbors=n_neighbors), normalized=normalized)
+    L = laplacian(sample_graph(X, kind="knn", n_neighbors=n_neighbors), kind="sym" if normalized else "combinatorial")
     with warnings.catch_warnings():  # ties at lambda_K are legitimate instances here
         warnings.simplefilter("ignore", SpectralTieWarning)
         return X, L, low_frequency_basis(L, K)

@@ -30,6 +30,7 @@ def files(tmp_path_factory):
     (d / "nan.json").write_text('{"format": NaN}')
     (d / "half.json").write_text('{"format": "relu-gating-certificate/2", "problem": {')
     np.save(d / "ckpt.npz", np.zeros(3))
+    np.save(d / "huge.npy", rng.normal(size=(1500, 4)))  # ~4e11 patterns: refused before any work
     return d
 
 
@@ -58,6 +59,12 @@ CASES = [
     (["verify", "{d}/half.json", "{d}/x.npy"], "certificate"),
     (["verify", "{d}/missing.json", "{d}/x.npy"], "certificate"),
     (["verify", "{d}/deep.json", "{d}/x.npy", "--require-alpha", "2"], "--require-alpha"),
+    (["best-neuron", "{d}/huge.npy"], "--max-patterns"),
+    (["demo", "--plot", "{d}/nope/x.png"], "--plot"),
+    (["demo", "--plot", "{d}"], "--plot"),
+    (["report", "{d}/x.npy", "--laplacian", "normalized"], "--laplacian"),
+    (["best-neuron", "{d}/x.npy", "--max-patterns", "10"], "max_patterns = 10"),
+    (["best-neuron", "{d}/x.npy", "--max-patterns", "0"], "--max-patterns"),
 ]
 
 
@@ -98,3 +105,27 @@ def test_json_outputs_are_strict(files, capsys, tmp_path):
     assert main(["verify", str(tmp_path / "c.json"), f"{files}/x.npy", "--K", "3", "--json"]) == 0
     rep = strict(capsys.readouterr().out)
     assert rep["valid"] and rep["exit_code"] == 0
+
+
+def test_ctrl_c_answers_within_a_second(tmp_path):
+    """SIGINT during a long run: exit 130 within about a second, saying what was saved."""
+    import signal
+
+    np.save(tmp_path / "big.npy", np.random.default_rng(0).normal(size=(300, 3)))  # 8.9M patterns: minutes
+    proc = subprocess.Popen([sys.executable, "-m", "relu_gating", "best-neuron", str(tmp_path / "big.npy"),
+                             "--K", "4", "--checkpoint", str(tmp_path / "ck.npz")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = proc.stderr.readline()  # the predicted size, printed just before the work starts
+        assert "gating patterns" in first, first
+        time.sleep(1.5)
+        assert proc.poll() is None
+        t0 = time.perf_counter()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+        latency = time.perf_counter() - t0
+    finally:
+        proc.kill()
+    assert proc.returncode == 130 and latency < 1.5, (latency, err)
+    last = err.strip().splitlines()[-1]
+    assert "interrupted" in last and ("saved" in last or "none saved" in last) and "Traceback" not in err

@@ -131,16 +131,16 @@ def test_lemma_3_2_monotone(inst, extra, mix):
 @given(inst=instance(), seed=st.integers(0, 2**20), none=st.booleans())
 def test_prop_4_5_marginal_gain_identity(inst, seed, none):
     H, U = inst
-    h = np.random.default_rng(seed).standard_normal(H.shape[0])
+    h = np.random.default_rng([seed, 45]).standard_normal(H.shape[0])  # a stream apart from random_features(seed)
     if none:
-        G = marginal_gain(None, h, U)
+        G = marginal_gain(h, U, None)
         np.testing.assert_allclose(G, captured_features(h, U), atol=1e-10)
         return
     if np.linalg.matrix_rank(H) == H.shape[0]:
         with pytest.raises(InputError, match="col\\(H\\)"):
-            marginal_gain(H, h, U)
+            marginal_gain(h, U, H)
         return
-    G = marginal_gain(H, h, U)
+    G = marginal_gain(h, U, H)
     # identity against recomputing N_K
     np.testing.assert_allclose(G, captured_features(np.column_stack([H, h]), U) - captured_features(H, U), atol=1e-8)
     # the explicit ratio ||M^T h||^2 / ||(I - Pi_H) h||^2 with an oracle projector
@@ -154,13 +154,25 @@ def test_marginal_gain_rejects_h_in_span_and_zero():
     U = random_basis(6, 2, 0)
     H = random_features(6, 3, 1)
     with pytest.raises(InputError, match="col\\(H\\)"):
-        marginal_gain(H, H @ np.array([1.0, -2.0, 0.5]), U)
+        marginal_gain(H @ np.array([1.0, -2.0, 0.5]), U, H)
     with pytest.raises(InputError, match="h must be nonzero"):
-        marginal_gain(H, np.zeros(6), U)
+        marginal_gain(np.zeros(6), U, H)
     with pytest.raises(InputError, match="h must have length 6"):
-        marginal_gain(H, np.ones(5), U)
+        marginal_gain(np.ones(5), U, H)
     with pytest.raises(InputError, match="H must have 6 rows"):
-        marginal_gain(H[:5], np.ones(6), U)
+        marginal_gain(np.ones(6), U, H[:5])
+
+
+def test_marginal_gain_bias_default_and_old_argument_order():
+    U = random_basis(6, 2, 0)
+    h = np.abs(random_features(6, 1, 2)[:, 0]) + np.arange(6.0)
+    ones = np.ones((6, 1))
+    assert marginal_gain(h, U) == pytest.approx(marginal_gain(h, U, ones), abs=1e-14)
+    with pytest.warns(DeprecationWarning, match="marginal_gain\\(h, U_K, features=H\\)"):
+        old = marginal_gain(ones, h, U)
+    assert old == pytest.approx(marginal_gain(h, U, ones), abs=1e-14)
+    with pytest.raises(InputError, match="features must be 'bias'"):
+        marginal_gain(h, U, "ones")
 
 
 # ---------------------------------------------------------------- other metrics

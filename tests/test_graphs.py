@@ -31,7 +31,7 @@ def test_path_laplacian_entries_by_hand():
     L = laplacian(path_graph(4))
     expected = np.array([[1, -1, 0, 0], [-1, 2, -1, 0], [0, -1, 2, -1], [0, 0, -1, 1]], float)
     np.testing.assert_array_equal(L, expected)
-    Ls = laplacian(path_graph(3), normalized=True)
+    Ls = laplacian(path_graph(3), kind="sym")
     r = 1 / np.sqrt(2)
     np.testing.assert_allclose(Ls, [[1, -r, 0], [-r, 1, -r], [0, -r, 1]], atol=1e-15)
 
@@ -40,7 +40,7 @@ def test_path_laplacian_entries_by_hand():
 def test_path_spectra(n):
     np.testing.assert_allclose(np.linalg.eigvalsh(laplacian(path_graph(n))), path_spectrum(n), atol=1e-12)
     np.testing.assert_allclose(
-        np.linalg.eigvalsh(laplacian(path_graph(n), normalized=True)), path_sym_spectrum(n), atol=1e-12
+        np.linalg.eigvalsh(laplacian(path_graph(n), kind="sym")), path_sym_spectrum(n), atol=1e-12
     )
 
 
@@ -49,7 +49,7 @@ def test_cycle_spectra(n):
     np.testing.assert_allclose(np.linalg.eigvalsh(laplacian(cycle_graph(n))), cycle_spectrum(n), atol=1e-12)
     # 2-regular: L_sym = L / 2
     np.testing.assert_allclose(
-        np.linalg.eigvalsh(laplacian(cycle_graph(n), normalized=True)), cycle_spectrum(n) / 2, atol=1e-12
+        np.linalg.eigvalsh(laplacian(cycle_graph(n), kind="sym")), cycle_spectrum(n) / 2, atol=1e-12
     )
 
 
@@ -57,7 +57,7 @@ def test_complete_and_two_cliques_spectra():
     n = 6
     np.testing.assert_allclose(np.linalg.eigvalsh(laplacian(complete_graph(n))), [0] + [n] * (n - 1), atol=1e-12)
     np.testing.assert_allclose(
-        np.linalg.eigvalsh(laplacian(complete_graph(n), normalized=True)), [0] + [n / (n - 1)] * (n - 1), atol=1e-12
+        np.linalg.eigvalsh(laplacian(complete_graph(n), kind="sym")), [0] + [n / (n - 1)] * (n - 1), atol=1e-12
     )
     a, b = 3, 5
     W = two_cliques(a, b)
@@ -65,7 +65,7 @@ def test_complete_and_two_cliques_spectra():
         np.linalg.eigvalsh(laplacian(W)), [0, 0] + [a] * (a - 1) + [b] * (b - 1), atol=1e-12
     )
     np.testing.assert_allclose(
-        np.linalg.eigvalsh(laplacian(W, normalized=True)),
+        np.linalg.eigvalsh(laplacian(W, kind="sym")),
         np.sort([0, 0] + [a / (a - 1)] * (a - 1) + [b / (b - 1)] * (b - 1)),
         atol=1e-12,
     )
@@ -77,7 +77,7 @@ def test_sparse_in_sparse_out_and_matches_csgraph():
     assert sp.issparse(L)
     np.testing.assert_allclose(L.toarray(), csgraph.laplacian(W.toarray()), atol=1e-12)
     np.testing.assert_allclose(
-        laplacian(W, normalized=True).toarray(), csgraph.laplacian(W.toarray(), normed=True), atol=1e-12
+        laplacian(W, kind="sym").toarray(), csgraph.laplacian(W.toarray(), normed=True), atol=1e-12
     )
 
 
@@ -97,7 +97,7 @@ def test_quadratic_forms_equation_1(n, seed):
     brute = np.sum(W[iu] * (x[iu[0]] - x[iu[1]]) ** 2)
     brute_sym = np.sum(W[iu] * (x[iu[0]] / np.sqrt(d[iu[0]]) - x[iu[1]] / np.sqrt(d[iu[1]])) ** 2)
     np.testing.assert_allclose(x @ laplacian(W) @ x, brute, rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(x @ laplacian(W, normalized=True) @ x, brute_sym, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(x @ laplacian(W, kind="sym") @ x, brute_sym, rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.parametrize(

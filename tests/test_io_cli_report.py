@@ -192,7 +192,7 @@ def test_cli_report_json_and_text(main, moons_npz, capsys):
     assert out["coverage_gap"] == pytest.approx(coverage_gap(p.Phi, p.U_K), abs=1e-12)
     assert out["captured_features"] == pytest.approx(captured_features(p.Phi, p.U_K), abs=1e-12)
     assert out["coverage_deficit"] == pytest.approx(4 - out["captured_features"], abs=1e-10)
-    assert out["description"]["n_neighbors"] == 6
+    assert out["input"]["n_neighbors"] == 6 and "/" not in out["input"]["input_name"]
     assert main(["report", str(path), "--graph", "epsilon", "--laplacian", "sym"]) == 0
     text = capsys.readouterr().out
     assert "coverage gap" in text and "K = 8" in text

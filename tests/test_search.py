@@ -149,7 +149,7 @@ def test_neuron_value_matches_coverage_formulas():
     h = np.maximum(Phi @ theta, 0)
     assert neuron_value(Phi, U_K, theta) == pytest.approx(captured_features(h[:, None], U_K), abs=1e-12)
     H = np.ones((15, 1))
-    assert neuron_value(Phi, U_K, theta, "bias") == pytest.approx(marginal_gain(H, h, U_K), abs=1e-12)
+    assert neuron_value(Phi, U_K, theta, "bias") == pytest.approx(marginal_gain(h, U_K, H), abs=1e-12)
     with pytest.raises(InputError, match="excluded"):
         neuron_value(Phi, U_K, np.array([0.0, 0.0, -1.0]))
 
@@ -229,3 +229,17 @@ def test_features_containing_col_phi_prune_the_all_active_pattern():
     all_active = np.flatnonzero(res.masks.all(axis=1))
     assert res.bounds[all_active[0]] == 0.0
     assert verify(res, Phi, U_K, Phi).valid
+
+
+@pytest.mark.parametrize("features", ["bias", None])
+def test_theta_has_the_documented_scale(features):
+    """theta is normalized so that ||(I - Pi_H) relu(Phi theta)|| = 1 (||h|| = 1 without features)."""
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(25, 2)) * [1.0, 300.0] + 40.0
+    Phi = np.c_[X, np.ones(25)]
+    U_K = np.linalg.qr(rng.normal(size=(25, 3)))[0]
+    res = best_neuron(Phi, U_K, features=features)
+    h = np.maximum(Phi @ res.theta, 0)
+    if features == "bias":
+        h = h - h.mean()
+    assert np.linalg.norm(h) == pytest.approx(1.0, rel=1e-7)  # the polish moves theta by rounding-level steps

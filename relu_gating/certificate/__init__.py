@@ -2,13 +2,17 @@
 
 * :func:`result_to_dict` / :func:`load_certificate`: the format (version
   ``relu-gating-certificate/2``, documented in ``FORMAT.md`` beside this package);
+* :func:`save_binary` / :func:`read_binary_meta`: the binary ``.npz`` form
+  (``relu-gating-certificate-npz/1``), written and verified as a stream;
 * :func:`verify`: re-checks a certificate against the problem stated by the
   caller, with its own tolerances and its own short checks of the evidence
   (no solver code of the search is imported).
 """
 
 from relu_gating.certificate._format import FORMAT, Certificate, load_certificate, parse_certificate, result_to_dict
+from relu_gating.certificate._binary import BINARY_FORMAT, is_binary, read_binary_meta, save_binary
 from relu_gating.certificate._verify import BOUND_SLACK, EXCLUDE_RTOL, VALUE_TOL, VerifyReport, prove_bounds, verify
 
 __all__ = ["FORMAT", "Certificate", "load_certificate", "parse_certificate", "result_to_dict", "verify",
-           "VerifyReport", "prove_bounds", "VALUE_TOL", "BOUND_SLACK", "EXCLUDE_RTOL"]
+           "VerifyReport", "prove_bounds", "VALUE_TOL", "BOUND_SLACK", "EXCLUDE_RTOL", "BINARY_FORMAT", "is_binary",
+           "read_binary_meta", "save_binary"]

@@ -40,8 +40,12 @@ def _sha(a: Any) -> str | None:
 
 def result_to_dict(res: Any) -> dict:
     """JSON-ready certificate of a :class:`~relu_gating.search.NeuronResult`."""
+    if getattr(res, "tree", None) is not None:  # branch and bound: the tree certificate (._tree)
+        from relu_gating.certificate._tree import tree_to_dict
+
+        return tree_to_dict(res)
     n = res.pattern.size
-    packed = np.packbits(res.masks, axis=1)
+    packed = np.asarray(res.packed) if hasattr(res, "packed") else np.packbits(res.masks, axis=1)
     return {
         "format": FORMAT,
         "problem": {"n": int(n), "m": int(res.theta.size), "K": int(res.K), "objective": res.objective,

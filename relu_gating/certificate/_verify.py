@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from relu_gating.certificate._format import Certificate, load_certificate, parse_certificate
+from relu_gating.certificate._format import FORMAT, Certificate, load_certificate, parse_certificate
 from relu_gating.certificate._problem import StatedProblem, pow2_scales, state_problem
 from relu_gating.certificate._proofs import cap_bound, dual_bound, exact_slack_pd, pattern_pencils, pencil_bounds, support_bounds
 
@@ -30,6 +30,8 @@ BOUND_SLACK = 1e-7
 EXCLUDE_RTOL = 1e-9
 #: A dual-evidence bound proven in floats more than this above its claim is re-proven exactly.
 EXACT_TRIGGER = 1e-10
+#: At most this many claims without evidence are re-proven exactly (a few ms each) when floats fall short.
+EXACT_PENCIL_LIMIT = 20_000
 #: Patterns per batch of the bound proofs (bounded memory).
 CHUNK = 4096
 _BOUND, _EXACT, _PRUNED = 1, 2, 3
@@ -77,7 +79,11 @@ class VerifyReport:
 def _problem_mismatch(c: Certificate, P: StatedProblem) -> list[str]:
     """How the certificate's recorded problem differs from the stated one (empty if it does not)."""
     rec = c.d["problem"]
-    stated = {"n": P.n, "m": P.Phi.shape[1], "K": P.U.shape[1], "objective": P.objective, "features": P.features}
+    if rec.get("features") != P.features:  # one reason: the objective follows from the features
+        return [f"the certificate was computed with features = {rec.get('features')!r} (objective "
+                f"{rec.get('objective')!r}); state the same features to verify it (features= of verify, "
+                f"--features of the CLI), not {P.features!r}"]
+    stated = {"n": P.n, "m": P.Phi.shape[1], "K": P.U.shape[1], "objective": P.objective}
     out = [f"{k} = {rec.get(k)!r} in the certificate, {v!r} in the stated problem"
            for k, v in stated.items() if rec.get(k) != v]
     if P.features == "array" and rec.get("features") == "array" and rec.get("features_sha256") != P.features_sha256:
@@ -162,11 +168,23 @@ def _prove(P: StatedProblem, masks: np.ndarray, claims: np.ndarray, evidence: di
     for i, (rows, N) in evidence.items():
         if 0 <= i < out.size:
             out[i] = min(out[i], _dual_proof(P, masks[i], claims[i], rows, N))
+    # claims the float allowance is too coarse for (ill-conditioned B_S): an exact rational proof
+    # that claim B_S - A_S is positive definite (the pencil bound, no evidence needed)
+    coarse = np.flatnonzero((out > claims + BOUND_SLACK) & np.isfinite(claims) & ~pruned)
+    for i in coarse[:EXACT_PENCIL_LIMIT]:
+        if int(i) not in evidence and _exact_pencil(P, masks[i], claims[i]):
+            out[i] = claims[i]
     # a pattern with no admissible neuron needs no bound, whatever it was settled as
     for i in np.flatnonzero(pruned | (out > claims + BOUND_SLACK)):
         if _excluded(P, masks[i]):
             out[i] = -np.inf
     return out
+
+
+def _exact_pencil(P: StatedProblem, mask: np.ndarray, claim: float) -> bool:
+    """``claim B_S - A_S`` positive definite in exact rationals (the verifier's basis taken as exact)."""
+    empty = np.zeros((0, P.Q.shape[1]))
+    return exact_slack_pd(claim, P.Q, P.M, P.QH, mask, empty, np.zeros((0, 0)))
 
 
 def _dual_proof(P: StatedProblem, mask: np.ndarray, claim: float, rows: np.ndarray, N: np.ndarray) -> float:
@@ -195,7 +213,7 @@ def verify(certificate: Any, Phi: Any, U_K: Any, features: Any = "bias") -> Veri
 
     Parameters
     ----------
-    certificate : NeuronResult, dict, JSON string or path to a JSON file
+    certificate : NeuronResult, dict, JSON string, path to a JSON file or to a binary ``.npz`` one
     Phi : array_like, shape (n, m)
     U_K : array_like, shape (n, K)
     features : "bias" (default), None, "none" or array_like, shape (n, q)
@@ -220,7 +238,22 @@ def verify(certificate: Any, Phi: Any, U_K: Any, features: Any = "bias") -> Veri
     global cap, or its dual evidence; certification is judged with the
     proven bounds.
     """
-    c = parse_certificate(load_certificate(certificate))
+    from relu_gating.certificate._binary import is_binary
+
+    if is_binary(certificate):  # the .npz form, verified as a stream (._binary_verify)
+        from relu_gating.certificate._binary_verify import verify_binary
+
+        return verify_binary(certificate, Phi, U_K, features)
+    d = load_certificate(certificate)
+    if d.get("kind") == "tree":  # the branch and bound's tree certificate (._tree)
+        from relu_gating.certificate._tree import verify_tree
+
+        if d.get("format") != FORMAT:
+            from relu_gating.errors import CertificateError
+
+            raise CertificateError(f"certificate format must be {FORMAT!r}, got {d.get('format')!r}")
+        return verify_tree(d, state_problem(Phi, U_K, features))
+    c = parse_certificate(d)
     P = state_problem(Phi, U_K, features)
     mismatch = _problem_mismatch(c, P)
     if mismatch:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import warnings
 from typing import Sequence
 
 from relu_gating.errors import ReluGatingError
@@ -25,6 +26,7 @@ _COMMANDS = {
     "verify": "verify",
     "patterns": "patterns",
     "report": "report",
+    "experiment": "experiment",
 }
 
 
@@ -59,6 +61,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version, or a one-line usage error
         return int(exc.code or 0)
+    shown = warnings.showwarning
+    if not args.debug:  # warnings as one line naming the command (none with --quiet), not a source line
+        warnings.showwarning = _one_line_warning(args.command, getattr(args, "quiet", False))
     try:
         return int(args.run(args) or 0)
     except ReluGatingError as exc:
@@ -72,6 +77,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (| head): not an error of ours
         _quiet_stdout()
         return 0
+    finally:
+        warnings.showwarning = shown
+
+
+def _one_line_warning(command: str, quiet: bool):
+    def show(message, category, filename, lineno, file=None, line=None):  # noqa: ARG001 - signature of showwarning
+        if not quiet:
+            print(f"relu-gating {command}: warning: {message}", file=sys.stderr)
+    return show
 
 
 def _quiet_stdout() -> None:

@@ -5,10 +5,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
+import time
 import zipfile
+from typing import Any
 
 import numpy as np
 
+from relu_gating.cli._json import dumps
+from relu_gating._interrupt import Interrupted, run_interruptible
 from relu_gating._files import atomic_write, check_writable, file_sha256
 from relu_gating.search.state import check_checkpoint_path
 from relu_gating.errors import InputError
@@ -35,18 +40,41 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentP
     p.add_argument("--alpha", type=float, default=1.0, help="certify value >= alpha * bound (default 1: exact)")
     p.add_argument("--method", default="auto", choices=("auto", "faces", "dnn", "spectral"),
                    help="per-pattern exact method of solvers/ (default auto)")
-    p.add_argument("--max-patterns", type=int, default=None, help="refuse jobs with more patterns than this")
+    p.add_argument("--max-patterns", type=_max_patterns, default="auto", metavar="N|auto|none",
+                   help="refuse, before any work, inputs with more patterns than this (Cover's bound; default "
+                        "auto: what fits in half this machine's memory, at most 30 million)")
     p.add_argument("--checkpoint", default=None, metavar="FILE.npz",
                    help="save progress here; rerunning the same command resumes from it")
+    p.add_argument("--memory", default=None, metavar="SIZE",
+                   help="stream the search within this memory budget (e.g. 2G, 512M): patterns are enumerated, "
+                        "bounded and written part by part; pair with --out CERT.npz for large problems")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="run the chunks on a Dask cluster (needs the 'dask' extra)")
     p.add_argument("--scheduler-timeout", type=float, default=5.0, metavar="SECONDS",
                    help="give up on an unreachable --scheduler after this long (default 5)")
     p.add_argument("--json", action="store_true", help="print a JSON summary to stdout")
-    p.add_argument("--out", default=None, metavar="CERT.json", help="write the full certificate here")
+    p.add_argument("--out", default=None, metavar="CERT.json|CERT.npz",
+                   help="write the full certificate here (.npz: the binary form, written as a stream)")
     p.add_argument("--quiet", action="store_true", help="no progress output")
+    p.add_argument("--strategy", default="enumerate", choices=("enumerate", "branch-and-bound", "auto"),
+                   help="enumerate every chamber (default), branch and bound over the arrangement (a tree "
+                        "certificate), or auto (by the predicted chamber count)")
+    p.add_argument("--max-seconds", type=float, default=None, metavar="SECONDS",
+                   help="branch and bound: stop after this long with the incumbent and the alpha reached")
     p.set_defaults(run=run)
     return p
+
+
+def _max_patterns(text: str):
+    if text in ("auto", "none"):
+        return None if text == "none" else "auto"
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, 'auto' or 'none', got {text!r}")
+    return value
 
 
 def features_from_spec(spec: str | None, data_H: np.ndarray | None, n: int) -> tuple[object, str]:
@@ -106,7 +134,7 @@ def _executor(address: str | None, timeout: float = 5.0):
     try:
         from dask.distributed import Client
     except ImportError as exc:  # pragma: no cover - depends on the extra
-        raise InputError("--scheduler needs dask.distributed: pip install 'relu-gating[dask]'") from exc
+        raise InputError('--scheduler needs dask.distributed: pip install ".[dask]" from the repository root') from exc
     try:
         return Client(address, timeout=timeout)
     except (OSError, TimeoutError) as exc:
@@ -120,29 +148,104 @@ def run(args: argparse.Namespace) -> int:
         check_writable(args.out, "--out")
     if args.checkpoint:
         check_checkpoint_path(args.checkpoint, "--checkpoint")
+    if args.memory is not None:
+        from relu_gating.search._stream import parse_memory
+
+        parse_memory(args.memory, "--memory")
+        if args.checkpoint:
+            raise InputError("--checkpoint is not available with --memory (a streamed run keeps its own files)")
     problem = problem_from_args(args)
     features, spec = features_from_spec(args.features, problem.H, problem.n)
     progress = None if not args.quiet else False
+    strategy = _strategy(args, problem.Phi)
+    if strategy == "branch-and-bound":  # main thread: Ctrl-C ends the search with a valid tree certificate
+        res = best_neuron(problem.Phi, problem.U_K, features=features, alpha=args.alpha, method=args.method,
+                          progress=progress, strategy=strategy, max_seconds=args.max_seconds)
+        return _report(args, res, problem, spec)
+    announce_plan(problem.Phi, args.max_patterns, args.quiet)
     client = _executor(args.scheduler, args.scheduler_timeout)
     try:
-        res = best_neuron(problem.Phi, problem.U_K, features=features, alpha=args.alpha, method=args.method,
-                          max_patterns=args.max_patterns, checkpoint=args.checkpoint, executor=client,
-                          progress=progress)
+        res = run_interruptible(lambda: best_neuron(
+            problem.Phi, problem.U_K, features=features, alpha=args.alpha, method=args.method,
+            max_patterns=args.max_patterns, checkpoint=args.checkpoint, executor=client, progress=progress,
+            memory=args.memory))
+    except Interrupted as exc:
+        return interrupted(exc, args.checkpoint)
     finally:
         if client is not None:
             client.close()
-    cert = res.to_dict()
-    cert["input"] = input_record(problem, args.input, spec)
-    if args.out:
-        atomic_write(args.out, lambda fh: json.dump(cert, fh))
+    return _report(args, res, problem, spec)
+
+
+def _strategy(args: argparse.Namespace, Phi: np.ndarray) -> str:
+    """``--strategy`` resolved (auto: by the predicted chamber count, or branch and bound with --max-seconds)."""
+    from relu_gating.search.bnb import check_strategy, choose_strategy
+
+    check_strategy(args.strategy, args.max_seconds)
+    if args.max_seconds is not None and args.strategy == "enumerate":
+        raise InputError("--max-seconds applies to --strategy branch-and-bound or auto")
+    busy = args.checkpoint or args.memory is not None or args.scheduler
+    if args.strategy == "branch-and-bound" and busy:
+        raise InputError("--checkpoint, --memory and --scheduler apply to --strategy enumerate only")
+    if args.strategy != "enumerate" and args.out and args.out.lower().endswith(".npz"):
+        raise InputError("--out CERT.npz (binary) holds pattern lists; a branch-and-bound tree is written as .json")
+    if args.strategy == "auto":
+        if busy:
+            return "enumerate"
+        return "branch-and-bound" if args.max_seconds is not None else choose_strategy(Phi, "auto")
+    return args.strategy
+
+
+def _report(args: argparse.Namespace, res: Any, problem: Any, spec: str) -> int:
+    """Write the certificate (--out) and print the summary (--json) or the text report."""
+    record = input_record(problem, args.input, spec)
+    if args.out and args.out.lower().endswith(".npz"):  # binary: streamed, the summary from its meta
+        from relu_gating.certificate._binary import binary_meta, save_binary
+
+        save_binary(res, args.out, {"input": record})
+        cert = binary_meta(res, {"input": record})
+    else:
+        cert = res.to_dict()
+        cert["input"] = record
+        if args.out:
+            atomic_write(args.out, lambda fh: json.dump(cert, fh, allow_nan=False))
     if args.json:
         summary = summary_dict(cert)
         if args.out:
-            summary["certificate"] = os.path.abspath(args.out)
-        print(json.dumps(summary, indent=2))
+            summary["certificate"] = args.out
+        print(dumps(summary, "best-neuron"))
     else:
         print(format_result(res, cert))
     return 0
+
+
+def announce_plan(Phi, max_patterns, quiet: bool) -> None:
+    """Say the predicted size on stderr before the work (and refuse an oversize input now)."""
+    from relu_gating.search.plan import check_max_patterns, plan_query
+
+    plan = plan_query(Phi)
+    limit = check_max_patterns(max_patterns, *Phi.shape)
+    if not quiet and (limit is None or plan.patterns <= limit):
+        print(f"relu-gating best-neuron: {plan.describe()}", file=sys.stderr)
+
+
+def interrupted(exc: Interrupted, checkpoint: str | None) -> int:
+    """Report an interrupt: whether the checkpoint holds the work; exit now if the worker is still busy."""
+    if checkpoint and exc.finished:
+        msg = f"interrupted; checkpoint saved to {checkpoint}: rerun the same command to resume"
+    elif checkpoint and os.path.exists(checkpoint):
+        age = time.time() - os.path.getmtime(checkpoint)
+        msg = f"interrupted; {checkpoint} holds the work saved {age:.0f} s ago: rerun the same command to resume"
+    elif checkpoint:
+        msg = "interrupted before the first checkpoint was written (none saved)"
+    else:
+        msg = "interrupted (nothing saved; --checkpoint FILE keeps the work of a long run)"
+    print(f"relu-gating best-neuron: {msg}", file=sys.stderr)
+    sys.stderr.flush()
+    if not exc.finished:  # the worker is inside a long numpy call: do not wait for it
+        sys.stdout.flush()
+        os._exit(130)
+    return 130
 
 
 def format_result(res, cert: dict) -> str:

@@ -11,12 +11,13 @@ fixed-gating local search) find, and how far they stay below the optimum.
 from __future__ import annotations
 
 import argparse
-import json
 import time
 
 import numpy as np
 
 from relu_gating.data.io import InputData, resolve_problem
+from relu_gating.cli._json import dumps
+from relu_gating._files import check_writable
 
 __all__ = ["add_parser", "run"]
 
@@ -41,6 +42,9 @@ def run(args: argparse.Namespace) -> int:
     from relu_gating.data.datasets import two_moons
     from relu_gating.search.front import best_neuron
 
+    if args.plot:  # before the work: a missing matplotlib or an unwritable path is said now
+        _require_matplotlib()
+        check_writable(args.plot, "--plot")
     X = two_moons(args.n, noise=args.noise, seed=args.seed)
     prob = resolve_problem(InputData(path="<two_moons>", X=X), K=args.K)
     t0 = time.perf_counter()
@@ -53,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     loc = local_search(prob.Phi, prob.U_K, features="bias", n_starts=20, seed=args.seed)
     t_loc = time.perf_counter() - t0
     out = {
-        "data": {"name": "two_moons", "n": args.n, "noise": args.noise, "seed": args.seed, "K": prob.K,
+        "input": {"input_name": "two_moons", "n": args.n, "noise": args.noise, "seed": args.seed, "K": prob.K,
                  "graph": prob.description.get("graph"), "laplacian": prob.description.get("laplacian")},
         "certified": {"value": res.value, "upper_bound": res.upper_bound, "certified": res.certified,
                       "theta": res.theta.tolist(), "n_patterns": res.n_patterns, "n_exact": res.n_exact,
@@ -66,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         _plot(args.plot, X, prob, res)
         out["plot"] = args.plot
     if args.json:
-        print(json.dumps(out, indent=2))
+        print(dumps(out, "demo"))
         return 0
     rel = lambda v: 100.0 * (res.value - v) / res.value if res.value > 0 else 0.0  # noqa: E731
     print(f"two moons: n = {args.n}, noise = {args.noise}, kNN graph, combinatorial Laplacian, K = {prob.K}")
@@ -85,16 +89,20 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _plot(path: str, X: np.ndarray, prob, res) -> None:
+def _require_matplotlib() -> None:
     try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        import matplotlib  # noqa: F401
     except ImportError as exc:  # pragma: no cover - optional extra
         from relu_gating.errors import InputError
 
-        raise InputError("--plot needs matplotlib: pip install 'relu-gating[plot]'") from exc
+        raise InputError('--plot needs matplotlib: pip install ".[plot]" from the repository root') from exc
+
+
+def _plot(path: str, X: np.ndarray, prob, res) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
     h = np.maximum(prob.Phi @ res.theta, 0)
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     sc = axes[0].scatter(X[:, 0], X[:, 1], c=h, cmap="viridis", s=18)

@@ -14,7 +14,6 @@ count=n).astype(bool)``), ``witnesses`` (float64, (N, m)), ``n`` and ``Phi``.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 
@@ -23,6 +22,7 @@ import numpy as np
 from relu_gating._files import atomic_write, check_writable
 from relu_gating.data.io import load_input
 from relu_gating.patterns import check_completeness, count_patterns, enumerate_patterns
+from relu_gating.cli._json import dumps
 
 __all__ = ["add_parser", "run"]
 
@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
                                                                n=np.int64(ps.n), Phi=Phi), binary=True)
         out["out"] = args.out
     if args.json:
-        print(json.dumps(out, indent=2))
+        print(dumps(out, "patterns"))
     else:
         print(f"{out['count']} patterns (expected {out['expected']}, {out['count_method']}), rank {ps.rank}, "
               f"n = {ps.n}, m = {ps.m}, {seconds:.3f} s")

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import warnings
 
 from relu_gating.cli._common import add_input_arguments, problem_from_args
+from relu_gating.cli._json import dumps
 
 __all__ = ["add_parser", "run"]
 
@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"relu-gating report: warning: {w.message}", file=sys.stderr)
     rep = coverage_report(problem)
     if args.json:
-        print(json.dumps(rep.to_dict(), indent=2))
+        print(dumps(rep.to_dict(), "report"))
     else:
         print(rep.format())
     return 0

@@ -11,11 +11,11 @@ required, 1 invalid, 2 unusable input, 3 valid but weaker than required
 from __future__ import annotations
 
 import argparse
-import json
 
-from relu_gating.certificate import VALUE_TOL, load_certificate, verify
+from relu_gating.certificate import VALUE_TOL, is_binary, load_certificate, read_binary_meta, verify
 from relu_gating.cli._common import add_input_arguments, problem_from_args
 from relu_gating.cli.best_neuron import PROBLEM_OPTIONS, features_from_spec
+from relu_gating.cli._json import dumps
 
 __all__ = ["add_parser", "run", "EXIT_OK", "EXIT_INVALID", "EXIT_WEAKER"]
 
@@ -29,13 +29,14 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentP
                                    "value of theta, every pattern's bound and its evidence, the completeness of "
                                    "the pattern set and the certification. Exit 0 certified as required, "
                                    "1 invalid, 2 unusable input, 3 valid but weaker than --require-alpha.")
-    p.add_argument("certificate", metavar="CERT.json")
+    p.add_argument("certificate", metavar="CERT.json|CERT.npz")
     add_input_arguments(p)
     p.add_argument("--features", default=None, metavar="bias|none|FILE",
                    help="features of the query, as for best-neuron (default: H from INPUT if present, else bias)")
     p.add_argument("--require-alpha", type=float, default=1.0, metavar="A",
                    help="exit 3 unless the certificate proves value >= A * upper bound - 1e-9 (default 1: exact)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--quiet", action="store_true", help="no progress or warnings on stderr")
     p.set_defaults(run=run)
     return p
 
@@ -49,28 +50,55 @@ def _option_mismatch(cert: dict, problem, spec: str) -> list[str]:
             if k in rec and rec.get(k) != v]
 
 
+def _size(path: str) -> str:
+    import os
+
+    try:
+        return f"{os.path.getsize(path) / 1e6:,.1f} MB"
+    except OSError:
+        return "size unknown"
+
+
+def _stage_printer(quiet: bool):
+    """Stage lines with elapsed seconds on stderr, on a terminal only (progress of a long verification)."""
+    import sys
+    import time
+
+    t0 = time.perf_counter()
+    on = not quiet and sys.stderr.isatty()
+
+    def say(msg: str) -> None:
+        if on:
+            print(f"relu-gating verify: [{time.perf_counter() - t0:6.1f} s] {msg} ...", file=sys.stderr, flush=True)
+    return say
+
+
 def run(args: argparse.Namespace) -> int:
     from relu_gating.errors import InputError
 
     if not 0 < args.require_alpha <= 1:
         raise InputError(f"--require-alpha must be in (0, 1], got {args.require_alpha!r}")
-    cert = load_certificate(args.certificate)
+    binary = is_binary(args.certificate)  # .npz: only its meta here; verify() streams the rest
+    say = _stage_printer(args.quiet)
+    say(f"reading {args.certificate} ({_size(args.certificate)})")
+    cert = read_binary_meta(args.certificate) if binary else load_certificate(args.certificate)
+    say(f"checking {cert.get('n_patterns', '?'):,} patterns against the stated problem" if isinstance(
+        cert.get("n_patterns"), int) else "checking the certificate against the stated problem")
     problem = problem_from_args(args)
     features, spec = features_from_spec(args.features, problem.H, problem.n)
     differ = _option_mismatch(cert, problem, spec)
-    report = verify(cert, problem.Phi, problem.U_K, features)
+    report = verify(args.certificate if binary else cert, problem.Phi, problem.U_K, features)
     reasons = (["certificate was made for other problem options: " + "; ".join(differ)] if differ else [])
     reasons += list(report.reasons)
     valid = report.valid and not differ
     strong = valid and report.value >= args.require_alpha * report.upper_bound - VALUE_TOL
     code = EXIT_OK if strong else (EXIT_WEAKER if valid else EXIT_INVALID)
     if args.json:
-        print(json.dumps({"valid": valid, "certified": report.certified, "value": report.value,
-                          "upper_bound": report.upper_bound, "alpha": report.alpha,
-                          "alpha_proven": report.alpha_proven, "require_alpha": args.require_alpha,
-                          "exit_code": code, "reasons": reasons, "checks": report.checks},
-                         indent=2, default=str, allow_nan=False) if valid else
-              json.dumps({"valid": False, "exit_code": code, "reasons": reasons}, indent=2))
+        print(dumps({"valid": valid, "certified": report.certified, "value": report.value,
+                     "upper_bound": report.upper_bound, "alpha": report.alpha,
+                     "alpha_proven": report.alpha_proven, "require_alpha": args.require_alpha,
+                     "exit_code": code, "reasons": reasons, "checks": report.checks}, "verify", default=str)
+              if valid else dumps({"valid": False, "exit_code": code, "reasons": reasons}, "verify"))
     else:
         verdict = {EXIT_OK: "VALID, certified", EXIT_WEAKER: "VALID, but weaker than required",
                    EXIT_INVALID: "INVALID"}[code]

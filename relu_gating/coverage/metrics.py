@@ -19,6 +19,8 @@ Paper: Def 1.1, Sec "Coverage", Def 3.4, Lemma 3.5, Prop 4.1, Prop 4.5.
 
 from __future__ import annotations
 
+import warnings
+
 from dataclasses import dataclass
 from typing import Any
 
@@ -206,7 +208,8 @@ def principal_angles(A: Any, B: Any, *, rtol: float | None = None) -> np.ndarray
     return np.where(cos ** 2 > 0.5, ang_s, ang_c)
 
 
-def marginal_gain(H: Any, h: Any, U_K: Any, *, rtol: float | None = None, gtol: float = 1e-10) -> float:
+def marginal_gain(h: Any, U_K: Any, features: Any = "bias", *, rtol: float | None = None,
+                  gtol: float = 1e-10) -> float:
     r"""Marginal gain of appending ``h`` to the features ``H`` (Prop 4.5).
 
     .. math::
@@ -215,13 +218,17 @@ def marginal_gain(H: Any, h: Any, U_K: Any, *, rtol: float | None = None, gtol: 
                = \frac{\|M^T h\|_2^2}{\|(I - \Pi_H) h\|_2^2},
         \qquad M = (I - \Pi_H) U_K .
 
+    The arguments follow :func:`relu_gating.best_neuron`: the neuron, ``U_K``,
+    then the features (the same default, ``"bias"``).
+
     Parameters
     ----------
-    H : array_like, shape (n, N), or None
-        Existing features; ``None`` means no features (then ``G = N_K(h)``).
     h : array_like, shape (n,)
-        The new feature.
+        The new feature (for a neuron, ``relu(Phi @ theta)``).
     U_K : array_like, shape (n, K)
+    features : "bias" (default), None or array_like, shape (n, q)
+        Existing features ``H``: ``"bias"`` is the ones column; ``None`` means
+        no features (then ``G = N_K(h)``).
     gtol : float
         ``h`` counts as lying in ``col(H)`` when
         ``||(I - Pi_H) h|| <= gtol * ||h||``.
@@ -231,7 +238,22 @@ def marginal_gain(H: Any, h: Any, U_K: Any, *, rtol: float | None = None, gtol: 
     InputError
         ``h = 0`` or ``h`` in ``col(H)``: the gain is then not defined (0/0),
         such neurons are excluded rather than given value 0.
+
+    Notes
+    -----
+    The order ``marginal_gain(H, h, U_K)`` of version 0.2 is still understood
+    (recognised by ``h`` being one-dimensional) with a DeprecationWarning.
     """
+    if np.ndim(U_K) == 1 and (features is None or np.ndim(features) == 2):  # 0.2 order (H, h, U_K)
+        warnings.warn("marginal_gain(H, h, U_K) is deprecated; call marginal_gain(h, U_K, features=H)",
+                      DeprecationWarning, stacklevel=2)
+        h, U_K, features = U_K, features, h
+    if isinstance(features, str):
+        if features != "bias":
+            raise InputError(f"features must be 'bias', None or a matrix, got {features!r}")
+        H = np.ones((np.shape(h)[0], 1))
+    else:
+        H = features
     U = check_basis(U_K)
     n = U.shape[0]
     hv = as_vector(h, "h", size=n)

@@ -7,6 +7,8 @@ readout ``Z = [H, 1]`` is meant).
 
 from __future__ import annotations
 
+import os
+
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -72,12 +74,12 @@ class CoverageReport:
             "coverage_deficit": self.coverage_deficit,
             "leverage": {"max": self.leverage_max, "min": self.leverage_min, "coherence": self.coherence},
             "phi_captured_features": self.phi_captured_features,
-            "thm_5_13": {"etas": list(self.etas), "ky_fan_benchmark": list(self.ky_fan_benchmark)},
-            "cor_5_2": {"ceiling": self.ceiling, "classes": self.ceiling_classes},
+            "ky_fan_limit": {"etas": list(self.etas), "captured_at_most": list(self.ky_fan_benchmark)},
+            "ceiling": {"captured_at_most": self.ceiling, "row_classes": self.ceiling_classes},
             "eigenvalues": None if self.eigenvalues is None else [_json_float(v) for v in self.eigenvalues],
             "next_eigenvalue": None if self.next_eigenvalue is None else _json_float(self.next_eigenvalue),
             "target": None if self.target is None else {k: _json_float(v) for k, v in self.target.items()},
-            "description": self.description,
+            "input": self.description,
         }
         return d
 
@@ -151,6 +153,8 @@ def coverage_report(
         next_eigenvalue = problem.next_eigenvalue if next_eigenvalue is None else next_eigenvalue
         eigenvalues = problem.eigenvalues if eigenvalues is None else eigenvalues
         description = dict(problem.description)
+        if isinstance(description.get("input"), str):  # the file's name, never the user's directory layout
+            description["input_name"] = os.path.basename(description.pop("input"))
     if Phi is None or U_K is None:
         raise InputError("coverage_report needs Phi and U_K (or a Problem)")
     U = check_basis(U_K)

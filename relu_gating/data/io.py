@@ -188,6 +188,15 @@ class Problem:
     X: np.ndarray | None = None
 
 
+def _effective_neighbors(graph: str, n_neighbors: int | None, n: int) -> int | None:
+    """The number of neighbours the knn graph used (its default made explicit); None for other graphs."""
+    from relu_gating.spectral.graphs import DEFAULT_NEIGHBORS
+
+    if graph != "knn":
+        return n_neighbors
+    return int(n_neighbors) if n_neighbors is not None else min(DEFAULT_NEIGHBORS, n - 1)
+
+
 def resolve_problem(
     data: InputData,
     *,
@@ -203,7 +212,7 @@ def resolve_problem(
     ``Phi`` defaults to ``layer_input(X)``.  ``U_K`` is taken from the data when
     present (its first ``K`` columns if ``K`` is given and smaller); otherwise it
     is built from ``X``: ``sample_graph(X, kind=graph, ...)`` ->
-    ``laplacian(W, normalized=(laplacian == "sym"))`` ->
+    ``laplacian(W, kind=laplacian)`` ->
     ``low_frequency_basis(L, K)`` with ``K`` defaulting to ``min(DEFAULT_K, n - 1)``.
 
     Parameters
@@ -239,7 +248,7 @@ def resolve_problem(
             raise InputError(f"{data.path}: need at least 2 samples to build a graph, got {n}")
         K = min(DEFAULT_K, n - 1) if K is None else check_K(K, n)
         W = sample_graph(X, kind=graph, n_neighbors=n_neighbors, sigma=sigma, epsilon=epsilon)
-        L = make_laplacian(W, normalized=(laplacian == "sym"))
+        L = make_laplacian(W, kind=laplacian)
         basis = low_frequency_basis(L, K)
         U, ev, nxt = basis.U_K, basis.eigenvalues, basis.next_eigenvalue
         desc.update(
@@ -247,7 +256,7 @@ def resolve_problem(
             graph=graph,
             laplacian=laplacian,
             K=int(K),
-            n_neighbors=n_neighbors,
+            n_neighbors=_effective_neighbors(graph, n_neighbors, n),
             sigma=sigma,
             epsilon=epsilon,
             edges=int(W.nnz // 2),

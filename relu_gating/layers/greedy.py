@@ -10,7 +10,8 @@ records the quantities the theorem speaks about so experiments can compare.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -47,6 +48,8 @@ class GreedyLayer:
     certified : bool
         Every step was certified alpha-optimal.
     alpha : float
+    seconds : ndarray, shape (t,)
+        Wall time of each step's certified query (the layer's enumeration is in the first).
     """
 
     thetas: np.ndarray
@@ -58,6 +61,7 @@ class GreedyLayer:
     gap: np.ndarray
     certified: bool
     alpha: float
+    seconds: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
 def greedy_layer(Phi: Any, U_K: Any, t: int, *, initial: Any = "bias", alpha: float = 1.0,
@@ -90,7 +94,8 @@ def greedy_layer(Phi: Any, U_K: Any, t: int, *, initial: Any = "bias", alpha: fl
     patterns = search_options.pop("patterns", None)
     if patterns is None:  # one layer, one arrangement: enumerate once for all t queries
         patterns = enumerate_patterns(Phi, max_patterns=search_options.get("max_patterns"))
-    thetas, gains, ubs = [], [], []
+    thetas, gains, ubs, secs = [], [], [], []
+    t_step = time.perf_counter()
     captured = [captured_features(H, U)]
     gap = [coverage_gap(H, U)]
     certified = True
@@ -98,6 +103,7 @@ def greedy_layer(Phi: Any, U_K: Any, t: int, *, initial: Any = "bias", alpha: fl
         if gap[-1] ** 2 <= min_gain:
             break
         res = best_neuron(Phi, U, features=H, alpha=alpha, patterns=patterns, **search_options)
+        secs.append(time.perf_counter() - t_step)
         if res.value <= min_gain:
             break
         certified &= res.certified
@@ -107,10 +113,11 @@ def greedy_layer(Phi: Any, U_K: Any, t: int, *, initial: Any = "bias", alpha: fl
         H = np.c_[H, np.maximum(Phi @ res.theta, 0)]
         captured.append(captured_features(H, U))
         gap.append(coverage_gap(H, U))
+        t_step = time.perf_counter()
     K = U.shape[1]
     cap = np.array(captured)
     return GreedyLayer(
         thetas=np.array(thetas).reshape(len(thetas), Phi.shape[1]), features=H, gains=np.array(gains),
         upper_bounds=np.array(ubs), captured=cap, deficit=K - cap, gap=np.array(gap),
-        certified=bool(certified), alpha=float(alpha),
+        certified=bool(certified), alpha=float(alpha), seconds=np.array(secs[:len(gains)]),
     )

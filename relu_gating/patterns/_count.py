@@ -18,6 +18,8 @@ rank ``r``):
 
 from __future__ import annotations
 
+import time
+
 from dataclasses import dataclass
 from math import comb
 
@@ -69,8 +71,19 @@ def _dot(a, b) -> int:
     return sum(x * y for x, y in zip(a, b))
 
 
-def is_general_position(rows: list, d: int) -> bool:
-    """Exact test: every d of the (pairwise non-parallel) integer normals are independent."""
+#: (r-1)-subsets the exact general-position test checks per second, roughly (for the time budget).
+_COMBOS_PER_SECOND = 5_000_000
+
+
+class Undecided(Exception):
+    """The exact test ran out of its time budget."""
+
+
+def is_general_position(rows: list, d: int, deadline: float | None = None) -> bool:
+    """Exact test: every d of the (pairwise non-parallel) integer normals are independent.
+
+    Raises :class:`Undecided` once ``time.perf_counter()`` passes ``deadline``.
+    """
     q = len(rows)
     if d <= 1 or q < d:
         # d-subsets do not exist or d == 1 (q <= 1 after merging)
@@ -87,6 +100,8 @@ def is_general_position(rows: list, d: int) -> bool:
     amax_bound = max(amax_all, 2.0) * (1 + 2.0 ** -40)
     with single_thread_blas():
         for S in batches(q, t, list(range(0, q - t + 1))):
+            if deadline is not None and time.perf_counter() > deadline:
+                raise Undecided
             X, PX = cross_stack_T(fT[:, S.T])
             nz = np.any(decide(X, PX, facX, M.exact_int) & (X != 0), axis=1)
             for b in np.flatnonzero(~nz):
@@ -132,15 +147,26 @@ def deletion_restriction_count(rows: list, d: int) -> int:
     return total
 
 
-def count_reduced(red: Reduction, method: str = "auto") -> PatternCount:
-    """Count chambers of a reduced ``Phi`` (see :func:`relu_gating.patterns.count_patterns`)."""
+def count_reduced(red: Reduction, method: str = "auto", seconds: float | None = None) -> PatternCount:
+    """Count chambers of a reduced ``Phi`` (see :func:`relu_gating.patterns.count_patterns`).
+
+    With ``seconds``, method ``"auto"`` returns Cover's bound (``exact=False``)
+    when the exact general-position test is not decided within that time.
+    """
     q, r = red.q, red.rank
     bound = cover_count(q, r)
     if r <= 1:
         return PatternCount(count=bound, exact=True, method="trivial", rank=r, n_hyperplanes=q)
     if method == "bound":
         return PatternCount(count=bound, exact=False, method="cover-bound", rank=r, n_hyperplanes=q)
-    if method in ("auto", "exact") and is_general_position(red.red, r):
+    deadline = None if seconds is None or method != "auto" else time.perf_counter() + seconds
+    if deadline is not None and comb(q, r - 1) > _COMBOS_PER_SECOND * seconds:  # cannot finish in time
+        return PatternCount(count=bound, exact=False, method="cover-bound", rank=r, n_hyperplanes=q)
+    try:
+        general = is_general_position(red.red, r, deadline)
+    except Undecided:
+        return PatternCount(count=bound, exact=False, method="cover-bound", rank=r, n_hyperplanes=q)
+    if general:
         return PatternCount(count=bound, exact=True, method="cover", rank=r, n_hyperplanes=q)
     if method == "auto" and comb(q, r - 1) > 3_000_000:
         return PatternCount(count=bound, exact=False, method="cover-bound", rank=r, n_hyperplanes=q)

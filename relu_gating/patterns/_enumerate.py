@@ -33,6 +33,8 @@ __all__ = [
 ]
 
 _SEED = 20260  # fixed: same input -> same patterns in the same order
+#: Time the exact count may take to overturn a refusal by Cover's bound (degenerate inputs).
+REFUSAL_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -255,7 +257,7 @@ def _top_level(red: Reduction, part, progress: bool, certify: _Certifier | None 
     def sweep(c: tuple, g: tuple):
         if certify is not None:
             certify.notes.clear()
-        with Progress(total, "patterns", enabled=None if progress else False) as bar:
+        with Progress(total, "enumerate", unit="vertices", enabled=None if progress else False) as bar:
             return level_sweep(rows, r, c, g, rng, firsts=firsts, emit=emit, progress=bar, with_child=part[0] == 0)
 
     blocks, child = generic_sweep(sweep, r, rng, redraw=part[1] == 1)
@@ -313,7 +315,7 @@ def enumerate_patterns(Phi: Any, *, max_patterns: int | None = None, progress: b
     max_patterns : int, optional
         Refuse (:class:`~relu_gating.errors.ProblemTooLargeError`) before starting
         when the number of patterns exceeds this (Cover's bound first, then an
-        exact count if the bound is too large).
+        exact count, given at most a second, if the bound is too large).
     progress : bool
         Progress bar on stderr (only on a terminal).
     part : (i, k), optional
@@ -360,7 +362,7 @@ def enumerate_patterns(Phi: Any, *, max_patterns: int | None = None, progress: b
     Phi = Phi * scales
     red = reduce_rows(Phi)
     if max_patterns is not None and cover_count(red.q, red.rank) > max_patterns:
-        cnt = count_reduced(red, "auto")
+        cnt = count_reduced(red, "auto", seconds=REFUSAL_SECONDS)
         if cnt.count > max_patterns:
             what = "patterns" if cnt.exact else "patterns (upper bound)"
             raise ProblemTooLargeError(

@@ -280,9 +280,7 @@ def _simple_witnesses(lv: SweepLevel, rays: Rays, rowmin: np.ndarray, si: np.nda
     Xs = rays.X[si] * scs[:, None]
     xn = np.linalg.norm(Xs, axis=1)
     vh = Xs / xn[:, None]
-    Mat = np.concatenate([lv.M.f[Ss], vh[:, None, :]], axis=1)
-    rhs = np.concatenate([np.where(gen, 1.0, -1.0), np.zeros((si.size, 1))], axis=1)
-    u = _solve_rows(Mat, rhs)
+    u = _generator_steps(lv.M.f[Ss], np.where(gen, 1.0, -1.0), vh)
     rmin = rowmin[si] / (lv.amax_bound * np.sqrt(lv.d) * xn)  # <= min_j |a_j . vh| / ||a_j||
     un = np.linalg.norm(u, axis=1)
     eps = np.minimum(0.5 * rmin / un, 1.0)
@@ -294,6 +292,42 @@ def _simple_witnesses(lv: SweepLevel, rays: Rays, rowmin: np.ndarray, si: np.nda
         lim[np.arange(hard.size)[:, None], Ss[hard]] = np.inf
         eps[hard] = np.minimum(0.5 * lim.min(axis=1), 1.0 / un[hard])
     return vh + eps[:, None] * u
+
+
+def _generator_steps(As: np.ndarray, sg: np.ndarray, vh: np.ndarray) -> np.ndarray:
+    """Steps ``u`` (B, d) with ``a_S u = sg`` (B, t) and ``u`` orthogonal to the ray ``vh``.
+
+    ``vh`` is orthogonal to the generators, so the minimum-norm solution
+    ``u = a_S^T (a_S a_S^T)^{-1} sg`` is the one; its t x t Gram systems are solved
+    by a Cholesky factorization vectorised over the batch (one numpy operation per
+    entry, not one LAPACK call per ray).  Where a pivot falls below ``1e-10`` of its
+    diagonal entry (nearly parallel generators) the LU solve of ``[a_S; vh]`` is used.
+    Only the signs ``a_S u`` matter downstream (the step length is chosen from the
+    actual values), so the Gram system's squared condition number is harmless.
+    """
+    t, B = As.shape[1], As.shape[0]
+    AT = np.ascontiguousarray(As.transpose(1, 2, 0))  # (t, d, B): one contiguous row per entry
+    zero = np.zeros(B)
+    G = {(i, j): np.einsum("db,db->b", AT[i], AT[j]) for i in range(t) for j in range(i + 1)}
+    L: dict[tuple[int, int], np.ndarray] = {}
+    ok = np.ones(B, dtype=bool)
+    for j in range(t):
+        dj = G[j, j] - sum((L[j, k] * L[j, k] for k in range(j)), zero)
+        ok &= dj > 1e-10 * G[j, j]
+        L[j, j] = np.sqrt(np.where(ok, dj, 1.0))
+        for i in range(j + 1, t):
+            L[i, j] = (G[i, j] - sum((L[i, k] * L[j, k] for k in range(j)), zero)) / L[j, j]
+    w: list[np.ndarray] = []
+    for i in range(t):  # L y = sg, then L^T w = y
+        w.append((sg[:, i] - sum((L[i, j] * w[j] for j in range(i)), zero)) / L[i, i])
+    for i in range(t - 1, -1, -1):
+        w[i] = (w[i] - sum((L[j, i] * w[j] for j in range(i + 1, t)), zero)) / L[i, i]
+    u = sum((AT[i] * w[i] for i in range(t)), np.zeros(AT.shape[1:])).T
+    bad = np.flatnonzero(~ok)
+    if bad.size:
+        Mat = np.concatenate([As[bad], vh[bad, None, :]], axis=1)
+        u[bad] = _solve_rows(Mat, np.concatenate([sg[bad], np.zeros((bad.size, 1))], axis=1))
+    return u
 
 
 def _solve_rows(Mat: np.ndarray, rhs: np.ndarray) -> np.ndarray:

@@ -10,7 +10,8 @@ to executors), :mod:`.state` (mergeable partial results, checkpoints),
 from __future__ import annotations
 
 from relu_gating.search.baselines import BaselineResult, local_search, random_search
-from relu_gating.search.front import best_neuron, best_neuron_from_samples
+from relu_gating.search.front import best_neuron
+from relu_gating.search.from_samples import best_neuron_from_samples
 from relu_gating.search.result import NeuronResult
 from relu_gating.search.objectives import cone_constraints, neuron_value
 

@@ -29,13 +29,15 @@ from typing import Any, Iterator
 import numpy as np
 
 from relu_gating.search.tasks import chunk_bounds, solve_chunk
+from relu_gating.search._polish import polish_theta
+from relu_gating._interrupt import check_stop
 from relu_gating._progress import Progress
 from relu_gating.search.state import BOUND, EXACT, PRUNED, UNSETTLED, SearchState, fingerprint
-from relu_gating.errors import InputError, SolverFailure
-from relu_gating.search.objectives import Objective, make_objective, neuron_values, with_rank
+from relu_gating.errors import InputError, ProblemTooLargeError, SolverFailure
+from relu_gating.search.objectives import Objective, make_objective, neuron_values, normalized_theta, with_rank
 from relu_gating.search.result import NeuronResult
 
-__all__ = ["NeuronResult", "best_neuron", "best_neuron_from_samples", "DEFAULT_TOL", "NEAR_TIE_TOL"]
+__all__ = ["NeuronResult", "best_neuron", "DEFAULT_TOL", "NEAR_TIE_TOL"]
 
 #: Default absolute tolerance of the certification ``value >= alpha * bound - tol`` (values lie in [0, 1]).
 DEFAULT_TOL = 1e-9
@@ -88,7 +90,7 @@ def best_neuron(
     features: Any = "bias",
     alpha: float = 1.0,
     method: str = "auto",
-    max_patterns: int | None = None,
+    max_patterns: int | str | None = "auto",
     chunk_size: int = 8192,
     batch_size: int = 64,
     tol: float = DEFAULT_TOL,
@@ -96,6 +98,9 @@ def best_neuron(
     checkpoint: str | None = None,
     progress: bool | None = False,
     patterns: Any = None,
+    memory: Any = None,
+    strategy: str = "enumerate",
+    max_seconds: float | None = None,
 ) -> NeuronResult:
     """Find the certified best single ReLU neuron.
 
@@ -115,9 +120,12 @@ def best_neuron(
     method : str
         Per-pattern exact method of :mod:`solvers` (``"auto"``, ``"faces"``,
         ``"dnn"``); failures fall back to the others.
-    max_patterns : int, optional
-        Refuse (:class:`~relu_gating.errors.ProblemTooLargeError`) before
-        enumerating more patterns than this.
+    max_patterns : int, "auto" (default) or None
+        Refuse (:class:`~relu_gating.errors.ProblemTooLargeError`), instantly and
+        before any heavy work, a ``Phi`` with more patterns than this (Cover's
+        bound; see :func:`relu_gating.plan_query`).  ``"auto"``: what fits in half
+        this machine's memory, at most 30 million (about 10 minutes);
+        None: no limit.
     chunk_size, batch_size : int
         Patterns per bound chunk / per exact-solve task.
     tol : float
@@ -134,6 +142,24 @@ def best_neuron(
         The output of :func:`relu_gating.enumerate_patterns` for this ``Phi``,
         to reuse across queries on the same layer (a greedy layer asks one
         query per neuron); enumerated here when omitted.
+    memory : int or str, optional
+        Stream the search within this budget (bytes, or a size such as
+        ``"2G"``): enumeration and bounds run part by part
+        (``enumerate_patterns(part=...)``), every pattern's data goes to files,
+        only the patterns whose bound can still win stay in memory, and the
+        result's per-pattern arrays are read-only memory maps.  Same answer as
+        the in-memory path (default); no ``checkpoint``.
+    strategy : {"enumerate", "branch-and-bound", "auto"}
+        ``"enumerate"`` (default) lists every chamber; ``"branch-and-bound"``
+        (:mod:`relu_gating.search.bnb`) discards whole cones of weights at once
+        and returns a tree certificate (``result.tree``; the per-pattern arrays
+        are empty); ``"auto"`` branches when Cover's bound predicts more than
+        enumeration may do by default (``max_patterns="auto"``) or a ``max_seconds`` is given, and
+        enumerates otherwise (or when ``patterns``/``checkpoint``/``memory``/
+        ``executor`` is given).
+    max_seconds : float, optional
+        Branch and bound only: time budget; the run then ends with the
+        incumbent and a valid certificate of the alpha reached.
 
     Returns
     -------
@@ -152,7 +178,21 @@ def best_neuron(
     """
     t0 = time.perf_counter()
     _check_options(alpha, tol, chunk_size, batch_size)
+    if strategy != "enumerate" or max_seconds is not None:  # the branch and bound (relu_gating.search.bnb)
+        from relu_gating.search.bnb import dispatch
+
+        res = dispatch(Phi, U_K, features=features, alpha=alpha, method=method, tol=tol, progress=progress,
+                       strategy=strategy, max_seconds=max_seconds,
+                       enumerate_only=(patterns, checkpoint, memory, executor))
+        if res is not None:
+            return res
     obj = make_objective(Phi, U_K, features)  # validates before the expensive part
+    if memory is not None:  # the streamed search, in bounded memory (relu_gating.search._stream)
+        from relu_gating.search._stream_run import stream_search
+
+        return stream_search(obj, alpha=alpha, method=method, max_patterns=max_patterns, chunk_size=chunk_size,
+                             batch_size=batch_size, tol=tol, executor=executor, checkpoint=checkpoint,
+                             progress=progress, patterns=patterns, memory=memory)
     patterns = _patterns_for(obj, patterns, max_patterns, progress)
     t_enum = time.perf_counter()
     obj = with_rank(obj, patterns.rank)  # the exact rank decided by the enumerator
@@ -187,12 +227,18 @@ def _check_options(alpha: Any, tol: Any, chunk_size: Any, batch_size: Any) -> No
             raise InputError(f"{name} must be a positive integer, got {val!r}")
 
 
-def _patterns_for(obj: Objective, patterns: Any, max_patterns: int | None, progress: bool | None) -> Any:
+def _patterns_for(obj: Objective, patterns: Any, max_patterns: Any, progress: bool | None) -> Any:
     """The pattern set of ``obj.Phi``: the caller's (checked to belong to it) or enumerated here."""
     from relu_gating.patterns import enumerate_patterns
+    from relu_gating.search.plan import check_max_patterns, check_plan, plan_query
 
+    limit = check_max_patterns(max_patterns, *obj.Phi.shape)
     if patterns is None:
-        return enumerate_patterns(obj.Phi, max_patterns=max_patterns, progress=progress is not False)
+        try:  # Cover's bound instantly; on degenerate data an exact count (at most 1 s) may still admit it
+            return enumerate_patterns(obj.Phi, max_patterns=limit, progress=progress is not False)
+        except ProblemTooLargeError:
+            check_plan(plan_query(obj.Phi), limit)  # the refusal with the predicted time and memory
+            raise
     if not hasattr(patterns, "check_belongs_to"):
         raise InputError(f"patterns must be the PatternSet of this Phi, got {type(patterns).__name__}")
     patterns.check_belongs_to(obj.Phi)
@@ -220,11 +266,12 @@ def _bound_phase(run: _Run, state: SearchState, saver: _Saver, chunk_size: int, 
     todo = [s for s in range(0, N, chunk_size) if not np.all(np.isfinite(state.upper[s:s + chunk_size]))]
     tasks = [(run.obj, np.arange(s, min(s + chunk_size, N)), masks[s:s + chunk_size], witnesses[s:s + chunk_size],
               tol) for s in todo]
-    with Progress(len(todo) * chunk_size, "bounds", enabled=run.progress) as bar:
+    with Progress(sum(t[1].size for t in tasks), "bounds", enabled=run.progress) as bar:
         for out in _executor_map(run.executor, chunk_bounds, tasks):
             state.absorb(out)
             bar.update(out.index.size)
             saver.maybe_save()
+            check_stop()
 
 
 def _exact_phase(run: _Run, state: SearchState, saver: _Saver, alpha: float, tol: float, method: str,
@@ -242,6 +289,7 @@ def _exact_phase(run: _Run, state: SearchState, saver: _Saver, alpha: float, tol
                 state.absorb(out)
                 bar.update(out.index.size, note=f"best {state.best_value:.6f}")
             saver.maybe_save()
+            check_stop()
 
 
 def _finish(obj, patterns, masks: np.ndarray, state: SearchState, alpha: float, tol: float, key: str, resumed: bool, seconds: dict) -> NeuronResult:
@@ -253,7 +301,7 @@ def _finish(obj, patterns, masks: np.ndarray, state: SearchState, alpha: float, 
         pattern = np.zeros(obj.n, dtype=bool)
         notes.append("no admissible neuron: every relu(Phi theta) is 0 or lies in col(features); value 0")
         return _result(obj, patterns, masks, state, status, theta, value, pattern, alpha, tol, key, notes, seconds)
-    theta = state.best_theta
+    theta = polish_theta(obj, normalized_theta(obj, state.best_theta))  # scale ||(I - Pi_H) h|| = 1, walls off rounding
     value = float(neuron_values(obj, theta[None, :])[0])  # recomputed from relu(Phi theta)
     if np.isnan(value):
         raise SolverFailure("the incumbent neuron is excluded on recomputation; please report this input")
@@ -296,7 +344,8 @@ def _result(obj, patterns, masks, state, status, theta, value, pattern, alpha, t
         theta=theta, value=float(value), upper_bound=upper, alpha=float(alpha),
         certified=bool(value >= alpha * upper - tol), pattern=pattern, objective=obj.kind,
         n_patterns=int(status.size), n_exact=int(np.sum(status == EXACT)), n_bound=int(np.sum(status == BOUND)),
-        n_pruned=int(np.sum(status == PRUNED)), seconds=seconds, tol=float(tol), masks=masks,
+        n_pruned=int(np.sum(status == PRUNED)), seconds=seconds, tol=float(tol),
+        packed=patterns.packed if hasattr(patterns, "packed") else np.packbits(masks, axis=1),
         witnesses=patterns.witnesses, bounds=bounds, lowers=state.lower.copy(), settlement=status,
         methods=dict(state.methods), rank=int(patterns.rank), fingerprint=key, notes=tuple(notes),
         exact_witnesses=dict(getattr(patterns, "exact_witnesses", None) or {}),
@@ -322,47 +371,3 @@ def _near_ties(masks: np.ndarray, state: SearchState, z: np.ndarray, value: floa
         return []
     return [f"near-tie: {others.size} other pattern(s) reach {value:.12f} within 1e-9 with a different "
             f"neuron (e.g. pattern {int(others[0])}): the optimum may not be unique"]
-
-
-def best_neuron_from_samples(
-    X: Any,
-    *,
-    K: int = 4,
-    graph: str = "knn",
-    laplacian: str = "combinatorial",
-    features: Any = "bias",
-    graph_options: dict | None = None,
-    **search_options: Any,
-) -> NeuronResult:
-    """Build ``Phi = [X, 1]`` and ``U_K`` from samples, then :func:`best_neuron`.
-
-    Parameters
-    ----------
-    X : array_like, shape (n, d)
-        Samples as rows (the paper's ``X`` is ``d x n``).
-    K : int
-        Number of low-frequency eigenvectors.
-    graph, laplacian : str
-        Graph kind for :func:`relu_gating.sample_graph` and Laplacian
-        (``"combinatorial"`` or ``"sym"``).
-    features : None, "bias" or array_like
-        As in :func:`best_neuron`.
-    graph_options : dict, optional
-        Extra keyword arguments of :func:`relu_gating.sample_graph`.
-    **search_options
-        Passed to :func:`best_neuron`.
-    """
-    from relu_gating.spectral.graphs import laplacian as make_laplacian
-    from relu_gating.spectral.graphs import sample_graph
-    from relu_gating.layers.networks import layer_input
-    from relu_gating.spectral.spectra import low_frequency_basis
-    from relu_gating._validate import as_matrix, check_K
-
-    X = as_matrix(X, "X")
-    K = check_K(K, X.shape[0])
-    if laplacian not in ("combinatorial", "sym"):
-        raise InputError(f"laplacian must be 'combinatorial' or 'sym', got {laplacian!r}")
-    W = sample_graph(X, kind=graph, **(graph_options or {}))
-    L = make_laplacian(W, normalized=(laplacian == "sym"))
-    basis = low_frequency_basis(L, K)
-    return best_neuron(layer_input(X), basis.U_K, features=features, **search_options)

@@ -351,6 +351,19 @@ def neuron_values(obj: Objective, thetas: np.ndarray) -> np.ndarray:
     return vector_values(obj, np.maximum(obj.Phi @ thetas.T, 0.0))
 
 
+def normalized_theta(obj: Objective, theta: np.ndarray) -> np.ndarray:
+    """``theta`` times the positive factor making ``||(I - Pi_H) relu(Phi theta)|| = 1`` (``||h||`` without H).
+
+    The gating pattern and the value are unchanged (both objectives are ratios);
+    returned unchanged when that norm is 0 (an excluded neuron).
+    """
+    h = np.maximum(obj.Phi @ theta, 0.0)
+    if obj.Q_H is not None:
+        h = h - obj.Q_H @ (obj.Q_H.T @ h)
+    norm = float(np.linalg.norm(h))
+    return theta / norm if norm > 0 and np.isfinite(norm) else theta
+
+
 def neuron_value(Phi: Any, U_K: Any, theta: Any, features: Any = None) -> float:
     """Objective value of the single neuron ``h = relu(Phi theta)``.
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -16,7 +17,10 @@ class NeuronResult:
     Attributes
     ----------
     theta : ndarray, shape (m,)
-        The neuron's weights (bias last when ``Phi = [H, 1]``).
+        The neuron's weights (bias last when ``Phi = [H, 1]``), in the caller's
+        coordinates, scaled so that ``||(I - Pi_H) relu(Phi theta)|| = 1``
+        (``||relu(Phi theta)|| = 1`` without features): any positive multiple
+        is the same neuron up to scale, with the same value.
     value : float
         Objective of ``relu(Phi theta)``, recomputed from the neuron.
     upper_bound : float
@@ -38,9 +42,13 @@ class NeuronResult:
         Wall time per phase.
     tol : float
         Absolute tolerance of the certificate.
-    masks, witnesses, bounds, lowers, settlement, methods
-        The certificate data: every pattern with its strict witness, its upper
-        bound, the best value found in it, how it was settled, and by what.
+    packed, witnesses, bounds, lowers, settlement, methods
+        The certificate data: every pattern (``packed``: ``np.packbits`` of its
+        mask, ``ceil(n / 8)`` bytes; :attr:`masks` unpacks them) with its
+        strict witness, its upper bound, the best value found in it, how it
+        was settled, and by what.  A streamed query (``memory=``) returns
+        read-only memory maps of files it keeps in ``store`` (kept alive by
+        this result).
     rank : int
     exact_witnesses : dict
         Pattern index -> exact integer witness, for chambers too thin for a
@@ -59,6 +67,14 @@ class NeuronResult:
         The features the objective was computed with.
     notes : tuple of str
         Near-ties, solver failures and other remarks.
+    strategy : {"enumerate", "branch-and-bound"}
+        How the query was answered.
+    tree : dict or None
+        Branch and bound only: the tree certificate (``nodes`` in preorder, see
+        ``certificate/FORMAT.md``) and run statistics (``stats``); the per-pattern
+        arrays are then empty and ``n_patterns`` counts the chambers solved.
+    n_nodes : int
+        Branch and bound only: nodes created.
     """
 
     theta: np.ndarray
@@ -74,7 +90,7 @@ class NeuronResult:
     n_pruned: int
     seconds: dict
     tol: float
-    masks: np.ndarray = field(repr=False)
+    packed: np.ndarray = field(repr=False)
     witnesses: np.ndarray = field(repr=False)
     bounds: np.ndarray = field(repr=False)
     lowers: np.ndarray = field(repr=False)
@@ -88,6 +104,15 @@ class NeuronResult:
     K: int = 0
     features: str = "none"
     features_sha256: str | None = None
+    store: Any = field(default=None, repr=False, compare=False)
+    strategy: str = "enumerate"
+    tree: dict | None = field(default=None, repr=False)
+    n_nodes: int = 0
+
+    @property
+    def masks(self) -> np.ndarray:
+        """Bool array, shape (N, n), unpacked from :attr:`packed` on each access (keep a reference)."""
+        return np.unpackbits(np.asarray(self.packed), axis=1, count=self.pattern.size).astype(bool)
 
     @property
     def gap(self) -> float:

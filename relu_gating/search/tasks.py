@@ -13,13 +13,13 @@ from typing import Any, Iterator, NamedTuple
 
 import numpy as np
 
-from solvers import top_generalized_eig
-
-from relu_gating.search._masked import MaskStack
+from relu_gating.search import _bound_kernel as kernel
+from relu_gating.search._polish import polish_theta
+from relu_gating.search._coords import gram_problem, pattern_problem as _pattern_problem
 from relu_gating.coverage.metrics import orthonormal_basis
 from relu_gating.search.state import BOUND, EXACT, PRUNED, UNSETTLED, PatternOutcome
-from relu_gating.search.objectives import (EXCLUDE_RTOL, Objective, leverage_bounds, neuron_values, pattern_matrices, pencil_values,
-                         single_pattern_matrices, support_bounds, vector_values)
+from relu_gating.search.objectives import (EXCLUDE_RTOL, Objective, neuron_values, support_bounds,
+                                           vector_values)
 
 __all__ = ["chunk_bounds", "solve_chunk", "FALLBACK_METHODS"]
 
@@ -39,6 +39,10 @@ EVIDENCE_SELF_RTOL = 1e-13
 #: When the selected rows leave a gap, patterns with at most this many rows retry with all of them.
 ALL_ROWS_MAX = 64
 
+#: Chunks with at most this many (pattern, sample) pairs check every pattern for an attained
+#: bound (Rem 4.4), not only those reaching the chunk's best incumbent.
+ALL_ATTAINED_WORK = 1 << 18
+
 #: A solver's upper bound below a pattern's strict witness value by more than this is rejected.
 WITNESS_RTOL = 1e-9
 
@@ -46,54 +50,106 @@ WITNESS_RTOL = 1e-9
 def chunk_bounds(obj: Objective, index: np.ndarray, masks: np.ndarray, witnesses: np.ndarray, tol: float) -> PatternOutcome:
     """Cheap upper bounds, witness values and attained bounds for a chunk.
 
+    ``masks`` is either bool (k, n) or ``np.packbits(masks, axis=1)`` (uint8,
+    k x ceil(n / 8)); see :func:`relu_gating.search._bound_kernel.unpacked`.
+
     The bound of a pattern is the smallest of the global cap (``1`` or
     ``s_K(H)^2``), the Prop 4.1 leverage bound (``N_K``; its analogue
     :func:`~relu_gating.objectives.support_bounds` for ``G_H`` where ``B_S`` is
-    ill-conditioned) and the
-    unconstrained top generalized eigenvalue of ``(A_S, B_S)`` (Prop 4.3; only
-    where ``B_S`` is well conditioned, with a rounding allowance).  Where a top
-    eigenvector lies in the closed cone ``C_S`` the bound is attained
-    (Rem 4.4) and the pattern is settled exactly on the spot.
+    ill-conditioned) and a rigorous upper bound on the unconstrained top
+    generalized eigenvalue of ``(A_S, B_S)`` (Prop 4.3), computed by
+    :mod:`relu_gating.search._bound_kernel` (one GEMM, closed-form estimates,
+    acceptance by a verified Cholesky factorization).  The patterns whose bound
+    reaches the chunk's best incumbent (all of them in a chunk of at most
+    ``ALL_ATTAINED_WORK`` pattern-samples) get a tight bound and a top eigenvector;
+    where it lies in the closed cone ``C_S`` the bound is attained (Rem 4.4) and
+    the pattern is settled exactly on the spot.  The others can never be opened
+    (the best value only grows), so their screening bound suffices.
     """
     k = index.size
-    ms = MaskStack(masks)
-    A, B = pattern_matrices(obj, ms)
-    eig = top_generalized_eig(A, B)
-    upper = np.minimum(np.minimum(leverage_bounds(obj, ms), eig.upper), obj.cap + 1e-12)
-    if obj.Q_H is not None and not np.all(eig.reliable):  # B_S ill-conditioned: bound by the support
-        bad = np.flatnonzero(~eig.reliable)
-        upper[bad] = np.minimum(upper[bad], support_bounds(obj, masks[bad]))
+    masks, packed = kernel.unpacked(masks, obj.n)
+    pb = kernel.pencil_bounds(obj, kernel.make_plan(obj), masks, packed)
+    upper = np.minimum(np.minimum(pb.leverage, pb.upper), obj.cap + 1e-12)
+    if obj.Q_H is not None and not np.all(pb.reliable):  # B_S ill-conditioned: bound by the support
+        bad = np.flatnonzero(~pb.reliable)
+        upper[bad] = np.minimum(upper[bad], support_bounds(obj, kernel.rows_bool(masks, packed, obj.n, bad)))
     # incumbents: witnesses lie inside their cones, so the pencil gives their value
-    lower = np.where(eig.reliable, pencil_values(A, B, witnesses @ obj.to_coords.T), np.nan)
+    lower = np.where(pb.reliable, kernel.quotients(pb.A, pb.B, obj.to_coords @ witnesses.T), np.nan)
     thetas = witnesses.copy()
     status = np.full(k, UNSETTLED, dtype=np.int8)
     methods = [""] * k
-    # attained bound (Rem 4.4): a top eigenvector (either sign) inside the closed cone
-    if obj.rank and np.any(eig.reliable):
-        sz = (eig.vectors @ obj.Psi.T) * np.where(masks, 1.0, -1.0)  # (2S - I) Psi v
-        scale = 1e-12 * (np.abs(sz).max(axis=1) + 1e-300)
-        lo, hi = sz.min(axis=1), sz.max(axis=1)
-        for sign in (1.0, -1.0):
-            inside = ((lo >= -scale) if sign > 0 else (hi <= scale)) & eig.reliable
-            rows = np.flatnonzero(inside)
-            if rows.size == 0:
-                continue
-            vals = eig.values[rows]
-            better = np.nan_to_num(vals, nan=-np.inf) > np.nan_to_num(lower[rows], nan=-np.inf)
-            lower[rows[better]] = vals[better]
-            thetas[rows[better]] = sign * (eig.vectors[rows[better]] @ obj.to_theta.T)
-            tight = rows[eig.upper[rows] - eig.values[rows] <= 0.5 * tol]  # else leave it to an exact solve
-            status[tight] = EXACT
-            for r in tight.tolist():
-                methods[r] = "spectral"
+    threshold = _verified_best(obj, lower, thetas)
+    if obj.rank:
+        _attained(obj, pb, masks, packed, upper, lower, thetas, status, methods, threshold, tol)
     _drop_excluded(obj, lower, thetas, status, methods)
     # the all-inactive pattern holds only h = 0: excluded, nothing to bound
-    dead = ~np.any(masks, axis=1)
+    dead = pb.active == 0
     upper = np.where(dead, 0.0, upper)
     status[dead] = PRUNED
     for r in np.flatnonzero(dead).tolist():
         methods[r] = "dead"
     return PatternOutcome(index=index, upper=upper, lower=lower, thetas=thetas, status=status, method=tuple(methods))
+
+
+def _verified_best(obj: Objective, lower: np.ndarray, thetas: np.ndarray) -> float:
+    """The chunk's best incumbent value, recomputed from ``relu(Phi theta)`` (in place: the
+    recomputed values replace the pencil values of the incumbents checked)."""
+    checked = np.zeros(lower.size, dtype=bool)
+    while True:
+        vals = np.where(np.isnan(lower), -np.inf, lower)
+        if vals.size == 0 or not np.isfinite(vals.max()):
+            return -np.inf
+        top = int(np.argmax(vals))
+        if checked[top]:
+            return float(vals[top])
+        cand = np.argsort(-vals)[:8]
+        cand = cand[np.isfinite(vals[cand]) & ~checked[cand]]
+        lower[cand] = neuron_values(obj, thetas[cand])
+        checked[cand] = True
+
+
+def _attained(obj: Objective, pb: Any, masks: np.ndarray, packed: bool, upper: np.ndarray, lower: np.ndarray,
+              thetas: np.ndarray, status: np.ndarray, methods: list[str], threshold: float, tol: float) -> None:
+    """The patterns whose bound reaches ``threshold`` (in place): a tight bound, and Rem 4.4: a
+    top eigenvector (either sign) inside the closed cone is a value, with a tight bound it
+    settles the pattern."""
+    if upper.size * obj.n <= ALL_ATTAINED_WORK:  # small chunk: every pattern, as cheap as deciding
+        threshold = -np.inf
+    rows = np.flatnonzero(pb.reliable & (upper >= threshold - 2e-9))
+    if rows.size == 0:
+        return
+    tight, x, vals = kernel.tighten(pb, rows)
+    upper[rows] = np.minimum(upper[rows], tight)
+    slow = np.flatnonzero((upper[rows] >= threshold - 2e-9) & ~(upper[rows] - vals <= 0.5 * tol))
+    if slow.size:  # the power steps had not converged (small gap): more, for a bound tight to ~1e-4
+        tight, x[:, slow], vals[slow] = kernel.tighten(pb, rows[slow], kernel.MID_SQUARINGS)
+        upper[rows[slow]] = np.minimum(upper[rows[slow]], tight)
+    sign, near = np.zeros(rows.size), np.zeros(rows.size, dtype=bool)
+    live = np.flatnonzero(upper[rows] >= threshold - 2e-9)  # the others fell below: nothing to settle
+    sign[live], near[live] = _cone_sign(obj, x[:, live], masks, packed, rows[live])
+    slow = np.flatnonzero(near & (upper[rows] >= threshold - 2e-9) & ~(upper[rows] - vals <= 0.5 * tol))
+    if slow.size:  # near the cone but not tight yet: many more, then look again
+        tight, x[:, slow], vals[slow] = kernel.tighten(pb, rows[slow], kernel.REFINE_SQUARINGS)
+        upper[rows[slow]] = np.minimum(upper[rows[slow]], tight)
+        sign[slow], _ = _cone_sign(obj, x[:, slow], masks, packed, rows[slow])
+    inside = np.flatnonzero((sign != 0) & np.isfinite(vals))
+    at = rows[inside]
+    better = vals[inside] > np.nan_to_num(lower[at], nan=-np.inf)
+    lower[at[better]] = vals[inside][better]
+    thetas[at[better]] = sign[inside][better, None] * (x[:, inside[better]].T @ obj.to_theta.T)
+    done = at[upper[at] - vals[inside] <= 0.5 * tol]  # else leave it to an exact solve
+    status[done] = EXACT
+    for r in done.tolist():
+        methods[r] = "spectral"
+
+
+def _cone_sign(obj: Objective, x: np.ndarray, masks: np.ndarray, packed: bool,
+               rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per pattern ``rows``: +1 / -1 where ``x`` / ``-x`` lies in the closed cone (to ``1e-12``
+    relative), else 0; and whether one of them is within ``1e-3`` relative of it."""
+    lo, hi, scale = kernel.cone_sides(obj.Psi, x, masks, packed, rows)
+    sign = np.where(lo >= -1e-12 * scale, 1.0, np.where(hi <= 1e-12 * scale, -1.0, 0.0))
+    return sign, (lo >= -1e-3 * scale) | (hi <= 1e-3 * scale)
 
 
 def _drop_excluded(obj: Objective, lower: np.ndarray, thetas: np.ndarray, status: np.ndarray,
@@ -246,33 +302,16 @@ class _Solved(NamedTuple):
     evidence: tuple[np.ndarray, np.ndarray] | None = None
 
 
-def _pattern_problem(obj: Objective, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``(A, B, G, T)``: a pattern's pencil and cone in coordinates ``x = T^T v`` that split off
-    ``null(S Psi)`` (the directions that leave ``h`` at 0), where ``A`` and ``B`` vanish exactly.
-
-    Those directions are rounding noise in the float pencil; zeroing them exactly
-    keeps the solvers on their float path for patterns with few active samples.
-    """
-    A, B, G = single_pattern_matrices(obj, mask)
-    act = obj.Psi[mask]
-    _, s, Vt = np.linalg.svd(act, full_matrices=act.shape[0] < act.shape[1])  # all of V, never a big U
-    k = int(np.sum(s > ACTIVE_RANK_RTOL * s[0])) if s.size else 0
-    if k == A.shape[0]:
-        return A, B, G, np.eye(A.shape[0])
-    T = Vt.T
-    A, B = T.T @ A @ T, T.T @ B @ T
-    A[k:, :] = A[:, k:] = 0.0
-    B[k:, :] = B[:, k:] = 0.0
-    return 0.5 * (A + A.T), 0.5 * (B + B.T), G @ T, T
-
-
 def _settle_exact(obj: Objective, mask: np.ndarray, value: float, theta: np.ndarray, method: str,
                   witness: np.ndarray, prob: tuple | None = None) -> _Solved:
     """An exact per-pattern value turned into a claim the verifier can check (dual evidence)."""
-    A, B, G, T = _pattern_problem(obj, mask) if prob is None else prob
+    A, B, G, T, Ti = _pattern_problem(obj, mask) if prob is None else prob
     rows = np.flatnonzero(np.any(obj.Phi != 0, axis=1))
-    points = [T.T @ (obj.to_coords @ t) for t in (theta, witness)]
-    upper, evidence = _dual_evidence(A, B, G, rows, value, points)
+    upper, evidence = _dual_evidence(A, B, G, rows, value, [Ti @ (obj.to_coords @ t) for t in (theta, witness)])
+    if not upper <= value + EVIDENCE_RTOL * max(abs(value), 1e-300):  # also the Gram pencil: keep the tighter
+        Ag, Bg, Gg, Tg = gram_problem(obj, mask)
+        ug, eg = _dual_evidence(Ag, Bg, Gg, rows, value, [Tg.T @ (obj.to_coords @ t) for t in (theta, witness)])
+        upper, evidence = (ug, eg) if eg is not None and ug < upper else (upper, evidence)
     return _Solved(upper, value, theta, EXACT, method, "", evidence)
 
 
@@ -320,31 +359,31 @@ def _solve_one(obj: Objective, mask: np.ndarray, method: str, witness: np.ndarra
         return _settle_exact(obj, mask, const, theta0, "closed-form", theta0)
     if _all_excluded(obj, mask):
         return _Solved(0.0, np.nan, theta0, PRUNED, "excluded")
-    A, B, G, T = _pattern_problem(obj, mask)
+    A, B, G, T, Ti = _pattern_problem(obj, mask)
     w_val = np.nan if witness is None else float(neuron_values(obj, theta0[None, :])[0])
     # the witness, in basis coordinates, is a strict interior point: it saves an LP
     # (the solver checks it and ignores it if it is not)
-    problem = solvers.ConeEigProblem(A, B, G, interior=None if witness is None else T.T @ (obj.to_coords @ theta0))
+    problem = solvers.ConeEigProblem(A, B, G, interior=None if witness is None else Ti @ (obj.to_coords @ theta0))
     tried = []
     for mth in (method,) + tuple(x for x in FALLBACK_METHODS if x != method):
         res, why = _try_method(obj, problem, mth, w_val)
         if res is None:
             tried.append(why)
             continue
-        theta = obj.to_theta @ (T @ np.asarray(res.x, dtype=float))
+        theta = polish_theta(obj, obj.to_theta @ (T @ np.asarray(res.x, dtype=float)))  # walls: off rounding
         val = float(neuron_values(obj, theta[None, :])[0])
         if np.isnan(val) or (not np.isnan(w_val) and w_val > val):
             val, theta = w_val, theta0
-        return _settle_exact(obj, mask, val, theta, mth, theta0, (A, B, G, T))
-    return _dual_fallback(obj, A, B, G, T, theta0, w_val, tried)
+        return _settle_exact(obj, mask, val, theta, mth, theta0, (A, B, G, T, Ti))
+    return _dual_fallback(obj, A, B, G, Ti, theta0, w_val, tried)
 
 
-def _dual_fallback(obj: Objective, A: np.ndarray, B: np.ndarray, G: np.ndarray, T: np.ndarray,
+def _dual_fallback(obj: Objective, A: np.ndarray, B: np.ndarray, G: np.ndarray, Ti: np.ndarray,
                    theta0: np.ndarray, w_val: float, tried: list[str]) -> _Solved:
     """No exact value: settle the pattern by its dual (DNN) bound with evidence, if there is one."""
     rows = np.flatnonzero(np.any(obj.Phi != 0, axis=1))
     floor = w_val if np.isfinite(w_val) else -np.inf
-    upper, evidence = _dual_evidence(A, B, G, rows, floor, [T.T @ (obj.to_coords @ theta0)])
+    upper, evidence = _dual_evidence(A, B, G, rows, floor, [Ti @ (obj.to_coords @ theta0)])
     if evidence is None or not np.isfinite(upper):
         return _Solved(np.inf, w_val, theta0, BOUND, "",
                        "pattern not solved exactly, its cheap bound stands: " + "; ".join(tried))

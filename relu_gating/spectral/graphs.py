@@ -11,6 +11,7 @@ Paper, "Setting and notation": ``L = D - W``, ``L_sym = D^{-1/2} L D^{-1/2}``.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -22,12 +23,16 @@ from scipy.spatial.distance import pdist, squareform
 from relu_gating._validate import as_matrix
 from relu_gating.errors import InputError
 
-__all__ = ["sample_graph", "laplacian", "check_weights", "DEFAULT_NEIGHBORS"]
+__all__ = ["sample_graph", "laplacian", "check_weights", "DEFAULT_NEIGHBORS", "GRAPH_KINDS", "LAPLACIAN_KINDS"]
 
 #: Default number of neighbours of the k-nearest-neighbour graph (clipped to n - 1).
 DEFAULT_NEIGHBORS = 10
 
-_KINDS = ("knn", "gaussian", "epsilon")
+#: ``kind=`` of :func:`sample_graph` (``graph=`` / ``--graph`` of the higher-level functions and the CLI).
+GRAPH_KINDS = ("knn", "gaussian", "epsilon")
+#: ``kind=`` of :func:`laplacian` (``laplacian=`` / ``--laplacian`` elsewhere).
+LAPLACIAN_KINDS = ("combinatorial", "sym")
+_KINDS = GRAPH_KINDS
 
 
 def sample_graph(
@@ -219,7 +224,7 @@ def check_weights(W: Any, name: str = "W", *, rtol: float = 1e-10) -> sp.csr_mat
     return A
 
 
-def laplacian(W: Any, *, normalized: bool = False) -> sp.csr_matrix | np.ndarray:
+def laplacian(W: Any, *, kind: str = "combinatorial", normalized: bool | None = None) -> sp.csr_matrix | np.ndarray:
     r"""Graph Laplacian, combinatorial or symmetric normalized.
 
     .. math::
@@ -231,8 +236,12 @@ def laplacian(W: Any, *, normalized: bool = False) -> sp.csr_matrix | np.ndarray
     ----------
     W : array_like or scipy.sparse matrix, shape (n, n)
         Symmetric nonnegative weights with positive degrees.
-    normalized : bool
-        Return ``L_sym`` instead of ``L``.
+    kind : {"combinatorial", "sym"}
+        ``L = D - W`` or ``L_sym`` (the same spelling as ``laplacian=`` of
+        :func:`relu_gating.best_neuron_from_samples`, :func:`relu_gating.resolve_problem`
+        and ``--laplacian`` of the CLI, and as :attr:`SpectralBasis.kind`).
+    normalized : bool, optional
+        Deprecated spelling: ``normalized=True`` is ``kind="sym"``.
 
     Returns
     -------
@@ -242,11 +251,17 @@ def laplacian(W: Any, *, normalized: bool = False) -> sp.csr_matrix | np.ndarray
     ----------
     Paper, "Setting and notation", equation (1).
     """
+    if normalized is not None:
+        warnings.warn("laplacian(W, normalized=...) is deprecated; use kind='sym' or kind='combinatorial'",
+                      DeprecationWarning, stacklevel=2)
+        kind = "sym" if normalized else "combinatorial"
+    if kind not in LAPLACIAN_KINDS:
+        raise InputError(f"kind must be one of {LAPLACIAN_KINDS}, got {kind!r}")
     dense = not sp.issparse(W)
     A = check_weights(W, "W")
     deg = np.asarray(A.sum(axis=1)).ravel()
     L = (sp.diags(deg) - A).tocsr()
-    if normalized:
+    if kind == "sym":
         s = sp.diags(1.0 / np.sqrt(deg))
         L = (s @ L @ s).tocsr()
         L = ((L + L.T) * 0.5).tocsr()

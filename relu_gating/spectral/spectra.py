@@ -31,10 +31,12 @@ from scipy.sparse import csgraph
 from relu_gating._validate import as_square_operator, check_K
 from relu_gating.errors import InputError
 
-__all__ = ["SpectralBasis", "SpectralTieWarning", "low_frequency_basis", "check_laplacian", "DENSE_LIMIT"]
+__all__ = ["SpectralBasis", "SpectralTieWarning", "low_frequency_basis", "check_laplacian", "gap_Ks", "DENSE_LIMIT"]
 
 #: Components up to this size are diagonalized densely (``numpy.linalg.eigh``).
 DENSE_LIMIT = 1000
+#: Eigenvalues beyond K computed, on a tie, to name the K values at a spectral gap.
+GAP_LOOKAHEAD = 8
 
 
 class SpectralTieWarning(UserWarning):
@@ -90,6 +92,13 @@ class SpectralBasis:
     @property
     def normalized(self) -> bool:
         return self.kind == "sym"
+
+    def __repr__(self) -> str:
+        ev = ", ".join(f"{v:.4g}" for v in self.eigenvalues[:6]) + (", ..." if self.K > 6 else "")
+        tie = ", TIE at K" if self.tie_at_K else ""
+        return (f"SpectralBasis(n={self.n}, K={self.K}, kind={self.kind!r}, eigenvalues=[{ev}], "
+                f"next_eigenvalue={self.next_eigenvalue:.4g}, n_components={self.n_components}, "
+                f"method={self.method!r}{tie})")
 
 
 def check_laplacian(L: Any, name: str = "L", *, rtol: float = 1e-10) -> sp.csr_matrix:
@@ -193,7 +202,10 @@ def low_frequency_basis(
     want = min(K + 1, n)
     ev, U, used = _assemble(lap, want, method, seed)
     tie_tol = tie_rtol * lap.scale
-    nxt, tie = _detect_tie(ev, K, n, tie_tol)
+    nxt, tie = ev[K] if K < n else float("nan"), bool(K < n and abs(ev[K] - ev[K - 1]) <= tie_tol)
+    if tie:  # say which K would be at a gap: a few more eigenvalues (rare path)
+        more, _, _ = _assemble(lap, min(K + GAP_LOOKAHEAD, n), method, seed)
+        _warn_tie(more, K, tie_tol)
     U_K = U[:, :K].copy()
     eigvals = ev[:K].copy()
     for arr in (U_K, eigvals, lap.labels):
@@ -285,15 +297,21 @@ def _assemble(lap: _Laplacian, want: int, method: str, seed: int) -> tuple[np.nd
     return vals_arr[order], np.column_stack([vecs[i] for i in order]), used
 
 
-def _detect_tie(ev: np.ndarray, K: int, n: int, tie_tol: float) -> tuple[float, bool]:
-    """``(lambda_{K+1}, tie)``; warns (at the caller of :func:`low_frequency_basis`) on a tie."""
-    nxt = float(ev[K]) if K < n else float("nan")
-    tie = bool(K < n and abs(ev[K] - ev[K - 1]) <= tie_tol)
-    if tie:
-        warnings.warn(
-            f"lambda_K = {ev[K - 1]:.6g} and lambda_(K+1) = {ev[K]:.6g} tie (K = {K}): "
-            "span(U_K) is not unique; choose a K at a spectral gap",
-            SpectralTieWarning,
-            stacklevel=3,
-        )
-    return nxt, tie
+def gap_Ks(ev: np.ndarray, tol: float) -> list[int]:
+    """The ``K`` (1 <= K < len(ev)) with ``lambda_{K+1} - lambda_K > tol``: where ``U_K`` is unique."""
+    return [k for k in range(1, ev.size) if ev[k] - ev[k - 1] > tol]
+
+
+def _warn_tie(ev: np.ndarray, K: int, tie_tol: float) -> None:
+    """Warn (at the caller of :func:`low_frequency_basis`) that ``lambda_K = lambda_{K+1}``, naming K at gaps."""
+    gaps = gap_Ks(ev, tie_tol)
+    below = [k for k in gaps if k < K]
+    above = [k for k in gaps if k > K]
+    hint = ", ".join(f"K = {k}" for k in ([below[-1]] if below else []) + above[:1])
+    warnings.warn(
+        f"lambda_K = {ev[K - 1]:.6g} and lambda_(K+1) = {ev[K]:.6g} tie (K = {K}): span(U_K) is not "
+        f"unique; " + (f"the nearest K at a spectral gap: {hint}" if hint else
+                       f"no spectral gap among the first {ev.size} eigenvalues"),
+        SpectralTieWarning,
+        stacklevel=3,
+    )

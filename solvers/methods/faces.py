@@ -129,7 +129,7 @@ def _level_eig(level: np.ndarray, Az: np.ndarray, Bz: np.ndarray, H: np.ndarray,
     vals = np.where(good, mu[:, -1], np.nan)
     bmin = np.where(good, s[:, 0], np.inf)
     for j in np.flatnonzero(~good):
-        te = top_eig(Av[j], Bv[j], bscale=bscale)
+        te = top_eig(Av[j], Bv[j], bscale=bscale, ascale=float(np.abs(Az).max()))
         if te.ambiguous:
             raise Fragile("B, or A on ker B, is between rounding and 1e-10 on a flat")
         vals[j], bmin[j] = te.value, te.bmin

@@ -1,0 +1,298 @@
+"""The binary certificate (``.npz``, format ``relu-gating-certificate-npz/1``): streamed writing and reading.
+
+A standard numpy ``.npz`` (a ZIP archive of ``.npy`` members, stored
+uncompressed) with the same content as the JSON form (``FORMAT.md``), but the
+per-pattern columns as arrays: ``masks`` (uint8, ``ceil(n / 8)`` bytes per
+pattern: ``numpy.packbits``), ``witnesses`` (float64, ``m``), ``bounds``
+(float64) and ``settlement`` (uint8 codes 0..3 for U, B, E, P): at most
+``n / 8 + 8 m + 10`` bytes per pattern.  Dual evidence is stored flat
+(``evidence_index``, ``evidence_offsets``, ``evidence_rows``,
+``evidence_N``), the rest (problem, claim, counts, notes, exact witnesses,
+methods) as UTF-8 JSON in ``meta`` (uint8).  ``numpy.load`` opens it.
+
+Both sides stream: the writer copies the columns chunk by chunk (from
+memory maps without touching their mapping), the reader yields aligned
+chunks of the four columns, so neither holds more than a chunk of them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import zipfile
+from typing import Any, Iterator
+
+import numpy as np
+
+from relu_gating.errors import CertificateError
+
+__all__ = ["BINARY_FORMAT", "write_binary", "save_binary", "read_binary_meta", "binary_meta", "is_binary",
+           "BinaryReader", "COLUMNS"]
+
+BINARY_FORMAT = "relu-gating-certificate-npz/1"
+#: Patterns per chunk when writing and reading.
+CHUNK = 1 << 15
+#: Largest ``meta`` member read (bytes).
+META_MAX = 1 << 28
+_ZIP_MAGIC = b"PK\x03\x04"
+
+
+def _columns(n: int, m: int) -> dict:
+    return {"masks": (np.dtype(np.uint8), ((n + 7) // 8,)), "witnesses": (np.dtype("<f8"), (m,)),
+            "bounds": (np.dtype("<f8"), ()), "settlement": (np.dtype(np.uint8), ())}
+
+
+COLUMNS = ("masks", "witnesses", "bounds", "settlement")
+
+
+def _rows(a: Any, start: int, stop: int) -> np.ndarray:
+    """Rows of an array or, through plain file reads (its mapping untouched), of a memory map."""
+    fname = getattr(a, "filename", None)
+    if isinstance(a, np.memmap) and isinstance(fname, str) and os.path.exists(fname):
+        width = int(np.prod(a.shape[1:], dtype=np.int64))
+        stop = min(stop, a.shape[0])
+        count = max(0, stop - start)
+        with open(fname, "rb") as fh:
+            fh.seek(a.offset + start * width * a.dtype.itemsize)
+            return np.fromfile(fh, dtype=a.dtype, count=count * width).reshape((count,) + a.shape[1:])
+    return np.asarray(a[start:stop])
+
+
+def binary_meta(res: Any, extra: dict | None = None) -> dict:
+    """The ``meta`` member: the JSON certificate's keys without the per-pattern columns."""
+    from relu_gating.certificate._format import _mask_str
+
+    meta = {
+        "format": BINARY_FORMAT,
+        "problem": {"n": int(res.pattern.size), "m": int(res.theta.size), "K": int(res.K),
+                    "objective": res.objective, "features": res.features,
+                    "features_sha256": getattr(res, "features_sha256", None)},
+        "value": float(res.value), "upper_bound": float(res.upper_bound), "alpha": float(res.alpha),
+        "certified": bool(res.certified), "theta": [float(t) for t in res.theta], "pattern": _mask_str(res.pattern),
+        "n_patterns": int(res.n_patterns),
+        "settled": {"exact": int(res.n_exact), "bound": int(res.n_bound), "pruned": int(res.n_pruned)},
+        "seconds": {k: round(float(v), 6) for k, v in res.seconds.items()},
+        "notes": list(res.notes),
+        "exact_witnesses": {str(k): [str(int(x)) for x in v] for k, v in sorted(res.exact_witnesses.items())},
+        "methods": {str(k): v for k, v in sorted(res.methods.items())},
+    }
+    meta.update(extra or {})
+    return meta
+
+
+def _write_member(zf: zipfile.ZipFile, name: str, arr: Any, dtype: np.dtype, shape: tuple, convert=None) -> None:
+    with zf.open(f"{name}.npy", "w", force_zip64=True) as out:
+        np.lib.format.write_array_header_2_0(
+            out, {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False, "shape": shape})
+        for s in range(0, shape[0] if shape else 1, CHUNK):
+            part = _rows(arr, s, s + CHUNK) if shape else np.asarray(arr)
+            part = convert(part) if convert is not None else part
+            out.write(np.ascontiguousarray(part, dtype=dtype).tobytes())
+
+
+def _evidence_arrays(evidence: dict) -> dict[str, np.ndarray]:
+    idx = sorted(evidence)
+    sizes = np.array([np.asarray(evidence[i][0]).size for i in idx], dtype=np.int64)
+    return {
+        "evidence_index": np.array(idx, dtype=np.int64),
+        "evidence_offsets": np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
+        "evidence_rows": np.concatenate([np.asarray(evidence[i][0]).ravel() for i in idx] or [np.zeros(0)])
+        .astype(np.int64),
+        "evidence_N": np.concatenate([np.asarray(evidence[i][1], float).ravel() for i in idx] or [np.zeros(0)]),
+    }
+
+
+def write_binary(res: Any, fh: Any, extra: dict | None = None) -> None:
+    """Write the binary certificate of a NeuronResult to the binary file object ``fh`` (streamed)."""
+    N, n, m = int(res.n_patterns), int(res.pattern.size), int(res.theta.size)
+    cols = _columns(n, m)
+    meta = np.frombuffer(json.dumps(binary_meta(res, extra), allow_nan=False).encode(), dtype=np.uint8)
+    packed = getattr(res, "packed", None)
+    if packed is None:
+        packed = np.packbits(res.masks, axis=1)
+    sources = {"masks": packed, "witnesses": res.witnesses, "bounds": res.bounds, "settlement": res.settlement}
+    with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
+        _write_member(zf, "meta", meta, np.dtype(np.uint8), meta.shape)
+        for name in COLUMNS:
+            dt, tail = cols[name]
+            _write_member(zf, name, sources[name], dt, (N,) + tail)
+        for name, arr in _evidence_arrays(res.evidence).items():
+            _write_member(zf, name, arr, arr.dtype, arr.shape)
+
+
+def save_binary(res: Any, path: Any, extra: dict | None = None) -> None:
+    """Write the binary certificate of ``res`` to ``path`` atomically (temporary file, then rename)."""
+    from relu_gating._files import atomic_write
+    from relu_gating.errors import InputError
+
+    if getattr(res, "strategy", "enumerate") != "enumerate":
+        raise InputError(f"{os.fspath(path)}: a binary certificate lists enumerated patterns; this result is a "
+                         f"{res.strategy} tree: write it as JSON (--out CERT.json)")
+
+    atomic_write(path, lambda fh: write_binary(res, fh, extra), binary=True)
+
+
+def read_binary_meta(path: Any) -> dict:
+    """The ``meta`` of a binary certificate (problem, claim, counts; no per-pattern data)."""
+    with BinaryReader(path) as rd:
+        return rd.meta
+
+
+def is_binary(source: Any) -> bool:
+    """True for a path to a ZIP (``.npz``) file: a binary certificate, or a corrupt one."""
+    if not isinstance(source, (str, os.PathLike)):
+        return False
+    path = os.fspath(source)
+    if path.lower().endswith(".npz"):
+        return True
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(4) == _ZIP_MAGIC
+    except OSError:
+        return False
+
+
+def _corrupt(path: str, exc: BaseException | str) -> CertificateError:
+    what = exc if isinstance(exc, str) else f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:120]}"
+    return CertificateError(f"binary certificate {path}: truncated or corrupt ({what})")
+
+
+class BinaryReader:
+    """A binary certificate opened for streaming: ``meta``, evidence, and aligned column chunks.
+
+    Every failure to read (not a ZIP, a member missing, a wrong dtype or
+    shape, a short read, a CRC mismatch) raises :class:`CertificateError`
+    with a one-line reason.
+    """
+
+    def __init__(self, path: Any) -> None:
+        self.path = os.fspath(path)
+        try:
+            self.zf = zipfile.ZipFile(self.path)
+        except (OSError, zipfile.BadZipFile, ValueError, EOFError) as exc:
+            raise _corrupt(self.path, exc) from None
+        try:
+            self.meta = self._meta()
+            p = self.meta["problem"]
+            self.n, self.m, self.N = int(p["n"]), int(p["m"]), int(self.meta["n_patterns"])
+            if self.n < 1 or self.m < 1 or self.N < 0:
+                raise ValueError("n, m and n_patterns must be positive")
+        except CertificateError:
+            self.zf.close()
+            raise
+        except (KeyError, TypeError, ValueError) as exc:
+            self.zf.close()
+            raise CertificateError(f"binary certificate {self.path}: malformed meta ({type(exc).__name__}: "
+                                   f"{exc})") from None
+        self.evidence = self._evidence()
+
+    def __enter__(self) -> "BinaryReader":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.zf.close()
+
+    def _open(self, name: str, dtype: np.dtype | None, shape: tuple | None) -> tuple[Any, np.dtype, tuple]:
+        try:
+            fh = self.zf.open(f"{name}.npy")
+            version = np.lib.format.read_magic(fh)
+            if version == (1, 0):
+                shp, fortran, dt = np.lib.format.read_array_header_1_0(fh)
+            else:
+                shp, fortran, dt = np.lib.format.read_array_header_2_0(fh)
+        except KeyError:
+            raise _corrupt(self.path, f"no member {name!r}") from None
+        except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
+            raise _corrupt(self.path, exc) from None
+        if fortran or dt.hasobject or (dtype is not None and dt != dtype) or (shape is not None and shp != shape):
+            fh.close()
+            raise _corrupt(self.path, f"member {name!r} has dtype {dt} shape {shp}, expected {dtype} {shape}")
+        return fh, dt, shp
+
+    def _read(self, fh: Any, dt: np.dtype, count: int, name: str) -> np.ndarray:
+        nbytes = count * dt.itemsize
+        try:
+            buf = fh.read(nbytes)
+        except (OSError, zipfile.BadZipFile, EOFError, ValueError) as exc:
+            raise _corrupt(self.path, exc) from None
+        if len(buf) != nbytes:
+            raise _corrupt(self.path, f"member {name!r} ends early")
+        return np.frombuffer(buf, dtype=dt).copy()
+
+    def array(self, name: str, dtype: Any = None, limit: int = 1 << 31) -> np.ndarray:
+        """A small member read whole (meta, evidence), at most ``limit`` bytes."""
+        fh, dt, shp = self._open(name, None if dtype is None else np.dtype(dtype), None)
+        with fh:
+            count = int(np.prod(shp, dtype=np.int64))
+            if count * dt.itemsize > limit:
+                raise _corrupt(self.path, f"member {name!r} is larger than {limit} bytes")
+            a = self._read(fh, dt, count, name).reshape(shp)
+            if fh.read(1):
+                raise _corrupt(self.path, f"member {name!r} has trailing bytes")
+        return a
+
+    def _meta(self) -> dict:
+        raw = self.array("meta", np.uint8, META_MAX)
+        try:
+            d = json.loads(raw.tobytes().decode("utf-8"), parse_constant=_reject_constant)
+        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+            raise _corrupt(self.path, f"meta is not strict JSON: {exc}") from None
+        if not isinstance(d, dict):
+            raise _corrupt(self.path, "meta is not a JSON object")
+        if d.get("format") != BINARY_FORMAT:
+            raise CertificateError(f"binary certificate format must be {BINARY_FORMAT!r}, got {d.get('format')!r}")
+        return d
+
+    def _evidence(self) -> dict:
+        idx = self.array("evidence_index", "<i8")
+        off = self.array("evidence_offsets", "<i8")
+        rows = self.array("evidence_rows", "<i8")
+        flat = self.array("evidence_N", "<f8")
+        out, pos = {}, 0
+        if idx.ndim != 1 or off.shape != (idx.size + 1,) or off[0] != 0 or np.any(np.diff(off) < 0) \
+                or off[-1] != rows.size:
+            raise CertificateError(f"binary certificate {self.path}: evidence offsets inconsistent")
+        for k, i in enumerate(idx.tolist()):
+            r = rows[off[k]:off[k + 1]]
+            p = r.size
+            if pos + p * p > flat.size or (p and (r.min() < 0 or r.max() >= self.n)) or not 0 <= i < self.N:
+                raise CertificateError(f"evidence of pattern {i}: rows out of range or N too short")
+            N = flat[pos:pos + p * p].reshape(p, p)
+            if not np.all(np.isfinite(N)):
+                raise CertificateError(f"evidence of pattern {i}: N not finite")
+            out[int(i)] = (r, N)
+            pos += p * p
+        if pos != flat.size:
+            raise CertificateError(f"binary certificate {self.path}: evidence N has {flat.size - pos} extra entries")
+        return out
+
+    def chunks(self, size: int = CHUNK) -> Iterator[tuple[int, dict]]:
+        """``(start, {column: rows})`` for consecutive chunks of the four columns (checked: finite
+        witnesses and bounds, settlement codes 0..3); the whole member is read, so its CRC is checked."""
+        cols = _columns(self.n, self.m)
+        handles = {name: self._open(name, dt, (self.N,) + tail) for name, (dt, tail) in cols.items()}
+        try:
+            for s in range(0, self.N, size):
+                k = min(size, self.N - s)
+                out = {}
+                for name, (fh, dt, shp) in handles.items():
+                    out[name] = self._read(fh, dt, k * int(np.prod(shp[1:], dtype=np.int64)), name) \
+                        .reshape((k,) + shp[1:])
+                if not (np.all(np.isfinite(out["witnesses"])) and np.all(np.isfinite(out["bounds"]))):
+                    raise CertificateError(f"binary certificate {self.path}: witnesses and bounds must be finite "
+                                           f"(chunk from pattern {s})")
+                if np.any(out["settlement"] > 3):
+                    raise CertificateError(f"binary certificate {self.path}: settlement codes must be 0..3")
+                yield s, out
+            for name, (fh, _, _) in handles.items():
+                if fh.read(1):
+                    raise _corrupt(self.path, f"member {name!r} has trailing bytes")
+        except (OSError, zipfile.BadZipFile, EOFError) as exc:
+            raise _corrupt(self.path, exc) from None
+        finally:
+            for fh, _, _ in handles.values():
+                fh.close()
+
+
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"non-standard JSON constant {name}")

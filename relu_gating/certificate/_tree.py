@@ -1,0 +1,364 @@
+"""Tree certificates of the branch and bound (private; checked by :func:`verify_tree`).
+
+A node of the tree is the closed cone of weights on which some rows of ``Phi``
+have a fixed sign (``+1`` active, ``-1`` inactive, ``0`` undecided); the root
+fixes nothing (rows of ``Phi`` that are exactly zero are always inactive).
+Nodes are listed in preorder, each a short JSON list:
+
+* ``["s", i]``: split on the sign of row ``i`` (undecided here); the ``+``
+  subtree follows, then the ``-`` subtree;
+* ``["i", i, s, rows]``: row ``i`` has sign ``s`` on the whole node, because
+  ``s phi_i`` is a nonnegative combination of the signed rows ``rows``
+  (Farkas), checked here in exact rational arithmetic; one subtree follows;
+* ``["b", u]``: a leaf bounded by ``u`` from its signs alone (:func:`node_bound`);
+* ``["c", u, rows, N]``: a chamber leaf (every nonzero row decided) bounded by
+  ``u`` from its signs or by dual evidence (``u B_S - A_S - G_T^T N G_T`` PSD);
+* ``["x"]``: a chamber leaf all of whose neurons are excluded.
+
+Every weight lies in some leaf's closed cone (a split covers its parent; an
+implied sign loses only the face ``phi_i theta = 0``, which the child holds),
+so the largest proven leaf bound bounds every neuron.
+
+The node bound.  With ``F+``/``F-`` the rows fixed active/inactive and ``U``
+the undecided ones, every neuron of the node lies in
+``S = col(D+ Q) + span{e_i : i in U}``, so ``G(h) <= lambda_max(M^T P_{S+H} M)
+= lambda_max(M^T M - M^T P_Z M)`` for any ``Z`` orthogonal to ``S + H``.  Here
+``Z`` is the orthogonal sum of the complement, inside the ``F-`` coordinates,
+of ``col(QH_{F-})`` and, inside the ``F+`` coordinates, of ``col(X+)`` with
+``X+ = Q_{F+}`` (``[Q_{F+}, QH_{F+}]`` when ``H`` is not in ``col(Phi)``).  A
+computed complement is within angle ``eta <= c eps ||X|| / sigma_min(X)`` of the
+exact one (Wedin), which adds at most ``eta ||M||^2``; a block with
+``sigma_min(X)`` below ``SIGMA_MIN`` is dropped (a smaller ``Z``: still valid).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from relu_gating.certificate._proofs import _allow, dual_bound, exact_slack_pd, pattern_pencils
+
+__all__ = ["NodeProblem", "node_problem", "node_bound", "implied_exact", "chamber_dual_bound", "verify_tree", "tree_to_dict",
+           "SIGMA_MIN", "TREE_KIND", "MAX_NODES"]
+
+TREE_KIND = "tree"
+#: A complement block whose spanning matrix has a smaller singular value is dropped.
+SIGMA_MIN = 1e-6
+#: Tree certificates with more nodes than this are refused as malformed.
+MAX_NODES = 50_000_000
+_EPS = np.finfo(float).eps
+
+
+class NodeProblem:
+    """The data of the node bound: ``Q`` (basis of ``col(Phi)``), ``M``, ``QH`` and whether ``H``
+    lies in ``col(Phi)`` (decided exactly: a constant nonzero column of ``Phi`` and ``H`` the bias)."""
+
+    def __init__(self, Q: np.ndarray, M: np.ndarray, QH: np.ndarray | None, h_in_phi: bool,
+                 zero_rows: np.ndarray, cap: float = np.inf) -> None:
+        self.Q, self.M, self.QH, self.h_in_phi, self.zero_rows = Q, M, QH, h_in_phi, zero_rows
+        self.cap = cap
+        self.n, self.r = Q.shape
+        self.K = M.shape[1]
+        self.q = 0 if QH is None else QH.shape[1]
+        self.MtM = M.T @ M
+        self.trM = float(np.trace(self.MtM))
+        self.form = _allow(self.n, self.K + self.r + self.q) * (3.0 * self.trM + 1.0)
+
+
+def ones_column(Phi: np.ndarray) -> bool:
+    """``Phi`` has a constant nonzero column (exactly): the bias lies in ``col(Phi)``."""
+    return bool(np.any(np.all(Phi == Phi[:1], axis=0) & (Phi[0] != 0)))
+
+
+def node_problem(Phi: np.ndarray, Q: np.ndarray, M: np.ndarray, QH: np.ndarray | None, bias: bool,
+                 cap: float = np.inf) -> NodeProblem:
+    return NodeProblem(Q, M, QH, bool(bias and ones_column(Phi)), ~np.any(Phi != 0, axis=1), cap)
+
+
+def _complement(Mb: np.ndarray, X: np.ndarray | None) -> tuple[np.ndarray, float]:
+    """``M_b^T (I - P_X) M_b`` inside a block of coordinates, and the angle allowance ``eta``;
+    ``(0, 0)`` when the complement is empty or ``X`` is too ill-conditioned to trust."""
+    K = Mb.shape[1]
+    if Mb.shape[0] == 0:
+        return np.zeros((K, K)), 0.0
+    if X is None or X.shape[1] == 0:
+        return Mb.T @ Mb, 0.0
+    k, c = X.shape
+    if k <= c:
+        return np.zeros((K, K)), 0.0
+    O, s, _ = np.linalg.svd(X, full_matrices=False)
+    err = 8.0 * (k + c) * _EPS * s[0]
+    if s[-1] - err <= SIGMA_MIN * max(1.0, s[0]):
+        return np.zeros((K, K)), 0.0
+    C = Mb.T @ O
+    return Mb.T @ Mb - C @ C.T, min(1.0, err / (s[-1] - err))
+
+
+def _bound_matrix(P: NodeProblem, signs: np.ndarray) -> tuple[np.ndarray, float]:
+    plus = (signs > 0) & ~P.zero_rows
+    minus = (signs < 0) | P.zero_rows
+    QHm = None if P.QH is None else P.QH[minus]
+    Cm, em = _complement(P.M[minus], QHm)
+    Xp = P.Q[plus] if (P.QH is None or P.h_in_phi) else np.hstack([P.Q[plus], P.QH[plus]])
+    Cp, ep = _complement(P.M[plus], Xp)
+    T = P.MtM - Cm - Cp
+    return 0.5 * (T + T.T), max(em, ep)
+
+
+def node_bound(P: NodeProblem, signs: np.ndarray, want_vector: bool = False) -> Any:
+    """Proven bound of the objective over the node with these signs (and, if asked, the top
+    eigenvector ``z`` of the K x K matrix, whose ``M z`` is the bound's maximizer off ``Z``)."""
+    T, eta = _bound_matrix(P, signs)
+    w, V = np.linalg.eigh(T)
+    u = float(w[-1]) + eta * P.trM + P.form
+    return (u, V[:, -1]) if want_vector else u
+
+
+def _fractions(Phi: np.ndarray, rows: list[int], cache: dict) -> list[list[Fraction]]:
+    out = []
+    for j in rows:
+        if j not in cache:
+            cache[j] = [Fraction(float(x)) for x in Phi[j]]
+        out.append(cache[j])
+    return out
+
+
+def _int_row(Phi: np.ndarray, j: int, cache: dict) -> list[int]:
+    """Row ``j`` times a positive power of two, as exact Python integers."""
+    key = ("int", j)
+    if key not in cache:
+        x = Phi[j]
+        nz = x[x != 0]
+        e = 0 if nz.size == 0 else int(53 - np.frexp(nz)[1].min())
+        cache[key] = [int(np.ldexp(v, e)) for v in x.tolist()]  # exact: every entry scaled to an integer
+    return cache[key]
+
+
+def _det(A: list[list[int]]) -> int:
+    """Determinant of a square integer matrix (Bareiss, exact)."""
+    A = [row[:] for row in A]
+    k, sign, prev = len(A), 1, 1
+    for c in range(k):
+        p = next((t for t in range(c, k) if A[t][c] != 0), None)
+        if p is None:
+            return 0
+        if p != c:
+            A[c], A[p], sign = A[p], A[c], -sign
+        for t in range(c + 1, k):
+            for u in range(c + 1, k):
+                A[t][u] = (A[t][u] * A[c][c] - A[t][c] * A[c][u]) // prev
+        prev = A[c][c]
+    return sign * A[k - 1][k - 1]
+
+
+def _implied_square(Phi: np.ndarray, signs: np.ndarray, i: int, s: int, rows: list[int], cache: dict) -> bool | None:
+    """Cramer's rule on integers when ``rows`` is a basis (None when it is not square and regular)."""
+    m = Phi.shape[1]
+    if len(rows) != m:
+        return None
+    cols = [[v * int(signs[j]) for v in _int_row(Phi, j, cache)] for j in rows]
+    b = [v * s for v in _int_row(Phi, i, cache)]
+    A = [[cols[c][r] for c in range(m)] for r in range(m)]
+    d = _det(A)
+    if d == 0:
+        return None
+    for c in range(m):
+        Ac = [[b[r] if cc == c else A[r][cc] for cc in range(m)] for r in range(m)]
+        if _det(Ac) * d < 0:
+            return False
+    return True
+
+
+def implied_exact(Phi: np.ndarray, signs: np.ndarray, i: int, s: int, rows: list[int],
+                  cache: dict | None = None) -> bool:
+    """Is ``s phi_i = sum_j y_j signs_j phi_j`` with ``y >= 0`` over ``rows`` (decided rows), exactly?
+
+    Then ``s phi_i theta >= 0`` on the node's closed cone.  Cramer's rule on integers (each row
+    scaled by a power of two, which keeps the signs of ``y``) when ``rows`` is a basis, else
+    Gaussian elimination on rationals (dependent ``rows``: the basic solution, free variables 0).
+    """
+    cache = {} if cache is None else cache
+    if not rows or any(not (0 <= j < signs.size) or signs[j] == 0 or j == i for j in rows):
+        return False
+    square = _implied_square(Phi, signs, i, s, rows, cache)
+    if square is not None:
+        return square
+    cols = _fractions(Phi, list(rows), cache)
+    target = _fractions(Phi, [i], cache)[0]
+    m, k = len(target), len(rows)
+    A = [[cols[c][r] * int(signs[rows[c]]) for c in range(k)] + [target[r] * s] for r in range(m)]
+    piv_cols, row = [], 0
+    for c in range(k):
+        p = next((t for t in range(row, m) if A[t][c] != 0), None)
+        if p is None:
+            continue
+        A[row], A[p] = A[p], A[row]
+        pv = A[row][c]
+        A[row] = [x / pv for x in A[row]]
+        for t in range(m):
+            if t != row and A[t][c] != 0:
+                f = A[t][c]
+                A[t] = [a - f * b for a, b in zip(A[t], A[row])]
+        piv_cols.append(c)
+        row += 1
+        if row == m:
+            break
+    if any(A[t][k] != 0 for t in range(row, m)):
+        return False  # inconsistent: s phi_i is not in the span of these rows
+    return all(A[t][k] >= 0 for t in range(row))
+
+
+def chamber_dual_bound(Q: np.ndarray, M: np.ndarray, QH: np.ndarray | None, mask: np.ndarray, claim: float,
+                       rows: np.ndarray, N: np.ndarray) -> float:
+    """Bound proven by a chamber's dual evidence (as for a pattern of the enumeration certificate)."""
+    if rows.size and (rows.min() < 0 or rows.max() >= mask.size):
+        return float("inf")
+    A, B = pattern_pencils(mask.astype(float)[None], Q, M, QH)
+    G = np.where(mask[rows], 1.0, -1.0)[:, None] * Q[rows]
+    Nc = np.maximum(0.5 * (N + N.T), 0.0)
+    proven = dual_bound(A[0], B[0], G.T @ Nc @ G, Q.shape[0])
+    if proven > claim + 1e-10 and exact_slack_pd(claim, Q, M, QH, mask, G, Nc):
+        proven = claim
+    return proven
+
+
+def _leaf(node: list, signs: np.ndarray, S: Any, P: NodeProblem) -> tuple[float, float, str]:
+    """(claim, proven bound, reason if malformed) of a leaf node."""
+    from relu_gating.certificate._verify import _excluded
+
+    kind = node[0]
+    decided = bool(np.all((signs != 0) | P.zero_rows))
+    if kind == "x":
+        mask = (signs > 0) & ~P.zero_rows
+        if not decided or not _excluded(S, mask):
+            return -np.inf, np.inf, "an excluded leaf is not a chamber all of whose neurons are excluded"
+        return -np.inf, -np.inf, ""
+    claim = float(node[1])
+    proven = min(node_bound(P, signs), P.cap)
+    if kind == "c" and decided and len(node) >= 4 and proven > claim:
+        rows = np.asarray(node[2], dtype=np.int64).reshape(-1)
+        N = np.asarray(node[3], dtype=float).reshape(rows.size, rows.size)
+        if np.all(np.isfinite(N)):
+            proven = min(proven, chamber_dual_bound(S.Q, S.M, S.QH, (signs > 0) & ~P.zero_rows, claim, rows, N))
+    return claim, proven, ""
+
+
+def _walk(nodes: list, S: Any, P: NodeProblem) -> tuple[list, list[str], dict]:
+    """Check the tree's structure and every leaf; returns (leaf figures, reasons, counts)."""
+    signs = np.where(P.zero_rows, -1, 0).astype(np.int8)
+    cache: dict = {}
+    stack: list = [("visit",)]
+    pos, leaves = 0, []
+    reasons: list[str] = []
+    counts = {"split": 0, "implied": 0, "leaves": 0}
+    while stack and not reasons:
+        task = stack.pop()
+        if task[0] == "set":
+            signs[task[1]] = task[2]
+            continue
+        if pos >= len(nodes):
+            reasons.append("tree is truncated: a split or implied node lacks a child")
+            break
+        node, idx = nodes[pos], pos
+        pos += 1
+        kind = node[0] if isinstance(node, list) and node else None
+        if kind in ("s", "i"):
+            i = int(node[1])
+            if not (0 <= i < signs.size) or signs[i] != 0:
+                reasons.append(f"node {idx}: row {i} is not an undecided row of its node")
+                break
+            if kind == "s":
+                counts["split"] += 1
+                stack += [("set", i, 0), ("visit",), ("set", i, -1), ("visit",), ("set", i, 1)]
+                continue
+            s = int(node[2])
+            if s not in (1, -1) or not implied_exact(S.Phi, signs, i, s, [int(j) for j in node[3]], cache):
+                reasons.append(f"node {idx}: the implied sign of row {i} is not proven by its Farkas rows")
+                break
+            counts["implied"] += 1
+            stack += [("set", i, 0), ("visit",), ("set", i, s)]
+        elif kind in ("b", "c", "x"):
+            counts["leaves"] += 1
+            claim, proven, why = _leaf(node, signs, S, P)
+            if why:
+                reasons.append(f"node {idx}: {why}")
+            leaves.append((idx, claim, proven))
+        else:
+            reasons.append(f"node {idx}: unknown node {node!r:.40}")
+    if not reasons and pos != len(nodes):
+        reasons.append(f"tree has {len(nodes) - pos} node(s) beyond its last leaf")
+    return leaves, reasons, counts
+
+
+def tree_to_dict(res: Any) -> dict:
+    """JSON-ready tree certificate of a branch-and-bound :class:`~relu_gating.search.NeuronResult`."""
+    from relu_gating.certificate._format import FORMAT
+
+    return {
+        "format": FORMAT, "kind": TREE_KIND,
+        "problem": {"n": int(res.pattern.size), "m": int(res.theta.size), "K": int(res.K), "objective": res.objective,
+                    "features": res.features, "features_sha256": res.features_sha256},
+        "value": float(res.value), "upper_bound": float(res.upper_bound), "alpha": float(res.alpha),
+        "certified": bool(res.certified), "theta": [float(t) for t in res.theta],
+        "pattern": "".join("1" if b else "0" for b in res.pattern), "n_nodes": int(res.n_nodes),
+        "n_patterns": int(res.n_patterns),
+        "settled": {"exact": int(res.n_exact), "bound": int(res.n_bound), "pruned": int(res.n_pruned)},
+        "seconds": {k: round(float(v), 6) for k, v in res.seconds.items()}, "notes": list(res.notes),
+        "tree": {"nodes": res.tree["nodes"], "stats": {k: (v if isinstance(v, str) else float(v))
+                                                       for k, v in res.tree.get("stats", {}).items()}},
+    }
+
+
+def verify_tree(d: dict, S: Any) -> Any:
+    """Check a tree certificate ``d`` against the stated problem ``S`` (a ``StatedProblem``)."""
+    from relu_gating.certificate._proofs import cap_bound
+    from relu_gating.certificate._verify import BOUND_SLACK, VALUE_TOL, VerifyReport, _objective
+    from relu_gating.errors import CertificateError
+
+    try:
+        prob, tree = d["problem"], d["tree"]
+        nodes = tree["nodes"]
+        theta = np.asarray(d["theta"], dtype=float).reshape(S.Phi.shape[1])
+        value_c, alpha, cert_claim = float(d["value"]), float(d["alpha"]), d["certified"]
+        upper_c = float(d["upper_bound"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CertificateError(f"malformed tree certificate: {type(exc).__name__}: {exc}") from exc
+    if not isinstance(nodes, list) or len(nodes) > MAX_NODES or not isinstance(cert_claim, bool):
+        raise CertificateError("tree certificate: nodes must be a list of bounded length, certified a boolean")
+    stated = {"n": S.n, "m": S.Phi.shape[1], "K": S.U.shape[1], "objective": S.objective, "features": S.features}
+    diff = [f"{k} = {prob.get(k)!r} in the certificate, {v!r} in the stated problem"
+            for k, v in stated.items() if prob.get(k) != v]
+    if S.features == "array" and prob.get("features_sha256") != S.features_sha256:
+        diff.append("the features array differs from the one the certificate was computed with")
+    if diff:
+        return VerifyReport(False, False, float("nan"), float("nan"), alpha, 0.0,
+                            ("certificate is for another problem: " + "; ".join(diff),), {"problem": {"ok": False}})
+    P = node_problem(S.Phi, S.Q, S.M, S.QH, S.features == "bias", cap_bound(S.M, S.QH is not None))
+    reasons: list[str] = []
+    value = _objective(S, theta)
+    if np.isnan(value):
+        reasons.append("theta gives an excluded neuron (relu(Phi theta) is 0 or in col(features))")
+        value = 0.0
+    elif abs(value - value_c) > VALUE_TOL:
+        reasons.append(f"value {value_c!r} differs from the objective of relu(Phi theta) recomputed here, {value!r}")
+    try:
+        leaves, why, counts = _walk(nodes, S, P)
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        raise CertificateError(f"malformed tree node: {type(exc).__name__}: {exc}") from exc
+    reasons += why
+    unproven = [idx for idx, c, p in leaves if p > c + BOUND_SLACK]
+    if unproven:
+        reasons.append(f"{len(unproven)} leaf bound(s) not proven, e.g. node {unproven[:5]}")
+    upper = float(max(max((p for _, _, p in leaves), default=-np.inf), value))
+    if upper_c < upper - VALUE_TOL:
+        reasons.append(f"upper_bound {upper_c!r} is below the bound proven here, {upper!r}")
+    certified = bool(0 < alpha <= 1 and value >= alpha * upper - VALUE_TOL)
+    if cert_claim and not certified:
+        reasons.append(f"certified is claimed but value {value!r} < alpha * upper_bound = {alpha * upper!r}")
+    alpha_proven = 1.0 if upper <= 0 else max(0.0, min(1.0, value / upper))
+    checks = {"problem": {"ok": True}, "value": {"recomputed": value}, "tree": dict(counts, ok=not why),
+              "bounds": {"ok": not unproven, "unproven": len(unproven)}, "alpha": {"alpha_proven": alpha_proven}}
+    return VerifyReport(not reasons, certified and not reasons, value, upper, alpha, alpha_proven,
+                        tuple(reasons), checks)

@@ -1,0 +1,448 @@
+r"""The ReLU variation norm of Def 5.8, computed as a closing interval, and the representability constant.
+
+For a layer input ``Phi`` the normalized neurons are
+:math:`\mathcal A_\Phi = \{\sigma(\Phi\theta)/\|\sigma(\Phi\theta)\| : \sigma(\Phi\theta)\ne0\}` and
+
+.. math::  \|v\|_{\mathcal A} = \inf\{\textstyle\sum_j |a_j| : v = \sum_j a_j d_j,\ d_j\in\mathcal A_\Phi\}
+
+(the atoms are unsigned neurons, the coefficients signed: the gauge of the convex hull of
+:math:`\pm\mathcal A_\Phi`).  :func:`variation_norm` solves it by column generation:
+
+* master: the LP ``min sum |a_j| (+ M ||r||_1)  s.t.  D a + r = v`` over the atoms found so
+  far (HiGHS); its optimal dual ``y`` satisfies ``|<y, d_j>| <= 1`` on those atoms;
+* pricing: ``max_d |<y, d>| = ||y|| sqrt(max_theta N_1(relu(Phi theta)))`` with the rank-one
+  basis ``y / ||y||`` -- a best-neuron query, answered and *certified* by
+  :func:`relu_gating.best_neuron` (``features=None``); cheap candidates (one witness neuron
+  per gating pattern) are tried first, the certified search only when they find nothing;
+* bounds: weak duality gives ``||v||_A >= <y, v> / max_d |<y, d>|`` for *every* ``y``
+  (a certified lower bound, the certified pricing bound in the denominator); the primal
+  gives a decomposition, made exactly feasible by expressing the LP's residual in a basis of
+  atoms spanning ``V_P`` (Thm 5.1 b), so ``upper`` is a feasible ``sum |a_j|``.
+
+The interval ``[lower, upper]`` closes to ``tol``.  :func:`representability_constant` bounds
+:math:`\kappa(U) = \max\{\|u\|_{\mathcal A} : u\in\mathrm{col}(U), \|u\| = 1\}`, the smallest
+``kappa`` for which ``U`` is ``(kappa, 0)``-representable (Def 5.8; with ``U`` the cluster
+indicators ``chi`` it is the ``kappa`` of Example 5.12, with ``epsilon = ||(I - Pi_chi) U_K||``).
+
+References
+----------
+Def 5.8, Lemma 5.9, Thm 5.10, Example 5.12 of the paper.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from relu_gating._validate import as_matrix, as_vector
+from relu_gating.errors import InputError, SolverFailure
+
+__all__ = ["VariationNorm", "variation_norm", "Representability", "representability_constant", "normalized_neurons"]
+
+#: Default relative width at which the interval counts as closed.
+DEFAULT_TOL = 1e-4
+#: Cheap candidate atoms added to the master per round.
+ATOMS_PER_ROUND = 8
+#: Master rounds between certified pricing calls while cheap candidates still violate.
+CERTIFY_EVERY = 8
+
+
+@dataclass(frozen=True, eq=False)
+class VariationNorm:
+    """``||v||_A`` as a certified interval with a decomposition attaining ``upper``.
+
+    Attributes
+    ----------
+    lower, upper : float
+        ``lower <= ||v||_A <= upper`` (``inf`` for both when ``v`` is not in ``V_P``).
+    thetas : ndarray, shape (J, m)
+        Weights of the atoms used (nonzero coefficients only).
+    weights : ndarray, shape (J,)
+        Signed coefficients: ``v = sum_j weights[j] relu(Phi thetas[j]) / ||relu(Phi thetas[j])||``
+        (to ``residual``), ``sum |weights| = upper``.
+    dual : ndarray, shape (n,)
+        The ``y`` proving ``lower``: ``max_d |<y, d>| <= 1`` (certified), so ``||w||_A >= <y, w>``
+        for every ``w``, and ``lower = <y, v>``.
+    residual : float
+        ``||v - sum_j weights[j] d_j||`` (rounding only).
+    iterations, certified_calls : int
+        Master LPs solved; certified best-neuron queries made.
+    certified : bool
+        ``upper - lower <= tol * upper``.
+    tol, seconds : float
+    """
+
+    lower: float
+    upper: float
+    thetas: np.ndarray
+    weights: np.ndarray
+    dual: np.ndarray
+    residual: float
+    iterations: int
+    certified_calls: int
+    certified: bool
+    tol: float
+    seconds: float
+
+
+def normalized_neurons(Phi: np.ndarray, thetas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Columns ``relu(Phi theta)/||relu(Phi theta)||`` of the nonzero neurons, and which thetas they are."""
+    T = np.atleast_2d(thetas)
+    H = np.maximum(Phi @ T.T, 0.0)
+    nrm = np.linalg.norm(H, axis=0)
+    keep = nrm > 1e-12 * np.linalg.norm(Phi, 2) * np.linalg.norm(T, axis=1)  # per neuron: scales vary widely
+    return H[:, keep] / nrm[keep], np.flatnonzero(keep)
+
+
+def _spanning_thetas(Phi: np.ndarray) -> np.ndarray | None:
+    """Weights of neurons spanning ``V_P`` (Thm 5.1 b, both orientations), or None without a bias in col(Phi)."""
+    from relu_gating.layers.networks import class_spanning_neurons
+
+    n = Phi.shape[0]
+    c, *_ = np.linalg.lstsq(Phi, np.ones(n), rcond=None)
+    if np.linalg.norm(Phi @ c - 1.0) > 1e-9 * np.sqrt(n):
+        return None
+    out = []
+    for sign in (1.0, -1.0):
+        Th = class_spanning_neurons(sign * Phi)
+        out.append((sign * Th[:-1] + np.outer(c, Th[-1])).T)
+    return np.vstack(out)
+
+
+def _cone_projection(Phi: np.ndarray, mask: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``theta`` maximizing ``<y, d>`` over the normalized neurons of one pattern (approximately).
+
+    The maximum is ``||p||`` for ``p`` the projection of ``y`` onto the cone
+    ``{S Phi theta : (2S - I) Phi theta >= 0}``; found by SLSQP from the witness ``w``.  Used only
+    to propose atoms (any theta is a valid atom): the certified search decides optimality.
+    """
+    from scipy.optimize import minimize
+
+    G, ys = Phi[mask], y[mask]
+    A = np.where(mask, 1.0, -1.0)[:, None] * Phi
+    sc = 1.0 / max(float(np.linalg.norm(Phi @ w)), 1e-300)
+    res = minimize(lambda t: 0.5 * float(np.sum((G @ t - ys) ** 2)), w * sc, jac=lambda t: G.T @ (G @ t - ys),
+                   constraints=[{"type": "ineq", "fun": lambda t: A @ t, "jac": lambda t: A}], method="SLSQP",
+                   options={"maxiter": 100, "ftol": 1e-14})
+    return res.x if np.all(np.isfinite(res.x)) else w
+
+
+def _master(D: np.ndarray, v: np.ndarray, M: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Solve ``min 1'(a+ + a-) + M 1'(r+ + r-)  s.t.  D(a+ - a-) + (r+ - r-) = v``; return a, r, y."""
+    from scipy.optimize import linprog
+
+    (n, J), eye = D.shape, np.eye(D.shape[0])
+    A = np.hstack([D, -D, eye, -eye])
+    cost = np.r_[np.ones(2 * J), np.full(2 * n, M)]
+    res = linprog(cost, A_eq=A, b_eq=v, bounds=(0, None), method="highs")
+    if res.status != 0:
+        raise SolverFailure(f"variation-norm master LP failed: {res.message}")
+    x = res.x
+    return x[:J] - x[J:2 * J], x[2 * J:2 * J + n] - x[2 * J + n:], np.asarray(res.eqlin.marginals, float)
+
+
+def _upper(D: np.ndarray, a: np.ndarray, v: np.ndarray, B: np.ndarray | None) -> tuple[float, np.ndarray, float]:
+    """A feasible ``sum |coef|``: the LP's ``a`` plus its residual written in the spanning atoms ``B``."""
+    r = v - D @ a
+    if B is None:
+        res = float(np.linalg.norm(r))
+        return (float(np.abs(a).sum()) if res <= 1e-9 else np.inf), np.zeros(0), res
+    c, *_ = np.linalg.lstsq(B, r, rcond=None)
+    res = float(np.linalg.norm(r - B @ c))
+    return float(np.abs(a).sum() + np.abs(c).sum()), c, res
+
+
+def _in_vp(Phi: np.ndarray, v: np.ndarray) -> bool:
+    """``v`` is constant on the classes of identical rows of ``Phi`` (Thm 5.1: ``||v||_A < inf``)."""
+    from relu_gating.coverage.bounds import row_partition
+
+    lab = row_partition(Phi, name="Phi")
+    means = np.bincount(lab, weights=v) / np.bincount(lab)
+    return bool(np.linalg.norm(v - means[lab]) <= 1e-9 * np.linalg.norm(v))
+
+
+def _check_options(tol: Any, max_iter: Any) -> None:
+    if not (isinstance(tol, (int, float, np.floating)) and 0 < tol < 1):
+        raise InputError(f"tol must be a number in (0, 1), got {tol!r}")
+    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
+        raise InputError(f"max_iter must be a positive integer, got {max_iter!r}")
+
+
+class _Pricer:
+    """Pricing of one layer: uncertified candidates first, the certified best-neuron search to decide.
+
+    Candidates are the exact best neurons (cone projections) of the "hot" patterns -- those the
+    last certified search found violating -- and of the patterns whose witness scores highest.
+    """
+
+    def __init__(self, Phi: np.ndarray, patterns: Any, max_patterns: int | None) -> None:
+        from relu_gating.patterns import enumerate_patterns
+
+        if patterns is None:
+            patterns = enumerate_patterns(Phi, max_patterns=max_patterns)
+        else:
+            patterns.check_belongs_to(Phi)
+        self.Phi, self.patterns = Phi, patterns
+        self.masks, self.W = patterns.masks, patterns.witnesses
+        self.Wd, self.idx = normalized_neurons(Phi, self.W)
+        self.hot = np.zeros(0, dtype=np.int64)
+        self.calls = 0
+
+    def _best_in(self, k: int, y: np.ndarray) -> np.ndarray:
+        return _cone_projection(self.Phi, self.masks[k], y, self.W[k])
+
+    def cheap(self, y: np.ndarray, limit: float) -> np.ndarray:
+        """Uncertified candidates ``theta`` with ``|<y, d>| > limit``, most violated first."""
+        sc = y @ self.Wd
+        top = self.idx[np.argsort(-np.abs(sc))[:ATOMS_PER_ROUND]]
+        cand, vals = [], []
+        for k in dict.fromkeys([*self.hot.tolist(), *top.tolist()]):
+            for sign in (1.0, -1.0):
+                theta = self._best_in(k, sign * y)
+                d, ok = normalized_neurons(self.Phi, theta[None, :])
+                if ok.size and abs(float(y @ d[:, 0])) > limit:
+                    cand.append(theta)
+                    vals.append(abs(float(y @ d[:, 0])))
+        order = np.argsort(-np.array(vals))[:2 * ATOMS_PER_ROUND]
+        return np.array(cand)[order].reshape(order.size, self.Phi.shape[1])
+
+    def certified(self, y: np.ndarray, limit: float) -> tuple[float, np.ndarray]:
+        """``(bound on max_d |<y, d>|, best theta)`` by :func:`relu_gating.best_neuron` (rank one)."""
+        from relu_gating.search.front import best_neuron
+
+        ny = float(np.linalg.norm(y))
+        res = best_neuron(self.Phi, (y / ny)[:, None], features=None, patterns=self.patterns)
+        self.calls += 1
+        low = np.nan_to_num(res.lowers, nan=-np.inf)
+        hot = np.argsort(-low)[:4 * ATOMS_PER_ROUND]
+        self.hot = hot[ny * np.sqrt(np.maximum(low[hot], 0.0)) > limit]
+        return ny * float(np.sqrt(max(res.upper_bound, res.value, 0.0))), res.theta
+
+
+def variation_norm(v: Any, Phi: Any, *, tol: float = DEFAULT_TOL, max_iter: int = 200, patterns: Any = None,
+                   initial: Any = None, max_patterns: int | None = None) -> VariationNorm:
+    """``||v||_A`` (Def 5.8) as a certified interval that closes to ``tol``, with a decomposition.
+
+    Parameters
+    ----------
+    v : array_like, shape (n,)
+    Phi : array_like, shape (n, m)
+        Layer input ``[H_{l-1}, 1]`` (samples as rows).
+    tol : float
+        Stop when ``upper - lower <= tol * upper``.
+    max_iter : int
+        Master LPs at most (then ``certified`` is False and the interval is what was proved).
+    patterns : PatternSet, optional
+        ``enumerate_patterns(Phi)``, to reuse across calls.
+    initial : array_like, shape (J, m), optional
+        Atom weights to start from (for example the ``thetas`` of an earlier call).
+    max_patterns : int, optional
+        Refuse larger pattern sets (:class:`~relu_gating.errors.ProblemTooLargeError`).
+
+    Examples
+    --------
+    >>> import numpy as np; from relu_gating.coverage.variation import variation_norm
+    >>> x = np.linspace(-1, 1, 7); Phi = np.c_[x, np.ones(7)]
+    >>> r = variation_norm(np.maximum(x, 0), Phi)   # one neuron: norm ||relu(x)||
+    >>> bool(r.certified and abs(r.upper - np.linalg.norm(np.maximum(x, 0))) < 1e-6)
+    True
+    """
+    t0 = time.perf_counter()
+    _check_options(tol, max_iter)
+    P = as_matrix(Phi, "Phi")
+    vv = as_vector(v, "v", size=P.shape[0])
+    scale = float(np.linalg.norm(vv))
+    m = P.shape[1]
+    if scale == 0.0:
+        return VariationNorm(0.0, 0.0, np.zeros((0, m)), np.zeros(0), np.zeros_like(vv), 0.0, 0, 0, True,
+                             float(tol), time.perf_counter() - t0)
+    if not _in_vp(P, vv):  # not constant on classes of identical rows: no finite decomposition
+        return VariationNorm(np.inf, np.inf, np.zeros((0, m)), np.zeros(0), np.zeros_like(vv), np.inf, 0, 0, True,
+                             float(tol), time.perf_counter() - t0)
+    pricer = _Pricer(P, patterns, max_patterns)
+    span = _spanning_thetas(P)
+    u = vv / scale
+    pool = [pricer.W[pricer.idx], *([] if span is None else [span]),
+            *([] if initial is None else [as_matrix(initial, "initial", cols=m) if np.size(initial) else
+                                          np.zeros((0, m))])]
+    thetas = np.vstack(pool)
+    B = None if span is None else normalized_neurons(P, span)[0]
+    st = _solve(P, u, thetas, B, pricer, tol, max_iter)
+    D, keep = normalized_neurons(P, st["thetas"])
+    nz = np.abs(st["a"]) > 0
+    th = np.vstack([st["thetas"][keep][nz], *([] if span is None else [span[normalized_neurons(P, span)[1]]])])
+    w = np.r_[st["a"][nz], st["c"]] if span is not None else st["a"][nz]
+    keepw = w != 0
+    return VariationNorm(
+        lower=st["lower"] * scale, upper=st["upper"] * scale, thetas=th[keepw], weights=w[keepw] * scale,
+        dual=st["y"], residual=st["residual"] * scale, iterations=st["it"],
+        certified_calls=pricer.calls, certified=bool(st["upper"] - st["lower"] <= tol * st["upper"]),
+        tol=float(tol), seconds=time.perf_counter() - t0)
+
+
+def _solve(P: np.ndarray, u: np.ndarray, thetas: np.ndarray, B: np.ndarray | None, pricer: _Pricer, tol: float,
+           max_iter: int) -> dict:
+    """Column generation for the unit vector ``u``; the dual ``y`` returned is the one proving ``lower``."""
+    lower, best_y, M = 0.0, np.zeros_like(u), 1e3
+    out: dict = {}
+    for it in range(1, max_iter + 1):
+        D, keep = normalized_neurons(P, thetas)
+        thetas = thetas[keep]
+        a, r, y = _master(D, u, M)
+        upper, c, residual = _upper(D, a, u, B)
+        out = {"thetas": thetas, "a": a, "c": c, "upper": upper, "residual": residual, "it": it}
+        if upper - lower <= tol * upper:
+            break
+        new = pricer.cheap(y, 1.0 + tol / 4)
+        if new.size == 0 or it % CERTIFY_EVERY == 0:  # the certified search: when nothing cheap violates, and
+            # periodically (the tail of column generation is slow; its lower bound may already close the gap)
+            g, theta = pricer.certified(y, 1.0 + tol / 4)
+            if g > 0 and float(y @ u) / g > lower:
+                lower, best_y = float(y @ u) / g, y / g
+            if upper - lower <= tol * upper:
+                break
+            if g <= 1.0 + tol / 4:  # dual feasible yet the primal uses the residual: the penalty is too small
+                M *= 10.0
+                continue
+            d, ok = normalized_neurons(P, theta[None, :])
+            if new.size == 0 and (not ok.size or abs(float(y @ d[:, 0])) <= 1.0 + tol / 4):
+                break  # the search's bound is not attained by any neuron it found: no progress possible
+            new = np.vstack([new, theta[None, :]])
+        thetas = np.vstack([thetas, new])
+    out.update(lower=lower, y=best_y)
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class Representability:
+    r"""Bounds on :math:`\kappa(U) = \max_{u\in\mathrm{col}(U),\|u\|=1}\|u\|_{\mathcal A}` (Def 5.8).
+
+    Attributes
+    ----------
+    lower, upper : float
+        ``lower <= kappa <= upper``.
+    direction : ndarray, shape (n,)
+        A unit vector of ``col(U)`` with ``||direction||_A >= lower``.
+    coefficients : ndarray, shape (J, K)
+        The unit coefficient vectors ``c`` (``u = U c``) evaluated.
+    norms : ndarray, shape (J, 2)
+        ``[lower, upper]`` of ``||U c||_A`` for each.
+    basis_norms : ndarray, shape (K, 2)
+        The same for the columns of ``U`` (the paper's ``kappa <= sqrt(K) max_k ||u_k||_A``).
+    radius : float
+        Inradius of the convex hull of ``±coefficients`` (the net's covering factor).
+    certified : bool
+        Every norm interval closed.
+    seconds : float
+    """
+
+    lower: float
+    upper: float
+    direction: np.ndarray
+    coefficients: np.ndarray
+    norms: np.ndarray
+    basis_norms: np.ndarray
+    radius: float
+    certified: bool
+    seconds: float
+
+
+def _net(K: int, n_directions: int, seed: int) -> np.ndarray:
+    """Unit coefficient vectors: ``±`` covers the sphere of ``R^K`` (basis first)."""
+    if K == 1:
+        return np.ones((1, 1))
+    if K == 2:
+        ang = np.pi * np.arange(n_directions) / n_directions
+        return np.c_[np.cos(ang), np.sin(ang)]
+    rng = np.random.default_rng(seed)
+    C = rng.standard_normal((max(n_directions - K, 0), K))
+    return np.vstack([np.eye(K), C / np.linalg.norm(C, axis=1, keepdims=True)])
+
+
+def _inradius(C: np.ndarray) -> float:
+    """Radius of the largest ball about 0 inside ``conv(±C)`` (every unit ``c`` is in ``conv(±C) / radius``)."""
+    K = C.shape[1]
+    if K == 1:
+        return float(np.abs(C).max())
+    if K == 2:
+        ang = np.sort(np.mod(np.arctan2(C[:, 1], C[:, 0]), np.pi))
+        gaps = np.diff(np.r_[ang, ang[0] + np.pi])
+        return float(np.cos(gaps.max() / 2)) if gaps.max() < np.pi else 0.0
+    from scipy.spatial import ConvexHull
+
+    hull = ConvexHull(np.vstack([C, -C]))
+    return float(max(0.0, -hull.equations[:, -1].max()))
+
+
+def representability_constant(U: Any, Phi: Any, *, n_directions: int = 12, refine: int = 2, tol: float = 1e-5,
+                              seed: int = 0, patterns: Any = None, max_iter: int = 200,
+                              max_patterns: int | None = None) -> Representability:
+    r"""Bounds on :math:`\kappa(U)`, the largest ``||u||_A`` over unit ``u`` in ``col(U)`` (Def 5.8, ``epsilon = 0``).
+
+    ``U`` is ``(kappa, 0)``-representable exactly for ``kappa >= kappa(U)``.  The maximum of a norm
+    over a sphere is computed on a net of unit coefficient vectors ``c`` (``u = U c``): every unit
+    ``c`` lies in ``conv(±net) / radius``, so ``kappa <= max_net upper / radius``; also
+    ``kappa <= sqrt(sum_k ||u_k||_A^2)`` (Cauchy-Schwarz on the basis; the paper's
+    ``sqrt(K) max_k ||u_k||_A`` is weaker).  Each certified dual ``y`` (``|<y, d>| <= 1`` on every
+    atom) gives ``kappa >= ||U^T y||``; ``refine`` ascent steps move to ``c = U^T y / ||U^T y||``.
+
+    Parameters
+    ----------
+    U : array_like, shape (n, K)
+        Orthonormal columns (``U_K``, or the normalized cluster indicators of Example 5.12).
+    Phi : array_like, shape (n, m)
+    n_directions : int
+        Net size (K = 2: equally spaced angles in ``[0, pi)``; K >= 3: the basis plus random directions).
+    refine : int
+        Dual ascent steps from the best direction.
+    tol, max_iter, patterns, max_patterns
+        As in :func:`variation_norm`.
+    seed : int
+        Seed of the random directions (K >= 3).
+    """
+    from relu_gating.coverage.metrics import check_basis
+    from relu_gating.patterns import enumerate_patterns
+
+    t0 = time.perf_counter()
+    P = as_matrix(Phi, "Phi")
+    Ub = check_basis(U, "U", n=P.shape[0])
+    K = Ub.shape[1]
+    if isinstance(n_directions, bool) or not isinstance(n_directions, (int, np.integer)) or n_directions < 1:
+        raise InputError(f"n_directions must be a positive integer, got {n_directions!r}")
+    if isinstance(refine, bool) or not isinstance(refine, (int, np.integer)) or refine < 0:
+        raise InputError(f"refine must be a nonnegative integer, got {refine!r}")
+    pats = enumerate_patterns(P, max_patterns=max_patterns) if patterns is None else patterns
+    C = [c for c in np.eye(K)]
+    for c in _net(K, max(n_directions, K), seed):
+        if not any(np.allclose(c, d) or np.allclose(c, -d) for d in C):
+            C.append(c)
+    atoms = np.zeros((0, P.shape[1]))
+    rows, lows = [], []  # (c, lower, upper); dual lower bounds (value, direction)
+    steps = len(C) + refine
+    for k in range(steps):
+        if k >= len(C):  # ascent: the best dual's direction
+            c = lows[int(np.argmax([lv for lv, _ in lows]))][1]
+            if any(np.allclose(c, d) for d in C):
+                break
+            C.append(c)
+        r = variation_norm(Ub @ C[k], P, tol=tol, max_iter=max_iter, patterns=pats, initial=atoms)
+        atoms = np.vstack([atoms, r.thetas])[-400:]
+        rows.append((r.lower, r.upper, r.certified))
+        g = Ub.T @ r.dual
+        lows.append((float(np.linalg.norm(g)), g / max(np.linalg.norm(g), 1e-300)))
+        lows.append((r.lower, C[k]))
+    Cm = np.array(C[:len(rows)])
+    norms = np.array([[lo, up] for lo, up, _ in rows])
+    basis = norms[:K]
+    radius = _inradius(Cm)
+    ups = [float(np.sqrt(np.sum(basis[:, 1] ** 2)))]
+    if radius > 0:
+        ups.append(float(norms[:, 1].max()) / radius)
+    best = int(np.argmax([lv for lv, _ in lows]))
+    return Representability(
+        lower=float(lows[best][0]), upper=float(min(ups)), direction=Ub @ lows[best][1], coefficients=Cm,
+        norms=norms, basis_norms=basis, radius=radius, certified=all(ok for *_, ok in rows),
+        seconds=time.perf_counter() - t0)

@@ -1,0 +1,127 @@
+"""Per-pattern arrays of a streamed search, spilled to files (private).
+
+A :class:`PatternStore` holds, for every pattern in stream order, its packed
+mask, witness, upper bound, best value found and settlement, each in one raw
+file of a private temporary directory.  Rows are appended part by part, read
+back in chunks with plain file reads (no memory map is touched while the
+search runs, so the files live in the page cache, not in the process), and
+patched in place for the few patterns the exact phase settles.  The directory
+is removed when the store is garbage collected (or :meth:`close`).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import weakref
+from typing import Any
+
+import numpy as np
+
+__all__ = ["PatternStore"]
+
+
+class PatternStore:
+    """Append-only per-pattern columns on disk, readable in chunks, patchable in place.
+
+    Columns: ``packed`` (uint8, ``ceil(n / 8)`` per row), ``witnesses``
+    (float64, ``m``), ``upper`` and ``lower`` (float64) and ``status`` (int8).
+    """
+
+    def __init__(self, n: int, m: int, directory: str | None = None) -> None:
+        self.n, self.m = int(n), int(m)
+        self.nb = (self.n + 7) // 8
+        self.dir = tempfile.mkdtemp(prefix="relu-gating-stream-", dir=directory)
+        self._finalizer = weakref.finalize(self, shutil.rmtree, self.dir, True)
+        self.columns: dict[str, tuple[np.dtype, int]] = {"packed": (np.dtype(np.uint8), self.nb), "witnesses": (np.dtype(np.float64), self.m),
+                        "upper": (np.dtype(np.float64), 1), "lower": (np.dtype(np.float64), 1),
+                        "status": (np.dtype(np.int8), 1)}
+        self.N = 0
+        for name in self.columns:
+            open(self.path(name), "wb").close()
+
+    def path(self, name: str) -> str:
+        return os.path.join(self.dir, f"{name}.bin")
+
+    def _row_bytes(self, name: str) -> int:
+        dt, width = self.columns[name]
+        return dt.itemsize * width
+
+    def append(self, **arrays: np.ndarray) -> None:
+        """Append the same number of rows to every column."""
+        sizes = {int(np.asarray(a).shape[0]) for a in arrays.values()}
+        if set(arrays) != set(self.columns) or len(sizes) != 1:
+            raise ValueError("append needs every column, with the same number of rows")
+        for name, a in arrays.items():
+            dt, width = self.columns[name]
+            a = np.ascontiguousarray(a, dtype=dt)
+            if a.size != a.shape[0] * width:
+                raise ValueError(f"column {name}: rows of {width} expected, got shape {a.shape}")
+            with open(self.path(name), "ab") as fh:
+                fh.write(a.tobytes())
+        self.N += sizes.pop()
+
+    def read(self, name: str, start: int, stop: int) -> np.ndarray:
+        """Rows ``start:stop`` of a column (a fresh array; plain file read)."""
+        dt, width = self.columns[name]
+        start, stop = max(0, int(start)), min(self.N, int(stop))
+        count = max(0, stop - start)
+        with open(self.path(name), "rb") as fh:
+            fh.seek(start * self._row_bytes(name))
+            a = np.fromfile(fh, dtype=dt, count=count * width)
+        return a.reshape(count, width) if width > 1 else a
+
+    def take(self, name: str, index: Any) -> np.ndarray:
+        """Rows at ``index`` (any order): one seek per row, for the few candidates."""
+        dt, width = self.columns[name]
+        rb = self._row_bytes(name)
+        out = np.empty((len(index), width), dtype=dt)
+        with open(self.path(name), "rb") as fh:
+            for k, i in enumerate(np.asarray(index, dtype=np.int64).tolist()):
+                fh.seek(i * rb)
+                out[k] = np.frombuffer(fh.read(rb), dtype=dt)
+        return out if width > 1 else out[:, 0]
+
+    def write(self, name: str, start: int, values: np.ndarray) -> None:
+        """Overwrite the rows from ``start`` on (in place)."""
+        dt, _ = self.columns[name]
+        with open(self.path(name), "r+b") as fh:
+            fh.seek(int(start) * self._row_bytes(name))
+            fh.write(np.ascontiguousarray(values, dtype=dt).tobytes())
+
+    def patch(self, name: str, index: np.ndarray, values: np.ndarray) -> None:
+        """Overwrite single rows (the exact phase's few settled patterns)."""
+        dt, _ = self.columns[name]
+        rb = self._row_bytes(name)
+        values = np.ascontiguousarray(values, dtype=dt)
+        with open(self.path(name), "r+b") as fh:
+            for k, i in enumerate(np.asarray(index, dtype=np.int64).tolist()):
+                fh.seek(i * rb)
+                fh.write(values[k].tobytes())
+
+    def memmap(self, name: str) -> np.ndarray:
+        """The whole column as a read-only memory map (for the result; pages load on access)."""
+        dt, width = self.columns[name]
+        if self.N == 0:
+            return np.zeros((0, width) if width > 1 else (0,), dtype=dt)
+        shape = (self.N, width) if width > 1 else (self.N,)
+        return np.memmap(self.path(name), dtype=dt, mode="r", shape=shape)
+
+    def close(self) -> None:
+        """Remove the files now (memory maps already handed out stay readable on POSIX)."""
+        self._finalizer()
+
+
+def read_rows(a: np.ndarray, start: int, stop: int) -> np.ndarray:
+    """Rows ``start:stop`` of an array or, without touching its mapping, of a memory-mapped file."""
+    fname = getattr(a, "filename", None)
+    if isinstance(a, np.memmap) and isinstance(fname, str) and os.path.exists(fname):
+        width = int(np.prod(a.shape[1:], dtype=np.int64)) if a.ndim > 1 else 1
+        start, stop = max(0, int(start)), min(a.shape[0], int(stop))
+        count = max(0, stop - start)
+        with open(fname, "rb") as fh:
+            fh.seek(a.offset + start * width * a.dtype.itemsize)
+            out = np.fromfile(fh, dtype=a.dtype, count=count * width)
+        return out.reshape((count,) + a.shape[1:])
+    return np.asarray(a[start:stop])

@@ -1,0 +1,229 @@
+"""Driver of the streamed search: absorb parts, keep candidates, exact phase, finish (private).
+
+See :mod:`relu_gating.search._stream` for the design.  Same semantics as the
+in-memory path of :func:`relu_gating.search.front.best_neuron`: bounds only
+tighten, values only improve, ties keep the earliest pattern, exact solves go
+largest bound first in rounds of ``batch_size`` (times ``PARALLEL_BATCHES`` on
+an executor) until ``best >= alpha * (largest open bound)``.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from relu_gating._interrupt import check_stop
+from relu_gating._progress import Progress
+from relu_gating.errors import InputError
+from relu_gating.search._store import PatternStore
+from relu_gating.search._stream import Plan, open_rows, plan, stream_parts, workers_of
+from relu_gating.search.objectives import Objective, with_rank
+from relu_gating.search.result import NeuronResult
+from relu_gating.search.state import fingerprint
+from relu_gating.search.tasks import solve_chunk
+
+__all__ = ["stream_best_neuron", "stream_search"]
+
+#: Patterns per block of the store re-scan.
+SCAN = 1 << 16
+
+
+class _Candidates:
+    """The open patterns that can still win, at most ``capacity`` of them.
+
+    Invariant: every open pattern (unsettled, bound above the threshold) with a
+    bound above ``floor`` is held here; ``floor`` is the largest bound ever
+    dropped for lack of room (``-inf`` while nothing was).
+    """
+
+    def __init__(self, nb: int, m: int, capacity: int) -> None:
+        self.idx = np.zeros(0, dtype=np.int64)
+        self.upper = np.zeros(0)
+        self.packed = np.zeros((0, nb), dtype=np.uint8)
+        self.wit = np.zeros((0, m))
+        self.capacity, self.floor = int(capacity), -np.inf
+
+    def __len__(self) -> int:
+        return int(self.idx.size)
+
+    def add(self, idx: np.ndarray, upper: np.ndarray, packed: np.ndarray, wit: np.ndarray, threshold: float) -> None:
+        keep = upper > max(threshold, self.floor)
+        self.idx = np.concatenate([self.idx, idx[keep]])
+        self.upper = np.concatenate([self.upper, upper[keep]])
+        self.packed = np.concatenate([self.packed, packed[keep]])
+        self.wit = np.concatenate([self.wit, wit[keep]])
+        self.prune(threshold)
+
+    def _keep(self, rows: np.ndarray) -> None:
+        self.idx, self.upper, self.packed, self.wit = self.idx[rows], self.upper[rows], self.packed[rows], self.wit[rows]
+
+    def prune(self, threshold: float) -> None:
+        self._keep(np.flatnonzero(self.upper > threshold))
+        if len(self) > self.capacity:
+            order = self.order()
+            self.floor = max(self.floor, float(self.upper[order[self.capacity:]].max()))
+            self._keep(np.sort(order[:self.capacity]))
+
+    def order(self) -> np.ndarray:
+        """Largest bound first, ties by pattern index (the in-memory path's order)."""
+        return np.lexsort((self.idx, -self.upper))
+
+    def drop(self, idx: np.ndarray) -> None:
+        self._keep(np.flatnonzero(~np.isin(self.idx, idx)))
+
+
+class _Incumbent:
+    """Best neuron so far (strictly better values only: ties keep the first seen)."""
+
+    def __init__(self) -> None:
+        self.value, self.index = -np.inf, -1
+        self.theta: np.ndarray | None = None
+
+    def offer(self, value: float, theta: Any, index: int) -> None:
+        if theta is not None and value > self.value:
+            self.value, self.theta, self.index = float(value), np.array(theta, dtype=float), int(index)
+
+    def threshold(self, alpha: float, tol: float) -> float:
+        return self.value / alpha + tol if np.isfinite(self.value) else -np.inf
+
+
+def _absorb_parts(obj: Objective, pl: Plan, store: PatternStore, cands: _Candidates, best: _Incumbent,
+                  alpha: float, tol: float, executor: Any, progress: Any, patterns: Any) -> dict:
+    """Stream every part into the store; returns the notes, exact witnesses, uncertified and timings."""
+    info: dict = {"notes": [], "exact": {}, "uncertified": [], "enumerate": 0.0, "bounds": 0.0}
+    with Progress(pl.bound, "patterns (bounded)", enabled=progress) as bar:
+        for part in stream_parts(obj, pl, tol, executor, patterns):
+            off = store.N
+            store.append(packed=part.packed, witnesses=part.witnesses, upper=part.upper, lower=part.lower,
+                         status=part.status)
+            best.offer(part.best_value, part.best_theta, off + part.best_local)
+            thr = best.threshold(alpha, tol)
+            rows = open_rows(part.upper, part.status, thr)
+            cands.add(rows + off, part.upper[rows], part.packed[rows], part.witnesses[rows], thr)
+            info["notes"].extend(part.notes)
+            info["exact"].update({off + k: v for k, v in part.exact_witnesses.items()})
+            info["uncertified"].append(part.uncertified + off)
+            for key in ("enumerate", "bounds"):
+                info[key] += part.seconds.get(key, 0.0)
+            bar.update(len(part))
+            check_stop()  # Ctrl-C from the command line (relu_gating._interrupt)
+    return info
+
+
+def _rescan(store: PatternStore, cands: _Candidates, threshold: float) -> None:
+    """Refill the candidates from the store (only needed after some were dropped for room)."""
+    idx, up = np.zeros(0, dtype=np.int64), np.zeros(0)
+    floor = -np.inf
+    for s in range(0, store.N, SCAN):
+        u = store.read("upper", s, s + SCAN)
+        rows = open_rows(u, store.read("status", s, s + SCAN), threshold)
+        idx, up = np.concatenate([idx, rows + s]), np.concatenate([up, u[rows]])
+        if idx.size > 2 * cands.capacity:
+            order = np.lexsort((idx, -up))
+            floor = max(floor, float(up[order[cands.capacity:]].max()))
+            idx, up = idx[np.sort(order[:cands.capacity])], up[np.sort(order[:cands.capacity])]
+    order = np.lexsort((idx, -up))
+    if idx.size > cands.capacity:
+        floor = max(floor, float(up[order[cands.capacity:]].max()))
+        order = order[:cands.capacity]
+    idx = np.sort(idx[order])
+    cands.idx, cands.upper = idx, store.take("upper", idx)
+    cands.packed, cands.wit = store.take("packed", idx), store.take("witnesses", idx)
+    cands.floor = floor
+
+
+def _absorb_exact(out: Any, store: PatternStore, best: _Incumbent, state: dict) -> None:
+    """Merge one exact-solve outcome into the store (bounds tighten, values improve, settlements rise)."""
+    idx = out.index
+    store.patch("upper", idx, np.minimum(store.take("upper", idx), out.upper))
+    old = store.take("lower", idx)
+    better = (np.isnan(old) | (out.lower > old)) & ~np.isnan(out.lower)
+    store.patch("lower", idx, np.where(better, out.lower, old))
+    store.patch("status", idx, np.maximum(store.take("status", idx), out.status))
+    for i, mth in zip(idx.tolist(), out.method):
+        if mth:
+            state["methods"][i] = mth
+    state["notes"].extend(out.notes)
+    state["evidence"].update(out.evidence)
+    vals = np.where(np.isnan(out.lower), -np.inf, out.lower)
+    if vals.size:
+        j = int(np.argmax(vals))
+        best.offer(float(vals[j]), out.thetas[j], int(idx[j]))
+
+
+def _exact_phase(obj: Objective, store: PatternStore, cands: _Candidates, best: _Incumbent, alpha: float,
+                 tol: float, method: str, batch_size: int, executor: Any, progress: Any, state: dict) -> None:
+    from relu_gating.search.front import PARALLEL_BATCHES, _executor_map
+
+    need = batch_size * (1 if executor is None else PARALLEL_BATCHES)
+    n = store.n
+    with Progress(None, "exact solves", enabled=progress) as bar:
+        while True:
+            thr = best.threshold(alpha, tol)
+            cands.prune(thr)
+            if len(cands) < min(need, cands.capacity) and cands.floor > thr:  # refill (terminates: fills)
+                _rescan(store, cands, thr)
+                state["rescans"] += 1
+                continue
+            if not len(cands):
+                return
+            take = cands.order()[:need]
+            tasks = []
+            for s in range(0, take.size, batch_size):
+                r = take[s:s + batch_size]
+                masks = np.unpackbits(cands.packed[r], axis=1, count=n).view(bool)
+                tasks.append((obj, cands.idx[r].copy(), masks, method, cands.wit[r].copy()))
+            cands.drop(cands.idx[take])
+            for out in _executor_map(executor, solve_chunk, tasks):
+                _absorb_exact(out, store, best, state)
+                bar.update(out.index.size, note=f"best {best.value:.6f}")
+                check_stop()  # Ctrl-C from the command line (relu_gating._interrupt)
+
+
+def stream_best_neuron(obj: Objective, *, alpha: float, method: str, chunk_size: int, batch_size: int, tol: float,
+                       executor: Any, progress: Any, memory: int, patterns: Any = None,
+                       directory: str | None = None) -> NeuronResult:
+    """The certified search of :func:`~relu_gating.search.front.best_neuron` in bounded memory."""
+    from relu_gating.search._stream_finish import finish
+
+    t0 = time.perf_counter()
+    pl = plan(obj.Phi, memory, chunk_size, workers_of(executor))
+    obj = with_rank(obj, patterns.rank if patterns is not None else pl.rank)
+    store = PatternStore(obj.n, obj.Phi.shape[1], directory)
+    cands, best = _Candidates(store.nb, store.m, pl.capacity), _Incumbent()
+    info = _absorb_parts(obj, pl, store, cands, best, alpha, tol, executor, progress, patterns)
+    t1 = time.perf_counter()
+    state = {"methods": {}, "notes": list(info["notes"]), "evidence": {}, "rescans": 0}
+    _exact_phase(obj, store, cands, best, alpha, tol, method, batch_size, executor, progress, state)
+    t2 = time.perf_counter()
+    key = fingerprint(obj.Phi, obj.U_K, obj.Q_H, extra=f"{obj.kind}|{store.N}")
+    seconds = {"enumerate": info["enumerate"], "bounds": info["bounds"], "stream": t1 - t0, "solve": t2 - t1}
+    res = finish(obj, store, best, state, info, alpha, tol, key, pl, seconds)
+    res.seconds["total"] = time.perf_counter() - t0
+    return res
+
+
+
+def stream_search(obj: Objective, *, alpha: float, method: str, max_patterns: Any, chunk_size: int, batch_size: int,
+                  tol: float, executor: Any, checkpoint: Any, progress: Any, patterns: Any,
+                  memory: Any) -> NeuronResult:
+    """``best_neuron(..., memory=...)``: the options checked, then :func:`stream_best_neuron`."""
+    from relu_gating.search._stream import parse_memory
+
+    budget = parse_memory(memory)
+    if checkpoint is not None:
+        raise InputError("checkpoint is not available with memory= (a streamed query keeps its data in files "
+                         "of its own): pass one or the other")
+    if patterns is not None:
+        if not hasattr(patterns, "check_belongs_to"):
+            raise InputError(f"patterns must be the PatternSet of this Phi, got {type(patterns).__name__}")
+        patterns.check_belongs_to(obj.Phi)
+    elif max_patterns is not None:  # memory is bounded here: "auto" is the pattern (time) ceiling alone
+        from relu_gating.search.plan import PATTERN_LIMIT, check_max_patterns, check_plan, plan_query
+
+        limit = PATTERN_LIMIT if max_patterns == "auto" else check_max_patterns(max_patterns, *obj.Phi.shape)
+        check_plan(plan_query(obj.Phi), limit)
+    return stream_best_neuron(obj, alpha=alpha, method=method, chunk_size=chunk_size, batch_size=batch_size,
+                              tol=tol, executor=executor, progress=progress, memory=budget, patterns=patterns)

@@ -1,0 +1,142 @@
+"""Entry point of the branch and bound: options, the run, the result (private)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from relu_gating._progress import Progress
+from relu_gating.errors import InputError, SolverFailure
+from relu_gating.search.bnb._search import Search
+from relu_gating.search.bnb._tree_build import count_kinds, to_nodes
+from relu_gating.certificate._problem import exact_rank
+from relu_gating.search.objectives import Objective, make_objective, neuron_values, with_rank
+from relu_gating.search.result import NeuronResult
+
+__all__ = ["STRATEGIES", "AUTO_CHAMBERS", "check_strategy", "choose_strategy", "branch_and_bound", "dispatch"]
+
+STRATEGIES = ("enumerate", "branch-and-bound", "auto")
+#: ``strategy="auto"`` enumerates up to this many predicted chambers (Cover's bound), else branches;
+#: None: up to what enumeration may do by default on this machine (``search.plan.default_max_patterns``).
+#: Measured (``benchmarks/bnb.py``): wherever enumeration fits, it is 2-5x faster than the branch and bound.
+AUTO_CHAMBERS: int | None = None
+#: Random neurons tried for the first incumbent.
+SEED_RANDOM = 10_000
+
+
+def check_strategy(strategy: Any, max_seconds: Any) -> None:
+    """Reject bad ``strategy`` / ``max_seconds`` before any work, naming the argument."""
+    if strategy not in STRATEGIES:
+        raise InputError(f"strategy must be one of {', '.join(map(repr, STRATEGIES))}, got {strategy!r}")
+    if max_seconds is not None and (isinstance(max_seconds, bool) or not isinstance(
+            max_seconds, (int, float, np.integer, np.floating)) or not max_seconds > 0):
+        raise InputError(f"max_seconds must be a positive number or None, got {max_seconds!r}")
+
+
+def choose_strategy(Phi: Any, strategy: str) -> str:
+    """``"auto"`` resolved by the predicted chamber count (Cover's bound, instant)."""
+    if strategy != "auto":
+        return strategy
+    from relu_gating.search.plan import default_max_patterns, plan_query
+
+    plan = plan_query(Phi)
+    limit = AUTO_CHAMBERS if AUTO_CHAMBERS is not None else default_max_patterns(plan.n, plan.m)
+    return "enumerate" if plan.patterns <= limit else "branch-and-bound"
+
+
+def dispatch(Phi: Any, U_K: Any, *, features: Any, alpha: float, method: str, tol: float, progress: bool | None,
+             strategy: Any, max_seconds: Any, enumerate_only: tuple) -> NeuronResult | None:
+    """What :func:`relu_gating.best_neuron` runs: the branch and bound's result, or None to enumerate.
+
+    ``enumerate_only`` holds the options only the enumeration has (patterns, checkpoint,
+    memory, executor).
+    """
+    check_strategy(strategy, max_seconds)
+    busy = any(x is not None for x in enumerate_only)
+    if strategy == "enumerate":
+        if max_seconds is not None:
+            raise InputError("max_seconds applies to strategy='branch-and-bound' or 'auto', not 'enumerate'")
+        return None
+    if strategy == "branch-and-bound" and busy:
+        raise InputError("patterns, checkpoint, memory and executor apply to strategy='enumerate' only")
+    if strategy == "auto" and (busy or (max_seconds is None and choose_strategy(Phi, "auto") == "enumerate")):
+        return None
+    return branch_and_bound(Phi, U_K, features=features, alpha=alpha, method=method, tol=tol,
+                            max_seconds=max_seconds, progress=progress)
+
+
+def branch_and_bound(Phi: Any, U_K: Any, *, features: Any = "bias", alpha: float = 1.0, method: str = "auto",
+                     tol: float = 1e-9, max_seconds: float | None = None, progress: bool | None = False,
+                     seed: int = 0) -> NeuronResult:
+    """Certified best neuron by branch and bound; the certificate is the search tree.
+
+    Same problem and result type as :func:`relu_gating.best_neuron` (which dispatches here for
+    ``strategy="branch-and-bound"``); the per-pattern arrays of the result are empty and
+    ``result.tree`` holds the tree certificate.  ``max_seconds`` or Ctrl-C end the run with the
+    incumbent and a valid certificate of the alpha reached.
+    """
+    t0 = time.perf_counter()
+    obj = make_objective(Phi, U_K, features)
+    obj = with_rank(obj, exact_rank(obj.Phi))  # the rank the verifier decides (exact rationals)
+    search = Search(obj, float(alpha), float(tol), method, seed)
+    _seed_incumbent(search, obj)
+    deadline = None if max_seconds is None else t0 + float(max_seconds)
+    with Progress(None, "branch and bound", enabled=progress, unit="nodes") as bar:
+        why = search.run(deadline, bar)
+    return _result(obj, search, why, float(alpha), float(tol), time.perf_counter() - t0)
+
+
+def _seed_incumbent(search: Search, obj: Objective) -> None:
+    """A first incumbent from random neurons and fixed-gating local search (uncertified, only
+    lower bounds: they can only help pruning)."""
+    from relu_gating.search.baselines import local_search, random_search
+
+    features = {"none": None, "bias": "bias"}.get(obj.features, obj.H)
+    for res in (random_search(obj.Phi, obj.U_K, features=features, n_samples=SEED_RANDOM, seed=0),
+                local_search(obj.Phi, obj.U_K, features=features, n_starts=20, max_iter=30, seed=0)):
+        if np.isfinite(res.value):
+            search.offer(res.theta)
+
+
+def _result(obj: Objective, search: Search, why: str, alpha: float, tol: float, seconds: float) -> NeuronResult:
+    nodes = to_nodes(search.root)
+    claims = [nd[1] for nd in nodes if nd[0] in ("b", "c")]
+    n, m = obj.Phi.shape
+    notes = list(dict.fromkeys(search.notes))
+    if search.best_theta is None:
+        theta, value = np.zeros(m), 0.0
+        notes.append("no admissible neuron found: value 0")
+    else:
+        from relu_gating.search._polish import polish_theta
+        from relu_gating.search.objectives import normalized_theta
+
+        theta = polish_theta(obj, normalized_theta(obj, search.best_theta))  # the documented scale
+        value = float(neuron_values(obj, theta[None, :])[0])
+        if np.isnan(value):
+            raise SolverFailure("the incumbent neuron is excluded on recomputation; please report this input")
+    upper = float(max(max(claims, default=-np.inf), value))
+    if why != "settled":
+        notes.append(f"branch and bound stopped early ({'time budget' if why == 'time' else 'interrupted'}): "
+                     f"alpha reached {value / upper if upper > 0 else 1.0:.6f}")
+    if search.stats["unproven_empty"]:
+        notes.append(f"{search.stats['unproven_empty']} node(s) without interior kept as leaves with their bound")
+    kinds = count_kinds(nodes)
+    stats = dict(search.stats, lp=search.lp.calls, open=len(search.heap), stop=why, **{f"n_{k}": v for k, v in kinds.items()})
+    import dataclasses
+
+    names = {f.name for f in dataclasses.fields(NeuronResult)}
+    empty = {"packed": np.zeros((0, (n + 7) // 8), dtype=np.uint8)} if "packed" in names else \
+        {"masks": np.zeros((0, n), dtype=bool)}
+    return NeuronResult(
+        theta=theta, value=value, upper_bound=upper, alpha=alpha, certified=bool(value >= alpha * upper - tol),
+        pattern=obj.Phi @ theta > 0, objective=obj.kind, n_patterns=kinds["c"] + kinds["x"], n_exact=kinds["c"],
+        n_bound=kinds["b"], n_pruned=kinds["x"], seconds={"total": seconds, "bound": search.stats["t_bound"],
+                                                          "lp": search.stats["t_lp"],
+                                                          "chambers": search.stats["t_chamber"]},
+        tol=tol, **empty, witnesses=np.zeros((0, m)), bounds=np.zeros(0), lowers=np.zeros(0),
+        settlement=np.zeros(0, dtype=np.int8), methods={}, rank=obj.rank, notes=tuple(notes),
+        K=int(obj.U_K.shape[1]), features=obj.features, features_sha256=obj.features_sha256,
+        strategy="branch-and-bound", tree={"nodes": nodes, "stats": stats}, n_nodes=int(search.stats["nodes"]),
+    )

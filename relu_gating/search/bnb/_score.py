@@ -1,0 +1,62 @@
+"""Strong-branching scores (private): the two children's node bounds for many candidate rows at
+once, by rank-one updates of the parent's K x K matrix.
+
+Heuristic only (no rounding allowance, nothing is certified with it).  Fixing row ``i``
+inactive adds coordinate ``i`` to the ``F-`` block, fixing it active to the ``F+`` block; the
+complement of ``col(X)`` inside a block with ``X = O R`` (QR, ``R`` invertible) then grows by the
+one vector ``w = (-O R^{-T} x_i, 1)``, so ``T_child = T - (M^T w)(M^T w)^T / ||w||^2``.  A block
+that is empty before and after contributes nothing; the other cases return None (the caller
+computes those children's bounds in full).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["child_bounds"]
+
+
+def _block(Mb: np.ndarray, X: np.ndarray | None, Xi: np.ndarray | None, Mi: np.ndarray):
+    """Rank-one terms ``(v, ||w||^2)`` for the candidates' rows ``Xi``/``Mi`` joining a block,
+    or ``"same"`` (the block stays empty), or None (not an update)."""
+    if X is None:  # no constraint on this block: its complement is everything
+        return Mi, np.ones(Mi.shape[0])
+    k, c = X.shape
+    if k + 1 <= c:
+        return "same"
+    if k < c:
+        return None
+    assert Xi is not None  # given with X
+    O, R = np.linalg.qr(X)
+    d = np.abs(np.diag(R))
+    if d.size == 0 or d.min() <= 1e-8 * max(float(d.max()), 1e-300):
+        return None
+    Y = np.linalg.solve(R.T, Xi.T)  # R^{-T} x_i, shape (c, #cand)
+    top = -(O @ Y)  # (k, #cand)
+    v = Mi + (Mb.T @ top).T
+    return v, 1.0 + np.sum(top**2, axis=0)
+
+
+def child_bounds(P, signs: np.ndarray, cands: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Approximate node bounds of the ``+`` and ``-`` children of each candidate row (or None)."""
+    plus = (signs > 0) & ~P.zero_rows
+    minus = (signs < 0) | P.zero_rows
+    Xm = None if P.QH is None else P.QH[minus]
+    Xmi = None if P.QH is None else P.QH[cands]
+    Xp = P.Q[plus] if (P.QH is None or P.h_in_phi) else np.hstack([P.Q[plus], P.QH[plus]])
+    Xpi = P.Q[cands] if (P.QH is None or P.h_in_phi) else np.hstack([P.Q[cands], P.QH[cands]])
+    from relu_gating.certificate._tree import _bound_matrix
+
+    T, _ = _bound_matrix(P, signs)
+    out = []
+    for Mb, X, Xi in ((P.M[plus], Xp, Xpi), (P.M[minus], Xm, Xmi)):
+        upd = _block(Mb, X, Xi, P.M[cands])
+        if upd is None:
+            return None
+        if isinstance(upd, str):
+            out.append(np.full(cands.size, np.linalg.eigvalsh(T)[-1]))
+            continue
+        v, ww = upd
+        Tc = T[None] - np.einsum("ck,cl->ckl", v, v) / ww[:, None, None]
+        out.append(np.linalg.eigvalsh(Tc)[:, -1])
+    return out[0], out[1]

@@ -1,0 +1,378 @@
+"""Best-first branch and bound over the hyperplane arrangement of ``Phi`` (private).
+
+A node is the closed cone of weights on which some rows have a fixed sign; its bound is
+:func:`relu_gating.certificate._tree.node_bound` (valid for every neuron of the cone,
+recomputable by the verifier from the signs alone).  The open node of largest bound is
+expanded: rows whose sign is forced are fixed (an LP finds no interior on one side, and the
+Farkas rows are checked exactly), then the node is split on the undecided row where the
+bound's maximizer ``M z`` is largest.  A node with every row decided is a chamber, solved
+exactly by the per-pattern machinery of the enumeration path.  The search stops when the
+incumbent is at least ``alpha`` times the largest open bound (``- tol``), at the time budget,
+or on Ctrl-C; every open node then becomes a leaf with its bound, so the tree is always a
+valid certificate of the alpha reached.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from typing import Any
+
+import numpy as np
+
+from relu_gating.certificate._tree import chamber_dual_bound, implied_exact, node_bound, node_problem
+from relu_gating.search.bnb._lp import WITNESS_MARGIN, ConeLP
+from relu_gating.search.bnb._rows import sample_interior
+from relu_gating.search.bnb._score import child_bounds
+from relu_gating.search.bnb._tree_build import Node
+from relu_gating.search.objectives import Objective, neuron_values
+
+__all__ = ["Search", "FARKAS_DUAL_RTOL"]
+
+#: LP duals below this fraction of the largest are left out of a Farkas combination.
+FARKAS_DUAL_RTOL = 1e-9
+#: Candidate rows scored by their children's bounds at each split (strong branching, rank-one updates).
+STRONG = 64
+#: Local ascent from the best interior sample at every this many expansions.
+ASCEND_EVERY = 8
+#: Candidates scored when the children's bounds must be computed in full.
+STRONG_FULL = 8
+
+
+class Search:
+    """One branch-and-bound run; :meth:`run` returns when settled, out of time or interrupted."""
+
+    def __init__(self, obj: Objective, alpha: float, tol: float, method: str, seed: int = 0) -> None:
+        self.obj, self.alpha, self.tol, self.method = obj, alpha, tol, method
+        self.P = node_problem(obj.Phi, obj.Psi, obj.M, obj.Q_H, obj.features == "bias", obj.cap + 1e-12)
+        self.Gn = obj.Psi / np.maximum(np.linalg.norm(obj.Psi, axis=1), 1e-300)[:, None]
+        self.lp = ConeLP()
+        self.cache: dict = {}
+        self.best_value, self.best_theta = -np.inf, None
+        self.heap: list = []
+        self.counter = 0
+        self.expansions = 0
+        self.stats = {"nodes": 0, "lp": 0, "chambers": 0, "implied": 0, "unproven_empty": 0,
+                      "t_bound": 0.0, "t_lp": 0.0, "t_chamber": 0.0, "n_bound": 0,
+                      "nnls": 0, "t_nnls": 0.0, "exact_farkas": 0,
+                      "attained": 0, "t_score": 0.0}
+        self.notes: list[str] = []
+        self.rng = np.random.default_rng(seed)
+        signs = np.where(self.P.zero_rows, -1, 0).astype(np.int8)
+        self.root = self._node(signs, self.rng.standard_normal((1, obj.rank)), 0)
+
+    # ------------------------------------------------------------------ pieces
+    def _node(self, signs: np.ndarray, v: np.ndarray | None, depth: int) -> Node:
+        t0 = time.perf_counter()
+        u, z = node_bound(self.P, signs, want_vector=True)
+        self.stats["t_bound"] += time.perf_counter() - t0
+        self.stats["n_bound"] += 1
+        self.stats["nodes"] += 1
+        node = Node(signs, v, min(u, self.P.cap), z, depth)
+        if v is not None:
+            self.offer(v[-1] @ self.obj.to_theta.T)
+        return node
+
+    def offer(self, theta: np.ndarray) -> None:
+        """Take the best row of ``theta`` (one or several neurons) as the incumbent if its
+        recomputed value is better."""
+        thetas = np.atleast_2d(theta)
+        vals = np.nan_to_num(neuron_values(self.obj, thetas), nan=-np.inf)
+        k = int(np.argmax(vals))
+        if vals[k] > self.best_value:
+            self.best_value, self.best_theta = float(vals[k]), np.asarray(thetas[k], dtype=float).copy()
+
+    def ascend(self, thetas: np.ndarray, steps: int = 3) -> None:
+        """Offer the best of ``thetas``, then a few fixed-gating ascent steps from it (move to the
+        top eigenvector of its pattern's pencil while that improves; cf. ``baselines.local_search``)."""
+        from solvers import top_generalized_eig
+
+        from relu_gating.search.objectives import pattern_matrices
+
+        vals = np.nan_to_num(neuron_values(self.obj, thetas), nan=-np.inf)
+        k = int(np.argmax(vals))
+        t, v = thetas[k], float(vals[k])
+        self.offer(t)
+        for _ in range(steps):
+            A, B = pattern_matrices(self.obj, (self.obj.Phi @ t > 0)[None])
+            eig = top_generalized_eig(A, B)
+            if not eig.reliable[0]:
+                return
+            c = self.obj.to_theta @ eig.vectors[0]
+            cands = np.array([c, -c])
+            cv = np.nan_to_num(neuron_values(self.obj, cands), nan=-np.inf)
+            j = int(np.argmax(cv))
+            if cv[j] <= v + 1e-15:
+                return
+            t, v = cands[j], float(cv[j])
+            self.offer(t)
+
+    def settled(self, u: float) -> bool:
+        return self.best_value >= self.alpha * u - self.tol
+
+    def push(self, node: Node) -> None:
+        if self.settled(node.claim):
+            node.settle("b")
+            return
+        self.counter += 1
+        heapq.heappush(self.heap, (-node.claim, -node.depth, self.counter, node))
+
+    def global_bound(self) -> float:
+        return -self.heap[0][0] if self.heap else -np.inf
+
+    # ------------------------------------------------------------------ expansion
+    def _nnls(self, Gd: np.ndarray, dec: np.ndarray, signs: np.ndarray, i: int, s: int, inner: np.ndarray) -> Any:
+        """Is ``s g_i`` in the cone of the decided rows?  NNLS: a zero residual gives Farkas rows
+        (checked exactly); a nonzero one a point of the cone on the other side (``-residual``,
+        pushed inside).  ``("lp", None)`` when neither is conclusive."""
+        from scipy.optimize import nnls
+
+        t0 = time.perf_counter()
+        self.stats["nnls"] += 1
+        g = s * self.Gn[i]
+        try:
+            y, res = nnls(Gd.T, g) if dec.size else (np.zeros(0), float(np.linalg.norm(g)))
+        except (RuntimeError, ValueError):
+            return ("lp", None)
+        finally:
+            self.stats["t_nnls"] += time.perf_counter() - t0
+        if res <= 1e-10:
+            rows = dec[y > 1e-12 * max(float(y.max(initial=0.0)), 1e-300)]
+            if rows.size <= self.obj.rank and self._implied(signs, i, s, rows):
+                return ("empty", rows)
+            return ("lp", None)
+        w = Gd.T @ y - g  # in the closed cone, with g . w = -res^2 < 0
+        w = w / np.linalg.norm(w)
+        for eps in (1e-3, 1e-6):
+            v = w + eps * inner
+            if (Gd @ v).min(initial=np.inf) > WITNESS_MARGIN and g @ v < -WITNESS_MARGIN:
+                return ("witness", v / np.abs(v).max())
+        return ("lp", None)
+
+    def _implied(self, signs: np.ndarray, i: int, s: int, rows: np.ndarray) -> bool:
+        """The verifier's exact Farkas check, skipped when a float solve of a square, well
+        conditioned system leaves every multiplier clearly positive (the exact signs agree)."""
+        Phi = self.obj.Phi
+        if rows.size == Phi.shape[1]:
+            A = (signs[rows, None] * Phi[rows]).T
+            A = A / np.abs(A).max(axis=0)
+            b = s * Phi[i] / np.abs(Phi[i]).max()
+            sv = np.linalg.svd(A, compute_uv=False)
+            if sv[-1] > 1e-8 * sv[0]:
+                y = np.linalg.solve(A, b)
+                if y.min() > 1e-6 * np.abs(y).max() and sv[0] / sv[-1] < 1e6:
+                    return True
+        self.stats["exact_farkas"] += 1
+        return implied_exact(Phi, signs, i, s, rows.tolist(), self.cache)
+
+    def _test(self, dec: np.ndarray, signs: np.ndarray, c: int, i: int, s: int) -> Any:
+        """Witness of the side ``s`` of candidate ``c`` (row ``i``) of the loaded LP, or the Farkas
+        rows proving that side has no interior (``("empty", rows)``), or ``("unproven", None)``."""
+        t0 = time.perf_counter()
+        ans = self.lp.test(c, s)
+        self.stats["t_lp"] += time.perf_counter() - t0
+        self.stats["lp"] += 1
+        if ans.v is not None:
+            return ("witness", ans.v)
+        if ans.duals is not None and ans.duals[-1] > 0:
+            d = ans.duals[:-1]
+            rows = dec[d > FARKAS_DUAL_RTOL * max(float(d.max(initial=0.0)), 1e-300)]
+            if rows.size <= self.obj.rank and implied_exact(self.obj.Phi, signs, i, -s, rows.tolist(), self.cache):
+                return ("empty", rows)
+        return ("unproven", None)
+
+    def _fix_forced(self, node: Node, signs: np.ndarray, pts: np.ndarray) -> tuple[list, np.ndarray, np.ndarray]:
+        """Rows of ``node`` whose sign is forced (LP + exact Farkas), fixed in ``signs`` in place.
+
+        Returns the chain ``[(row, sign, farkas rows)]``, the undecided rows seen on both sides
+        by the interior points ``pts`` (free), and the points (LP witnesses appended)."""
+        und = np.flatnonzero((signs == 0) & ~self.P.zero_rows)
+        Z = self.Gn[und] @ pts.T
+        pos, neg = (Z > WITNESS_MARGIN).any(axis=1), (Z < -WITNESS_MARGIN).any(axis=1)
+        free = pos & neg
+        cand = np.flatnonzero(~free)
+        cand = cand[np.argsort(-np.abs(self.obj.M[und[cand]] @ node.z))]
+        chain = []
+        dec = np.flatnonzero((signs != 0) & ~self.P.zero_rows)
+        Gd = signs[dec, None] * self.Gn[dec]
+        loaded = False
+        for c, k in enumerate(cand.tolist()):
+            if free[k]:
+                continue
+            i = int(und[k])
+            s_obs = 1 if pos[k] else -1
+            kind, got = self._nnls(Gd, dec, signs, i, s_obs, pts[0])
+            if kind == "lp":
+                if not loaded:
+                    self.lp.begin(Gd, self.Gn[und[cand]])
+                    loaded = True
+                kind, got = self._test(dec, signs, c, i, -s_obs)
+            if kind == "witness":
+                pts = np.vstack([pts, got])
+                zz = self.Gn[und] @ got
+                pos |= zz > WITNESS_MARGIN
+                neg |= zz < -WITNESS_MARGIN
+                free = pos & neg
+            elif kind == "empty" and (pos[k] or neg[k]):
+                signs[i] = s_obs
+                chain.append((i, s_obs, tuple(int(j) for j in got)))
+        keep = free & (signs[und] == 0)
+        return chain, und[keep], pts
+
+    def _branch_row(self, signs: np.ndarray, free: np.ndarray, cur: Node) -> int:
+        """The free row to split on: among the ``STRONG`` rows where the bound's maximizer is
+        largest, the one whose children's larger bound is smallest (strong branching)."""
+        top = free[np.argsort(-np.abs(self.obj.M[free] @ cur.z))[:STRONG]]
+        if top.size == 1:
+            return int(top[0])
+        t0 = time.perf_counter()
+        fast = child_bounds(self.P, signs, top)
+        self.stats["t_score"] += time.perf_counter() - t0
+        if fast is not None:
+            return int(top[int(np.argmin(np.maximum(fast[0], fast[1])))])
+        best, arg = np.inf, int(top[0])
+        for i in top[:STRONG_FULL].tolist():
+            worst = -np.inf
+            for s in (1, -1):
+                old = signs[i]
+                signs[i] = s
+                t0 = time.perf_counter()
+                worst = max(worst, node_bound(self.P, signs))
+                self.stats["t_bound"] += time.perf_counter() - t0
+                self.stats["n_bound"] += 1
+                signs[i] = old
+            if worst < best:
+                best, arg = worst, i
+        return arg
+
+    def expand(self, node: Node) -> None:
+        """Fix forced rows, then split on a free row (children pushed), or settle the node."""
+        assert node.signs is not None and node.v is not None  # an open node
+        signs = node.signs.copy()
+        dec = np.flatnonzero((signs != 0) & ~self.P.zero_rows)
+        G = signs[dec, None] * self.Gn[dec]
+        pts = sample_interior(G, node.v, self.rng)
+        self.expansions += 1  # every interior point is a neuron of the node; ascend from some
+        self.ascend(pts @ self.obj.to_theta.T, steps=3 if self.expansions % ASCEND_EVERY == 1 else 0)
+        chain, free, pts = self._fix_forced(node, signs, pts)
+        cur = node
+        if chain:
+            for i, s, rows in chain:
+                child = Node(None, None, node.claim, None, node.depth)
+                cur.row, cur.sign, cur.rows, cur.children = i, s, rows, [child]
+                cur.settle("i")
+                cur = child
+            self.stats["implied"] += len(chain)
+            fresh = self._node(signs, pts, node.depth)
+            cur.signs, cur.v, cur.z = fresh.signs, fresh.v, fresh.z
+            cur.claim = cur.bound = fresh.claim
+            if self.settled(cur.claim):
+                cur.settle("b")
+                return
+        if not np.any((signs == 0) & ~self.P.zero_rows):
+            self.chamber(cur)
+            return
+        if free.size == 0:  # every undecided row is forced but not provably so: keep the bound
+            self.stats["unproven_empty"] += 1
+            cur.settle("b")
+            return
+        i = self._branch_row(signs, free, cur)
+        zi = pts @ self.Gn[i]
+        kids = []
+        for s in (1, -1):
+            sg = signs.copy()
+            sg[i] = s
+            kids.append(self._node(sg, pts[s * zi > WITNESS_MARGIN][-8:], node.depth + 1))
+        cur.row, cur.children = i, kids
+        cur.settle("s")
+        for kid in kids:
+            self.push(kid)
+
+    def chamber(self, node: Node) -> None:
+        """Solve a chamber exactly; its leaf claims the node bound or the dual evidence."""
+        from relu_gating.search.state import PRUNED
+        from relu_gating.search.tasks import _solve_one
+
+        t0 = time.perf_counter()
+        self.stats["chambers"] += 1
+        assert node.signs is not None and node.v is not None  # an open node
+        mask = (node.signs > 0) & ~self.P.zero_rows
+        theta0 = self.obj.to_theta @ node.v[0]
+        z = self.obj.Phi @ theta0
+        nz = ~self.P.zero_rows
+        strict = bool(np.all(np.where(mask, z, -z)[nz] > 0))
+        if self._attained(node, mask):  # the node bound is reached inside the cone: nothing to solve
+            node.settle("c")
+            self.stats["attained"] += 1
+            self.stats["t_chamber"] += time.perf_counter() - t0
+            return
+        out = _solve_one(self.obj, mask, self.method, theta0 if strict else None)
+        claim = node.claim
+        if out.status == PRUNED and self._excluded(mask):
+            node.settle("x")
+        else:
+            if np.isfinite(out.lower):
+                self.offer(out.theta)
+            if out.evidence is not None and np.isfinite(out.upper) and out.upper < claim:
+                rows, N = out.evidence
+                d = chamber_dual_bound(self.obj.Psi, self.obj.M, self.obj.Q_H, mask, float(out.upper), rows, N)
+                if d < claim:
+                    node.claim = max(d, float(out.upper))
+                    node.evidence = (rows, N)  # only a settled "c" node shows it
+            node.settle("c")
+        self.stats["t_chamber"] += time.perf_counter() - t0
+
+    def _attained(self, node: Node, mask: np.ndarray) -> bool:
+        """Rem 4.4 without a solver: a top eigenvector of the chamber's pencil (either sign) in its
+        closed cone gives a neuron whose recomputed value reaches the node bound (to ``tol / 2``)."""
+        from solvers import top_generalized_eig
+
+        from relu_gating.search.objectives import pattern_matrices
+
+        A, B = pattern_matrices(self.obj, mask[None])
+        eig = top_generalized_eig(A, B)
+        if not eig.reliable[0]:
+            return False
+        cands = np.array([1.0, -1.0])[:, None] * (self.obj.to_theta @ eig.vectors[0])[None, :]
+        vals = np.nan_to_num(neuron_values(self.obj, cands), nan=-np.inf)
+        k = int(np.argmax(vals))
+        z = self.obj.Phi @ cands[k]
+        inside = bool(np.all(np.where(mask, z, -z) >= -1e-12 * (np.abs(z).max() + 1e-300)))
+        self.offer(cands[k])
+        return inside and vals[k] >= node.claim - 0.5 * self.tol
+
+    def _excluded(self, mask: np.ndarray) -> bool:
+        """The verifier's own test that a chamber has no admissible neuron."""
+        from relu_gating.certificate._problem import state_problem
+        from relu_gating.certificate._verify import _excluded
+
+        if not hasattr(self, "_stated"):
+            features = {"none": None, "bias": "bias"}.get(self.obj.features, self.obj.H)
+            self._stated = state_problem(self.obj.Phi, self.obj.U_K, features)
+        return _excluded(self._stated, mask)
+
+    # ------------------------------------------------------------------ loop
+    def run(self, deadline: float | None, bar: Any = None) -> str:
+        """Expand until settled; returns ``"settled"``, ``"time"`` or ``"interrupted"``."""
+        try:
+            from relu_gating._interrupt import check_stop
+        except ImportError:  # pragma: no cover - older trees
+            def check_stop() -> None:
+                return None
+        self.push(self.root)
+        try:
+            while self.heap:
+                check_stop()
+                if deadline is not None and time.perf_counter() >= deadline:
+                    return "time"
+                u = self.global_bound()
+                if self.settled(u):
+                    return "settled"
+                node = heapq.heappop(self.heap)[-1]
+                self.expand(node)
+                if bar is not None:
+                    bar.update(1, note=f"open {len(self.heap)}  bound {max(u, self.best_value):.6f}  "
+                                       f"best {self.best_value:.6f}")
+        except KeyboardInterrupt:
+            return "interrupted"
+        return "settled"

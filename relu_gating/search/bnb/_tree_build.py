@@ -1,0 +1,71 @@
+"""Nodes of the branch and bound and their preorder JSON form (private).
+
+The JSON layout is the tree certificate of :mod:`relu_gating.certificate._tree`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Node", "to_nodes", "count_kinds"]
+
+
+class Node:
+    """A cone of weights with some row signs fixed.
+
+    ``kind``: ``"open"`` (not yet settled), ``"s"`` split on ``row``, ``"i"`` ``row`` implied
+    with ``sign`` (Farkas ``rows``), ``"b"`` leaf bounded by ``claim``, ``"c"`` chamber leaf
+    (``claim``, dual ``evidence``), ``"x"`` chamber with no admissible neuron.
+    """
+
+    __slots__ = ("kind", "row", "sign", "rows", "children", "claim", "bound", "evidence", "signs", "v", "z", "depth")
+
+    def __init__(self, signs: np.ndarray | None, v: np.ndarray | None, claim: float, z: np.ndarray | None,
+                 depth: int = 0) -> None:
+        self.kind = "open"
+        self.signs: np.ndarray | None = signs
+        self.v: np.ndarray | None = v
+        self.z: np.ndarray | None = z
+        self.claim, self.depth = claim, depth
+        self.bound = claim  # from the signs alone: what an unsettled node claims, never lowered
+        self.row, self.sign = -1, 0
+        self.rows: tuple[int, ...] = ()
+        self.children: list[Node] = []
+        self.evidence: tuple[np.ndarray, np.ndarray] | None = None
+
+    def settle(self, kind: str) -> None:
+        """Make this node a leaf (or internal node): its signs are no longer needed."""
+        self.kind = kind
+        if kind not in ("open",):
+            self.signs, self.v, self.z = None, None, None
+
+
+def _json(node: Node) -> list:
+    if node.kind == "s":
+        return ["s", int(node.row)]
+    if node.kind == "i":
+        return ["i", int(node.row), int(node.sign), [int(j) for j in node.rows]]
+    if node.kind == "x":
+        return ["x"]
+    if node.kind == "c" and node.evidence is not None:
+        rows, N = node.evidence
+        return ["c", float(node.claim), [int(j) for j in rows], np.asarray(N, dtype=float).tolist()]
+    return ["b", float(node.bound)]  # "b", an unsettled "open" node, or a chamber without evidence
+
+
+def to_nodes(root: Node) -> list:
+    """The tree in preorder (``+`` subtree before ``-``)."""
+    out, stack = [], [root]
+    while stack:
+        node = stack.pop()
+        out.append(_json(node))
+        if node.kind in ("s", "i"):
+            stack.extend(reversed(node.children))
+    return out
+
+
+def count_kinds(nodes: list) -> dict[str, Any]:
+    kinds = [n[0] for n in nodes]
+    return {k: kinds.count(k) for k in ("s", "i", "b", "c", "x")}

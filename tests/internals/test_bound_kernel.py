@@ -1,0 +1,207 @@
+"""The vectorised bound pass (relu_gating.search._bound_kernel via tasks.chunk_bounds).
+
+Oracles: the exact per-pattern maximum over the closed cone (all faces,
+tests/_search_reference.pattern_best), the values of sampled neurons grouped by
+pattern (lower bounds on each pattern's maximum), scipy's generalized
+eigenvalues of the accurately formed pencil (the unconstrained maximum), and
+the pre-change bound (pencils by pattern_matrices, solvers.top_generalized_eig).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.linalg as sl
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from relu_gating.patterns import enumerate_patterns
+from relu_gating.search import _bound_kernel as kernel
+from relu_gating.search.objectives import (leverage_bounds, make_objective, neuron_values, pattern_matrices,
+                                           single_pattern_matrices, with_rank)
+from relu_gating.search.state import EXACT
+from relu_gating.search.tasks import chunk_bounds, solve_chunk
+from solvers.batched import top_generalized_eig
+
+from _instances import duplicated_rows, random_basis
+from _search_reference import pattern_best
+
+
+def _data(kind: str, n: int, d: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    if kind == "duplicates":
+        X = duplicated_rows(n, d, max(2, n // 3), seed)
+    elif kind == "collinear":
+        X = np.outer(rng.normal(size=n), rng.normal(size=d)) + (1e-3 * rng.normal(size=(n, d)) if d > 1 else 0)
+        X[: n // 2] = np.outer(np.linspace(-1, 1, n // 2), np.ones(d))  # exactly collinear points
+    elif kind == "translated":
+        X = X + 250.0
+    elif kind == "rescaled":
+        X = X * np.logspace(-3, 3, d)[None, :]
+    return np.c_[X, np.ones(n)]
+
+
+def _features(kind: str, n: int, seed: int):
+    if kind == "matrix":
+        return np.random.default_rng(seed + 1).normal(size=(n, 2))
+    return None if kind == "none" else "bias"
+
+
+def _sampled_best(obj, masks: np.ndarray, thetas: np.ndarray) -> np.ndarray:
+    """Per pattern, the largest value of the sampled neurons realizing it (-inf if none)."""
+    keys = {m.tobytes(): i for i, m in enumerate(masks)}
+    best = np.full(masks.shape[0], -np.inf)
+    vals = neuron_values(obj, thetas)
+    z = thetas @ obj.Phi.T
+    for t in range(thetas.shape[0]):
+        i = keys.get((z[t] > 0).tobytes())
+        if i is not None and np.all(z[t] != 0) and np.isfinite(vals[t]):
+            best[i] = max(best[i], vals[t])
+    return best
+
+
+def _old_upper(obj, masks: np.ndarray) -> np.ndarray:
+    """The pre-change cheap bound (without the support bound of ill-conditioned pencils)."""
+    A, B = pattern_matrices(obj, masks)
+    eig = top_generalized_eig(A, B)
+    return np.minimum(np.minimum(leverage_bounds(obj, masks), eig.upper), obj.cap + 1e-12)
+
+
+def _setup(kind, features, n, d, seed):
+    Phi = _data(kind, n, d, seed)
+    ps = enumerate_patterns(Phi)
+    obj = with_rank(make_objective(Phi, random_basis(n, 3, seed), _features(features, n, seed)), ps.rank)
+    return obj, ps
+
+
+@settings(derandomize=True, deadline=None, max_examples=30)
+@given(kind=st.sampled_from(["gauss", "duplicates", "collinear", "translated", "rescaled"]),
+       features=st.sampled_from(["none", "bias", "matrix"]), n=st.integers(6, 14), d=st.integers(1, 3),
+       seed=st.integers(0, 10_000))
+def test_bound_dominates_sampled_neurons_and_stays_near_the_old_bound(kind, features, n, d, seed):
+    obj, ps = _setup(kind, features, n, d, seed)
+    masks = ps.masks
+    out = chunk_bounds(obj, np.arange(len(ps)), masks, ps.witnesses, 1e-9)
+    thetas = np.random.default_rng(seed).normal(size=(3000, obj.Phi.shape[1]))
+    best = _sampled_best(obj, masks, np.vstack([thetas, ps.witnesses]))
+    assert np.all(out.upper >= best - 1e-12 * (1 + np.abs(best)))
+    # lower values are values of genuine neurons of the pattern
+    ok = np.isfinite(out.lower)
+    assert np.all(out.lower[ok] <= out.upper[ok] + 1e-9)
+    recomputed = neuron_values(obj, out.thetas[ok])
+    np.testing.assert_allclose(out.lower[ok], recomputed, rtol=1e-7, atol=1e-9)
+    # not uselessly loose: within the power-bound factor of the pre-change bound
+    old = _old_upper(obj, masks)
+    fin = np.isfinite(old)
+    assert np.all(out.upper[fin] <= old[fin] * 1.03 + 1e-9)
+
+
+@pytest.mark.parametrize("features", ["none", "bias"])
+def test_bound_dominates_the_unconstrained_maximum(features):
+    obj, ps = _setup("gauss", features, 40, 3, 4)
+    masks = ps.masks
+    out = chunk_bounds(obj, np.arange(len(ps)), masks, ps.witnesses, 1e-9)
+    for i in range(0, len(ps), 97):
+        A, B, _ = single_pattern_matrices(obj, masks[i])
+        w = np.linalg.eigvalsh(B)
+        if w[0] <= 1e-6 * w[-1]:
+            continue
+        top = sl.eigh(A, B, eigvals_only=True)[-1]
+        assert out.upper[i] >= top * (1 - 1e-12) - 1e-15
+        assert out.upper[i] <= max(top * 1.03, 1e-9) or np.isclose(out.upper[i], obj.cap + 1e-12)
+
+
+def test_packed_masks_give_the_same_outcome():
+    obj, ps = _setup("gauss", "bias", 30, 3, 1)
+    idx = np.arange(len(ps))
+    a = chunk_bounds(obj, idx, ps.masks, ps.witnesses, 1e-9)
+    b = chunk_bounds(obj, idx, ps.packed, ps.witnesses, 1e-9)
+    np.testing.assert_array_equal(a.upper, b.upper)
+    np.testing.assert_array_equal(a.status, b.status)
+    np.testing.assert_array_equal(np.isnan(a.lower), np.isnan(b.lower))
+    assert a.method == b.method
+
+
+def test_packed_single_sample():
+    masks, packed = kernel.unpacked(np.array([[128], [0]], dtype=np.uint8), 1)
+    assert packed and kernel.rows_bool(masks, packed, 1).tolist() == [[True], [False]]
+    masks, packed = kernel.unpacked(np.array([[1], [0]], dtype=np.uint8), 1)
+    assert not packed and masks.tolist() == [[True], [False]]
+
+
+def test_certify_accepts_above_and_rejects_below_the_top_eigenvalue():
+    rng = np.random.default_rng(3)
+    k, r = 200, 4
+    C = rng.normal(size=(4, r, k))
+    Y = rng.normal(size=(r, r, k))
+    A = np.einsum("abk,ack->bck", C, C)
+    B = np.einsum("abk,ack->bck", Y, Y) + 0.1 * np.eye(r)[:, :, None]
+    top = np.array([sl.eigh(A[:, :, j], B[:, :, j], eigvals_only=True)[-1] for j in range(k)])
+    zero = np.zeros(k)
+    assert kernel.certify(A, B, zero, zero, top * (1 + 1e-6)).all()
+    assert not kernel.certify(A, B, zero, zero, top * (1 - 1e-6)).any()
+    # an error allowance on B of the size of its smallest eigenvalue makes any bound uncertifiable
+    wmin = np.array([np.linalg.eigvalsh(B[:, :, j])[0] for j in range(k)])
+    assert not kernel.certify(A, B, zero, 1.01 * wmin, top * 1e3).any()
+
+
+def test_tight_bounds_settle_attained_patterns_exactly():
+    obj, ps = _setup("gauss", "bias", 20, 3, 7)
+    out = chunk_bounds(obj, np.arange(len(ps)), ps.masks, ps.witnesses, 1e-9)
+    ex = np.flatnonzero(out.status == EXACT)
+    assert ex.size >= 3
+    for i in ex[:3]:
+        assert out.upper[i] - out.lower[i] <= 0.5e-9
+        assert out.lower[i] == pytest.approx(pattern_best(obj.Phi, obj.U_K, ps.masks[i], np.ones((20, 1))), abs=1e-8)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["gauss", "duplicates", "collinear", "translated", "rescaled"])
+@pytest.mark.parametrize("features", ["none", "bias"])
+def test_bound_dominates_the_exact_pattern_maximum(kind, features):
+    n, d = 12, 2
+    obj, ps = _setup(kind, features, n, d, 11)
+    out = chunk_bounds(obj, np.arange(len(ps)), ps.masks, ps.witnesses, 1e-9)
+    # the exact per-pattern solver: its value is that of a genuine neuron of the pattern
+    exact = solve_chunk(obj, np.arange(len(ps)), ps.masks, "auto", ps.witnesses)
+    assert np.sum(np.isfinite(exact.lower)) >= len(ps) // 2
+    ok = np.isfinite(exact.lower)
+    np.testing.assert_allclose(neuron_values(obj, exact.thetas[ok]), exact.lower[ok], rtol=1e-7, atol=1e-9)
+    # the exact optimum lies on walls: its theta is realized only up to rounding (a row at 1e-12
+    # instead of 0), and its value carries that rounding
+    assert np.all(out.upper[ok] >= exact.lower[ok] - 1e-10)
+
+
+def _old_bound_pass():
+    """The pre-change bound pass, kept as the baseline of benchmarks/bound_pass.py."""
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "bound_pass.py"
+    spec = importlib.util.spec_from_file_location("_bound_pass_bench", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.old_chunk_bounds
+
+
+@pytest.mark.parametrize("n,d,features", [(14, 2, "bias"), (12, 2, None),
+                                          pytest.param(24, 2, "bias", marks=pytest.mark.slow),
+                                          pytest.param(14, 3, "bias", marks=pytest.mark.slow),
+                                          pytest.param(12, 3, "matrix", marks=pytest.mark.slow)])
+def test_same_answer_as_the_old_bound_pass(monkeypatch, n, d, features):
+    from relu_gating import best_neuron
+    from relu_gating.search import front
+
+    rng = np.random.default_rng(n + d)
+    Phi = np.c_[rng.normal(size=(n, d)), np.ones(n)]
+    U = random_basis(n, 4, n)
+    H = rng.normal(size=(n, 2)) if features == "matrix" else features
+    new = best_neuron(Phi, U, features=H, chunk_size=64)
+    monkeypatch.setattr(front, "chunk_bounds", _old_bound_pass())
+    old = best_neuron(Phi, U, features=H, chunk_size=64)
+    assert new.certified and old.certified
+    assert new.value == pytest.approx(old.value, abs=1e-9)
+    assert new.n_patterns == old.n_patterns
+    ok = np.isfinite(new.lowers)
+    assert np.all(new.bounds[ok] >= new.lowers[ok] - 1e-9)

@@ -1,0 +1,177 @@
+"""Branch and bound (relu_gating.search.bnb): same answers as the enumeration path, a sound node
+bound, time budgets, strategy dispatch and its errors."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from relu_gating import best_neuron, verify
+from relu_gating.certificate._tree import node_bound, node_problem
+from relu_gating.errors import InputError
+from relu_gating.search.bnb import branch_and_bound, choose_strategy
+from relu_gating.search.objectives import make_objective, neuron_values
+
+
+def _instance(kind: str, n: int, d: int, seed: int, K: int = 3):
+    rng = np.random.default_rng(seed)
+    if kind == "gauss":
+        X = rng.normal(size=(n, d))
+    elif kind == "clustered":
+        centers = rng.normal(scale=3.0, size=(3, d))
+        X = centers[rng.integers(0, 3, size=n)] + 0.3 * rng.normal(size=(n, d))
+    elif kind == "duplicates":
+        X = rng.normal(size=(n // 2, d))
+        X = np.vstack([X, X[: n - n // 2]])
+    elif kind == "collinear":  # integers: 2 t + 1 is exact, so rank(Phi) drops exactly
+        t = rng.integers(-6, 7, size=(n, 1)).astype(float)
+        X = np.hstack([t, 2 * t + 1, rng.integers(-3, 4, size=(n, max(0, d - 2))).astype(float)])[:, :d]
+    else:
+        raise ValueError(kind)
+    Phi = np.c_[X, np.ones(n)]
+    U = np.linalg.qr(rng.normal(size=(n, K)))[0]
+    return Phi, U
+
+
+def _check_same(Phi, U, features, **kw):
+    e = best_neuron(Phi, U, features=features)
+    b = best_neuron(Phi, U, features=features, strategy="branch-and-bound", **kw)
+    assert b.strategy == "branch-and-bound" and b.tree is not None
+    assert b.value >= e.value - 1e-9  # never worse than the enumeration's incumbent
+    if e.certified:
+        assert abs(b.value - e.value) <= 1e-9
+        assert b.certified, b.notes
+    rep = verify(json.loads(json.dumps(b.to_dict())), Phi, U, features)
+    assert rep.valid, rep.reasons
+    assert rep.certified == b.certified
+    assert abs(rep.value - b.value) <= 1e-12
+    return e, b
+
+
+@pytest.mark.parametrize("kind,n,d,features,seed", [
+    ("gauss", 14, 1, "bias", 0), ("gauss", 12, 2, "bias", 1), ("gauss", 12, 2, None, 2),
+    ("clustered", 12, 2, "bias", 3), ("gauss", 9, 3, "bias", 4),
+    ("duplicates", 12, 2, "bias", 5), ("collinear", 12, 2, None, 6), ("collinear", 10, 3, "bias", 7),
+])
+def test_matches_enumeration(kind, n, d, features, seed):
+    Phi, U = _instance(kind, n, d, seed)
+    e, b = _check_same(Phi, U, features)
+    if kind in ("gauss", "clustered"):
+        assert e.certified and b.certified
+
+
+def test_array_features_match():
+    Phi, U = _instance("gauss", 10, 2, 8)
+    H = np.c_[np.ones(10), np.random.default_rng(8).normal(size=10)]
+    _check_same(Phi, U, H)
+
+
+def test_node_bound_holds_on_sampled_neurons():
+    """Soundness against an independent oracle: the bound of a node exceeds the value of every
+    random neuron whose signs agree with the node."""
+    rng = np.random.default_rng(11)
+    for features in ("bias", None):
+        Phi, U = _instance("gauss", 16, 2, 12)
+        obj = make_objective(Phi, U, features)
+        P = node_problem(obj.Phi, obj.Psi, obj.M, obj.Q_H, features == "bias")
+        thetas = rng.normal(size=(20000, 3))
+        vals = neuron_values(obj, thetas)
+        Z = np.sign(thetas @ Phi.T)
+        for _ in range(40):
+            signs = rng.choice([-1, 0, 1], size=16, p=[0.2, 0.6, 0.2]).astype(np.int8)
+            inside = np.all((signs == 0) | (Z == signs), axis=1) & np.isfinite(vals)
+            u = node_bound(P, signs)
+            assert np.all(vals[inside] <= u + 1e-12)
+
+
+def test_node_bound_full_tree_against_exact_chambers():
+    """Every leaf's bound is at least the exact value of every chamber inside it (enumerated)."""
+    from relu_gating.patterns import enumerate_patterns
+    from relu_gating.search.tasks import _solve_one
+
+    Phi, U = _instance("gauss", 10, 2, 13)
+    obj = make_objective(Phi, U, "bias")
+    res = branch_and_bound(Phi, U, features="bias")
+    pats = enumerate_patterns(Phi)
+    exact = np.array([_solve_one(obj, m, "auto", w).lower for m, w in zip(pats.masks, pats.witnesses)])
+    signs = np.zeros(10, dtype=np.int8)
+    stack, nodes, checked = [("visit",)], res.tree["nodes"], 0
+    pos = 0
+    while stack:
+        task = stack.pop()
+        if task[0] == "set":
+            signs[task[1]] = task[2]
+            continue
+        node = nodes[pos]
+        pos += 1
+        if node[0] == "s":
+            stack += [("set", node[1], 0), ("visit",), ("set", node[1], -1), ("visit",), ("set", node[1], 1)]
+        elif node[0] == "i":
+            stack += [("set", node[1], 0), ("visit",), ("set", node[1], node[2])]
+        else:
+            inside = np.all((signs == 0) | (np.where(pats.masks, 1, -1) == signs), axis=1)
+            vals = exact[inside]
+            if node[0] in ("b", "c"):
+                assert np.all(np.nan_to_num(vals, nan=-1.0) <= node[1] + 1e-9)
+            checked += int(inside.sum())
+    assert checked >= pats.masks.shape[0]  # every chamber lies in some leaf
+
+
+def test_time_budget_gives_valid_certificate():
+    Phi, U = _instance("gauss", 40, 2, 14)
+    res = branch_and_bound(Phi, U, features="bias", max_seconds=0.05)
+    rep = verify(res.to_dict(), Phi, U, "bias")
+    assert rep.valid, rep.reasons
+    assert rep.upper_bound <= res.upper_bound + 1e-9 and res.value <= res.upper_bound
+    if not res.certified:
+        assert any("stopped early" in n for n in res.notes)
+
+
+def test_strategy_options():
+    Phi, U = _instance("gauss", 12, 1, 15)
+    with pytest.raises(InputError, match="strategy"):
+        best_neuron(Phi, U, strategy="bfs")
+    with pytest.raises(InputError, match="max_seconds"):
+        best_neuron(Phi, U, strategy="branch-and-bound", max_seconds=-1)
+    with pytest.raises(InputError, match="max_seconds"):
+        best_neuron(Phi, U, max_seconds=5)
+    with pytest.raises(InputError, match="enumerate"):
+        best_neuron(Phi, U, strategy="branch-and-bound", checkpoint="x.npz")
+    assert choose_strategy(Phi, "auto") == "enumerate"
+    assert best_neuron(Phi, U, strategy="auto").strategy == "enumerate"
+    big = np.c_[np.random.default_rng(0).normal(size=(400, 4)), np.ones(400)]
+    assert choose_strategy(big, "auto") == "branch-and-bound"
+
+
+def test_cli_strategy(tmp_path, capsys):
+    from relu_gating.cli import main
+
+    X = np.random.default_rng(16).normal(size=(20, 2))
+    np.save(tmp_path / "X.npy", X)
+    out = tmp_path / "cert.json"
+    assert main(["best-neuron", str(tmp_path / "X.npy"), "--K", "3", "--strategy", "branch-and-bound",
+                 "--out", str(out), "--json", "--quiet"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["certified"]
+    assert main(["verify", str(out), str(tmp_path / "X.npy"), "--K", "3"]) == 0
+    assert main(["best-neuron", str(tmp_path / "X.npy"), "--max-seconds", "2", "--strategy", "enumerate"]) == 2
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind,d,features", [
+    ("gauss", 2, "bias"), ("gauss", 2, None), ("clustered", 2, "bias"), ("gauss", 3, "bias"),
+    ("clustered", 3, None), ("gauss", 4, "bias"),
+])
+def test_matches_enumeration_slow(kind, d, features):
+    n = {2: 30, 3: 16, 4: 10}[d]
+    Phi, U = _instance(kind, n, d, 100 + 10 * d, K=4)
+    _check_same(Phi, U, features)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind,d", [("duplicates", 3), ("collinear", 3)])
+def test_degenerate_slow(kind, d):
+    Phi, U = _instance(kind, 14, d, 200 + d)
+    _check_same(Phi, U, "bias")

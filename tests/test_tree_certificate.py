@@ -1,0 +1,159 @@
+"""Tree certificates of the branch and bound: they verify, survive JSON, and forgeries are rejected."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import numpy as np
+import pytest
+
+from relu_gating import best_neuron, verify
+from relu_gating.certificate._tree import implied_exact
+from relu_gating.errors import CertificateError
+
+
+@pytest.fixture(scope="module")
+def case():
+    rng = np.random.default_rng(21)
+    X = rng.normal(size=(16, 2))
+    Phi = np.c_[X, np.ones(16)]
+    U = np.linalg.qr(rng.normal(size=(16, 3)))[0]
+    res = best_neuron(Phi, U, features="bias", strategy="branch-and-bound")
+    assert res.certified
+    return Phi, U, json.loads(json.dumps(res.to_dict()))
+
+
+def _first(nodes, kind):
+    return next(k for k, nd in enumerate(nodes) if nd[0] == kind)
+
+
+def test_verifies(case, tmp_path):
+    Phi, U, d = case
+    assert d["kind"] == "tree"
+    path = tmp_path / "cert.json"
+    path.write_text(json.dumps(d))
+    rep = verify(str(path), Phi, U, "bias")
+    assert rep.valid and rep.certified, rep.reasons
+    assert rep.checks["tree"]["leaves"] >= 2
+
+
+def test_flipped_split_rejected(case):
+    """The + and - subtrees of a split exchanged: their bounds no longer hold where they now sit."""
+    Phi, U, d = case
+    nodes = d["tree"]["nodes"]
+    rejected = 0
+    for k in [k for k, nd in enumerate(nodes) if nd[0] == "s"][:10]:
+        f = copy.deepcopy(d)
+        # a split on another undecided row of the same node: the subtrees' signs are then wrong
+        f["tree"]["nodes"][k] = ["s", (nodes[k][1] + 1) % 16]
+        rep = verify(f, Phi, U, "bias")
+        rejected += not rep.valid
+    assert rejected >= 5
+
+
+def test_missing_child_rejected(case):
+    Phi, U, d = case
+    f = copy.deepcopy(d)
+    k = _first(f["tree"]["nodes"], "b")
+    del f["tree"]["nodes"][k]
+    rep = verify(f, Phi, U, "bias")
+    assert not rep.valid
+    f = copy.deepcopy(d)
+    f["tree"]["nodes"].append(["b", 0.0])
+    assert not verify(f, Phi, U, "bias").valid
+
+
+def test_lowered_leaf_bound_rejected(case):
+    Phi, U, d = case
+    f = copy.deepcopy(d)
+    nodes = f["tree"]["nodes"]
+    k = max((k for k, nd in enumerate(nodes) if nd[0] == "b"), key=lambda k: nodes[k][1])
+    nodes[k][1] = nodes[k][1] - 0.05
+    rep = verify(f, Phi, U, "bias")
+    assert not rep.valid and any("not proven" in r for r in rep.reasons)
+
+
+def test_forged_chamber_evidence_rejected(case):
+    Phi, U, d = case
+    f = copy.deepcopy(d)
+    nodes = f["tree"]["nodes"]
+    cs = [k for k, nd in enumerate(nodes) if nd[0] == "c"]
+    assert cs
+    for k in cs:
+        nodes[k][1] = nodes[k][1] * 0.5
+    assert not verify(f, Phi, U, "bias").valid
+
+
+def test_forged_implication_rejected(case):
+    Phi, U, d = case
+    nodes = d["tree"]["nodes"]
+    k = _first(nodes, "i")
+    f = copy.deepcopy(d)
+    f["tree"]["nodes"][k][2] = -nodes[k][2]  # the other sign
+    rep = verify(f, Phi, U, "bias")
+    assert not rep.valid and any("implied" in r for r in rep.reasons)
+    f = copy.deepcopy(d)
+    f["tree"]["nodes"][k][3] = []
+    assert not verify(f, Phi, U, "bias").valid
+
+
+def test_wrong_problem_rejected(case):
+    Phi, U, d = case
+    rep = verify(d, Phi, U, None)
+    assert not rep.valid and "another problem" in rep.reasons[0]
+    U2 = np.linalg.qr(np.random.default_rng(1).normal(size=(16, 3)))[0]
+    assert not verify(d, Phi, U2, "bias").valid
+    f = copy.deepcopy(d)
+    f["value"] = f["value"] + 1e-3
+    assert not verify(f, Phi, U, "bias").valid
+
+
+def test_false_certified_claim_rejected():
+    """An early-stopped run's certificate, edited to claim certification, is rejected."""
+    rng = np.random.default_rng(22)
+    Phi = np.c_[rng.normal(size=(40, 2)), np.ones(40)]
+    U = np.linalg.qr(rng.normal(size=(40, 3)))[0]
+    res = best_neuron(Phi, U, strategy="branch-and-bound", max_seconds=0.02)
+    d = json.loads(json.dumps(res.to_dict()))
+    rep = verify(d, Phi, U, "bias")
+    assert rep.valid and not rep.certified and not res.certified  # the budget ends it at the root
+    d["certified"] = True
+    rep = verify(d, Phi, U, "bias")
+    assert not rep.valid and any("certified is claimed" in r for r in rep.reasons)
+    d["certified"] = False
+    d["upper_bound"] = d["value"]  # below what the verifier proves
+    assert not verify(d, Phi, U, "bias").valid
+
+
+def test_malformed(case):
+    Phi, U, d = case
+    f = copy.deepcopy(d)
+    del f["tree"]
+    with pytest.raises(CertificateError):
+        verify(f, Phi, U, "bias")
+    f = copy.deepcopy(d)
+    f["tree"]["nodes"][0] = ["q"]
+    assert not verify(f, Phi, U, "bias").valid
+    f = copy.deepcopy(d)
+    k = _first(f["tree"]["nodes"], "c")
+    f["tree"]["nodes"][k][3] = [[1.0, 2.0]]  # N of the wrong shape
+    with pytest.raises(CertificateError):
+        verify(f, Phi, U, "bias")
+
+
+def test_implied_exact_oracle():
+    """Exact Farkas check against constructed combinations (float rows, exact rationals)."""
+    rng = np.random.default_rng(5)
+    for trial in range(60):
+        Phi = rng.normal(size=(6, 3)) * 10.0 ** rng.integers(-3, 3)
+        signs = np.array([1, -1, 1, -1, 0, 0], dtype=np.int8)
+        y = np.array([0.5, 0.25, 2.0]) * (1 if trial % 2 else -1) ** np.arange(3)
+        Phi[4] = y[0] * Phi[0] - y[1] * Phi[1] + y[2] * Phi[2]  # rounded: generically not exact
+        expect = bool(np.all(y > 0))
+        assert implied_exact(Phi, signs, 4, 1, [0, 1, 2]) == expect
+        assert not implied_exact(Phi, signs, 4, -1, [0, 1, 2])
+    Phi = np.array([[1.0, 2.0], [1.0, 2.0], [2.0, 4.0], [0.0, 1.0]])
+    s = np.array([1, 0, 0, 0], dtype=np.int8)
+    assert implied_exact(Phi, s, 1, 1, [0]) and implied_exact(Phi, s, 2, 1, [0])  # duplicates, parallel
+    assert not implied_exact(Phi, s, 3, 1, [0])
