@@ -23,10 +23,12 @@ __all__ = ["QueryPlan", "plan_query", "default_max_patterns", "check_max_pattern
 
 #: Hard default ceiling on the patterns of one query (about 10 minutes here), whatever the memory.
 PATTERN_LIMIT = 30_000_000
-#: Measured seconds per pattern ``a + b * n`` (enumeration, bounds and exact solves; features bias).
-SECONDS_PER_PATTERN = (2.0e-6, 0.09e-6)
+#: Measured seconds per pattern ``a + b * n`` (enumeration, bounds and exact solves; features bias),
+#: times ``WIDE_FACTOR`` for ``m >= 5``, where exact per-pattern solves dominate (benchmarks/sizes.py).
+SECONDS_PER_PATTERN = (3.0e-6, 0.015e-6)
+WIDE_FACTOR = 5.0
 #: Bytes per pattern alive at the peak ``a + b * n + c * m`` (masks unpacked, witnesses, bounds).
-BYTES_PER_PATTERN = (34, 2.125, 8)
+BYTES_PER_PATTERN = (150, 2.125, 24)
 #: Fraction of the machine's memory a default query may plan to use.
 MEMORY_FRACTION = 0.5
 _BASE_BYTES = 200 * 2**20  # interpreter, numpy, scipy, cvxpy
@@ -101,7 +103,8 @@ def plan_query(Phi: Any) -> QueryPlan:
     N, rank, q = _cover_bound(Phi)
     a, b = SECONDS_PER_PATTERN
     ba, bb, bc = BYTES_PER_PATTERN
-    return QueryPlan(n=n, m=m, rank=rank, n_hyperplanes=q, patterns=N, seconds=N * (a + b * n),
+    return QueryPlan(n=n, m=m, rank=rank, n_hyperplanes=q, patterns=N,
+                     seconds=N * (a + b * n) * (WIDE_FACTOR if m >= 5 else 1.0),
                      memory_bytes=int(_BASE_BYTES + N * (ba + bb * n + bc * m)))
 
 
