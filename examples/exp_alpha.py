@@ -8,32 +8,9 @@ saves the figure (needs the ``plot`` extra).  Run from the repository root::
 Same as ``relu-gating experiment alpha --out DIR`` (which also writes JSON and CSV).
 """
 
-from __future__ import annotations
-
-import argparse
 import sys
 
-from relu_gating import experiments
-
-
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--quick", action="store_true", help="small version (seconds)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default="examples/figures/alpha.png", help="figure path (PNG)")
-    args = p.parse_args(argv)
-    res = experiments.run("alpha", seed=args.seed, quick=args.quick)
-    print(f"{res.title}  ({res.seconds:.1f} s)")
-    for c in res.checks:
-        print(f"  [{'ok' if c.holds else 'FAILED'}] {c.name}: {c.detail}")
-    for name, rows in res.tables.items():
-        print(f"table {name} ({len(rows)} rows); first rows:")
-        for row in rows[:6]:
-            print("   ", {k: round(v, 6) if isinstance(v, float) else v for k, v in row.items()})
-    experiments.get("alpha").plot(res, args.out)
-    print(f"figure saved to {args.out}")
-    return 0 if res.ok else 1
-
+from relu_gating.experiments._script import example_main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(example_main("alpha", description=__doc__.split("\n")[0]))

@@ -40,27 +40,34 @@ class LPSolution:
     failures: tuple[str, ...] = ()
 
 
+def quiet_highs(**options: float):
+    """A new ``Highs`` object, silent and single-threaded, with ``options`` set before any run.
+
+    The constructor prints a banner on C stdout (where JSON output goes), so it is muted.
+    """
+    import highspy
+
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 1)
+            h = highspy.Highs()
+            h.setOptionValue("output_flag", False)
+            h.setOptionValue("threads", 1)  # must precede the first run()
+            for k, v in options.items():
+                h.setOptionValue(k, v)
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+    return h
+
+
 def _highs():
     """One reused ``Highs`` object per thread, configured before its first run."""
     h = getattr(_local, "highs", None)
     if h is None:
-        import highspy
-
-        # The constructor prints a banner on C stdout; JSON goes there, so mute it.
-        sys.stdout.flush()
-        saved = os.dup(1)
-        try:
-            with open(os.devnull, "w") as devnull:
-                os.dup2(devnull.fileno(), 1)
-                h = highspy.Highs()
-                h.setOptionValue("output_flag", False)
-                h.setOptionValue("threads", 1)  # must precede the first run()
-                h.setOptionValue("primal_feasibility_tolerance", 1e-9)
-                h.setOptionValue("dual_feasibility_tolerance", 1e-9)
-        finally:
-            os.dup2(saved, 1)
-            os.close(saved)
-        _local.highs = h
+        h = _local.highs = quiet_highs(primal_feasibility_tolerance=1e-9, dual_feasibility_tolerance=1e-9)
     return h
 
 

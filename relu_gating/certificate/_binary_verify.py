@@ -25,7 +25,7 @@ import numpy as np
 from relu_gating.certificate._binary import BinaryReader
 from relu_gating.certificate._problem import StatedProblem, pow2_scales, state_problem
 from relu_gating.certificate._verify import (BOUND_SLACK, VALUE_TOL, VerifyReport, _objective, _problem_mismatch,
-                                             _prove)
+                                             _prove, conclude)
 from relu_gating.errors import CertificateError
 
 __all__ = ["verify_binary"]
@@ -200,18 +200,4 @@ def _report(c: SimpleNamespace, P: StatedProblem, live: bool, info: dict, why: l
     checks["value"] = {"ok": not reasons, "recomputed": value}
     checks["completeness"] = info
     reasons += why
-    checks["bounds"] = {"ok": unproven == 0, "unproven": unproven, "dual_evidence": n_evidence}
-    if unproven:
-        reasons.append(f"{unproven} pattern bound(s) not proven, e.g. pattern {first}")
-    upper = float(max(top, value))
-    if c.upper_bound < upper - VALUE_TOL:
-        reasons.append(f"upper_bound {c.upper_bound!r} is below the bound proven here, {upper!r}")
-    certified = bool(value >= c.alpha * upper - VALUE_TOL) and 0 < c.alpha <= 1
-    if not 0 < c.alpha <= 1:
-        reasons.append(f"alpha {c.alpha!r} is not in (0, 1]")
-    elif c.certified and not certified:
-        reasons.append(f"certified is claimed but value {value!r} < alpha * upper_bound = {c.alpha * upper!r}")
-    alpha_proven = 1.0 if upper <= 0 else max(0.0, min(1.0, value / upper))
-    checks["alpha"] = {"ok": certified or not c.certified, "alpha": c.alpha, "alpha_proven": alpha_proven}
-    return VerifyReport(not reasons, certified and not reasons, value, upper, c.alpha, alpha_proven,
-                        tuple(reasons), checks)
+    return conclude(c, value, top, unproven, first, n_evidence, reasons, checks)

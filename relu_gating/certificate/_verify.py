@@ -268,10 +268,17 @@ def verify(certificate: Any, Phi: Any, U_K: Any, features: Any = "bias") -> Veri
     reasons += why
     proven = _proven_bounds(c, P)
     unproven = np.flatnonzero(proven > c.bounds + BOUND_SLACK)
-    checks["bounds"] = {"ok": unproven.size == 0, "unproven": int(unproven.size), "dual_evidence": len(c.evidence)}
-    if unproven.size:
-        reasons.append(f"{unproven.size} pattern bound(s) not proven, e.g. pattern {unproven[:5].tolist()}")
-    upper = float(max(proven.max(initial=-np.inf), value))
+    return conclude(c, value, float(proven.max(initial=-np.inf)), int(unproven.size), unproven[:5].tolist(),
+                    len(c.evidence), reasons, checks)
+
+
+def conclude(c: Any, value: float, top: float, unproven: int, first: list, n_evidence: int, reasons: list,
+             checks: dict) -> VerifyReport:
+    """The verdict from the checks so far and the proven bounds (largest ``top``; ``unproven`` claims)."""
+    checks["bounds"] = {"ok": unproven == 0, "unproven": unproven, "dual_evidence": n_evidence}
+    if unproven:
+        reasons.append(f"{unproven} pattern bound(s) not proven, e.g. pattern {first}")
+    upper = float(max(top, value))
     if c.upper_bound < upper - VALUE_TOL:
         reasons.append(f"upper_bound {c.upper_bound!r} is below the bound proven here, {upper!r}")
     certified = bool(value >= c.alpha * upper - VALUE_TOL) and 0 < c.alpha <= 1

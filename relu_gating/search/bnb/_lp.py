@@ -9,11 +9,11 @@ One reused ``highspy.Highs`` object (threads 1, silent).  For unit rows ``g_j`` 
 
 from __future__ import annotations
 
-import os
-import sys
 from typing import NamedTuple
 
 import numpy as np
+
+from solvers._lp import quiet_highs
 
 __all__ = ["ConeLP", "LPAnswer", "WITNESS_MARGIN"]
 
@@ -29,28 +29,11 @@ class LPAnswer(NamedTuple):
     duals: np.ndarray | None
 
 
-def _silent_highs():
-    import highspy
-
-    sys.stdout.flush()
-    saved = os.dup(1)
-    try:
-        with open(os.devnull, "w") as devnull:
-            os.dup2(devnull.fileno(), 1)
-            h = highspy.Highs()
-            h.setOptionValue("output_flag", False)
-            h.setOptionValue("threads", 1)
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
-    return h
-
-
 class ConeLP:
     """Strict witnesses of cones ``{v : G v >= 0}`` (rows of ``G`` normalized here)."""
 
     def __init__(self) -> None:
-        self.h = _silent_highs()
+        self.h = quiet_highs()
         self.calls = 0
 
     def begin(self, G: np.ndarray, C: np.ndarray) -> None:
