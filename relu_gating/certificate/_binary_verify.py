@@ -24,8 +24,8 @@ import numpy as np
 
 from relu_gating.certificate._binary import BinaryReader
 from relu_gating.certificate._problem import StatedProblem, pow2_scales, state_problem
-from relu_gating.certificate._verify import (BOUND_SLACK, VALUE_TOL, VerifyReport, _objective, _problem_mismatch,
-                                             _prove, conclude)
+from relu_gating.certificate._verify import (BOUND_SLACK, VerifyReport, _problem_mismatch,
+                                             _prove, check_value, conclude)
 from relu_gating.errors import CertificateError
 
 __all__ = ["verify_binary"]
@@ -148,22 +148,6 @@ def _bounds_chunk(P: StatedProblem, s: int, cols: dict, evidence: dict, ev_idx: 
     return _prove(P, masks, cols["bounds"], ev, cols["settlement"] == _PRUNED)
 
 
-def _value(c: SimpleNamespace, P: StatedProblem, live: bool) -> tuple[float, list[str]]:
-    reasons = []
-    z = P.Phi @ c.theta
-    value = _objective(P, c.theta)
-    if np.isnan(value):
-        if not (c.value == 0.0 and not live):
-            reasons.append("theta gives an excluded neuron (relu(Phi theta) is 0 or in col(features))")
-        value = 0.0
-    elif abs(value - c.value) > VALUE_TOL:
-        reasons.append(f"value {c.value!r} differs from the objective of relu(Phi theta) recomputed here, {value!r}")
-    eps = 1e-12 * (np.abs(z).max() + 1e-300)
-    if not np.all(np.where(z > eps, c.pattern, True) & np.where(z < -eps, ~c.pattern, True)):
-        reasons.append("pattern disagrees with the signs of Phi theta")
-    return value, reasons
-
-
 def verify_binary(path: Any, Phi: Any, U_K: Any, features: Any = "bias") -> VerifyReport:
     """:func:`relu_gating.verify` for a binary certificate, streamed (see the module docstring)."""
     with BinaryReader(path) as rd:
@@ -196,7 +180,7 @@ def verify_binary(path: Any, Phi: Any, U_K: Any, features: Any = "bias") -> Veri
 def _report(c: SimpleNamespace, P: StatedProblem, live: bool, info: dict, why: list, unproven: int, first: list,
             top: float, n_evidence: int) -> VerifyReport:
     checks: dict[str, Any] = {"problem": {"ok": True}}
-    value, reasons = _value(c, P, live)
+    value, reasons = check_value(c, P, live)
     checks["value"] = {"ok": not reasons, "recomputed": value}
     checks["completeness"] = info
     reasons += why

@@ -102,12 +102,14 @@ def _objective(P: StatedProblem, theta: np.ndarray) -> float:
     return float(np.sum((M.T @ y) ** 2) / yy)
 
 
-def _check_value(c: Certificate, P: StatedProblem) -> tuple[float, list[str]]:
+def check_value(c: Any, P: StatedProblem, live: bool) -> tuple[float, list[str]]:
+    """The value recomputed from ``relu(Phi theta)`` and what is wrong with the claim; ``live``: some
+    pattern has an admissible neuron (else value 0 with an excluded ``theta`` is the right answer)."""
     reasons = []
     z = P.Phi @ c.theta
     value = _objective(P, c.theta)
     if np.isnan(value):
-        if not (c.value == 0.0 and not np.any(c.masks[c.settlement != _PRUNED])):
+        if not (c.value == 0.0 and not live):
             reasons.append("theta gives an excluded neuron (relu(Phi theta) is 0 or in col(features))")
         value = 0.0
     elif abs(value - c.value) > VALUE_TOL:
@@ -261,7 +263,7 @@ def verify(certificate: Any, Phi: Any, U_K: Any, features: Any = "bias") -> Veri
         return VerifyReport(False, False, float("nan"), float("nan"), c.alpha, 0.0, (reason,),
                             {"problem": {"ok": False, "differences": mismatch}})
     checks: dict[str, Any] = {"problem": {"ok": True}}
-    value, reasons = _check_value(c, P)
+    value, reasons = check_value(c, P, bool(np.any(c.masks[c.settlement != _PRUNED])))
     checks["value"] = {"ok": not reasons, "recomputed": value}
     info, why = _check_complete(c, P)
     checks["completeness"] = info
