@@ -7,7 +7,7 @@ when matplotlib is missing.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from relu_gating.errors import InputError
 
@@ -66,3 +66,11 @@ def save(fig: Any, path: str) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
+
+
+def saver(figure: Callable[[Any], Any]) -> Callable[[Any, str], None]:
+    """``plot(result, path)`` of an experiment whose ``figure(result)`` builds the Figure: save it as a PNG."""
+    def plot(result: Any, path: str) -> None:
+        save(figure(result), path)
+    plot.__doc__ = f"Save ``{figure.__name__}(result)`` as a PNG at ``path`` (legends below the axes)."
+    return plot

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from relu_gating.experiments._plotting import saver
 from relu_gating.experiments._base import Check, Experiment, ExperimentResult
 
 __all__ = ["EXPERIMENT", "run", "plot", "figure", "ALPHAS"]
@@ -118,11 +119,7 @@ def figure(result: ExperimentResult) -> Any:
     return fig
 
 
-def plot(result: ExperimentResult, path: str) -> None:
-    """Save :func:`figure` as a PNG at ``path``."""
-    from relu_gating.experiments._plotting import save
-
-    save(figure(result), path)
+plot = saver(figure)
 
 
 EXPERIMENT = Experiment(
