@@ -2,104 +2,171 @@ r"""Benchmark: the frontier of the certified search, the largest n certified wit
 
 For each input dimension ``d`` (``Phi = [X, 1]``, Gaussian ``X``, K = 4 lowest eigenvectors of
 the kNN-graph Laplacian, marginal gain over the bias), ``n`` grows by the factor ``--growth``
-from ``d + 3`` until ``best_neuron(strategy="branch-and-bound", max_seconds=--budget)`` fails
-to certify alpha = 1 ``--misses`` times in a row (small instances can be harder than larger
-ones); the largest certified ``n`` is the frontier, the first failure is shown beside it.  Beside it, in the same
-run: the predicted chamber count there (Cover's bound), the B&B time and nodes, and the time
-enumeration takes on the same case (``strategy="enumerate"``; only where Cover's bound is at
-most ``--enum-max``), so the ratio of the two methods shows in each row.  One seed per size
-(``--seed``): the frontier is a single measured point, not a median.
+from ``d + 3`` until the query fails to certify alpha = 1 within ``--budget`` seconds
+``--misses`` times in a row (small instances can be harder than larger ones); then the gap
+between the last success and the first failure is bisected ``--refine`` times (geometric
+midpoints).  The largest certified ``n`` is the frontier.
+
+Strategies (``--strategy``):
+
+* ``best`` (default, the frontier the project can claim): enumeration (``memory="2G"``) where
+  ``plan_query`` predicts it fits the budget, else the branch and bound
+  (``max_seconds=budget``); if the predicted one fails, the other is tried too;
+* ``enumerate`` or ``branch-and-bound``: that strategy only.
+
+Every probe runs in a fresh process (its own memory, a hard wall-clock limit of budget + 20 s;
+the time reported is measured inside it, excluding interpreter start-up and the graph).  One
+seed per size (``--seed``): the frontier is a single measured point, not a median.  Rows are
+printed as they finish and saved with ``--save PATH.json``.
 
 Run::
 
-    python benchmarks/frontier.py                  # budget 60 s, d = 2..10 (long)
-    python benchmarks/frontier.py --quick          # budget 10 s, d = 2..6
-    python benchmarks/frontier.py --dims 3,5,8 --budget 600
+    python benchmarks/frontier.py                      # budget 60 s, d = 2..10 (about an hour)
+    python benchmarks/frontier.py --quick              # budget 10 s, d = 2..5
+    python benchmarks/frontier.py --dims 3,5,8 --strategy branch-and-bound --budget 600
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
+import subprocess
+import sys
 import time
-import warnings
 
+_CHILD = r"""
+import json, sys, time, warnings
 import numpy as np
+import relu_gating as rg
+n, d, seed, strategy, budget = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], float(sys.argv[5])
+X = np.random.default_rng(seed).normal(size=(n, d))
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")  # spectral ties at tiny n
+    U = rg.low_frequency_basis(rg.laplacian(rg.sample_graph(X, kind="knn")), 4).U_K
+Phi = rg.layer_input(X)
+t = time.perf_counter()
+if strategy == "enumerate":
+    res = rg.best_neuron(Phi, U, memory="2G", max_patterns=None)
+else:
+    res = rg.best_neuron(Phi, U, strategy="branch-and-bound", max_seconds=budget)
+sec = time.perf_counter() - t
+alpha = res.value / res.upper_bound if res.upper_bound > 0 else 1.0
+print(json.dumps({"certified": bool(res.certified), "seconds": sec, "alpha": alpha,
+                  "nodes": int(getattr(res, "n_nodes", 0) or 0), "patterns": int(res.n_patterns),
+                  "value": float(res.value)}))
+"""
 
 
-def instance(n: int, d: int, seed: int, K: int = 4):
-    from relu_gating.spectral.graphs import laplacian, sample_graph
-    from relu_gating.spectral.spectra import low_frequency_basis
+def probe(n: int, d: int, strategy: str, args: argparse.Namespace) -> dict:
+    """One run in a fresh process: certified within the budget or not, with its figures."""
+    try:
+        out = subprocess.run([sys.executable, "-c", _CHILD, str(n), str(d), str(args.seed), strategy,
+                              str(args.budget)], capture_output=True, text=True, timeout=args.budget + 20,
+                             check=True).stdout
+        r = json.loads(out.strip().splitlines()[-1])
+    except subprocess.TimeoutExpired:
+        return {"certified": False, "seconds": math.inf, "alpha": float("nan"), "strategy": strategy, "n": n}
+    except subprocess.CalledProcessError as exc:
+        last = (exc.stderr or "").strip().splitlines()[-1:] or ["?"]
+        return {"certified": False, "seconds": math.inf, "alpha": float("nan"), "strategy": strategy, "n": n,
+                "error": last[0][:120]}
+    r.update(strategy=strategy, n=n, certified=r["certified"] and r["seconds"] <= args.budget)
+    return r
 
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, d))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # spectral ties at tiny n
-        U = low_frequency_basis(laplacian(sample_graph(X, kind="knn")), K).U_K
-    return np.c_[X, np.ones(n)], U
+
+def attempt(n: int, d: int, args: argparse.Namespace) -> dict:
+    """The probe(s) of one size; the first that certifies, else the last tried."""
+    if args.strategy != "best":
+        return probe(n, d, args.strategy, args)
+    import numpy as np
+
+    from relu_gating.search.plan import plan_query
+
+    X = np.random.default_rng(args.seed).normal(size=(n, d))
+    est = plan_query(np.c_[X, np.ones(n)]).seconds  # from Cover's count, instant
+    order = ("enumerate", "branch-and-bound") if est <= args.budget else ("branch-and-bound", "enumerate")
+    r = probe(n, d, order[0], args)
+    if not r["certified"] and est <= 4 * args.budget:  # the estimate can be off either way
+        r2 = probe(n, d, order[1], args)
+        r = r2 if r2["certified"] else r
+    return r
 
 
-def attempt(n: int, d: int, args: argparse.Namespace) -> tuple[bool, float, int, float]:
-    from relu_gating import best_neuron
-
-    Phi, U = instance(n, d, args.seed)
-    t = time.perf_counter()
-    res = best_neuron(Phi, U, strategy="branch-and-bound", max_seconds=args.budget)
-    alpha = res.value / res.upper_bound if res.upper_bound > 0 else 1.0
-    return bool(res.certified), time.perf_counter() - t, res.n_nodes, alpha
+def _show(d: int, r: dict) -> None:
+    state = "certified" if r["certified"] else (f"alpha {r['alpha']:.4f}" if r["alpha"] == r["alpha"] else "timeout")
+    print(f"   d={d} n={r['n']} {r['strategy']}: {state} in {r['seconds']:.1f} s", flush=True)
 
 
 def frontier(d: int, args: argparse.Namespace) -> dict:
-    from relu_gating.patterns import count_patterns
-
-    n, best, fail, misses = d + 3, None, None, 0
+    n, best, fail, misses, tried = d + 3, None, None, 0, []
     while n <= args.n_max and misses < args.misses:
-        ok, sec, nodes, alpha = attempt(n, d, args)
-        print(f"   d={d} n={n}: {'certified' if ok else f'alpha {alpha:.4f}'} in {sec:.1f} s, {nodes} nodes",
-              flush=True)
-        if ok:
-            best, misses = (n, sec, nodes), 0
+        r = attempt(n, d, args)
+        tried.append(r)
+        _show(d, r)
+        if r["certified"]:
+            best, misses = r, 0
         else:
-            fail, misses = fail or (n, alpha), misses + 1
+            if fail is None or (best is not None and fail["n"] < best["n"]):
+                fail = r  # the first failure above the last success
+            misses += 1
         n = max(n + 1, int(round(n * args.growth)))
-    out = {"d": d, "n": None, "sec": float("nan"), "nodes": 0, "chambers": 0, "t_enum": float("nan"),
-           "fail": fail}
-    if best is None:
-        return out
-    n, sec, nodes = best
-    Phi, U = instance(n, d, args.seed)
-    out.update(n=n, sec=sec, nodes=nodes, chambers=count_patterns(Phi, method="bound").count)
-    if out["chambers"] <= args.enum_max:
-        from relu_gating import best_neuron
-
-        t = time.perf_counter()
-        best_neuron(Phi, U, strategy="enumerate")
-        out["t_enum"] = time.perf_counter() - t
-    return out
+    if best is not None and fail is not None and fail["n"] > best["n"]:
+        lo, hi = best["n"], fail["n"]
+        for _ in range(args.refine):
+            mid = int(round(math.sqrt(lo * hi)))
+            if mid in (lo, hi):
+                break
+            r = attempt(mid, d, args)
+            tried.append(r)
+            _show(d, r)
+            if r["certified"]:
+                lo, best = mid, r
+            else:
+                hi, fail = mid, r
+    return {"d": d, "best": best, "fail": fail, "tried": tried}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--dims", default="2,3,4,5,6,7,8,9,10")
-    ap.add_argument("--budget", type=float, default=60.0, help="seconds per B&B run")
+    ap.add_argument("--budget", type=float, default=60.0, help="seconds per run")
+    ap.add_argument("--strategy", default="best", choices=("best", "enumerate", "branch-and-bound"))
     ap.add_argument("--growth", type=float, default=1.5, help="factor between successive n")
+    ap.add_argument("--refine", type=int, default=2, help="bisection steps between success and failure")
     ap.add_argument("--n-max", type=int, default=5000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--misses", type=int, default=2, help="stop a dimension after this many failures in a row")
-    ap.add_argument("--enum-max", type=int, default=300_000, help="enumerate only up to this many chambers")
-    ap.add_argument("--quick", action="store_true", help="budget 10 s, d = 2..6")
+    ap.add_argument("--save", default=None, metavar="PATH.json", help="save every probe as data")
+    ap.add_argument("--quick", action="store_true", help="budget 10 s, d = 2..5")
     args = ap.parse_args()
     if args.quick:
-        args.budget, args.dims = min(args.budget, 10.0), "2,3,4,5,6"
-    print(f"frontier: largest n certified (alpha = 1) by branch and bound in {args.budget:g} s; Gaussian X, "
-          f"knn graph, K = 4, features bias, seed {args.seed}, n grows x{args.growth:g}")
-    rows = [frontier(int(d), args) for d in args.dims.split(",")]
-    print(f"{'d':>3} {'largest n':>9} {'chambers':>13} {'B&B s':>7} {'nodes':>7} {'enum s':>8} "
-          f"{'first failure (n, alpha)':>26}")
-    for r in rows:
-        fail = "-" if r["fail"] is None else f"n={r['fail'][0]}, {r['fail'][1]:.4f}"
-        n = "-" if r["n"] is None else str(r["n"])
-        print(f"{r['d']:>3} {n:>9} {r['chambers']:>13,} {r['sec']:>7.1f} {r['nodes']:>7} {r['t_enum']:>8.2f} "
-              f"{fail:>26}")
+        args.budget, args.dims = min(args.budget, 10.0), "2,3,4,5"
+    from relu_gating.patterns import count_patterns
+
+    import numpy as np
+
+    print(f"frontier: largest n certified (alpha = 1) in {args.budget:g} s, strategy {args.strategy}; Gaussian X, "
+          f"knn graph, K = 4, features bias, seed {args.seed}, n grows x{args.growth:g}", flush=True)
+    t0 = time.perf_counter()
+    rows = []
+    for d in (int(x) for x in args.dims.split(",")):
+        rows.append(frontier(d, args))
+        if args.save:
+            with open(args.save, "w") as fh:
+                json.dump({"args": vars(args), "rows": rows}, fh, indent=1, default=str)
+    print("\n| d | largest n certified | chambers (Cover) | strategy | seconds | first failure (n, alpha) |")
+    print("| ---: | ---: | ---: | --- | ---: | --- |")
+    for row in rows:
+        b, f = row["best"], row["fail"]
+        fail = "-" if f is None else f"n = {f['n']}, " + ("timeout" if f["alpha"] != f["alpha"] else f"{f['alpha']:.4f}")
+        if b is None:
+            print(f"| {row['d']} | - | | | | {fail} |")
+            continue
+        X = np.random.default_rng(args.seed).normal(size=(b["n"], row["d"]))
+        ch = count_patterns(np.c_[X, np.ones(b["n"])], method="bound").count
+        print(f"| {row['d']} | {b['n']} | {ch:,} | {b['strategy']} | {b['seconds']:.1f} | {fail} |")
+    print(f"(total {time.perf_counter() - t0:.0f} s)")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 """Ctrl-C that answers within a second (private).
 
 The command line runs a long query in a worker thread and waits for it in the
-main thread, which receives SIGINT promptly even while numpy works.  On Ctrl-C
-it sets :data:`STOP`; the query's loops call :func:`check_stop` between chunks
+main thread, which receives SIGINT promptly even while numpy works.  On Ctrl-C (or
+SIGTERM) it sets :data:`STOP`; the query's loops call :func:`check_stop` between chunks
 and end by raising KeyboardInterrupt (saving the checkpoint).  If that does not
 happen within ``grace`` seconds the command reports what is on disk and exits.
 """
@@ -47,12 +47,31 @@ def run_interruptible(fn: Callable[[], Any], grace: float = 0.8) -> Any:
             done.set()
 
     threading.Thread(target=work, name="relu-gating-query", daemon=True).start()
+    old = _on_sigterm(_raise_interrupt)
     try:
         while not done.wait(0.1):
             pass
     except KeyboardInterrupt:
         STOP.set()
         raise Interrupted(finished=done.wait(grace)) from None
+    finally:
+        _on_sigterm(old)
     if "error" in box:
         raise box["error"]
     return box["result"]
+
+
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def _on_sigterm(handler: Any) -> Any:
+    """Install ``handler`` for SIGTERM (a batch system's kill) in the main thread; returns the previous one.
+
+    SIGTERM then ends a run as Ctrl-C does: the checkpoint is written before the exit.
+    """
+    import signal
+
+    if handler is None or threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, handler)

@@ -107,8 +107,10 @@ def test_json_outputs_are_strict(files, capsys, tmp_path):
     assert rep["valid"] and rep["exit_code"] == 0
 
 
-def test_ctrl_c_answers_within_a_second(tmp_path):
-    """SIGINT during a long run: exit 130 within about a second, saying what was saved."""
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_ctrl_c_answers_within_a_second(tmp_path, sig):
+    """SIGINT (or SIGTERM, a batch system's kill) during a long run: exit 130 within about a second,
+    saying what was saved."""
     import signal
 
     np.save(tmp_path / "big.npy", np.random.default_rng(0).normal(size=(300, 3)))  # 8.9M patterns: minutes
@@ -121,7 +123,7 @@ def test_ctrl_c_answers_within_a_second(tmp_path):
         time.sleep(1.5)
         assert proc.poll() is None
         t0 = time.perf_counter()
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(getattr(signal, sig))
         _, err = proc.communicate(timeout=30)
         latency = time.perf_counter() - t0
     finally:

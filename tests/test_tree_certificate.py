@@ -7,6 +7,8 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from relu_gating import best_neuron, verify
 from relu_gating.certificate._tree import implied_exact
@@ -157,3 +159,46 @@ def test_implied_exact_oracle():
     s = np.array([1, 0, 0, 0], dtype=np.int8)
     assert implied_exact(Phi, s, 1, 1, [0]) and implied_exact(Phi, s, 2, 1, [0])  # duplicates, parallel
     assert not implied_exact(Phi, s, 3, 1, [0])
+
+
+def _exact_gap(X: np.ndarray, O: np.ndarray) -> float:
+    """||P_X - O O^T||_2 with P_X in exact rationals (the difference rounded once to floats)."""
+    from fractions import Fraction
+
+    k, c = X.shape
+    Xf = [[Fraction(float(v)) for v in row] for row in X]
+    G = [[sum(Xf[t][i] * Xf[t][j] for t in range(k)) for j in range(c)] for i in range(c)]
+    A = [row[:] + [Fraction(int(i == j)) for j in range(c)] for i, row in enumerate(G)]  # Gauss-Jordan
+    for col in range(c):
+        p = next(r for r in range(col, c) if A[r][col] != 0)
+        A[col], A[p] = A[p], A[col]
+        piv = A[col][col]
+        A[col] = [v / piv for v in A[col]]
+        for r in range(c):
+            if r != col and A[r][col] != 0:
+                f = A[r][col]
+                A[r] = [a - f * b for a, b in zip(A[r], A[col])]
+    Gi = [row[c:] for row in A]
+    XGi = [[sum(Xf[t][a] * Gi[a][j] for a in range(c)) for j in range(c)] for t in range(k)]
+    Of = [[Fraction(float(v)) for v in row] for row in O]
+    D = np.array([[float(sum(XGi[i][a] * Xf[j][a] for a in range(c)) - sum(Of[i][a] * Of[j][a] for a in range(c)))
+                   for j in range(k)] for i in range(k)])
+    return float(np.linalg.norm(D, 2))
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10**6), k=st.integers(3, 10), c=st.integers(1, 3), cond=st.sampled_from([0, 3, 6, 9]))
+def test_projector_allowance_is_proven(seed, k, c, cond):
+    """The node bound's rounding allowance: eta >= ||P_X - O O^T|| (exact rationals), at any conditioning."""
+    from relu_gating.certificate._tree import _projector_gap
+
+    rng = np.random.default_rng(seed)
+    if k <= c:
+        return
+    X = rng.normal(size=(k, c)) @ np.diag(10.0 ** -np.linspace(0, cond, c)) @ np.linalg.qr(rng.normal(size=(c, c)))[0]
+    O = np.linalg.svd(X, full_matrices=False)[0]
+    eta, s = _projector_gap(O, X)
+    if np.isfinite(eta):
+        assert eta >= _exact_gap(X, O)
+        assert 0 < s <= np.linalg.svd(X, compute_uv=False)[-1] * (1 + 1e-9)
+    assert cond >= 6 or eta < 1e-9  # well conditioned: a useful allowance

@@ -26,9 +26,11 @@ the undecided ones, every neuron of the node lies in
 ``Z`` is the orthogonal sum of the complement, inside the ``F-`` coordinates,
 of ``col(QH_{F-})`` and, inside the ``F+`` coordinates, of ``col(X+)`` with
 ``X+ = Q_{F+}`` (``[Q_{F+}, QH_{F+}]`` when ``H`` is not in ``col(Phi)``).  A
-computed complement is within angle ``eta <= c eps ||X|| / sigma_min(X)`` of the
-exact one (Wedin), which adds at most ``eta ||M||^2``; a block with
-``sigma_min(X)`` below ``SIGMA_MIN`` is dropped (a smaller ``Z``: still valid).
+computed basis ``O`` of ``col(X)`` gives ``||P_X - O O^T|| <= eta``, proven a
+posteriori from the residuals ``O^T O - I`` and ``X - O O^T X`` with float error
+bounds (:func:`_projector_gap`; nothing is trusted from the SVD), which adds at
+most ``eta ||M||_F^2``; a block whose proven ``sigma_min(X)`` is below
+``SIGMA_MIN`` is dropped (a smaller ``Z``: still valid).
 """
 
 from __future__ import annotations
@@ -77,9 +79,59 @@ def node_problem(Phi: np.ndarray, Q: np.ndarray, M: np.ndarray, QH: np.ndarray |
     return NodeProblem(Q, M, QH, bool(bias and ones_column(Phi)), ~np.any(Phi != 0, axis=1), cap)
 
 
+def _gamma(j: int) -> float:
+    """Higham's ``gamma_j = j u / (1 - j u)``: relative error of a j-term float dot product."""
+    return j * _EPS / (1.0 - j * _EPS)
+
+
+def _sigma_min_lower(Y: np.ndarray) -> float:
+    """A proven lower bound on ``sigma_min(Y)`` of a small square ``Y`` (0 if none is found):
+    with ``Z ~ Y^{-1}`` and ``beta >= ||I - Z Y||_2 < 1``, ``||Y^{-1}|| <= ||Z||_F / (1 - beta)``."""
+    c = Y.shape[0]
+    try:
+        Z = np.linalg.inv(Y)
+    except np.linalg.LinAlgError:
+        return 0.0
+    if not np.all(np.isfinite(Z)):
+        return 0.0
+    E = np.eye(c) - Z @ Y
+    beta = (np.linalg.norm(E) + _gamma(c + 1) * np.linalg.norm(np.abs(Z) @ np.abs(Y)) + c * _EPS) * (1 + 4 * _EPS)
+    if beta >= 0.5:
+        return 0.0
+    return (1.0 - beta) / (np.linalg.norm(Z) * (1 + 4 * _EPS)) * (1 - 4 * _EPS)
+
+
+def _projector_gap(O: np.ndarray, X: np.ndarray) -> tuple[float, float]:
+    """``(eta, s)``: a proven ``eta >= ||P_X - O O^T||_2`` (``inf`` if none is found) and a proven
+    ``s <= sigma_min(X)``, from residuals computed here (no trust in the SVD that gave ``O``).
+
+    With ``delta >= ||O^T O - I||``, ``Y = O^T X`` and ``R = X - O Y``: ``sigma_min(X) >=
+    sqrt(1 - delta) sigma_min(Y) - ||R||``; every unit ``x`` in ``col(X)`` is within ``||R|| /
+    sigma_min(X)`` of ``col(O)`` (same dimension), and ``||P_O - O O^T|| <= (1 + delta) delta /
+    (1 - delta)``.  Float products are bounded by ``gamma_j`` terms (Higham, Thm 3.5).
+    """
+    k, c = X.shape
+    aO, aX = np.abs(O), np.abs(X)
+    fO = np.linalg.norm(O)
+    delta = (np.linalg.norm(O.T @ O - np.eye(c)) + _gamma(k + 1) * fO**2 + c * _EPS) * (1 + 4 * _EPS)
+    Y = O.T @ X
+    R = X - O @ Y
+    rerr = _gamma(k + c + 2) * 2.0 * np.linalg.norm(aO @ (aO.T @ aX)) + _gamma(1) * np.linalg.norm(aX)
+    rho = (np.linalg.norm(R) + rerr) * (1 + 4 * _EPS)
+    yerr = _gamma(k) * np.linalg.norm(aO.T @ aX) * (1 + 4 * _EPS)
+    if delta >= 0.5:
+        return np.inf, 0.0
+    sy = max(_sigma_min_lower(Y) - yerr, 0.0)
+    s = (np.sqrt(1.0 - delta) * sy - rho) * (1 - 4 * _EPS)
+    if s <= 0:
+        return np.inf, 0.0
+    return (rho / s + (1 + delta) * delta / (1 - delta)) * (1 + 4 * _EPS), s
+
+
 def _complement(Mb: np.ndarray, X: np.ndarray | None) -> tuple[np.ndarray, float]:
-    """``M_b^T (I - P_X) M_b`` inside a block of coordinates, and the angle allowance ``eta``;
-    ``(0, 0)`` when the complement is empty or ``X`` is too ill-conditioned to trust."""
+    """``M_b^T (I - O O^T) M_b`` inside a block of coordinates (``O`` an orthonormal basis of
+    ``col(X)`` from the SVD) and the proven allowance ``eta >= ||P_X - O O^T||``; ``(0, 0)`` when
+    the complement is empty or ``X`` is too ill-conditioned to trust (dropping it is valid)."""
     K = Mb.shape[1]
     if Mb.shape[0] == 0:
         return np.zeros((K, K)), 0.0
@@ -88,12 +140,12 @@ def _complement(Mb: np.ndarray, X: np.ndarray | None) -> tuple[np.ndarray, float
     k, c = X.shape
     if k <= c:
         return np.zeros((K, K)), 0.0
-    O, s, _ = np.linalg.svd(X, full_matrices=False)
-    err = 8.0 * (k + c) * _EPS * s[0]
-    if s[-1] - err <= SIGMA_MIN * max(1.0, s[0]):
+    O, sv, _ = np.linalg.svd(X, full_matrices=False)
+    eta, s = _projector_gap(O, X)
+    if not np.isfinite(eta) or s <= SIGMA_MIN * max(1.0, float(sv[0])) or eta >= 1.0:
         return np.zeros((K, K)), 0.0
     C = Mb.T @ O
-    return Mb.T @ Mb - C @ C.T, min(1.0, err / (s[-1] - err))
+    return Mb.T @ Mb - C @ C.T, eta
 
 
 def _bound_matrix(P: NodeProblem, signs: np.ndarray) -> tuple[np.ndarray, float]:

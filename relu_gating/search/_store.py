@@ -6,7 +6,8 @@ file of a private temporary directory.  Rows are appended part by part, read
 back in chunks with plain file reads (no memory map is touched while the
 search runs, so the files live in the page cache, not in the process), and
 patched in place for the few patterns the exact phase settles.  The directory
-is removed when the store is garbage collected (or :meth:`close`).
+is removed when the store is garbage collected (or :meth:`close`); directories
+left by a killed process are removed by the next store created (:func:`sweep_stale`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,41 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["PatternStore"]
+__all__ = ["PatternStore", "sweep_stale", "PREFIX"]
+
+
+#: Columns whose rows are vectors (2-D even when a row holds one entry: n <= 8 samples, m = 1).
+_ROWS = ("packed", "witnesses")
+#: Name prefix of a store's directory, followed by the owning process id and a random suffix.
+PREFIX = "relu-gating-stream-"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, owned by someone else
+        return True
+    return True
+
+
+def sweep_stale(directory: str | None = None) -> list[str]:
+    """Remove the store directories left by processes that no longer exist (a run killed with
+    SIGKILL or a power cut cannot clean up after itself); returns the paths removed."""
+    parent = directory or tempfile.gettempdir()
+    removed = []
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return removed
+    for name in names:
+        pid = name[len(PREFIX):].split("-", 1)[0]
+        if name.startswith(PREFIX) and pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            path = os.path.join(parent, name)
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
 
 
 class PatternStore:
@@ -32,7 +67,8 @@ class PatternStore:
     def __init__(self, n: int, m: int, directory: str | None = None) -> None:
         self.n, self.m = int(n), int(m)
         self.nb = (self.n + 7) // 8
-        self.dir = tempfile.mkdtemp(prefix="relu-gating-stream-", dir=directory)
+        sweep_stale(directory)
+        self.dir = tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=directory)
         self._finalizer = weakref.finalize(self, shutil.rmtree, self.dir, True)
         self.columns: dict[str, tuple[np.dtype, int]] = {"packed": (np.dtype(np.uint8), self.nb), "witnesses": (np.dtype(np.float64), self.m),
                         "upper": (np.dtype(np.float64), 1), "lower": (np.dtype(np.float64), 1),
@@ -70,7 +106,7 @@ class PatternStore:
         with open(self.path(name), "rb") as fh:
             fh.seek(start * self._row_bytes(name))
             a = np.fromfile(fh, dtype=dt, count=count * width)
-        return a.reshape(count, width) if width > 1 else a
+        return a.reshape(count, width) if name in _ROWS else a
 
     def take(self, name: str, index: Any) -> np.ndarray:
         """Rows at ``index`` (any order): one seek per row, for the few candidates."""
@@ -81,7 +117,7 @@ class PatternStore:
             for k, i in enumerate(np.asarray(index, dtype=np.int64).tolist()):
                 fh.seek(i * rb)
                 out[k] = np.frombuffer(fh.read(rb), dtype=dt)
-        return out if width > 1 else out[:, 0]
+        return out if name in _ROWS else out[:, 0]
 
     def write(self, name: str, start: int, values: np.ndarray) -> None:
         """Overwrite the rows from ``start`` on (in place)."""
@@ -104,8 +140,8 @@ class PatternStore:
         """The whole column as a read-only memory map (for the result; pages load on access)."""
         dt, width = self.columns[name]
         if self.N == 0:
-            return np.zeros((0, width) if width > 1 else (0,), dtype=dt)
-        shape = (self.N, width) if width > 1 else (self.N,)
+            return np.zeros((0, width) if name in _ROWS else (0,), dtype=dt)
+        shape = (self.N, width) if name in _ROWS else (self.N,)
         return np.memmap(self.path(name), dtype=dt, mode="r", shape=shape)
 
     def close(self) -> None:

@@ -33,7 +33,7 @@ from relu_gating.search.objectives import Objective
 from relu_gating.search.state import UNSETTLED
 from relu_gating.search.tasks import chunk_bounds
 
-__all__ = ["parse_memory", "plan", "Plan", "part_bounds", "PartResult", "stream_parts", "MIN_MEMORY"]
+__all__ = ["parse_memory", "plan", "Plan", "part_bounds", "PartResult", "stream_parts", "n_parts", "MIN_MEMORY"]
 
 #: Resident size of the interpreter with numpy, scipy and the package loaded (bytes, measured ~150 MB).
 BASE_BYTES = 220 * 2**20
@@ -181,13 +181,22 @@ def _ordered(executor: Any, fn: Any, tasks: list[tuple], window: int) -> Iterato
         yield res
 
 
-def stream_parts(obj: Objective, pl: Plan, tol: float, executor: Any, patterns: Any = None) -> Iterator[PartResult]:
-    """The bounded parts in order: enumerated here or on the executor (or the caller's pattern set)."""
+def n_parts(pl: Plan, patterns: Any = None) -> int:
+    """How many parts :func:`stream_parts` yields."""
+    return pl.parts if patterns is None else -(-len(patterns) // PART_MAX)
+
+
+def stream_parts(obj: Objective, pl: Plan, tol: float, executor: Any, patterns: Any = None,
+                 only: list[int] | None = None) -> Iterator[PartResult]:
+    """The bounded parts in order (those in ``only``, or all): enumerated here or on the executor
+    (or chunks of the caller's pattern set)."""
+    keep = set(range(n_parts(pl, patterns))) if only is None else set(only)
     if patterns is not None:
         for k, ps in enumerate(patterns.iter_chunks(PART_MAX)):
-            yield bound_set(obj, ps, pl.chunk_size, tol, (k, -1))
+            if k in keep:
+                yield bound_set(obj, ps, pl.chunk_size, tol, (k, -1))
         return
-    tasks = [(obj, (i, pl.parts), pl.chunk_size, tol) for i in range(pl.parts)]
+    tasks = [(obj, (i, pl.parts), pl.chunk_size, tol) for i in range(pl.parts) if i in keep]
     yield from _ordered(executor, part_bounds, tasks, pl.window)
 
 

@@ -18,7 +18,8 @@ from relu_gating._interrupt import check_stop
 from relu_gating._progress import Progress
 from relu_gating.errors import InputError
 from relu_gating.search._store import PatternStore
-from relu_gating.search._stream import Plan, open_rows, plan, stream_parts, workers_of
+from relu_gating.search._stream import Plan, n_parts, open_rows, plan, stream_parts, workers_of
+from relu_gating.search._stream_ckpt import StreamCheckpoint, cached_parts
 from relu_gating.search.objectives import Objective, with_rank
 from relu_gating.search.result import NeuronResult
 from relu_gating.search.state import fingerprint
@@ -90,11 +91,15 @@ class _Incumbent:
 
 
 def _absorb_parts(obj: Objective, pl: Plan, store: PatternStore, cands: _Candidates, best: _Incumbent,
-                  alpha: float, tol: float, executor: Any, progress: Any, patterns: Any) -> dict:
-    """Stream every part into the store; returns the notes, exact witnesses, uncertified and timings."""
+                  alpha: float, tol: float, executor: Any, progress: Any, patterns: Any,
+                  ckpt: StreamCheckpoint | None) -> dict:
+    """Stream every part into the store (from the checkpoint where it holds it); returns the notes,
+    exact witnesses, uncertified and timings."""
     info: dict = {"notes": [], "exact": {}, "uncertified": [], "enumerate": 0.0, "bounds": 0.0}
+    parts = cached_parts(ckpt, lambda miss: stream_parts(obj, pl, tol, executor, patterns, only=miss),
+                         n_parts(pl, patterns))
     with Progress(pl.bound, "patterns (bounded)", enabled=progress) as bar:
-        for part in stream_parts(obj, pl, tol, executor, patterns):
+        for part in parts:
             off = store.N
             store.append(packed=part.packed, witnesses=part.witnesses, upper=part.upper, lower=part.lower,
                          status=part.status)
@@ -108,6 +113,8 @@ def _absorb_parts(obj: Objective, pl: Plan, store: PatternStore, cands: _Candida
             for key in ("enumerate", "bounds"):
                 info[key] += part.seconds.get(key, 0.0)
             bar.update(len(part))
+            if ckpt is not None:
+                ckpt.maybe_save()
             check_stop()  # Ctrl-C from the command line (relu_gating._interrupt)
     return info
 
@@ -154,7 +161,8 @@ def _absorb_exact(out: Any, store: PatternStore, best: _Incumbent, state: dict) 
 
 
 def _exact_phase(obj: Objective, store: PatternStore, cands: _Candidates, best: _Incumbent, alpha: float,
-                 tol: float, method: str, batch_size: int, executor: Any, progress: Any, state: dict) -> None:
+                 tol: float, method: str, batch_size: int, executor: Any, progress: Any, state: dict,
+                 ckpt: StreamCheckpoint | None) -> None:
     from relu_gating.search.front import PARALLEL_BATCHES, _executor_map
 
     need = batch_size * (1 if executor is None else PARALLEL_BATCHES)
@@ -178,25 +186,50 @@ def _exact_phase(obj: Objective, store: PatternStore, cands: _Candidates, best: 
             cands.drop(cands.idx[take])
             for out in _executor_map(executor, solve_chunk, tasks):
                 _absorb_exact(out, store, best, state)
+                if ckpt is not None:
+                    ckpt.record(out)
+                    ckpt.maybe_save()
                 bar.update(out.index.size, note=f"best {best.value:.6f}")
                 check_stop()  # Ctrl-C from the command line (relu_gating._interrupt)
 
 
+def _replay(ckpt: StreamCheckpoint | None, outs: list, store: PatternStore, cands: _Candidates, best: _Incumbent,
+            state: dict) -> None:
+    """The exact phase recorded by the checkpoint, merged as if it had just run."""
+    for out in outs:
+        _absorb_exact(out, store, best, state)
+        cands.drop(out.index)
+        assert ckpt is not None  # outcomes come from a checkpoint
+        ckpt.record(out)
+    if outs:
+        state["notes"].append(f"resumed: {len(outs)} exact-solve batch(es) reused from the checkpoint")
+
+
 def stream_best_neuron(obj: Objective, *, alpha: float, method: str, chunk_size: int, batch_size: int, tol: float,
                        executor: Any, progress: Any, memory: int, patterns: Any = None,
-                       directory: str | None = None) -> NeuronResult:
+                       directory: str | None = None, checkpoint: str | None = None) -> NeuronResult:
     """The certified search of :func:`~relu_gating.search.front.best_neuron` in bounded memory."""
     from relu_gating.search._stream_finish import finish
 
     t0 = time.perf_counter()
     pl = plan(obj.Phi, memory, chunk_size, workers_of(executor))
     obj = with_rank(obj, patterns.rank if patterns is not None else pl.rank)
+    ckpt, outs = _open_checkpoint(checkpoint, obj, pl, tol, patterns)
     store = PatternStore(obj.n, obj.Phi.shape[1], directory)
     cands, best = _Candidates(store.nb, store.m, pl.capacity), _Incumbent()
-    info = _absorb_parts(obj, pl, store, cands, best, alpha, tol, executor, progress, patterns)
-    t1 = time.perf_counter()
-    state = {"methods": {}, "notes": list(info["notes"]), "evidence": {}, "rescans": 0}
-    _exact_phase(obj, store, cands, best, alpha, tol, method, batch_size, executor, progress, state)
+    state = {"methods": {}, "notes": [], "evidence": {}, "rescans": 0}
+    try:
+        info = _absorb_parts(obj, pl, store, cands, best, alpha, tol, executor, progress, patterns, ckpt)
+        t1 = time.perf_counter()
+        state["notes"] = list(info["notes"])
+        _replay(ckpt, outs, store, cands, best, state)
+        _exact_phase(obj, store, cands, best, alpha, tol, method, batch_size, executor, progress, state, ckpt)
+    except KeyboardInterrupt:
+        if ckpt is not None:
+            ckpt.save()
+        raise
+    if ckpt is not None:
+        ckpt.save()
     t2 = time.perf_counter()
     key = fingerprint(obj.Phi, obj.U_K, obj.Q_H, extra=f"{obj.kind}|{store.N}")
     seconds = {"enumerate": info["enumerate"], "bounds": info["bounds"], "stream": t1 - t0, "solve": t2 - t1}
@@ -213,9 +246,6 @@ def stream_search(obj: Objective, *, alpha: float, method: str, max_patterns: An
     from relu_gating.search._stream import parse_memory
 
     budget = parse_memory(memory)
-    if checkpoint is not None:
-        raise InputError("checkpoint is not available with memory= (a streamed query keeps its data in files "
-                         "of its own): pass one or the other")
     if patterns is not None:
         if not hasattr(patterns, "check_belongs_to"):
             raise InputError(f"patterns must be the PatternSet of this Phi, got {type(patterns).__name__}")
@@ -226,4 +256,18 @@ def stream_search(obj: Objective, *, alpha: float, method: str, max_patterns: An
         limit = PATTERN_LIMIT if max_patterns == "auto" else check_max_patterns(max_patterns, *obj.Phi.shape)
         check_plan(plan_query(obj.Phi), limit)
     return stream_best_neuron(obj, alpha=alpha, method=method, chunk_size=chunk_size, batch_size=batch_size,
-                              tol=tol, executor=executor, progress=progress, memory=budget, patterns=patterns)
+                              tol=tol, executor=executor, progress=progress, memory=budget, patterns=patterns,
+                              checkpoint=checkpoint)
+
+
+def _open_checkpoint(path: str | None, obj: Objective, pl: Plan, tol: float,
+                     patterns: Any) -> tuple[StreamCheckpoint | None, list]:
+    """The checkpoint of this streamed query and the exact phase it recorded (or None, [])."""
+    if path is None:
+        return None, []
+    from relu_gating.search.front import CHECKPOINT_EVERY
+
+    size = pl.bound if patterns is None else len(patterns)
+    key = fingerprint(obj.Phi, obj.U_K, obj.Q_H, extra=f"{obj.kind}|stream|{size}|{tol!r}")
+    ckpt = StreamCheckpoint(path, key, n_parts(pl, patterns), pl.chunk_size, obj.Phi.shape[1], CHECKPOINT_EVERY)
+    return ckpt, ckpt.load()

@@ -347,6 +347,9 @@ def _read_checkpoint(path: str, names: tuple[str, ...] = _REQUIRED, what: str = 
         with np.load(path, allow_pickle=False) as z:
             files = set(z.files)
             missing = [k for k in names if k not in files]
+            if missing and "format" in files and str(z["format"]).startswith("relu-gating stream"):
+                raise CheckpointError(f"{what} {path}: written by a streamed run (memory=): resume it with "
+                                      "memory= (--memory), or pass another checkpoint path; it was left untouched")
             if missing:
                 raise CheckpointError(f"{what} {path}: not a relu-gating checkpoint (no {missing[0]!r} "
                                       "array); it was left untouched: pass another checkpoint path")
@@ -374,7 +377,7 @@ def _check_belongs(z: dict, path: str, key: str, n_patterns: int) -> None:
                               "delete it or pass another path")
 
 
-def check_checkpoint_path(path: str | os.PathLike, what: str = "checkpoint") -> None:
+def check_checkpoint_path(path: str | os.PathLike, what: str = "checkpoint", streamed: bool = False) -> None:
     """Before a run: ``path`` must be writable and, if it exists, a readable checkpoint.
 
     Raises :class:`~relu_gating.errors.InputError` (a
@@ -382,5 +385,9 @@ def check_checkpoint_path(path: str | os.PathLike, what: str = "checkpoint") -> 
     naming ``what`` (e.g. ``"--checkpoint"``).
     """
     path = check_writable(path, what)
-    if os.path.exists(path):
+    if os.path.exists(path) and streamed:
+        from relu_gating.search._stream_ckpt import check_manifest
+
+        check_manifest(path, what)
+    elif os.path.exists(path):
         _read_checkpoint(path, ("key", "upper"), what)
