@@ -14,6 +14,8 @@ Nodes are listed in preorder, each a short JSON list:
 * ``["c", u, rows, N]``: a chamber leaf (every nonzero row decided) bounded by
   ``u`` from its signs or by dual evidence (``u B_S - A_S - G_T^T N G_T`` PSD);
 * ``["x"]``: a chamber leaf all of whose neurons are excluded.
+* ``["d", u, dec, N, mu]``: a leaf of any depth bounded by ``u`` from lifted evidence
+  coupling its undecided rows (:mod:`relu_gating.certificate._tree_strong`).
 
 Every weight lies in some leaf's closed cone (a split covers its parent; an
 implied sign loses only the face ``phi_i theta = 0``, which the child holds),
@@ -294,6 +296,10 @@ def _leaf(node: list, signs: np.ndarray, S: Any, P: NodeProblem) -> tuple[float,
         N = np.asarray(node[3], dtype=float).reshape(rows.size, rows.size)
         if np.all(np.isfinite(N)):
             proven = min(proven, chamber_dual_bound(S.Q, S.M, S.QH, (signs > 0) & ~P.zero_rows, claim, rows, N))
+    if kind == "d" and len(node) == 5 and proven > claim:
+        from relu_gating.certificate._tree_strong import lifted_leaf_bound
+
+        proven = min(proven, lifted_leaf_bound(S.Q, S.M, S.QH, signs, P.zero_rows, claim, node[2], node[3], node[4]))
     return claim, proven, ""
 
 
@@ -331,7 +337,7 @@ def _walk(nodes: list, S: Any, P: NodeProblem) -> tuple[list, list[str], dict]:
                 break
             counts["implied"] += 1
             stack += [("set", i, 0), ("visit",), ("set", i, s)]
-        elif kind in ("b", "c", "x"):
+        elif kind in ("b", "c", "d", "x"):
             counts["leaves"] += 1
             claim, proven, why = _leaf(node, signs, S, P)
             if why:

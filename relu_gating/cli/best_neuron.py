@@ -52,6 +52,8 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentP
                    help="run the chunks on a Dask cluster (needs the 'dask' extra)")
     p.add_argument("--scheduler-timeout", type=float, default=5.0, metavar="SECONDS",
                    help="give up on an unreachable --scheduler after this long (default 5)")
+    p.add_argument("--workers", type=_positive_int, default=None, metavar="N",
+                   help="run the chunks (or the branch and bound's subtrees) on N local processes")
     p.add_argument("--json", action="store_true", help="print a JSON summary to stdout")
     p.add_argument("--out", default=None, metavar="CERT.json|CERT.npz",
                    help="write the full certificate here (.npz: the binary form, written as a stream)")
@@ -74,6 +76,16 @@ def _max_patterns(text: str):
         value = 0
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, 'auto' or 'none', got {text!r}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
     return value
 
 
@@ -141,29 +153,56 @@ def _executor(address: str | None, timeout: float = 5.0):
         raise InputError(f"--scheduler {address}: cannot connect within {timeout:g} s ({exc})") from exc
 
 
+def _ignore_sigint() -> None:
+    """Worker processes leave Ctrl-C to the main process, which ends the run with its certificate."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _local_pool(workers: int | None):
+    """``--workers N``: a pool of N local processes (None without the option)."""
+    if workers is None:
+        return None
+    from concurrent.futures import ProcessPoolExecutor
+
+    return ProcessPoolExecutor(workers, initializer=_ignore_sigint)
+
+
+def _close(executor: Any) -> None:
+    if executor is None:
+        return
+    if hasattr(executor, "close"):  # dask.distributed.Client
+        executor.close()
+    else:
+        executor.shutdown(wait=False, cancel_futures=True)
+
+
 def run(args: argparse.Namespace) -> int:
     from relu_gating.search.front import best_neuron
 
     if args.out:  # before any computation: a run must not end unable to write its result
         check_writable(args.out, "--out")
     if args.checkpoint:
-        check_checkpoint_path(args.checkpoint, "--checkpoint")
+        check_checkpoint_path(args.checkpoint, "--checkpoint", streamed=args.memory is not None)
     if args.memory is not None:
         from relu_gating.search._stream import parse_memory
 
         parse_memory(args.memory, "--memory")
-        if args.checkpoint:
-            raise InputError("--checkpoint is not available with --memory (a streamed run keeps its own files)")
     problem = problem_from_args(args)
     features, spec = features_from_spec(args.features, problem.H, problem.n)
     progress = None if not args.quiet else False
     strategy = _strategy(args, problem.Phi)
     if strategy == "branch-and-bound":  # main thread: Ctrl-C ends the search with a valid tree certificate
-        res = best_neuron(problem.Phi, problem.U_K, features=features, alpha=args.alpha, method=args.method,
-                          progress=progress, strategy=strategy, max_seconds=args.max_seconds)
+        client = _executor(args.scheduler, args.scheduler_timeout) or _local_pool(args.workers)
+        try:
+            res = best_neuron(problem.Phi, problem.U_K, features=features, alpha=args.alpha, method=args.method,
+                              progress=progress, strategy=strategy, max_seconds=args.max_seconds, executor=client)
+        finally:
+            _close(client)
         return _report(args, res, problem, spec)
     announce_plan(problem.Phi, args.max_patterns, args.quiet)
-    client = _executor(args.scheduler, args.scheduler_timeout)
+    client = _executor(args.scheduler, args.scheduler_timeout) or _local_pool(args.workers)
     try:
         res = run_interruptible(lambda: best_neuron(
             problem.Phi, problem.U_K, features=features, alpha=args.alpha, method=args.method,
@@ -172,8 +211,7 @@ def run(args: argparse.Namespace) -> int:
     except Interrupted as exc:
         return interrupted(exc, args.checkpoint)
     finally:
-        if client is not None:
-            client.close()
+        _close(client)
     return _report(args, res, problem, spec)
 
 
@@ -184,9 +222,11 @@ def _strategy(args: argparse.Namespace, Phi: np.ndarray) -> str:
     check_strategy(args.strategy, args.max_seconds)
     if args.max_seconds is not None and args.strategy == "enumerate":
         raise InputError("--max-seconds applies to --strategy branch-and-bound or auto")
-    busy = args.checkpoint or args.memory is not None or args.scheduler
+    if args.workers is not None and args.scheduler:
+        raise InputError("--workers (local processes) and --scheduler (a Dask cluster) exclude each other")
+    busy = args.checkpoint or args.memory is not None
     if args.strategy == "branch-and-bound" and busy:
-        raise InputError("--checkpoint, --memory and --scheduler apply to --strategy enumerate only")
+        raise InputError("--checkpoint and --memory apply to --strategy enumerate only")
     if args.strategy != "enumerate" and args.out and args.out.lower().endswith(".npz"):
         raise InputError("--out CERT.npz (binary) holds pattern lists; a branch-and-bound tree is written as .json")
     if args.strategy == "auto":

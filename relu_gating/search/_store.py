@@ -43,7 +43,7 @@ def sweep_stale(directory: str | None = None) -> list[str]:
     """Remove the store directories left by processes that no longer exist (a run killed with
     SIGKILL or a power cut cannot clean up after itself); returns the paths removed."""
     parent = directory or tempfile.gettempdir()
-    removed = []
+    removed: list[str] = []
     try:
         names = os.listdir(parent)
     except OSError:

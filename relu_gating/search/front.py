@@ -131,7 +131,7 @@ def best_neuron(
     tol : float
         Absolute tolerance of the comparison ``value >= alpha * bound``.
     executor : concurrent.futures.Executor or dask.distributed.Client, optional
-        Where the chunks run; in-process by default.
+        Where the chunks (or the branch and bound's subtrees) run; in-process by default.
     checkpoint : path, optional
         ``.npz`` file written at most every 10 s, at the end and on an
         interrupt (Ctrl-C); a run called again with the same inputs resumes
@@ -155,8 +155,8 @@ def best_neuron(
         and returns a tree certificate (``result.tree``; the per-pattern arrays
         are empty); ``"auto"`` branches when Cover's bound predicts more than
         enumeration may do by default (``max_patterns="auto"``) or a ``max_seconds`` is given, and
-        enumerates otherwise (or when ``patterns``/``checkpoint``/``memory``/
-        ``executor`` is given).
+        enumerates otherwise (or when ``patterns``/``checkpoint``/``memory``
+        is given).
     max_seconds : float, optional
         Branch and bound only: time budget; the run then ends with the
         incumbent and a valid certificate of the alpha reached.

@@ -51,40 +51,54 @@ def dispatch(Phi: Any, U_K: Any, *, features: Any, alpha: float, method: str, to
     """What :func:`relu_gating.best_neuron` runs: the branch and bound's result, or None to enumerate.
 
     ``enumerate_only`` holds the options only the enumeration has (patterns, checkpoint,
-    memory, executor).
+    memory), then the executor, which both strategies take.
     """
     check_strategy(strategy, max_seconds)
-    busy = any(x is not None for x in enumerate_only)
+    *only, executor = enumerate_only
+    busy = any(x is not None for x in only)
     if strategy == "enumerate":
         if max_seconds is not None:
             raise InputError("max_seconds applies to strategy='branch-and-bound' or 'auto', not 'enumerate'")
         return None
     if strategy == "branch-and-bound" and busy:
-        raise InputError("patterns, checkpoint, memory and executor apply to strategy='enumerate' only")
+        raise InputError("patterns, checkpoint and memory apply to strategy='enumerate' only")
     if strategy == "auto" and (busy or (max_seconds is None and choose_strategy(Phi, "auto") == "enumerate")):
         return None
     return branch_and_bound(Phi, U_K, features=features, alpha=alpha, method=method, tol=tol,
-                            max_seconds=max_seconds, progress=progress)
+                            max_seconds=max_seconds, progress=progress, executor=executor)
 
 
 def branch_and_bound(Phi: Any, U_K: Any, *, features: Any = "bias", alpha: float = 1.0, method: str = "auto",
                      tol: float = 1e-9, max_seconds: float | None = None, progress: bool | None = False,
-                     seed: int = 0) -> NeuronResult:
+                     seed: int = 0, executor: Any = None, lifted: bool = False) -> NeuronResult:
     """Certified best neuron by branch and bound; the certificate is the search tree.
 
     Same problem and result type as :func:`relu_gating.best_neuron` (which dispatches here for
     ``strategy="branch-and-bound"``); the per-pattern arrays of the result are empty and
     ``result.tree`` holds the tree certificate.  ``max_seconds`` or Ctrl-C end the run with the
-    incumbent and a valid certificate of the alpha reached.
+    incumbent and a valid certificate of the alpha reached.  ``executor`` (a
+    ``concurrent.futures.Executor`` or a ``dask.distributed.Client``): subtrees are searched
+    there, with a shared incumbent (:mod:`relu_gating.search.bnb._parallel`); one tree results.
+    ``lifted=True`` (experimental, off by default): nodes with at most 16 undecided rows also
+    try the lifted doubly nonnegative bound coupling those rows (``["d", ...]`` leaves of the
+    tree, :mod:`relu_gating.search.bnb._strong`); it pays off on some inputs and slows others
+    (``benchmarks/bnb_lifted_effect.py``).
     """
     t0 = time.perf_counter()
     obj = make_objective(Phi, U_K, features)
     obj = with_rank(obj, exact_rank(obj.Phi))  # the rank the verifier decides (exact rationals)
-    search = Search(obj, float(alpha), float(tol), method, seed)
+    if not isinstance(lifted, bool):
+        raise InputError(f"lifted must be True or False, got {lifted!r}")
+    search = Search(obj, float(alpha), float(tol), method, seed, lifted)
     _seed_incumbent(search, obj)
     deadline = None if max_seconds is None else t0 + float(max_seconds)
     with Progress(None, "branch and bound", enabled=progress, unit="nodes") as bar:
-        why = search.run(deadline, bar)
+        if executor is None:
+            why = search.run(deadline, bar)
+        else:
+            from relu_gating.search.bnb._parallel import run_parallel
+
+            why = run_parallel(search, executor, deadline, bar, seed)
     return _result(obj, search, why, float(alpha), float(tol), time.perf_counter() - t0)
 
 

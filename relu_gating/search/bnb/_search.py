@@ -37,12 +37,20 @@ STRONG = 64
 ASCEND_EVERY = 8
 #: Candidates scored when the children's bounds must be computed in full.
 STRONG_FULL = 8
+#: Try the lifted bound (:mod:`relu_gating.search.bnb._strong`) once on each popped node with at most
+#: ``LIFTED_MAX_UNDECIDED`` undecided rows when the run asks for it (``branch_and_bound(lifted=True)``).
+#: Off by default: measured by ``benchmarks/bnb_lifted_effect.py``, it pays off on some cases (14 x 4:
+#: 3.3x fewer nodes, 2.1x faster) and costs on others (20 x 3, 30 x 3: 3-5x slower; 100 x 5: lower alpha
+#: in 120 s).
+#: Measured (``benchmarks/bnb_bound_study.py``): ~30 ms up to 15 undecided rows, ~0.6 s at 16-19.
+LIFTED_MAX_UNDECIDED = 16
 
 
 class Search:
     """One branch-and-bound run; :meth:`run` returns when settled, out of time or interrupted."""
 
-    def __init__(self, obj: Objective, alpha: float, tol: float, method: str, seed: int = 0) -> None:
+    def __init__(self, obj: Objective, alpha: float, tol: float, method: str, seed: int = 0,
+                 lifted: bool = False) -> None:
         self.obj, self.alpha, self.tol, self.method = obj, alpha, tol, method
         self.P = node_problem(obj.Phi, obj.Psi, obj.M, obj.Q_H, obj.features == "bias", obj.cap + 1e-12)
         self.Gn = obj.Psi / np.maximum(np.linalg.norm(obj.Psi, axis=1), 1e-300)[:, None]
@@ -55,7 +63,9 @@ class Search:
         self.stats = {"nodes": 0, "lp": 0, "chambers": 0, "implied": 0, "unproven_empty": 0,
                       "t_bound": 0.0, "t_lp": 0.0, "t_chamber": 0.0, "n_bound": 0,
                       "nnls": 0, "t_nnls": 0.0, "exact_farkas": 0,
-                      "attained": 0, "t_score": 0.0}
+                      "attained": 0, "t_score": 0.0, "lifted": 0, "t_lifted": 0.0, "lifted_settled": 0,
+                      "lifted_lowered": 0}
+        self.lifted = bool(lifted)
         self.notes: list[str] = []
         self.rng = np.random.default_rng(seed)
         signs = np.where(self.P.zero_rows, -1, 0).astype(np.int8)
@@ -245,9 +255,43 @@ class Search:
                 best, arg = worst, i
         return arg
 
+    def try_lifted(self, node: Node) -> bool:
+        """The lifted bound, once per node: settles it as a ``"d"`` leaf, or lowers its claim
+        (with the evidence) and pushes it back (True); False when it does not help."""
+        from relu_gating.certificate._tree_strong import lifted_leaf_bound
+        from relu_gating.search.bnb import _strong
+
+        assert node.signs is not None and node.v is not None  # an open node
+        if not self.lifted or node.evidence is not None:
+            return False
+        if int(np.sum((node.signs == 0) & ~self.P.zero_rows)) > min(LIFTED_MAX_UNDECIDED, _strong.MAX_UNDECIDED):
+            return False
+        plus = self.obj.Psi[(node.signs > 0) & ~self.P.zero_rows]
+        if plus.shape[0] < self.obj.rank or np.linalg.matrix_rank(plus) < self.obj.rank:
+            return False  # then B is singular (h = 0 for some x != 0): the lifted bound is never finite
+        node.evidence = ()  # tried
+        t0 = time.perf_counter()
+        self.stats["lifted"] += 1
+        got = _strong.strong_bound(self.obj.Psi, self.obj.M, self.obj.Q_H, node.signs, self.P.zero_rows, node.v)
+        ok = got is not None and got[0] < node.claim and bool(np.isfinite(lifted_leaf_bound(
+            self.obj.Psi, self.obj.M, self.obj.Q_H, node.signs, self.P.zero_rows, got[0], *got[1])))
+        self.stats["t_lifted"] += time.perf_counter() - t0
+        if not ok or got is None:
+            return False
+        node.claim, node.evidence = float(got[0]), got[1]
+        if self.settled(node.claim):
+            self.stats["lifted_settled"] += 1
+            node.settle("d")
+        else:
+            self.stats["lifted_lowered"] += 1
+            self.push(node)
+        return True
+
     def expand(self, node: Node) -> None:
         """Fix forced rows, then split on a free row (children pushed), or settle the node."""
         assert node.signs is not None and node.v is not None  # an open node
+        if self.try_lifted(node):
+            return
         signs = node.signs.copy()
         dec = np.flatnonzero((signs != 0) & ~self.P.zero_rows)
         G = signs[dec, None] * self.Gn[dec]

@@ -17,7 +17,9 @@ class Node:
 
     ``kind``: ``"open"`` (not yet settled), ``"s"`` split on ``row``, ``"i"`` ``row`` implied
     with ``sign`` (Farkas ``rows``), ``"b"`` leaf bounded by ``claim``, ``"c"`` chamber leaf
-    (``claim``, dual ``evidence``), ``"x"`` chamber with no admissible neuron.
+    (``claim``, dual ``evidence``), ``"x"`` chamber with no admissible neuron.  ``evidence`` of length 3
+    is lifted evidence ``(dec, N, mu)`` (written as a ``"d"`` leaf, whatever the kind of leaf);
+    ``()`` marks a node whose lifted bound was tried without gain.
     """
 
     __slots__ = ("kind", "row", "sign", "rows", "children", "claim", "bound", "evidence", "signs", "v", "z", "depth")
@@ -33,7 +35,7 @@ class Node:
         self.row, self.sign = -1, 0
         self.rows: tuple[int, ...] = ()
         self.children: list[Node] = []
-        self.evidence: tuple[np.ndarray, np.ndarray] | None = None
+        self.evidence: tuple | None = None
 
     def settle(self, kind: str) -> None:
         """Make this node a leaf (or internal node): its signs are no longer needed."""
@@ -49,7 +51,11 @@ def _json(node: Node) -> list:
         return ["i", int(node.row), int(node.sign), [int(j) for j in node.rows]]
     if node.kind == "x":
         return ["x"]
-    if node.kind == "c" and node.evidence is not None:
+    if node.kind in ("b", "c", "d", "open") and node.evidence is not None and len(node.evidence) == 3:
+        dec, N, mu = node.evidence  # lifted evidence (a claim lowered by it is never written without it)
+        return ["d", float(node.claim), [int(j) for j in dec], np.asarray(N, dtype=float).tolist(),
+                [float(x) for x in mu]]
+    if node.kind == "c" and node.evidence is not None and len(node.evidence) == 2:
         rows, N = node.evidence
         return ["c", float(node.claim), [int(j) for j in rows], np.asarray(N, dtype=float).tolist()]
     return ["b", float(node.bound)]  # "b", an unsettled "open" node, or a chamber without evidence
@@ -68,4 +74,4 @@ def to_nodes(root: Node) -> list:
 
 def count_kinds(nodes: list) -> dict[str, Any]:
     kinds = [n[0] for n in nodes]
-    return {k: kinds.count(k) for k in ("s", "i", "b", "c", "x")}
+    return {k: kinds.count(k) for k in ("s", "i", "b", "c", "d", "x")}

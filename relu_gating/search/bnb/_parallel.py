@@ -1,0 +1,307 @@
+"""Parallel branch and bound (private): independent subtrees on an executor, one shared incumbent.
+
+The main process runs the best-first search (:class:`~relu_gating.search.bnb._search.Search`)
+until ``FRONTIER_PER_WORKER`` open nodes per worker wait on its heap.  Then it keeps one task per
+worker in flight: a task takes the open nodes of largest bound (their signs, interior points and
+bounds), the incumbent neuron and a time slice; the worker runs the same best-first search on
+those subtrees, pruning against the incumbent it was given and every better neuron it finds, and
+returns each subtree in preorder (the nodes still open at the end of its slice with their signs)
+and its best neuron.  The main process grafts each subtree in place of its root, pushes the
+returned open nodes on its heap, keeps the better incumbent and sends it with the next task:
+the incumbent is shared between tasks (a round trip per slice), not within one.
+
+Nothing here is trusted: a grafted node is an ordinary node of the one tree certificate, checked
+by :func:`relu_gating.verify` like every other.  A subtree whose task has not come back (time
+budget, Ctrl-C, the search settled first) keeps its root as an open node, written as a leaf with
+its bound, so the tree is a valid certificate of the alpha reached at every stop.
+
+Executors: a ``concurrent.futures.Executor`` (threads or processes; the objective, a few
+hundred kB at most, travels with each task) or a ``dask.distributed.Client`` (the objective is
+scattered to every worker once).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time
+from typing import Any
+
+import numpy as np
+
+from relu_gating.search.bnb._search import Search
+from relu_gating.search.bnb._tree_build import Node
+
+__all__ = ["run_parallel", "subtree_task", "FRONTIER_PER_WORKER", "SLICE_SECONDS", "SERIAL_SECONDS"]
+
+#: Open nodes per worker on the main heap before any subtree is shipped.
+FRONTIER_PER_WORKER = 4
+#: The main process ships subtrees after this many seconds of serial search, whatever the frontier.
+SERIAL_SECONDS = 2.0
+#: Seconds of search per task: the incumbent is shared between tasks, at least this often.
+SLICE_SECONDS = 1.0
+#: Most open nodes a task takes from the main heap.
+MAX_TASK_NODES = 64
+#: After the time budget, seconds to wait for the tasks in flight (their slices end at the budget).
+DRAIN_SECONDS = 1.0
+_POLL = 0.1
+
+
+# ---------------------------------------------------------------------- the best-first loop
+def expand_until(search: Search, end: float | None, bar: Any = None, pause: Any = None) -> str:
+    """Expand the open node of largest bound until the heap is settled (``"settled"``), the
+    clock passes ``end`` (``"time"``) or ``pause()`` holds (``"paused"``); Ctrl-C:
+    ``"interrupted"``.  The same loop as :meth:`Search.run`, without pushing the root."""
+    from relu_gating._interrupt import check_stop
+
+    try:
+        while search.heap:
+            check_stop()
+            if end is not None and time.perf_counter() >= end:
+                return "time"
+            u = search.global_bound()
+            if search.settled(u):
+                return "settled"
+            if pause is not None and pause():
+                return "paused"
+            search.expand(heapq.heappop(search.heap)[-1])
+            if bar is not None:
+                bar.update(1, note=_note(search, u))
+    except KeyboardInterrupt:
+        return "interrupted"
+    return "settled"
+
+
+def _note(search: Search, u: float, busy: int = 0) -> str:
+    extra = f"  tasks {busy}" if busy else ""
+    return f"open {len(search.heap)}  bound {max(u, search.best_value):.6f}  best {search.best_value:.6f}{extra}"
+
+
+# ---------------------------------------------------------------------- subtrees as flat lists
+def _open_data(node: Node) -> tuple:
+    return (node.signs, node.v, node.z, float(node.claim), float(node.bound), int(node.depth), node.evidence)
+
+
+def _open_node(data: tuple) -> Node:
+    signs, v, z, claim, bound, depth, evidence = data
+    node = Node(signs, v, claim, z, depth)
+    node.bound, node.evidence = bound, evidence  # a claim lowered by lifted evidence keeps it
+    return node
+
+
+def flatten(root: Node) -> list[tuple]:
+    """The subtree of ``root`` in preorder (``+`` child first), open nodes with their signs."""
+    out, stack = [], [root]
+    while stack:
+        node = stack.pop()
+        if node.kind == "open":
+            out.append(("open",) + _open_data(node))
+            continue
+        out.append((node.kind, int(node.row), int(node.sign), tuple(node.rows), float(node.claim),
+                    float(node.bound), node.evidence, int(node.depth)))
+        if node.kind in ("s", "i"):
+            stack.extend(reversed(node.children))
+    return out
+
+
+def _closed(entry: tuple) -> Node:
+    """The closed node ``entry`` (children added by the caller)."""
+    kind, row, sign, rows, claim, bound, evidence, depth = entry
+    node = Node(None, None, claim, None, depth)
+    node.row, node.sign, node.rows, node.bound, node.evidence = row, sign, tuple(rows), bound, evidence
+    node.kind = kind
+    return node
+
+
+def graft(root: Node, entries: list[tuple]) -> list[Node]:
+    """Replace the open node ``root`` by the subtree ``entries`` (:func:`flatten`); returns the
+    subtree's open nodes (``root`` itself when the task left it open).
+
+    The subtree is built apart and ``root`` changes kind last: interrupted before that, ``root``
+    is still an open node (a leaf with its bound)."""
+    if entries[0][0] == "open":
+        root.v = entries[0][2]  # the same node, perhaps with more interior points
+        if entries[0][7] is not None:  # its lifted bound tried there (a lowered claim with its evidence)
+            root.claim, root.evidence = entries[0][4], entries[0][7]
+        return [root]
+    top = _closed(entries[0])
+    opened: list[Node] = []
+    stack = [(top, 2 if top.kind == "s" else 1)] if top.kind in ("s", "i") else []
+    for entry in entries[1:]:
+        if not stack:
+            raise ValueError("a returned subtree has nodes beyond its last leaf")
+        node = _open_node(entry[1:]) if entry[0] == "open" else _closed(entry)
+        if node.kind == "open":
+            opened.append(node)
+        parent, need = stack[-1]
+        parent.children.append(node)
+        if len(parent.children) == need:
+            stack.pop()
+        if node.kind in ("s", "i"):
+            stack.append((node, 2 if node.kind == "s" else 1))
+    if stack:
+        raise ValueError("a returned subtree is truncated")
+    root.row, root.sign, root.rows, root.children = top.row, top.sign, top.rows, top.children
+    root.claim, root.bound, root.evidence = top.claim, top.bound, top.evidence
+    root.settle(top.kind)
+    return opened
+
+
+# ---------------------------------------------------------------------- the worker's side
+def subtree_task(obj: Any, roots: list[tuple], incumbent: np.ndarray | None, alpha: float, tol: float,
+                 method: str, seed: int, seconds: float, lifted: bool = False) -> tuple:
+    """Best-first search of the subtrees below ``roots`` (open-node data) for ``seconds``.
+
+    Returns ``(subtrees, theta, stats, notes)``: each root's subtree (:func:`flatten`), the best
+    neuron seen (None if none) and the counters this task added.
+    """
+    end = time.perf_counter() + seconds
+    search = Search(obj, alpha, tol, method, seed, lifted)
+    base, lp0 = dict(search.stats), search.lp.calls
+    if incumbent is not None:
+        search.offer(incumbent)  # recomputed here: the task trusts no value it is sent
+    nodes = [_open_node(r) for r in roots]
+    for node in nodes:
+        search.push(node)
+    expand_until(search, end)
+    for item in search.heap:
+        if search.settled(item[-1].claim):
+            item[-1].settle("b")
+    stats = {k: v - base[k] for k, v in search.stats.items() if isinstance(v, (int, float))}
+    stats["lp_calls"] = search.lp.calls - lp0
+    return [flatten(n) for n in nodes], search.best_theta, stats, list(search.notes)
+
+
+# ---------------------------------------------------------------------- the main process's side
+class _Pool:
+    """Submit :func:`subtree_task` to a ``concurrent.futures`` executor or a Dask client."""
+
+    def __init__(self, executor: Any, obj: Any) -> None:
+        self.ex = executor
+        self.dask = hasattr(executor, "gather") and hasattr(executor, "scatter")
+        self.obj = executor.scatter(obj, broadcast=True, hash=False) if self.dask else obj
+
+    def submit(self, *args: Any) -> Any:
+        if self.dask:
+            return self.ex.submit(subtree_task, self.obj, *args, pure=False)
+        return self.ex.submit(subtree_task, self.obj, *args)
+
+    def wait(self, futures: list, timeout: float) -> list:
+        """The futures done within ``timeout`` seconds (at least one, unless it ran out)."""
+        if not futures:
+            return []
+        if not self.dask:
+            import concurrent.futures as cf
+
+            return list(cf.wait(futures, timeout=timeout, return_when=cf.FIRST_COMPLETED)[0])
+        stop = time.perf_counter() + timeout
+        while True:
+            done = [f for f in futures if f.done()]
+            if done or time.perf_counter() >= stop:
+                return done
+            time.sleep(0.005)
+
+
+def workers_of(executor: Any) -> int:
+    from relu_gating.search._stream import workers_of as count
+
+    return count(executor)
+
+
+def _take(search: Search, k: int) -> list[Node]:
+    """Up to ``k`` open nodes of largest bound off the heap (settled ones become leaves)."""
+    out: list[Node] = []
+    while search.heap and len(out) < k:
+        node = heapq.heappop(search.heap)[-1]
+        if search.settled(node.claim):
+            node.settle("b")
+        else:
+            out.append(node)
+    return out
+
+
+def _absorb(search: Search, batch: list[Node], answer: tuple, totals: dict) -> int:
+    """Graft a task's subtrees, push their open nodes, take its incumbent; returns nodes added."""
+    subtrees, theta, stats, notes = answer
+    for root, entries in zip(batch, subtrees):
+        for node in graft(root, entries):
+            search.push(node)
+    if theta is not None:
+        search.offer(theta)
+    for key, val in stats.items():
+        if key == "lp_calls":
+            search.lp.calls += int(val)
+        elif key in search.stats:
+            search.stats[key] += val
+    search.notes.extend(notes)
+    totals["tasks"] += 1
+    totals["grafted"] += int(stats.get("nodes", 0))
+    return int(stats.get("nodes", 0))
+
+
+def _bound_in_flight(search: Search, inflight: dict) -> float:
+    top = max((n.claim for batch in inflight.values() for n in batch), default=-np.inf)
+    return max(search.global_bound(), top)
+
+
+def run_parallel(search: Search, executor: Any, deadline: float | None, bar: Any = None, seed: int = 0) -> str:
+    """What :meth:`Search.run` does, with subtrees searched on ``executor``; returns
+    ``"settled"``, ``"time"`` or ``"interrupted"``.  The tree is grafted into ``search.root``;
+    every node not settled when it returns stays open (a leaf with its bound)."""
+    W = workers_of(executor)
+    t0 = time.perf_counter()
+    search.push(search.root)
+    why = expand_until(search, deadline, bar, lambda: len(search.heap) >= FRONTIER_PER_WORKER * W
+                       or time.perf_counter() - t0 >= SERIAL_SECONDS)
+    if why != "paused":
+        return why
+    pool = _Pool(executor, search.obj)
+    inflight: dict = {}
+    totals = {"tasks": 0, "submitted": 0, "grafted": 0, "workers": W}
+    try:
+        why = _rounds(search, pool, inflight, totals, deadline, bar, seed)
+        if why == "time" and inflight:  # their slices end with the budget: take what they found
+            stop = time.perf_counter() + DRAIN_SECONDS
+            while inflight and time.perf_counter() < stop:
+                for fut in pool.wait(list(inflight), stop - time.perf_counter()):
+                    _absorb(search, inflight.pop(fut), fut.result(), totals)
+    except KeyboardInterrupt:
+        why = "interrupted"
+    finally:
+        for fut, batch in inflight.items():  # not back: their roots stay open nodes
+            fut.cancel()
+            for node in batch:
+                search.push(node)
+        search.stats.update({f"parallel_{k}": v for k, v in totals.items()})
+    return why
+
+
+def _rounds(search: Search, pool: _Pool, inflight: dict, totals: dict, deadline: float | None, bar: Any,
+            seed: int) -> str:
+    """Keep one task per worker in flight until settled, out of time or interrupted."""
+    from relu_gating._interrupt import check_stop
+
+    W = totals["workers"]
+    while True:
+        check_stop()
+        now = time.perf_counter()
+        if deadline is not None and now >= deadline:
+            return "time"
+        u = _bound_in_flight(search, inflight)
+        if (not search.heap and not inflight) or search.settled(u):
+            return "settled"
+        while len(inflight) < W and search.heap:
+            k = min(MAX_TASK_NODES, math.ceil(len(search.heap) / (W - len(inflight))))
+            batch = _take(search, k)
+            if not batch:
+                break
+            budget = SLICE_SECONDS if deadline is None else max(0.0, min(SLICE_SECONDS, deadline - now))
+            fut = pool.submit([_open_data(n) for n in batch], search.best_theta, search.alpha, search.tol,
+                              search.method, seed + 1 + totals["submitted"], budget, search.lifted)
+            totals["submitted"] += 1
+            inflight[fut] = batch
+        timeout = _POLL if deadline is None else max(0.0, min(_POLL, deadline - time.perf_counter()))
+        for fut in pool.wait(list(inflight), timeout):
+            added = _absorb(search, inflight.pop(fut), fut.result(), totals)
+            if bar is not None:
+                bar.update(added, note=_note(search, _bound_in_flight(search, inflight), len(inflight)))

@@ -1,0 +1,162 @@
+"""Lifted node evidence (``["d", u, dec, N, mu]`` leaves): valid, checked, and used by the search."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from relu_gating import best_neuron, verify
+from relu_gating.certificate._problem import exact_rank
+from relu_gating.certificate._tree_strong import lifted_leaf_bound
+from relu_gating.patterns import enumerate_patterns
+from relu_gating.search.bnb import _strong, branch_and_bound
+from relu_gating.search.objectives import make_objective, with_rank
+from relu_gating.search.state import PRUNED
+from relu_gating.search.tasks import _solve_one
+
+
+def _instance(n, d, seed, clustered=False):
+    rng = np.random.default_rng(seed)
+    if clustered:
+        X = rng.normal(scale=3.0, size=(3, d))[rng.integers(0, 3, size=n)] + 0.5 * rng.normal(size=(n, d))
+    else:
+        X = rng.normal(size=(n, d))
+    U = np.linalg.qr(rng.normal(size=(n, 3)))[0]
+    return np.c_[X, np.ones(n)], U
+
+
+def _chambers(n, d, seed):
+    """The objective, the chambers' masks and exact values (NaN: excluded)."""
+    Phi, U = _instance(n, d, seed)
+    obj = with_rank(make_objective(Phi, U, "bias"), exact_rank(Phi))
+    ps = enumerate_patterns(Phi)
+    masks = np.unpackbits(ps.packed, axis=1, count=n).astype(bool)
+    vals = np.array([np.nan if (o := _solve_one(obj, mk, "auto", w)).status == PRUNED else o.upper
+                     for mk, w in zip(masks, ps.witnesses)])
+    return obj, masks, vals, ps.witnesses
+
+
+@pytest.fixture(scope="module")
+def chambers():
+    return _chambers(11, 2, 3)
+
+
+def _node(obj, mask, witness, free):
+    """Signs of the node around a chamber with the rows ``free`` undecided, and interior points."""
+    signs = np.where(mask, 1, -1).astype(np.int8)
+    signs[free] = 0
+    v = (obj.to_coords @ witness)[None, :]
+    return signs, v
+
+
+def _true_max(masks, vals, signs):
+    fixed = signs != 0
+    inside = np.all(masks[:, fixed] == (signs[fixed] > 0), axis=1)
+    return float(np.nanmax(vals[inside], initial=-np.inf))
+
+
+@pytest.fixture(scope="module")
+def evidence(chambers):
+    """A node (4 undecided rows) with genuine lifted evidence strictly below its cheap bound."""
+    obj, masks, vals, wits = chambers
+    zero = np.zeros(obj.Phi.shape[0], dtype=bool)
+    k = int(np.nanargmax(vals))
+    signs, v = _node(obj, masks[k], wits[k], [0, 3, 5, 8])
+    got = _strong.strong_bound(obj.Psi, obj.M, obj.Q_H, signs, zero, v)
+    assert got is not None
+    return obj, signs, zero, got[0], got[1], _true_max(masks, vals, signs)
+
+
+def _check(obj, signs, zero, u, ev):
+    return lifted_leaf_bound(obj.Psi, obj.M, obj.Q_H, signs, zero, u, *ev)
+
+
+def test_genuine_evidence_is_accepted_and_tight(evidence):
+    obj, signs, zero, u, ev, true = evidence
+    assert _check(obj, signs, zero, u, ev) == u
+    assert true - 1e-9 <= u <= true + 1e-4  # the lifted relaxation is tight here
+
+
+def test_tampered_evidence_is_rejected(evidence):
+    obj, signs, zero, u, (dec, N, mu), true = evidence
+    assert np.isinf(_check(obj, signs, zero, true - 1e-3, (dec, N, mu)))  # claim below the true max
+    assert np.isinf(_check(obj, signs, zero, u, (dec, -N, mu)))  # all of N negative: clamped to 0
+    N2 = N.copy()
+    i, j = np.unravel_index(np.argmax(N), N.shape)
+    N2[i, j] = N2[j, i] = -N[i, j]
+    assert np.isinf(_check(obj, signs, zero, u, (dec, N2, mu)))
+    assert np.isinf(_check(obj, signs, zero, u, (dec, N * 0.5, mu)))
+    assert np.isinf(_check(obj, signs, zero, u, (dec, N, mu + 0.5 * (np.abs(mu).max() + 1.0))))
+    assert np.isinf(_check(obj, signs, zero, u, (dec, N, mu[:-1])))  # wrong length
+    n = signs.size
+    assert np.isinf(_check(obj, signs, zero, u, (np.r_[dec[:-1], n], N, mu)))  # row out of range
+    assert np.isinf(_check(obj, signs, zero, u, (np.r_[dec[:-1], -1], N, mu)))
+    und = int(np.flatnonzero(signs == 0)[0])
+    assert np.isinf(_check(obj, signs, zero, u, (np.r_[dec[:-1], und], N, mu)))  # an undecided row
+    wrong = signs.copy()
+    wrong[dec[0]] = -wrong[dec[0]]  # another node: one decided sign flipped
+    assert np.isinf(_check(obj, wrong, zero, u, (dec, N, mu)))
+    assert np.isinf(_check(obj, signs, zero, u, (dec, np.full_like(N, np.nan), mu)))
+
+
+@settings(max_examples=12, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(k=st.integers(0, 10_000), free=st.sets(st.integers(0, 10), min_size=1, max_size=6))
+def test_strong_bound_is_never_below_the_true_maximum(chambers, k, free):
+    obj, masks, vals, wits = chambers
+    k %= masks.shape[0]
+    signs, v = _node(obj, masks[k], wits[k], sorted(free))
+    zero = np.zeros(signs.size, dtype=bool)
+    got = _strong.strong_bound(obj.Psi, obj.M, obj.Q_H, signs, zero, v)
+    if got is None or not np.isfinite(got[0]):
+        return  # no claim: nothing to check
+    true = _true_max(masks, vals, signs)
+    assert got[0] >= true - 1e-9
+    assert _check(obj, signs, zero, got[0], got[1]) == got[0]
+
+
+@pytest.mark.parametrize("n,d,seed,clustered", [(14, 2, 0, False), (12, 3, 2, True),
+                                                (10, 4, 4, False)])
+def test_search_with_lifted_leaves_matches_enumeration(n, d, seed, clustered):
+    Phi, U = _instance(n, d, seed, clustered)
+    bb = branch_and_bound(Phi, U, features="bias", lifted=True)
+    en = best_neuron(Phi, U, features="bias", strategy="enumerate")
+    assert bb.certified and abs(bb.value - en.value) <= 1e-9
+    rep = verify(json.loads(json.dumps(bb.to_dict())), Phi, U, features="bias")
+    assert rep.valid and rep.certified
+
+
+def test_d_leaves_in_a_tree_verify_and_forgeries_fail():
+    Phi, U = _instance(12, 3, 1)
+    res = branch_and_bound(Phi, U, features="bias", lifted=True)
+    d = json.loads(json.dumps(res.to_dict()))
+    nodes = d["tree"]["nodes"]
+    ds = [k for k, nd in enumerate(nodes) if nd[0] == "d"]
+    assert ds and verify(d, Phi, U, features="bias").valid
+    k = max(ds, key=lambda j: nodes[j][1])  # the largest claim: lowering it lowers the upper bound
+    bad = copy.deepcopy(d)
+    bad["tree"]["nodes"][k][1] *= 0.5
+    assert not verify(bad, Phi, U, features="bias").valid
+    bad = copy.deepcopy(d)
+    bad["tree"]["nodes"][k][2] = [Phi.shape[0] + 3] + bad["tree"]["nodes"][k][2][1:]
+    assert not verify(bad, Phi, U, features="bias").valid
+
+
+def test_lifted_runs_on_an_executor_and_rejects_non_bool():
+    """The option reaches the subtree tasks (threads here); a bad value is refused before any work."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from relu_gating.errors import InputError
+
+    Phi, U = _instance(14, 2, 0, False)
+    with ThreadPoolExecutor(2) as ex:
+        bb = branch_and_bound(Phi, U, features="bias", lifted=True, executor=ex)
+    en = best_neuron(Phi, U, features="bias", strategy="enumerate")
+    assert bb.certified and abs(bb.value - en.value) <= 1e-9
+    assert verify(json.loads(json.dumps(bb.to_dict())), Phi, U, features="bias").certified
+    with pytest.raises(InputError, match="lifted"):
+        branch_and_bound(Phi, U, lifted="yes")
