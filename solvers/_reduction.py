@@ -24,6 +24,18 @@ THIN_MARGIN = 1e-7
 INCIDENCE_BAND = (1e-12, 1e-7)
 #: Relative singular values of the unit rows in this band: the cone nearly contains a line.
 LINEALITY_BAND = (1e-10, 1e-7)
+#: Above this many rows (cone dimension >= 3) qhull runs on a prefiltered subset of the rows.
+PREFILTER_MIN_ROWS = 48
+#: ... and at most this cone dimension: above it the rounds cost more than they save
+#: (``benchmarks/facets.py``: 1.5-4.6x faster on chamber cones at k = 3..5, 0.6x at k = 9).
+PREFILTER_MAX_DIM = 6
+#: The prefilter starts with this many rows per dimension, plus 8 (the tightest at the interior point).
+PREFILTER_START = 4
+#: The prefilter gives up (all rows go to qhull) after this many rounds.
+PREFILTER_ROUNDS = 6
+#: The prefilter trusts rays whose defining unit rows have all singular values above this
+#: (a ray's error is about ``eps`` over it: far below ``INCIDENCE_BAND[1]``).
+PREFILTER_SVMIN = 1e-6
 _EPS = float(np.finfo(float).eps)
 
 
@@ -154,6 +166,92 @@ def implicit_equalities(Gn: np.ndarray, hint: np.ndarray | None = None
     return eq, x, lps + 1, fails + sol.failures
 
 
+def _first_rows(w: np.ndarray) -> np.ndarray:
+    """Sorted indices of the first of each group of equal rows of ``round(w, 11)``: the same
+    as ``np.unique(np.round(w, 11), axis=0, return_index=True)[1]`` (rows compared by their
+    bytes), by one ``lexsort`` of the bit patterns instead of a sort of row records."""
+    r = np.ascontiguousarray(np.round(w, 11))
+    if r.shape[0] < 2:
+        return np.arange(r.shape[0])
+    b = r.view(np.uint64)  # equal bit patterns <=> equal bytes
+    order = np.lexsort(b.T[::-1])  # stable: a group's first entry has its smallest index
+    s = b[order]
+    return np.sort(order[np.r_[True, np.any(s[1:] != s[:-1], axis=1)]])
+
+
+def _svmin(H: np.ndarray) -> float:
+    """Smallest singular value of the rows of ``H`` scaled to unit norm."""
+    return float(np.linalg.svd(H / np.linalg.norm(H, axis=1)[:, None], compute_uv=False)[-1])
+
+
+def _hull_facets(Hp: np.ndarray, z0: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """:func:`_facets_qhull` on all rows, plus the smallest singular value of the unit rows
+    defining a ray (``inf`` when no ray comes from qhull): their accuracy is ``~eps / that``."""
+    q, k = Hp.shape
+    w = Hp / (Hp @ z0)[:, None]
+    # duplicates (positively parallel rows) give the same point: keep the first
+    first = _first_rows(w)
+    if k == 1:
+        return first[:1], (z0 / np.linalg.norm(z0))[None, :], np.inf
+    if first.size <= k:
+        return first, np.linalg.inv(Hp[first]).T, _svmin(Hp[first])
+    basis = null_space(z0[None, :])  # (k, k-1) coordinates on the cutting hyperplane
+    pts = w[first] @ basis
+    if k == 2:
+        t = pts[:, 0]
+        fac = first[[int(np.argmin(t)), int(np.argmax(t))]]
+        return fac, np.linalg.inv(Hp[fac]).T, np.inf
+    from scipy.spatial import ConvexHull
+
+    hull = ConvexHull(pts)
+    fac = np.sort(first[hull.vertices])
+    # each simplex spans a hyperplane r^T w = 0: r from the unit rows (not from w, whose rows
+    # grow like 1 / margin of z0 and lose the ray's accuracy with it)
+    Hf = Hp[first]
+    simp = (Hf / np.linalg.norm(Hf, axis=1)[:, None])[hull.simplices]  # (s, k-1, k)
+    _, sv, Vt = np.linalg.svd(simp, full_matrices=True)
+    rays = Vt[:, -1, :]
+    rays = rays * np.where((rays @ Hp.T).sum(axis=1) < 0, -1.0, 1.0)[:, None]
+    _, uniq = np.unique(np.round(rays, 9), axis=0, return_index=True)
+    return fac, rays[np.sort(uniq)], float(sv[:, -1].min())
+
+
+def _prefiltered(Hp: np.ndarray, z0: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`_hull_facets` on a subset ``S`` of the rows that gives the same facets, or None.
+
+    ``S`` starts with the rows tightest at ``z0`` and grows by every row that is not clearly
+    redundant for ``C_S = {z : Hp_S z >= 0}``: a unit row ``h`` is left out only when
+    ``h . r >= INCIDENCE_BAND[1]`` on every unit extreme ray ``r`` of ``C_S``.  Then every
+    row is positive on ``C_S``, so ``C_S = C``; the rows left out lie strictly inside the
+    dual cone (qhull's input on all rows would not have them as vertices), and every row
+    near a facet row (a duplicate, a near-parallel row) or through a ray is in ``S``, so the
+    facet rows (first of their duplicates) are those of all rows.  None (use all rows) when
+    qhull fails on ``S``, the rays are not accurate to far below the margin, or ``S`` keeps
+    growing.
+    """
+    q, k = Hp.shape
+    Hn = Hp / np.linalg.norm(Hp, axis=1)[:, None]
+    c = min(q - 1, PREFILTER_START * k + 8)
+    S = np.sort(np.argpartition(Hn @ z0, c)[:c])
+    for _ in range(PREFILTER_ROUNDS):
+        try:
+            loc, rays, svmin = _hull_facets(Hp[S], z0)
+        except Exception:  # noqa: BLE001 - qhull precision errors: all rows decide
+            return None
+        nr = np.linalg.norm(rays, axis=1)
+        if not (svmin > PREFILTER_SVMIN and np.all(np.isfinite(rays)) and np.all(nr > 0)):
+            return None
+        low = (Hn @ (rays / nr[:, None]).T).min(axis=1)
+        out = low < INCIDENCE_BAND[1]
+        out[S] = False
+        if not out.any():
+            return S[loc], rays
+        S = np.union1d(S, np.flatnonzero(out))
+        if 2 * S.size > q:
+            return None
+    return None
+
+
 def _facets_qhull(Hp: np.ndarray, z0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Facet rows and extreme rays of the pointed full-dimensional cone ``{z : Hp z >= 0}``.
 
@@ -161,31 +259,15 @@ def _facets_qhull(Hp: np.ndarray, z0: np.ndarray) -> tuple[np.ndarray, np.ndarra
     with the hyperplane ``w . z0 = 1`` and take the convex hull's vertices.
     Each hull facet is an extreme ray of the cone: the normal of the rows
     spanning it.  Returns ``(facet_row_indices, rays)`` with rays (r, k).
+    Many rows (``> PREFILTER_MIN_ROWS``, ``3 <= k <= PREFILTER_MAX_DIM``): qhull on a subset that
+    provably has the same facets (:func:`_prefiltered`) when there is one.
     """
     q, k = Hp.shape
-    w = Hp / (Hp @ z0)[:, None]
-    # duplicates (positively parallel rows) give the same point: keep the first
-    _, first = np.unique(np.round(w, 11), axis=0, return_index=True)
-    first = np.sort(first)
-    if k == 1:
-        return first[:1], (z0 / np.linalg.norm(z0))[None, :]
-    if first.size <= k:
-        return first, np.linalg.inv(Hp[first]).T
-    basis = null_space(z0[None, :])  # (k, k-1) coordinates on the cutting hyperplane
-    pts = w[first] @ basis
-    if k == 2:
-        t = pts[:, 0]
-        fac = first[[int(np.argmin(t)), int(np.argmax(t))]]
-        return fac, np.linalg.inv(Hp[fac]).T
-    from scipy.spatial import ConvexHull
-
-    hull = ConvexHull(pts)
-    fac = np.sort(first[hull.vertices])
-    simp = w[first][hull.simplices]  # (s, k-1, k): each spans a hyperplane r^T w = 0
-    rays = np.linalg.svd(simp, full_matrices=True)[2][:, -1, :]
-    rays = rays * np.where((rays @ Hp.T).sum(axis=1) < 0, -1.0, 1.0)[:, None]
-    _, uniq = np.unique(np.round(rays, 9), axis=0, return_index=True)
-    return fac, rays[np.sort(uniq)]
+    if 3 <= k <= PREFILTER_MAX_DIM and q > PREFILTER_MIN_ROWS:
+        out = _prefiltered(Hp, z0)
+        if out is not None:
+            return out
+    return _hull_facets(Hp, z0)[:2]
 
 
 def _facets_lp(Hp: np.ndarray) -> tuple[np.ndarray, int]:

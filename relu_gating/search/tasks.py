@@ -234,20 +234,22 @@ def _facets(G: np.ndarray) -> np.ndarray:
 
 
 def _dual_evidence(A: np.ndarray, B: np.ndarray, G: np.ndarray, rows: np.ndarray, value: float,
-                   points: list[np.ndarray]) -> tuple[float, tuple[np.ndarray, np.ndarray] | None]:
+                   points: list[np.ndarray], facets: np.ndarray | None = None
+                   ) -> tuple[float, tuple[np.ndarray, np.ndarray] | None]:
     """A checkable upper bound for a pattern: DNN multipliers on some of its rows.
 
     Returns ``(upper, (rows, N))``: ``upper * B - A - G_T^T N G_T`` is positive
     semidefinite on the pattern's coordinates (``T`` indexes the samples).
     The verifier re-checks that inequality itself; ``upper`` is at least the
     exact ``value`` found.  Row sets are tried until the bound is tight: the
-    rows binding at each of ``points`` (the optimum, the witness), the facets,
-    then all rows if there are at most ``ALL_ROWS_MAX``.
+    rows binding at each of ``points`` (the optimum, the witness), the facets with
+    the former, the facets alone, then all rows if there are at most ``ALL_ROWS_MAX``.  ``facets``: the facet rows of
+    ``G`` if already known (from the solver's float cone reduction of the same ``G``).
     """
     import solvers
 
     best: tuple[float, np.ndarray, np.ndarray] | None = None
-    for T in _row_sets(A, B, G, points):
+    for T in _row_sets(A, B, G, points, facets):
         try:
             dual = solvers.cone_dual(A, B, G[T])
         except (solvers.ConeEigError, np.linalg.LinAlgError) as exc:  # no evidence from these rows
@@ -265,11 +267,18 @@ def _dual_evidence(A: np.ndarray, B: np.ndarray, G: np.ndarray, rows: np.ndarray
     return max(upper, value), (rows[T[keep]].astype(np.int64), N[np.ix_(keep, keep)])
 
 
-def _row_sets(A: np.ndarray, B: np.ndarray, G: np.ndarray, points: list[np.ndarray]) -> Iterator[np.ndarray]:
+def _row_sets(A: np.ndarray, B: np.ndarray, G: np.ndarray, points: list[np.ndarray],
+              facets: np.ndarray | None = None) -> Iterator[np.ndarray]:
     """Candidate row sets for the multipliers, cheapest first (computed only when reached)."""
-    for x in points:
+    near = [_evidence_rows(A, B, G, points[0])]
+    yield near[0]
+    for x in points[1:]:
         yield _evidence_rows(A, B, G, x)
-    yield np.union1d(_facets(G), _evidence_rows(A, B, G, points[0]))
+    fac = np.asarray(_facets(G) if facets is None else facets, dtype=np.int64)
+    both = np.union1d(fac, near[0])
+    yield both
+    if fac.size < both.size:  # the facets alone: a smaller SDP, which the solver may settle where the union fails
+        yield fac
     if G.shape[0] <= ALL_ROWS_MAX:
         yield np.arange(G.shape[0])
 
@@ -303,11 +312,12 @@ class _Solved(NamedTuple):
 
 
 def _settle_exact(obj: Objective, mask: np.ndarray, value: float, theta: np.ndarray, method: str,
-                  witness: np.ndarray, prob: tuple | None = None) -> _Solved:
+                  witness: np.ndarray, prob: tuple | None = None, facets: np.ndarray | None = None) -> _Solved:
     """An exact per-pattern value turned into a claim the verifier can check (dual evidence)."""
     A, B, G, T, Ti = _pattern_problem(obj, mask) if prob is None else prob
     rows = np.flatnonzero(np.any(obj.Phi != 0, axis=1))
-    upper, evidence = _dual_evidence(A, B, G, rows, value, [Ti @ (obj.to_coords @ t) for t in (theta, witness)])
+    upper, evidence = _dual_evidence(A, B, G, rows, value, [Ti @ (obj.to_coords @ t) for t in (theta, witness)],
+                                     facets)
     if not upper <= value + EVIDENCE_RTOL * max(abs(value), 1e-300):  # also the Gram pencil: keep the tighter
         Ag, Bg, Gg, Tg = gram_problem(obj, mask)
         ug, eg = _dual_evidence(Ag, Bg, Gg, rows, value, [Tg.T @ (obj.to_coords @ t) for t in (theta, witness)])
@@ -374,8 +384,17 @@ def _solve_one(obj: Objective, mask: np.ndarray, method: str, witness: np.ndarra
         val = float(neuron_values(obj, theta[None, :])[0])
         if np.isnan(val) or (not np.isnan(w_val) and w_val > val):
             val, theta = w_val, theta0
-        return _settle_exact(obj, mask, val, theta, mth, theta0, (A, B, G, T, Ti))
+        return _settle_exact(obj, mask, val, theta, mth, theta0, (A, B, G, T, Ti), _solver_facets(res))
     return _dual_fallback(obj, A, B, G, Ti, theta0, w_val, tried)
+
+
+def _solver_facets(res: Any) -> np.ndarray | None:
+    """The facet rows of the problem's ``G`` from the solver's float cone reduction (None on the
+    verified path, whose cone data is exact but was not the float choice of rows)."""
+    rows = res.certificate.get("facet_rows")
+    if rows is None or res.certificate.get("verified"):
+        return None
+    return np.asarray(rows, dtype=np.int64)
 
 
 def _dual_fallback(obj: Objective, A: np.ndarray, B: np.ndarray, G: np.ndarray, Ti: np.ndarray,
