@@ -127,6 +127,25 @@ def frontier(d: int, args: argparse.Namespace) -> dict:
     return {"d": d, "best": best, "fail": fail, "tried": tried}
 
 
+def print_table(rows: list[dict], seed: int) -> None:
+    """The README table: per d, the largest n certified, its chamber count, strategy and seconds."""
+    import numpy as np
+
+    from relu_gating.patterns import count_patterns
+
+    print("\n| d | largest n certified | chambers (Cover) | strategy | seconds | first failure (n, alpha) |")
+    print("| ---: | ---: | ---: | --- | ---: | --- |")
+    for row in rows:
+        b, f = row["best"], row["fail"]
+        fail = "-" if f is None else f"n = {f['n']}, " + ("timeout" if f["alpha"] != f["alpha"] else f"{f['alpha']:.4f}")
+        if b is None:
+            print(f"| {row['d']} | - | | | | {fail} |")
+            continue
+        X = np.random.default_rng(seed).normal(size=(b["n"], row["d"]))
+        ch = count_patterns(np.c_[X, np.ones(b["n"])], method="bound").count
+        print(f"| {row['d']} | {b['n']} | {ch:,} | {b['strategy']} | {b['seconds']:.1f} | {fail} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--dims", default="2,3,4,5,6,7,8,9,10")
@@ -139,13 +158,14 @@ def main() -> None:
     ap.add_argument("--misses", type=int, default=2, help="stop a dimension after this many failures in a row")
     ap.add_argument("--save", default=None, metavar="PATH.json", help="save every probe as data")
     ap.add_argument("--quick", action="store_true", help="budget 10 s, d = 2..5")
+    ap.add_argument("--load", default=None, metavar="PATH.json", help="print the table of a saved run, run nothing")
     args = ap.parse_args()
+    if args.load:
+        saved = json.loads(open(args.load).read())
+        print_table(saved["rows"], int(saved["args"]["seed"]))
+        return
     if args.quick:
         args.budget, args.dims = min(args.budget, 10.0), "2,3,4,5"
-    from relu_gating.patterns import count_patterns
-
-    import numpy as np
-
     print(f"frontier: largest n certified (alpha = 1) in {args.budget:g} s, strategy {args.strategy}; Gaussian X, "
           f"knn graph, K = 4, features bias, seed {args.seed}, n grows x{args.growth:g}", flush=True)
     t0 = time.perf_counter()
@@ -155,17 +175,7 @@ def main() -> None:
         if args.save:
             with open(args.save, "w") as fh:
                 json.dump({"args": vars(args), "rows": rows}, fh, indent=1, default=str)
-    print("\n| d | largest n certified | chambers (Cover) | strategy | seconds | first failure (n, alpha) |")
-    print("| ---: | ---: | ---: | --- | ---: | --- |")
-    for row in rows:
-        b, f = row["best"], row["fail"]
-        fail = "-" if f is None else f"n = {f['n']}, " + ("timeout" if f["alpha"] != f["alpha"] else f"{f['alpha']:.4f}")
-        if b is None:
-            print(f"| {row['d']} | - | | | | {fail} |")
-            continue
-        X = np.random.default_rng(args.seed).normal(size=(b["n"], row["d"]))
-        ch = count_patterns(np.c_[X, np.ones(b["n"])], method="bound").count
-        print(f"| {row['d']} | {b['n']} | {ch:,} | {b['strategy']} | {b['seconds']:.1f} | {fail} |")
+    print_table(rows, args.seed)
     print(f"(total {time.perf_counter() - t0:.0f} s)")
 
 

@@ -160,6 +160,11 @@ def _absorb_exact(out: Any, store: PatternStore, best: _Incumbent, state: dict) 
         best.offer(float(vals[j]), out.thetas[j], int(idx[j]))
 
 
+def _target(best: _Incumbent, alpha: float) -> float:
+    """Below this a candidate is settled by its dual evidence alone (:func:`~relu_gating.search.tasks.solve_chunk`)."""
+    return best.value / alpha if np.isfinite(best.value) else np.inf
+
+
 def _exact_phase(obj: Objective, store: PatternStore, cands: _Candidates, best: _Incumbent, alpha: float,
                  tol: float, method: str, batch_size: int, executor: Any, progress: Any, state: dict,
                  ckpt: StreamCheckpoint | None) -> None:
@@ -182,7 +187,7 @@ def _exact_phase(obj: Objective, store: PatternStore, cands: _Candidates, best: 
             for s in range(0, take.size, batch_size):
                 r = take[s:s + batch_size]
                 masks = np.unpackbits(cands.packed[r], axis=1, count=n).view(bool)
-                tasks.append((obj, cands.idx[r].copy(), masks, method, cands.wit[r].copy()))
+                tasks.append((obj, cands.idx[r].copy(), masks, method, cands.wit[r].copy(), _target(best, alpha)))
             cands.drop(cands.idx[take])
             for out in _executor_map(executor, solve_chunk, tasks):
                 _absorb_exact(out, store, best, state)

@@ -283,7 +283,8 @@ def _exact_phase(run: _Run, state: SearchState, saver: _Saver, alpha: float, tol
             if open_idx.size == 0:
                 return
             take = open_idx[: batch_size * (1 if run.executor is None else PARALLEL_BATCHES)]
-            tasks = [(run.obj, part, run.masks[part], method, run.witnesses[part])
+            target = state.best_value / alpha if np.isfinite(state.best_value) else np.inf
+            tasks = [(run.obj, part, run.masks[part], method, run.witnesses[part], target)
                      for part in (take[s:s + batch_size] for s in range(0, take.size, batch_size))]
             for out in _executor_map(run.executor, solve_chunk, tasks):
                 state.absorb(out)

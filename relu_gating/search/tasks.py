@@ -8,8 +8,7 @@ Dask cluster (send chunks of hundreds of patterns: a Dask task costs ~5 ms).
 
 from __future__ import annotations
 
-import warnings
-from typing import Any, Iterator, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -17,6 +16,7 @@ from relu_gating.search import _bound_kernel as kernel
 from relu_gating.search._polish import polish_theta
 from relu_gating.search._coords import gram_problem, pattern_problem as _pattern_problem
 from relu_gating.coverage.metrics import orthonormal_basis
+from relu_gating.search._evidence import EVIDENCE_RTOL, dual_evidence as _dual_evidence, dual_prune
 from relu_gating.search.state import BOUND, EXACT, PRUNED, UNSETTLED, PatternOutcome
 from relu_gating.search.objectives import (EXCLUDE_RTOL, Objective, neuron_values, support_bounds,
                                            vector_values)
@@ -29,19 +29,14 @@ FALLBACK_METHODS = ("faces", "dnn")
 #: Singular values of the active rows ``S Psi`` below this (relative) span ``null(S Psi)``.
 ACTIVE_RANK_RTOL = 1e-12
 
-#: Dual evidence within this relative gap of the exact value counts as tight.
-EVIDENCE_RTOL = 1e-9
-
-#: Dual evidence whose slack matrix has an eigenvalue below ``-EVIDENCE_SELF_RTOL * scale`` is
-#: corrected (or withdrawn) before it is claimed.
-EVIDENCE_SELF_RTOL = 1e-13
-
-#: When the selected rows leave a gap, patterns with at most this many rows retry with all of them.
-ALL_ROWS_MAX = 64
-
 #: Chunks with at most this many (pattern, sample) pairs check every pattern for an attained
 #: bound (Rem 4.4), not only those reaching the chunk's best incumbent.
 ALL_ATTAINED_WORK = 1 << 18
+
+#: From this many columns of ``Phi`` on, a candidate pattern first tries to fall below the incumbent
+#: (over alpha) by dual evidence alone (one small SDP, :func:`~relu_gating.search._evidence.dual_prune`)
+#: before its exact solve (``benchmarks/dual_first.py``).
+DUAL_FIRST_MIN_M = 5
 
 #: A solver's upper bound below a pattern's strict witness value by more than this is rejected.
 WITNESS_RTOL = 1e-9
@@ -203,102 +198,6 @@ def _all_excluded(obj: Objective, mask: np.ndarray) -> bool:
     return bool(np.linalg.norm(Q - obj.Q_H @ (obj.Q_H.T @ Q), 2) <= EXCLUDE_RTOL)
 
 
-def _evidence_rows(A: np.ndarray, B: np.ndarray, G: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """Rows of ``G`` for the dual multipliers: the rows tightest at ``x`` (an optimum or a
-    witness) and the rows the unconstrained top eigenvector violates most.
-
-    Any subset gives a valid bound (the cone lies in ``{G_T x >= 0}``); the
-    choice only decides tightness, so thin cones whose facets a float LP
-    cannot see are covered by the rows that bind at the optimum.
-    """
-    r = G.shape[1]
-    Gn = G / np.maximum(np.linalg.norm(G, axis=1), 1e-300)[:, None]
-    slack = np.abs(Gn @ x) / max(np.linalg.norm(x), 1e-300)
-    w, V = np.linalg.eigh(B)
-    keep = w > 1e-12 * max(w[-1], 1e-300)
-    Wh = V[:, keep] / np.sqrt(w[keep])
-    top = Wh @ np.linalg.eigh(Wh.T @ A @ Wh)[1][:, -1]
-    g = Gn @ top
-    g = g if np.minimum(g, 0.0).sum() >= np.minimum(-g, 0.0).sum() else -g  # the sign nearer the cone
-    return np.unique(np.concatenate([np.argsort(slack)[:2 * r], np.argsort(g)[:r]])).astype(np.int64)
-
-
-def _facets(G: np.ndarray) -> np.ndarray:
-    """The cone's facet rows (LPs / qhull: the slower, later choice of rows)."""
-    import solvers
-
-    try:
-        return solvers.facet_rows(G)
-    except solvers.ConeEigError:
-        return np.arange(G.shape[0])
-
-
-def _dual_evidence(A: np.ndarray, B: np.ndarray, G: np.ndarray, rows: np.ndarray, value: float,
-                   points: list[np.ndarray], facets: np.ndarray | None = None
-                   ) -> tuple[float, tuple[np.ndarray, np.ndarray] | None]:
-    """A checkable upper bound for a pattern: DNN multipliers on some of its rows.
-
-    Returns ``(upper, (rows, N))``: ``upper * B - A - G_T^T N G_T`` is positive
-    semidefinite on the pattern's coordinates (``T`` indexes the samples).
-    The verifier re-checks that inequality itself; ``upper`` is at least the
-    exact ``value`` found.  Row sets are tried until the bound is tight: the
-    rows binding at each of ``points`` (the optimum, the witness), the facets with
-    the former, the facets alone, then all rows if there are at most ``ALL_ROWS_MAX``.  ``facets``: the facet rows of
-    ``G`` if already known (from the solver's float cone reduction of the same ``G``).
-    """
-    import solvers
-
-    best: tuple[float, np.ndarray, np.ndarray] | None = None
-    for T in _row_sets(A, B, G, points, facets):
-        try:
-            dual = solvers.cone_dual(A, B, G[T])
-        except (solvers.ConeEigError, np.linalg.LinAlgError) as exc:  # no evidence from these rows
-            warnings.warn(f"dual evidence failed: {exc}", RuntimeWarning, stacklevel=2)
-            continue
-        upper = _self_checked(A, B, G[T], dual.N, float(dual.upper)) if np.isfinite(dual.upper) else np.inf
-        if np.isfinite(upper) and (best is None or upper < best[0]):
-            best = (upper, T, dual.N)
-        if best is not None and best[0] <= value + EVIDENCE_RTOL * max(abs(value), 1e-300):
-            break
-    if best is None:
-        return np.inf, None
-    upper, T, N = best
-    keep = np.flatnonzero(np.any(N != 0, axis=0))
-    return max(upper, value), (rows[T[keep]].astype(np.int64), N[np.ix_(keep, keep)])
-
-
-def _row_sets(A: np.ndarray, B: np.ndarray, G: np.ndarray, points: list[np.ndarray],
-              facets: np.ndarray | None = None) -> Iterator[np.ndarray]:
-    """Candidate row sets for the multipliers, cheapest first (computed only when reached)."""
-    near = [_evidence_rows(A, B, G, points[0])]
-    yield near[0]
-    for x in points[1:]:
-        yield _evidence_rows(A, B, G, x)
-    fac = np.asarray(_facets(G) if facets is None else facets, dtype=np.int64)
-    both = np.union1d(fac, near[0])
-    yield both
-    if fac.size < both.size:  # the facets alone: a smaller SDP, which the solver may settle where the union fails
-        yield fac
-    if G.shape[0] <= ALL_ROWS_MAX:
-        yield np.arange(G.shape[0])
-
-
-def _self_checked(A: np.ndarray, B: np.ndarray, G: np.ndarray, N: np.ndarray, upper: float) -> float:
-    """The claim ``upper`` re-checked here before it is made: ``upper B - A - G^T N G`` must not be
-    clearly indefinite; a small shortfall is added back over ``lambda_min(B)``, a large one on a
-    (numerically) singular ``B`` withdraws the evidence (``+inf``)."""
-    N = np.maximum(0.5 * (N + N.T), 0.0)
-    C = upper * B - A - G.T @ N @ G
-    scale = float(np.abs(A).max() + np.abs(B).max() * abs(upper) + np.abs(G.T @ N @ G).max())
-    lam = float(np.linalg.eigvalsh(0.5 * (C + C.T))[0])
-    if lam >= -EVIDENCE_SELF_RTOL * scale:
-        return upper
-    w = np.linalg.eigvalsh(B)
-    if w[0] <= EVIDENCE_SELF_RTOL * max(w[-1], 1e-300):
-        return np.inf
-    return upper + 2.0 * (-lam) / w[0]
-
-
 class _Solved(NamedTuple):
     """One pattern's exact solve: its bound, best neuron, settlement and evidence."""
 
@@ -345,8 +244,10 @@ def _try_method(obj: Objective, problem: Any, mth: str, w_val: float) -> tuple[A
     return res, ""
 
 
-def _solve_one(obj: Objective, mask: np.ndarray, method: str, witness: np.ndarray | None = None) -> _Solved:
-    """Exact solve of one pattern with fallbacks.
+def _solve_one(obj: Objective, mask: np.ndarray, method: str, witness: np.ndarray | None = None,
+               target: float = np.inf) -> _Solved:
+    """Exact solve of one pattern with fallbacks, or (with a strict ``witness``, ``m >=
+    DUAL_FIRST_MIN_M``) its settlement by dual evidence at most ``target`` before any solve.
 
     A solver's answer is checked against what is known independently: the
     cone of a realized pattern is full-dimensional, so "infeasible" (the cone
@@ -373,6 +274,10 @@ def _solve_one(obj: Objective, mask: np.ndarray, method: str, witness: np.ndarra
     w_val = np.nan if witness is None else float(neuron_values(obj, theta0[None, :])[0])
     # the witness, in basis coordinates, is a strict interior point: it saves an LP
     # (the solver checks it and ignores it if it is not)
+    if witness is not None and m >= DUAL_FIRST_MIN_M and target < np.inf:
+        got = dual_prune(A, B, G, np.flatnonzero(np.any(obj.Phi != 0, axis=1)), Ti @ (obj.to_coords @ theta0), target)
+        if got is not None:
+            return _Solved(got[0], w_val, theta0, BOUND, "dual-first", "", got[1])
     problem = solvers.ConeEigProblem(A, B, G, interior=None if witness is None else Ti @ (obj.to_coords @ theta0))
     tried = []
     for mth in (method,) + tuple(x for x in FALLBACK_METHODS if x != method):
@@ -410,11 +315,13 @@ def _dual_fallback(obj: Objective, A: np.ndarray, B: np.ndarray, G: np.ndarray, 
 
 
 def solve_chunk(obj: Objective, index: np.ndarray, masks: np.ndarray, method: str,
-                witnesses: np.ndarray | None = None) -> PatternOutcome:
+                witnesses: np.ndarray | None = None, target: float = np.inf) -> PatternOutcome:
     """Exact per-pattern solves (cone-constrained generalized eigenproblems).
 
     ``witnesses`` (optional, shape (k, m)) are strict interior points of the
-    patterns' cones, passed on to the solver as hints.
+    patterns' cones, passed on to the solver as hints.  ``target`` (the incumbent
+    over alpha when the chunk was made): a pattern whose dual evidence proves a bound at most
+    ``target`` is settled by it without an exact solve (:func:`_solve_one`).
     """
     k = index.size
     m = obj.Phi.shape[1]
@@ -424,7 +331,7 @@ def solve_chunk(obj: Objective, index: np.ndarray, masks: np.ndarray, method: st
     status = np.empty(k, dtype=np.int8)
     methods, notes, evidence = [], [], {}
     for j in range(k):
-        out = _solve_one(obj, masks[j], method, None if witnesses is None else witnesses[j])
+        out = _solve_one(obj, masks[j], method, None if witnesses is None else witnesses[j], target)
         upper[j], lower[j], thetas[j], status[j] = out.upper, out.lower, out.theta, out.status
         methods.append(out.method)
         if out.note:

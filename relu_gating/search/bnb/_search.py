@@ -350,21 +350,28 @@ class Search:
             self.stats["attained"] += 1
             self.stats["t_chamber"] += time.perf_counter() - t0
             return
-        out = _solve_one(self.obj, mask, self.method, theta0 if strict else None)
-        claim = node.claim
+        target = self.best_value / self.alpha if np.isfinite(self.best_value) else np.inf
+        out = _solve_one(self.obj, mask, self.method, theta0 if strict else None, target)
+        if out.method == "dual-first" and not self._proven(mask, out) <= target:  # solve it after all
+            out = _solve_one(self.obj, mask, self.method, theta0 if strict else None)
         if out.status == PRUNED and self._excluded(mask):
             node.settle("x")
         else:
             if np.isfinite(out.lower):
                 self.offer(out.theta)
-            if out.evidence is not None and np.isfinite(out.upper) and out.upper < claim:
-                rows, N = out.evidence
-                d = chamber_dual_bound(self.obj.Psi, self.obj.M, self.obj.Q_H, mask, float(out.upper), rows, N)
-                if d < claim:
-                    node.claim = max(d, float(out.upper))
-                    node.evidence = (rows, N)  # only a settled "c" node shows it
+            d = self._proven(mask, out)
+            if d < node.claim:
+                node.claim = max(d, float(out.upper))
+                node.evidence = out.evidence  # only a settled "c" node shows it
             node.settle("c")
         self.stats["t_chamber"] += time.perf_counter() - t0
+
+    def _proven(self, mask: np.ndarray, out: Any) -> float:
+        """The bound the verifier's check proves from a solve's dual evidence (inf without)."""
+        if out.evidence is None or not np.isfinite(out.upper):
+            return np.inf
+        rows, N = out.evidence
+        return chamber_dual_bound(self.obj.Psi, self.obj.M, self.obj.Q_H, mask, float(out.upper), rows, N)
 
     def _attained(self, node: Node, mask: np.ndarray) -> bool:
         """Rem 4.4 without a solver: a top eigenvector of the chamber's pencil (either sign) in its
