@@ -1,13 +1,13 @@
 """Dual-first settlement of candidate patterns against exact solves of every candidate (baseline).
 
 The exact phase of ``best_neuron`` takes candidates (patterns whose cheap bound can still beat
-the incumbent) largest bound first.  With dual-first (``m >= DUAL_FIRST_MIN_M``), a candidate
+the incumbent) largest bound first.  With dual-first (``m >= DUAL_FIRST_MIN_M``, 3), a candidate
 is first offered one small SDP on a few of its rows (``relu_gating.search._evidence.dual_prune``);
 evidence at most the incumbent over alpha settles it, without the exact solve (faces or DNN,
-10 ms to seconds at ``m >= 5``).  The baseline is the same query with dual-first off.
+3-5 ms at ``m = 3, 4``, 10 ms to seconds at ``m >= 5``).  The baseline is the same query with dual-first off.
 Same problem, same process, interleaved, medians; the values must agree to 1e-9::
 
-    python benchmarks/dual_first.py [--cases 60x4,45x5,25x6,20x7,12x8] [--repeats 3]
+    python benchmarks/dual_first.py [--cases 1000x2,120x3,60x4,45x5,25x6,20x7,13x8] [--repeats 3]
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def one(Phi, U, dual_first: bool) -> tuple[float, object]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cases", default="60x4,45x5,25x6,20x7,12x8")
+    ap.add_argument("--cases", default="1000x2,120x3,60x4,45x5,25x6,20x7,13x8")
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
     print("| n x d | patterns | exact solves, baseline | exact solves, dual-first | baseline s | dual-first s | "

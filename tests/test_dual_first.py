@@ -27,7 +27,7 @@ def _instance(n: int, d: int, seed: int):
     return rg.layer_input(X), U
 
 
-@pytest.mark.parametrize("n,d,seed", [(16, 4, 3), (18, 4, 4), pytest.param(12, 5, 1, marks=pytest.mark.slow),
+@pytest.mark.parametrize("n,d,seed", [(120, 2, 0), (40, 3, 0), (16, 4, 3), (18, 4, 4), pytest.param(12, 5, 1, marks=pytest.mark.slow),
                                       pytest.param(11, 6, 2, marks=pytest.mark.slow)])
 def test_dual_first_gives_the_answer_of_exact_solves(n, d, seed, monkeypatch):
     Phi, U = _instance(n, d, seed)

@@ -130,8 +130,8 @@ def dual_prune(A: np.ndarray, B: np.ndarray, G: np.ndarray, rows: np.ndarray, x:
     One small SDP on the rows tightest at the strict interior point ``x`` plus the rows the
     unconstrained maximizer violates most (:func:`_evidence_rows`): ``(upper, (rows, N))``
     when its self-checked bound is at most ``target`` (the incumbent over alpha), else None
-    (the pattern goes on to its exact solve).  At ``m >= 5`` an exact solve costs 10 ms to
-    seconds and this 2-20 ms, and most candidate patterns end below the incumbent.
+    (the pattern goes on to its exact solve).  An exact solve costs 3-5 ms at ``m = 3, 4`` and
+    10 ms to seconds at ``m >= 5``, this 1-20 ms, and most candidate patterns end below the incumbent.
     """
     import solvers
 

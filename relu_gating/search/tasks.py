@@ -35,8 +35,9 @@ ALL_ATTAINED_WORK = 1 << 18
 
 #: From this many columns of ``Phi`` on, a candidate pattern first tries to fall below the incumbent
 #: (over alpha) by dual evidence alone (one small SDP, :func:`~relu_gating.search._evidence.dual_prune`)
-#: before its exact solve (``benchmarks/dual_first.py``).
-DUAL_FIRST_MIN_M = 5
+#: before its exact solve (``benchmarks/dual_first.py``: the exact phase 3x faster at m = 3 and 4,
+#: up to 10x at m >= 7, where an exact solve costs 10 ms to seconds and the SDP 2-20 ms).
+DUAL_FIRST_MIN_M = 3
 
 #: A solver's upper bound below a pattern's strict witness value by more than this is rejected.
 WITNESS_RTOL = 1e-9
