@@ -32,59 +32,21 @@ import numpy as np
 def scip_query(Phi, U_K, *, time_limit: float, seed: int = 0) -> dict:
     """Run SCIP on the query (``features="bias"``); JSON-ready dict of its outcome.
 
+    The model is ``benchmarks/best_neuron.py``'s indicator formulation (``scip_best_neuron``).
     Keys: ``value`` (G at SCIP's theta, recomputed; NaN without a solution), ``theta`` (list or
     None), ``scip_primal`` (SCIP's own objective), ``dual_bound``, ``gap``, ``status``,
     ``seconds`` (wall, model build excluded), ``build_seconds``, ``nodes``, ``version``.
     """
     import pyscipopt
-    from pyscipopt import Model, quicksum
 
-    from relu_gating.search.objectives import make_objective, neuron_values
+    from best_neuron import scip_best_neuron
 
-    Phi = np.asarray(Phi, float)
-    n, m = Phi.shape
     t0 = time.perf_counter()
-    obj = make_objective(Phi, U_K, "bias")
-    Mm = obj.M[:, np.linalg.norm(obj.M, axis=0) > 1e-12]
-    hmax = float(np.sqrt(2.0))
-    mod = Model("best_neuron_reach")
-    mod.hideOutput()
-    mod.setParam("limits/time", float(time_limit))
-    mod.setParam("parallel/maxnthreads", 1)
-    mod.setParam("lp/threads", 1)
-    mod.setParam("randomization/randomseedshift", int(seed))
-    th = [mod.addVar(f"theta{j}", lb=None, ub=None) for j in range(m)]
-    h = [mod.addVar(f"h{i}", lb=0.0, ub=hmax) for i in range(n)]
-    s = [mod.addVar(f"s{i}", vtype="B") for i in range(n)]
-    for i in range(n):
-        z = quicksum(float(Phi[i, j]) * th[j] for j in range(m) if Phi[i, j] != 0)
-        mod.addCons(h[i] >= z)
-        mod.addCons(h[i] <= hmax * s[i])
-        mod.addConsIndicator(h[i] - z <= 0, binvar=s[i])
-    wb = np.abs(Mm).sum(axis=0) * hmax
-    w = [mod.addVar(f"w{k}", lb=-wb[k], ub=wb[k]) for k in range(Mm.shape[1])]
-    for k in range(Mm.shape[1]):
-        mod.addCons(w[k] == quicksum(float(Mm[i, k]) * h[i] for i in range(n) if Mm[i, k] != 0))
-    mu = mod.addVar("mu", lb=0.0, ub=hmax)
-    y = [mod.addVar(f"y{i}", lb=-hmax, ub=hmax) for i in range(n)]
-    mod.addCons(n * mu == quicksum(h))
-    for i in range(n):
-        mod.addCons(y[i] == h[i] - mu)
-    mod.addCons(quicksum(yi * yi for yi in y) <= 1)
-    mod.addCons(quicksum(s) <= n - 1)
-    t = mod.addVar("t", lb=0.0, ub=1.0)
-    mod.addCons(t <= quicksum(wk * wk for wk in w))
-    mod.setObjective(t, "maximize")
-    build = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    mod.optimize()
-    sec = time.perf_counter() - t0
-    theta, value = None, float("nan")
-    if mod.getNSols() > 0:
-        sol = mod.getBestSol()
-        theta = np.array([mod.getSolVal(sol, v) for v in th])
-        value = float(neuron_values(obj, theta[None])[0])
-    return {"value": value, "theta": None if theta is None else theta.tolist(),
-            "scip_primal": float(mod.getPrimalbound()), "dual_bound": float(mod.getDualbound()),
-            "gap": float(mod.getGap()), "status": str(mod.getStatus()), "seconds": sec, "build_seconds": build,
-            "nodes": int(mod.getNNodes()), "version": str(getattr(pyscipopt, "__version__", "?"))}
+    r = scip_best_neuron(np.asarray(Phi, float), U_K, "bias", time_limit=time_limit, indicator=True,
+                         params={"parallel/maxnthreads": 1, "lp/threads": 1, "randomization/randomseedshift": int(seed)})
+    total = time.perf_counter() - t0
+    theta = r["theta"]
+    return {"value": r["value"], "theta": None if theta is None else np.asarray(theta).tolist(),
+            "scip_primal": r["primal"], "dual_bound": r["dual"], "gap": r["gap"], "status": r["status"],
+            "seconds": r["seconds"], "build_seconds": total - r["seconds"], "nodes": r["nodes"],
+            "version": str(getattr(pyscipopt, "__version__", "?"))}

@@ -107,9 +107,11 @@ def make_case(n: int, d: int, data: str, *, basis: str = "graph", K: int = 4, se
 
 
 # ----------------------------------------------------------------------------- SCIP
-def scip_best_neuron(Phi, U_K, features="bias", *, time_limit=300.0, box=1.0, indicator=False, verbose=False):
+def scip_best_neuron(Phi, U_K, features="bias", *, time_limit=300.0, box=1.0, indicator=False, verbose=False,
+                     params=None):
     """Solve the query globally with SCIP (formulation in the module docstring).
 
+    ``params``: further SCIP parameters (name -> value), set before the solve.
     Returns a dict: theta (or None), value (recomputed), primal, dual, gap, status, seconds, nodes.
     """
     from pyscipopt import Model, quicksum
@@ -128,6 +130,8 @@ def scip_best_neuron(Phi, U_K, features="bias", *, time_limit=300.0, box=1.0, in
     if not verbose:
         mod.hideOutput()
     mod.setParam("limits/time", float(time_limit))
+    for name, val in (params or {}).items():
+        mod.setParam(name, val)
     lb, ub = (None, None) if indicator else (-box, box)
     th = [mod.addVar(f"theta{j}", lb=lb, ub=ub) for j in range(m)]
     h = [mod.addVar(f"h{i}", lb=0.0, ub=hmax) for i in range(n)]

@@ -67,18 +67,6 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentP
     return p
 
 
-def _max_patterns(text: str):
-    if text in ("auto", "none"):
-        return None if text == "none" else "auto"
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, 'auto' or 'none', got {text!r}")
-    return value
-
-
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -87,6 +75,15 @@ def _positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
     return value
+
+
+def _max_patterns(text: str):
+    if text in ("auto", "none"):
+        return None if text == "none" else "auto"
+    try:
+        return _positive_int(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, 'auto' or 'none', got {text!r}") from None
 
 
 def features_from_spec(spec: str | None, data_H: np.ndarray | None, n: int) -> tuple[object, str]:
