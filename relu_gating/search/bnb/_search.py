@@ -352,14 +352,15 @@ class Search:
             return
         target = self.best_value / self.alpha if np.isfinite(self.best_value) else np.inf
         out = _solve_one(self.obj, mask, self.method, theta0 if strict else None, target)
-        if out.method == "dual-first" and not self._proven(mask, out) <= target:  # solve it after all
+        d = self._proven(mask, out)
+        if out.method == "dual-first" and not d <= target:  # the check here does not confirm it: solve
             out = _solve_one(self.obj, mask, self.method, theta0 if strict else None)
+            d = self._proven(mask, out)
         if out.status == PRUNED and self._excluded(mask):
             node.settle("x")
         else:
             if np.isfinite(out.lower):
                 self.offer(out.theta)
-            d = self._proven(mask, out)
             if d < node.claim:
                 node.claim = max(d, float(out.upper))
                 node.evidence = out.evidence  # only a settled "c" node shows it
