@@ -70,25 +70,38 @@ def dual_evidence(A: np.ndarray, B: np.ndarray, G: np.ndarray, rows: np.ndarray,
     the former, the facets alone, then all rows if there are at most ``ALL_ROWS_MAX``.  ``facets``: the facet rows of
     ``G`` if already known (from the solver's float cone reduction of the same ``G``).
     """
-    import solvers
-
     best: tuple[float, np.ndarray, np.ndarray] | None = None
     for T in _row_sets(A, B, G, points, facets):
-        try:
-            dual = solvers.cone_dual(A, B, G[T])
-        except (solvers.ConeEigError, np.linalg.LinAlgError) as exc:  # no evidence from these rows
-            warnings.warn(f"dual evidence failed: {exc}", RuntimeWarning, stacklevel=2)
-            continue
-        upper = _self_checked(A, B, G[T], dual.N, float(dual.upper)) if np.isfinite(dual.upper) else np.inf
-        if np.isfinite(upper) and (best is None or upper < best[0]):
-            best = (upper, T, dual.N)
+        got = _on_rows(A, B, G, T, warn=True)
+        if got is not None and (best is None or got[0] < best[0]):
+            best = (got[0], T, got[1])
         if best is not None and best[0] <= value + EVIDENCE_RTOL * max(abs(value), 1e-300):
             break
     if best is None:
         return np.inf, None
     upper, T, N = best
+    return max(upper, value), _kept(rows, T, N)
+
+
+def _on_rows(A: np.ndarray, B: np.ndarray, G: np.ndarray, T: np.ndarray, warn: bool = False
+             ) -> tuple[float, np.ndarray] | None:
+    """``(upper, N)`` from the multipliers on the rows ``T`` (self-checked), None if there are none."""
+    import solvers
+
+    try:
+        dual = solvers.cone_dual(A, B, G[T])
+    except (solvers.ConeEigError, np.linalg.LinAlgError) as exc:  # no evidence from these rows
+        if warn:
+            warnings.warn(f"dual evidence failed: {exc}", RuntimeWarning, stacklevel=3)
+        return None
+    upper = _self_checked(A, B, G[T], dual.N, float(dual.upper)) if np.isfinite(dual.upper) else np.inf
+    return (upper, dual.N) if np.isfinite(upper) else None
+
+
+def _kept(rows: np.ndarray, T: np.ndarray, N: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The evidence ``(sample rows, N)`` on the rows of ``T`` with a nonzero multiplier."""
     keep = np.flatnonzero(np.any(N != 0, axis=0))
-    return max(upper, value), (rows[T[keep]].astype(np.int64), N[np.ix_(keep, keep)])
+    return rows[T[keep]].astype(np.int64), N[np.ix_(keep, keep)]
 
 
 def _row_sets(A: np.ndarray, B: np.ndarray, G: np.ndarray, points: list[np.ndarray],
@@ -133,17 +146,8 @@ def dual_prune(A: np.ndarray, B: np.ndarray, G: np.ndarray, rows: np.ndarray, x:
     (the pattern goes on to its exact solve).  An exact solve costs 3-5 ms at ``m = 3, 4`` and
     10 ms to seconds at ``m >= 5``, this 1-20 ms, and most candidate patterns end below the incumbent.
     """
-    import solvers
-
     T = _evidence_rows(A, B, G, x)
-    try:
-        dual = solvers.cone_dual(A, B, G[T])
-    except (solvers.ConeEigError, np.linalg.LinAlgError):
+    got = _on_rows(A, B, G, T)
+    if got is None or not got[0] <= target:
         return None
-    if not (np.isfinite(dual.upper) and dual.upper <= target):
-        return None
-    upper = _self_checked(A, B, G[T], dual.N, float(dual.upper))
-    if not upper <= target:
-        return None
-    keep = np.flatnonzero(np.any(dual.N != 0, axis=0))
-    return upper, (rows[T[keep]].astype(np.int64), dual.N[np.ix_(keep, keep)])
+    return got[0], _kept(rows, T, got[1])

@@ -23,7 +23,7 @@ from relu_gating.search._stream_ckpt import StreamCheckpoint, cached_parts
 from relu_gating.search.objectives import Objective, with_rank
 from relu_gating.search.result import NeuronResult
 from relu_gating.search.state import fingerprint
-from relu_gating.search.tasks import solve_chunk
+from relu_gating.search.tasks import prune_target, solve_chunk
 
 __all__ = ["stream_best_neuron", "stream_search"]
 
@@ -160,11 +160,6 @@ def _absorb_exact(out: Any, store: PatternStore, best: _Incumbent, state: dict) 
         best.offer(float(vals[j]), out.thetas[j], int(idx[j]))
 
 
-def _target(best: _Incumbent, alpha: float) -> float:
-    """Below this a candidate is settled by its dual evidence alone (:func:`~relu_gating.search.tasks.solve_chunk`)."""
-    return best.value / alpha if np.isfinite(best.value) else np.inf
-
-
 def _exact_phase(obj: Objective, store: PatternStore, cands: _Candidates, best: _Incumbent, alpha: float,
                  tol: float, method: str, batch_size: int, executor: Any, progress: Any, state: dict,
                  ckpt: StreamCheckpoint | None) -> None:
@@ -187,7 +182,7 @@ def _exact_phase(obj: Objective, store: PatternStore, cands: _Candidates, best: 
             for s in range(0, take.size, batch_size):
                 r = take[s:s + batch_size]
                 masks = np.unpackbits(cands.packed[r], axis=1, count=n).view(bool)
-                tasks.append((obj, cands.idx[r].copy(), masks, method, cands.wit[r].copy(), _target(best, alpha)))
+                tasks.append((obj, cands.idx[r].copy(), masks, method, cands.wit[r].copy(), prune_target(best.value, alpha)))
             cands.drop(cands.idx[take])
             for out in _executor_map(executor, solve_chunk, tasks):
                 _absorb_exact(out, store, best, state)

@@ -28,7 +28,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from relu_gating.search.tasks import chunk_bounds, solve_chunk
+from relu_gating.search.tasks import chunk_bounds, prune_target, solve_chunk
 from relu_gating.search._polish import polish_theta
 from relu_gating._interrupt import check_stop
 from relu_gating._progress import Progress
@@ -283,7 +283,7 @@ def _exact_phase(run: _Run, state: SearchState, saver: _Saver, alpha: float, tol
             if open_idx.size == 0:
                 return
             take = open_idx[: batch_size * (1 if run.executor is None else PARALLEL_BATCHES)]
-            target = state.best_value / alpha if np.isfinite(state.best_value) else np.inf
+            target = prune_target(state.best_value, alpha)
             tasks = [(run.obj, part, run.masks[part], method, run.witnesses[part], target)
                      for part in (take[s:s + batch_size] for s in range(0, take.size, batch_size))]
             for out in _executor_map(run.executor, solve_chunk, tasks):

@@ -21,7 +21,7 @@ from relu_gating.search.state import BOUND, EXACT, PRUNED, UNSETTLED, PatternOut
 from relu_gating.search.objectives import (EXCLUDE_RTOL, Objective, neuron_values, support_bounds,
                                            vector_values)
 
-__all__ = ["chunk_bounds", "solve_chunk", "FALLBACK_METHODS"]
+__all__ = ["chunk_bounds", "solve_chunk", "prune_target", "FALLBACK_METHODS"]
 
 #: Exact methods tried in turn when the requested one fails on a pattern.
 FALLBACK_METHODS = ("faces", "dnn")
@@ -313,6 +313,11 @@ def _dual_fallback(obj: Objective, A: np.ndarray, B: np.ndarray, G: np.ndarray, 
         return _Solved(np.inf, w_val, theta0, BOUND, "",
                        "pattern not solved exactly, its cheap bound stands: " + "; ".join(tried))
     return _Solved(upper, w_val, theta0, BOUND, "dual", "", evidence)
+
+
+def prune_target(best_value: float, alpha: float) -> float:
+    """The bound below which a candidate is settled by dual evidence alone: the incumbent over alpha."""
+    return best_value / alpha if np.isfinite(best_value) else np.inf
 
 
 def solve_chunk(obj: Objective, index: np.ndarray, masks: np.ndarray, method: str,

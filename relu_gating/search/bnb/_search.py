@@ -335,7 +335,7 @@ class Search:
     def chamber(self, node: Node) -> None:
         """Solve a chamber exactly; its leaf claims the node bound or the dual evidence."""
         from relu_gating.search.state import PRUNED
-        from relu_gating.search.tasks import _solve_one
+        from relu_gating.search.tasks import _solve_one, prune_target
 
         t0 = time.perf_counter()
         self.stats["chambers"] += 1
@@ -350,7 +350,7 @@ class Search:
             self.stats["attained"] += 1
             self.stats["t_chamber"] += time.perf_counter() - t0
             return
-        target = self.best_value / self.alpha if np.isfinite(self.best_value) else np.inf
+        target = prune_target(self.best_value, self.alpha)
         out = _solve_one(self.obj, mask, self.method, theta0 if strict else None, target)
         d = self._proven(mask, out)
         if out.method == "dual-first" and not d <= target:  # the check here does not confirm it: solve
