@@ -10,8 +10,9 @@ machine), medians of ``--repeats`` runs taken in turn:
   8192 (the cost of merely writing the patterns down);
 * ``old``: the bound pass of commit 8e3d2c2 (copied below as :func:`old_chunk_bounds`:
   rank-one-update pencils, two ``eigh`` with vectors per pattern, N x n attained check);
-* ``new``: :func:`relu_gating.search.tasks.chunk_bounds` (one GEMM, closed forms, verified
-  Cholesky; see :mod:`relu_gating.search._bound_kernel`);
+* ``new``: the query's bound pass: the pilot incumbent (:mod:`relu_gating.search._pilot`,
+  included in the time), then :func:`relu_gating.search.tasks.chunk_bounds` on packed masks
+  (one GEMM, closed forms, verified Cholesky; see :mod:`relu_gating.search._bound_kernel`);
 
 their ratios, and the largest ``new / old`` bound ratio (looseness).  With ``--query``
 it also times the whole certified query ``best_neuron`` (enumeration included) at
@@ -36,6 +37,8 @@ import relu_gating as rg
 from relu_gating.search.objectives import (Objective, leverage_bounds, make_objective, pattern_matrices, pencil_values,
                                            support_bounds, with_rank)
 from relu_gating.search.state import EXACT, PRUNED, UNSETTLED, PatternOutcome
+from relu_gating.search import _bound_kernel as kernel
+from relu_gating.search._pilot import pilot_value
 from relu_gating.search.tasks import _drop_excluded, chunk_bounds
 from relu_gating.search._masked import MaskStack
 from solvers import top_generalized_eig
@@ -47,8 +50,10 @@ CHUNK = 8192
 
 
 def old_chunk_bounds(obj: Objective, index: np.ndarray, masks: np.ndarray, witnesses: np.ndarray,
-                     tol: float) -> PatternOutcome:
-    """The bound pass of commit 8e3d2c2, verbatim but for the imports (the baseline)."""
+                     tol: float, incumbent: float = -np.inf) -> PatternOutcome:
+    """The bound pass of commit 8e3d2c2, verbatim but for the imports and the arguments it did not
+    have (masks may come packed; ``incumbent`` is ignored): the baseline."""
+    masks = kernel.rows_bool(*kernel.unpacked(masks, obj.n), obj.n)
     k = index.size
     ms = MaskStack(masks)
     A, B = pattern_matrices(obj, ms)
@@ -100,9 +105,15 @@ def floor_pass(Phi: np.ndarray, W: np.ndarray) -> None:
         np.packbits(W[s:s + CHUNK] @ PT > 0, axis=1)
 
 
-def bound_pass(fn, obj, masks: np.ndarray, W: np.ndarray) -> list:
-    return [fn(obj, np.arange(s, min(s + CHUNK, len(masks))), masks[s:s + CHUNK], W[s:s + CHUNK], 1e-9)
+def bound_pass(fn, obj, masks: np.ndarray, W: np.ndarray, incumbent: float = -np.inf) -> list:
+    return [fn(obj, np.arange(s, min(s + CHUNK, len(masks))), masks[s:s + CHUNK], W[s:s + CHUNK], 1e-9, incumbent)
             for s in range(0, len(masks), CHUNK)]
+
+
+def new_pass(obj, packed: np.ndarray, W: np.ndarray) -> list:
+    """The query's bound pass: the pilot incumbent (:mod:`relu_gating.search._pilot`), then every
+    chunk from its packed masks."""
+    return bound_pass(chunk_bounds, obj, packed, W, pilot_value(obj))
 
 
 def timed(f) -> float:
@@ -121,10 +132,10 @@ def run_case(name: str, n: int, d: int, repeats: int) -> None:
     for _ in range(repeats):
         t["floor"].append(timed(lambda: floor_pass(Phi, W)))
         t["old"].append(timed(lambda: bound_pass(old_chunk_bounds, obj, masks, W)))
-        t["new"].append(timed(lambda: bound_pass(chunk_bounds, obj, masks, W)))
+        t["new"].append(timed(lambda: new_pass(obj, ps.packed, W)))
     us = {k: 1e6 * statistics.median(v) / N for k, v in t.items()}
     old = np.concatenate([o.upper for o in bound_pass(old_chunk_bounds, obj, masks, W)])
-    new = np.concatenate([o.upper for o in bound_pass(chunk_bounds, obj, masks, W)])
+    new = np.concatenate([o.upper for o in new_pass(obj, ps.packed, W)])
     fin = np.isfinite(old) & (old > 1e-12)
     loose = float(np.max(new[fin] / old[fin])) if fin.any() else float("nan")
     print(f"{name:8s} {d + 1:>2d} {N:>9,d} {us['floor']:8.3f} {us['old']:8.3f} {us['new']:8.3f} "

@@ -38,7 +38,7 @@ import solvers.methods  # noqa: F401 - registers the methods
 from solvers._registry import available_methods, get_method
 from solvers.cone import Realizability, InteriorPoint, cone_constraints, facet_rows, interior_point, realizable
 from solvers.dual import ConeDual, cone_dual
-from solvers.batched import BatchedEig, top_generalized_eig
+from solvers.batched import BatchedEig, sym_eigmax_small, top_generalized_eig
 from solvers.errors import BackendError, ConeEigError, ProblemError, UnknownMethodError
 from solvers.problem import ConeEigProblem
 from solvers.result import ConeEigResult, Status
@@ -47,7 +47,7 @@ __all__ = [
     "ConeEigProblem", "ConeEigResult", "Status", "solve", "available_methods",
     "realizable", "Realizability", "interior_point", "InteriorPoint", "facet_rows", "cone_constraints",
     "ConeEigError", "ProblemError", "UnknownMethodError", "BackendError",
-    "cone_dual", "ConeDual", "top_generalized_eig", "BatchedEig",
+    "cone_dual", "ConeDual", "top_generalized_eig", "BatchedEig", "sym_eigmax_small",
 ]
 
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["BatchedEig", "top_generalized_eig"]
+__all__ = ["BatchedEig", "top_generalized_eig", "sym_eigmax_small"]
 
 _EPS = np.finfo(float).eps
 
@@ -106,3 +106,34 @@ def top_generalized_eig(A: np.ndarray, B: np.ndarray, *, cond_limit: float = 1e-
     upper = np.where(reliable, top + allowance, np.inf)
     vec = np.where(reliable[:, None], vec, 0.0)
     return BatchedEig(values=values, upper=upper, vectors=vec, gap=np.where(reliable, gap, 0.0), reliable=reliable)
+
+
+def sym_eigmax_small(G: np.ndarray) -> np.ndarray | None:
+    """Largest eigenvalue of each symmetric matrix of a stack ``G`` (p, p, k), p <= 3, in closed
+    form (trigonometric formula for p = 3); ``None`` for p > 3.
+
+    An *estimate* (relative error of a few ulps of ``||G||``, more near a double root of
+    the cubic): callers that need a bound certify it (``mu I - G`` positive definite).
+    Non-finite entries give ``nan``.  Vectorised over ``k``: a few dozen array operations.
+    """
+    p = G.shape[0]
+    if p == 1:
+        return G[0, 0].copy()
+    if p == 2:
+        a, b, c = G[0, 0], G[0, 1], G[1, 1]
+        return 0.5 * (a + c) + np.hypot(0.5 * (a - c), b)
+    if p != 3:
+        return None
+    t = np.abs(G).max(axis=(0, 1))  # scaled to entries of at most 1: no overflow or underflow
+    t = np.where(t > 0, t, 1.0)
+    a, b, c = G[0, 0] / t, G[1, 1] / t, G[2, 2] / t
+    d, e, f = G[0, 1] / t, G[0, 2] / t, G[1, 2] / t
+    q = (a + b + c) / 3.0
+    a0, b0, c0 = a - q, b - q, c - q
+    s = np.sqrt((a0 * a0 + b0 * b0 + c0 * c0 + 2.0 * (d * d + e * e + f * f)) / 6.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = np.where(s > 0, s, 1.0)
+        a0, b0, c0, d, e, f = a0 / w, b0 / w, c0 / w, d / w, e / w, f / w
+        det = a0 * (b0 * c0 - f * f) - d * (d * c0 - f * e) + e * (d * f - b0 * e)
+        top = q + 2.0 * s * np.cos(np.arccos(np.clip(0.5 * det, -1.0, 1.0)) / 3.0)
+    return t * np.where(s > 0, top, q)

@@ -122,3 +122,28 @@ def test_integer_cones_many(face_filter):
         if ref.status == "exact":
             assert abs(r.lower - ref.value) <= _tol(ref.value), seed
             assert r.verify(P)
+
+
+@settings(derandomize=True, deadline=None, max_examples=80)
+@given(seed=st.integers(0, 2**31 - 1), p=st.integers(1, 3), rank=st.integers(0, 3),
+       repeat=st.booleans(), scale=st.sampled_from([1e-150, 1e-8, 1.0, 1e8, 1e150]))
+def test_closed_form_top_eigenvalue_matches_eigvalsh(seed, p, rank, repeat, scale):
+    """solvers.sym_eigmax_small (the bound pass's estimate) against LAPACK, on PSD stacks with
+    repeated, zero and widely scaled eigenvalues."""
+    rng = np.random.default_rng(seed)
+    k = 64
+    Q = np.linalg.qr(rng.normal(size=(k, p, p)))[0]
+    w = np.sort(rng.uniform(0, 1, size=(k, p)), axis=1) * scale
+    w[:, : max(0, p - rank)] = 0.0  # rank-deficient
+    if repeat and p > 1:
+        w[:, -2] = w[:, -1]  # a double top eigenvalue: the cubic's hardest case
+    G = np.einsum("kij,kj,klj->kil", Q, w, Q)
+    G = 0.5 * (G + np.transpose(G, (0, 2, 1)))
+    est = solvers.sym_eigmax_small(np.ascontiguousarray(np.transpose(G, (1, 2, 0))))
+    ref = np.linalg.eigvalsh(G)[:, -1]
+    norm = np.abs(w).max(axis=1)
+    assert np.all(np.abs(est - ref) <= 1e-7 * norm + 1e-300)
+
+
+def test_closed_form_top_eigenvalue_refuses_larger_orders():
+    assert solvers.sym_eigmax_small(np.zeros((4, 4, 3))) is None

@@ -15,9 +15,11 @@ operation over the ``k`` patterns):
    ``N_K`` objective, of ``U_K^T S U_K`` and the leverage sums): no ``N x n``
    float intermediate beyond one block;
 2. an *estimate* ``mu`` of ``lambda_max``: Cholesky ``B = L L^T``,
-   ``H = C L^{-T}`` and ``J`` squarings of ``H^T H`` (or ``H H^T``, whichever
-   is smaller); ``||G^(2^J)||_F^(1/2^J)`` exceeds ``lambda_max(G)`` by at most
-   the factor ``p^(1/2^(J+1))`` (``p`` = its order);
+   ``H = C L^{-T}`` and the smaller ``G`` of ``H^T H``, ``H H^T``; of order
+   ``p <= 3`` (the default query: K = 4 less the constant eigenvector) its top
+   eigenvalue in closed form (:func:`solvers.sym_eigmax_small`), else ``J``
+   squarings: ``||G^(2^J)||_F^(1/2^J)`` exceeds ``lambda_max(G)`` by at most
+   the factor ``p^(1/2^(J+1))``;
 3. *rigour*: ``mu`` is accepted only when a floating-point Cholesky
    factorization of ``mu B~ - A~ - c I`` completes, with ``c`` covering every
    rounding error (:func:`certify`); then ``mu B - A`` is positive definite
@@ -53,6 +55,8 @@ import weakref
 from dataclasses import dataclass
 
 import numpy as np
+
+from solvers import sym_eigmax_small
 
 __all__ = ["Plan", "make_plan", "products", "PencilBounds", "pencil_bounds", "tighten", "cone_sides", "unpacked", "power_estimate",
            "certify", "GEMM_ROWS", "SCREEN_SQUARINGS", "MID_SQUARINGS", "REFINE_SQUARINGS"]
@@ -327,6 +331,12 @@ def _top(C: np.ndarray, L: np.ndarray, squarings: int, vectors: bool = True) -> 
     ``B = L L^T``, ``A = C^T C``, from the smaller of ``H^T H``, ``H H^T`` (``H = L^{-1} C^T``)."""
     K, r = C.shape[0], C.shape[1]
     H = _forward(L, np.transpose(C, (1, 0, 2)))  # (r, K, k)
+    if not vectors and min(K, r) <= 3:  # closed form: tighter than the squarings, and cheaper
+        G = _gram(H, H) if K <= r else _gram(np.transpose(H, (1, 0, 2)), np.transpose(H, (1, 0, 2)))
+        with np.errstate(invalid="ignore", over="ignore"):
+            top = sym_eigmax_small(G)
+        assert top is not None  # order <= 3
+        return np.where(np.isfinite(top), np.maximum(top, 0.0), 0.0), None
     if K <= r:  # top eigenvector z of H^T H (K x K), then y = H z
         est, z = power_estimate(_gram(H, H), squarings, vectors)
         y = None if z is None else np.einsum("ajk,jk->ak", H, z)

@@ -31,6 +31,7 @@ import numpy as np
 from relu_gating.errors import InputError
 from relu_gating.search.objectives import Objective
 from relu_gating.search.state import UNSETTLED
+from relu_gating.search._pilot import pilot_value
 from relu_gating.search.tasks import chunk_bounds
 
 __all__ = ["parse_memory", "plan", "Plan", "part_bounds", "PartResult", "stream_parts", "n_parts", "MIN_MEMORY"]
@@ -127,8 +128,10 @@ class PartResult:
         return int(self.packed.shape[0])
 
 
-def bound_set(obj: Objective, ps: Any, chunk_size: int, tol: float, part: tuple = (0, 1)) -> PartResult:
-    """Bounds of every pattern of a :class:`~relu_gating.patterns.PatternSet`, chunk by chunk."""
+def bound_set(obj: Objective, ps: Any, chunk_size: int, tol: float, part: tuple = (0, 1),
+              incumbent: float = -np.inf) -> PartResult:
+    """Bounds of every pattern of a :class:`~relu_gating.patterns.PatternSet`, chunk by chunk
+    (``incumbent``: an attained value, see :func:`~relu_gating.search.tasks.chunk_bounds`)."""
     N, n = len(ps), ps.n
     upper, lower, status = np.empty(N), np.empty(N), np.empty(N, dtype=np.int8)
     out = PartResult(part, ps.packed, ps.witnesses, upper, lower, status, exact_witnesses=dict(ps.exact_witnesses),
@@ -136,7 +139,7 @@ def bound_set(obj: Objective, ps: Any, chunk_size: int, tol: float, part: tuple 
     for s in range(0, N, chunk_size):
         e = min(N, s + chunk_size)
         masks = np.unpackbits(ps.packed[s:e], axis=1, count=n).view(bool)
-        o = chunk_bounds(obj, np.arange(s, e), masks, ps.witnesses[s:e], tol)
+        o = chunk_bounds(obj, np.arange(s, e), masks, ps.witnesses[s:e], tol, incumbent)
         upper[s:e], lower[s:e], status[s:e] = o.upper, o.lower, o.status
         out.notes.extend(o.notes)
         vals = np.where(np.isnan(o.lower), -np.inf, o.lower)
@@ -146,14 +149,14 @@ def bound_set(obj: Objective, ps: Any, chunk_size: int, tol: float, part: tuple 
     return out
 
 
-def part_bounds(obj: Objective, part: tuple, chunk_size: int, tol: float) -> PartResult:
+def part_bounds(obj: Objective, part: tuple, chunk_size: int, tol: float, incumbent: float = -np.inf) -> PartResult:
     """Enumerate part ``part = (i, k)`` of the chambers of ``obj.Phi`` and bound it (a worker's task)."""
     from relu_gating.patterns import enumerate_patterns
 
     t0 = time.perf_counter()
     ps = enumerate_patterns(obj.Phi, part=part)
     t1 = time.perf_counter()
-    out = bound_set(obj, ps, chunk_size, tol, part)
+    out = bound_set(obj, ps, chunk_size, tol, part, incumbent)
     out.seconds = {"enumerate": t1 - t0, "bounds": time.perf_counter() - t1}
     return out
 
@@ -191,12 +194,13 @@ def stream_parts(obj: Objective, pl: Plan, tol: float, executor: Any, patterns: 
     """The bounded parts in order (those in ``only``, or all): enumerated here or on the executor
     (or chunks of the caller's pattern set)."""
     keep = set(range(n_parts(pl, patterns))) if only is None else set(only)
+    inc = pilot_value(obj)
     if patterns is not None:
         for k, ps in enumerate(patterns.iter_chunks(PART_MAX)):
             if k in keep:
-                yield bound_set(obj, ps, pl.chunk_size, tol, (k, -1))
+                yield bound_set(obj, ps, pl.chunk_size, tol, (k, -1), inc)
         return
-    tasks = [(obj, (i, pl.parts), pl.chunk_size, tol) for i in range(pl.parts) if i in keep]
+    tasks = [(obj, (i, pl.parts), pl.chunk_size, tol, inc) for i in range(pl.parts) if i in keep]
     yield from _ordered(executor, part_bounds, tasks, pl.window)
 
 

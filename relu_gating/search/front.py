@@ -28,6 +28,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from relu_gating.search._pilot import pilot_value
 from relu_gating.search.tasks import chunk_bounds, prune_target, solve_chunk
 from relu_gating.search._polish import polish_theta
 from relu_gating._interrupt import check_stop
@@ -196,7 +197,7 @@ def best_neuron(
     patterns = _patterns_for(obj, patterns, max_patterns, progress)
     t_enum = time.perf_counter()
     obj = with_rank(obj, patterns.rank)  # the exact rank decided by the enumerator
-    run = _Run(obj, patterns.masks, patterns.witnesses, executor, progress)
+    run = _Run(obj, _Masks(patterns.packed, obj.n), patterns.witnesses, executor, progress)
     key = fingerprint(obj.Phi, obj.U_K, obj.Q_H, extra=f"{obj.kind}|{run.N}")
     state = SearchState.load(checkpoint, key, run.N, obj=obj, masks=run.masks) if checkpoint else None
     resumed = state is not None
@@ -245,12 +246,26 @@ def _patterns_for(obj: Objective, patterns: Any, max_patterns: Any, progress: bo
     return patterns
 
 
+class _Masks:
+    """The masks of a pattern set as rows of bools, unpacked only where read (no N x n array)."""
+
+    def __init__(self, packed: np.ndarray, n: int) -> None:
+        self.packed, self.n = packed, int(n)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (int(self.packed.shape[0]), self.n)
+
+    def __getitem__(self, idx: Any) -> np.ndarray:
+        return np.unpackbits(self.packed[idx], axis=-1, count=self.n).astype(bool)
+
+
 @dataclass(frozen=True)
 class _Run:
     """What both phases of one query share."""
 
     obj: Objective
-    masks: np.ndarray
+    masks: _Masks
     witnesses: np.ndarray
     executor: Any
     progress: bool | None
@@ -264,8 +279,9 @@ def _bound_phase(run: _Run, state: SearchState, saver: _Saver, chunk_size: int, 
     """Cheap bounds for every chunk not yet bounded (all of them unless resuming)."""
     N, masks, witnesses = run.N, run.masks, run.witnesses
     todo = [s for s in range(0, N, chunk_size) if not np.all(np.isfinite(state.upper[s:s + chunk_size]))]
-    tasks = [(run.obj, np.arange(s, min(s + chunk_size, N)), masks[s:s + chunk_size], witnesses[s:s + chunk_size],
-              tol) for s in todo]
+    inc = pilot_value(run.obj) if len(todo) > 1 else -np.inf  # an attained value: fewer patterns to tighten
+    tasks = [(run.obj, np.arange(s, min(s + chunk_size, N)), masks.packed[s:s + chunk_size],
+              witnesses[s:s + chunk_size], tol, inc) for s in todo]
     with Progress(sum(t[1].size for t in tasks), "bounds", enabled=run.progress) as bar:
         for out in _executor_map(run.executor, chunk_bounds, tasks):
             state.absorb(out)
@@ -293,7 +309,7 @@ def _exact_phase(run: _Run, state: SearchState, saver: _Saver, alpha: float, tol
             check_stop()
 
 
-def _finish(obj, patterns, masks: np.ndarray, state: SearchState, alpha: float, tol: float, key: str, resumed: bool, seconds: dict) -> NeuronResult:
+def _finish(obj, patterns, masks: Any, state: SearchState, alpha: float, tol: float, key: str, resumed: bool, seconds: dict) -> NeuronResult:
     status = state.status.copy()
     status[status == UNSETTLED] = BOUND
     notes = list(dict.fromkeys(state.notes))
@@ -318,7 +334,7 @@ def _finish(obj, patterns, masks: np.ndarray, state: SearchState, alpha: float, 
     return _result(obj, patterns, masks, state, status, theta, value, pattern, alpha, tol, key, notes, seconds)
 
 
-def _checkable(obj: Objective, masks: np.ndarray, bounds: np.ndarray, evidence: dict) -> np.ndarray:
+def _checkable(obj: Objective, masks: Any, bounds: np.ndarray, evidence: dict) -> np.ndarray:
     """Claims of the patterns with dual evidence raised to what the independent checker proves.
 
     The checker (:func:`relu_gating.certificate.prove_bounds`) never lowers a
@@ -346,7 +362,7 @@ def _result(obj, patterns, masks, state, status, theta, value, pattern, alpha, t
         certified=bool(value >= alpha * upper - tol), pattern=pattern, objective=obj.kind,
         n_patterns=int(status.size), n_exact=int(np.sum(status == EXACT)), n_bound=int(np.sum(status == BOUND)),
         n_pruned=int(np.sum(status == PRUNED)), seconds=seconds, tol=float(tol),
-        packed=patterns.packed if hasattr(patterns, "packed") else np.packbits(masks, axis=1),
+        packed=patterns.packed,
         witnesses=patterns.witnesses, bounds=bounds, lowers=state.lower.copy(), settlement=status,
         methods=dict(state.methods), rank=int(patterns.rank), fingerprint=key, notes=tuple(notes),
         exact_witnesses=dict(getattr(patterns, "exact_witnesses", None) or {}),
@@ -355,7 +371,7 @@ def _result(obj, patterns, masks, state, status, theta, value, pattern, alpha, t
     )
 
 
-def _near_ties(masks: np.ndarray, state: SearchState, z: np.ndarray, value: float) -> list[str]:
+def _near_ties(masks: Any, state: SearchState, z: np.ndarray, value: float) -> list[str]:
     """Patterns reaching ``value`` within 1e-9 whose closed cone does not hold ``theta``.
 
     Chambers sharing the wall on which the optimum lies hold the same neuron

@@ -164,7 +164,7 @@ class SearchState:
 
     @classmethod
     def load(cls, path: str | os.PathLike, key: str, n_patterns: int, *, obj: Any = None,
-             masks: np.ndarray | None = None) -> "SearchState | None":
+             masks: Any = None) -> "SearchState | None":
         """Resume from a checkpoint of the same query (None if ``path`` does not exist yet).
 
         Rule (what a file can and cannot make the search believe):
@@ -226,7 +226,7 @@ class SearchState:
         st.evidence = _evidence_from_arrays(z)
         return st
 
-    def _rederive_best(self, obj: Any, masks: np.ndarray | None) -> bool:
+    def _rederive_best(self, obj: Any, masks: Any) -> bool:
         """Recompute ``best_value`` from ``best_theta``; False if it is excluded or outside its cone."""
         from relu_gating.search.objectives import neuron_values
 

@@ -43,7 +43,8 @@ DUAL_FIRST_MIN_M = 3
 WITNESS_RTOL = 1e-9
 
 
-def chunk_bounds(obj: Objective, index: np.ndarray, masks: np.ndarray, witnesses: np.ndarray, tol: float) -> PatternOutcome:
+def chunk_bounds(obj: Objective, index: np.ndarray, masks: np.ndarray, witnesses: np.ndarray, tol: float,
+                 incumbent: float = -np.inf) -> PatternOutcome:
     """Cheap upper bounds, witness values and attained bounds for a chunk.
 
     ``masks`` is either bool (k, n) or ``np.packbits(masks, axis=1)`` (uint8,
@@ -60,7 +61,9 @@ def chunk_bounds(obj: Objective, index: np.ndarray, masks: np.ndarray, witnesses
     ``ALL_ATTAINED_WORK`` pattern-samples) get a tight bound and a top eigenvector;
     where it lies in the closed cone ``C_S`` the bound is attained (Rem 4.4) and
     the pattern is settled exactly on the spot.  The others can never be opened
-    (the best value only grows), so their screening bound suffices.
+    (the best value only grows), so their screening bound suffices.  ``incumbent``
+    (an attained value known beforehand, :mod:`relu_gating.search._pilot`) raises
+    that threshold: near the optimum, only a few percent are tightened.
     """
     k = index.size
     masks, packed = kernel.unpacked(masks, obj.n)
@@ -74,7 +77,7 @@ def chunk_bounds(obj: Objective, index: np.ndarray, masks: np.ndarray, witnesses
     thetas = witnesses.copy()
     status = np.full(k, UNSETTLED, dtype=np.int8)
     methods = [""] * k
-    threshold = _verified_best(obj, lower, thetas)
+    threshold = max(_verified_best(obj, lower, thetas), float(incumbent))
     if obj.rank:
         _attained(obj, pb, masks, packed, upper, lower, thetas, status, methods, threshold, tol)
     _drop_excluded(obj, lower, thetas, status, methods)

@@ -205,3 +205,44 @@ def test_same_answer_as_the_old_bound_pass(monkeypatch, n, d, features):
     assert new.n_patterns == old.n_patterns
     ok = np.isfinite(new.lowers)
     assert np.all(new.bounds[ok] >= new.lowers[ok] - 1e-9)
+
+
+@settings(derandomize=True, deadline=None, max_examples=20)
+@given(kind=st.sampled_from(["gauss", "duplicates", "translated", "rescaled"]),
+       features=st.sampled_from(["none", "bias", "matrix"]), n=st.integers(8, 16), d=st.integers(1, 3),
+       seed=st.integers(0, 10_000), raise_by=st.sampled_from([0.0, 0.5, np.inf]))
+def test_an_incumbent_only_skips_work_never_validity(kind, features, n, d, seed, raise_by):
+    """chunk_bounds(..., incumbent): the pilot's value (attained, at most the optimum), or one
+    wrongly above it, leaves every bound an upper bound and every value a genuine neuron's."""
+    from relu_gating.search._pilot import pilot_value
+
+    obj, ps = _setup(kind, features, n, d, seed)
+    inc = pilot_value(obj, seed=seed) + raise_by
+    out = chunk_bounds(obj, np.arange(len(ps)), ps.packed, ps.witnesses, 1e-9, inc)
+    thetas = np.random.default_rng(seed).normal(size=(3000, obj.Phi.shape[1]))
+    best = _sampled_best(obj, ps.masks, np.vstack([thetas, ps.witnesses]))
+    assert np.all(out.upper >= best - 1e-12 * (1 + np.abs(best)))
+    ok = np.isfinite(out.lower)
+    np.testing.assert_allclose(out.lower[ok], neuron_values(obj, out.thetas[ok]), rtol=1e-7, atol=1e-9)
+    settled = out.status == EXACT
+    assert np.all(out.upper[settled] - out.lower[settled] <= 0.5e-9)
+
+
+@pytest.mark.parametrize("n,d,features", [(30, 2, "bias"), (16, 3, None), (14, 3, "matrix")])
+def test_pilot_value_is_attained_and_the_answer_unchanged(monkeypatch, n, d, features):
+    """The pilot's value never exceeds the certified optimum, and the query's answer is the same
+    with the pilot switched off."""
+    from relu_gating import best_neuron
+    from relu_gating.search import front
+    from relu_gating.search._pilot import pilot_value
+
+    rng = np.random.default_rng(n * d)
+    Phi = np.c_[rng.normal(size=(n, d)), np.ones(n)]
+    U = random_basis(n, 4, n)
+    H = rng.normal(size=(n, 2)) if features == "matrix" else features
+    res = best_neuron(Phi, U, features=H, chunk_size=64)
+    pv = pilot_value(make_objective(Phi, U, H))
+    assert res.certified and np.isfinite(pv) and pv <= res.value + 1e-12
+    monkeypatch.setattr(front, "pilot_value", lambda obj: -np.inf)
+    off = best_neuron(Phi, U, features=H, chunk_size=64)
+    assert off.certified and off.value == pytest.approx(res.value, abs=1e-9)
