@@ -202,3 +202,58 @@ def test_projector_allowance_is_proven(seed, k, c, cond):
         assert eta >= _exact_gap(X, O)
         assert 0 < s <= np.linalg.svd(X, compute_uv=False)[-1] * (1 + 1e-9)
     assert cond >= 6 or eta < 1e-9  # well conditioned: a useful allowance
+
+
+def _rational_solution(A: np.ndarray, b: np.ndarray):
+    """The exact solution of ``A y = b`` (floats read as rationals), None if ``A`` is singular."""
+    from fractions import Fraction
+
+    m = A.shape[0]
+    M = [[Fraction(float(A[r, c])) for c in range(m)] + [Fraction(float(b[r]))] for r in range(m)]
+    for c in range(m):
+        p = next((r for r in range(c, m) if M[r][c] != 0), None)
+        if p is None:
+            return None
+        M[c], M[p] = M[p], M[c]
+        for r in range(m):
+            if r != c and M[r][c] != 0:
+                f = M[r][c] / M[c][c]
+                M[r] = [a - f * v for a, v in zip(M[r], M[c])]
+    return [M[r][m] / M[r][r] for r in range(m)]
+
+
+@settings(derandomize=True, max_examples=120, deadline=None)
+@given(seed=st.integers(0, 10**6), m=st.integers(2, 6),
+       kind=st.sampled_from(["gauss", "zero-coefficient", "near-singular", "scaled", "integer"]))
+def test_float_filter_of_the_farkas_check_agrees_with_rationals(seed, m, kind):
+    """The verifier's float filter (relu_gating.certificate._farkas._signs_float) decides a sign
+    only where exact rational arithmetic agrees, and leaves exact zeros to the exact path."""
+    from relu_gating.certificate._farkas import _signs_float
+
+    rng = np.random.default_rng(seed)
+    A = rng.normal(size=(m, m))
+    y0 = rng.uniform(0.1, 2.0, size=m) * rng.choice([1.0, 1.0, -1.0], size=m)
+    if kind == "integer":
+        A = rng.integers(-4, 5, size=(m, m)).astype(float)
+        y0 = rng.integers(-2, 4, size=m).astype(float)
+    if kind == "near-singular":
+        A[:, -1] = A[:, 0] + 1e-13 * rng.normal(size=m)
+    if kind == "scaled":
+        A = A * 10.0 ** rng.integers(-60, 60, size=(1, m))
+    if kind == "zero-coefficient":
+        A = rng.integers(-4, 5, size=(m, m)).astype(float)
+        y0 = np.abs(rng.integers(1, 4, size=m)).astype(float)
+        y0[rng.integers(m)] = 0.0  # b on a face of the cone: the exact answer is True, not decidable in floats
+    b = A @ y0
+    exact = _rational_solution(A, b)
+    quick = _signs_float(A, b)
+    if exact is None:
+        assert quick is None
+        return
+    truth = all(v >= 0 for v in exact)
+    if quick is not None:
+        assert quick == truth
+    if kind == "zero-coefficient" and any(v == 0 for v in exact):
+        assert quick is None
+    if kind == "gauss" and np.linalg.cond(A) < 1e6:
+        assert quick is not None  # the filter does its job on ordinary data

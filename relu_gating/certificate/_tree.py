@@ -37,11 +37,11 @@ most ``eta ||M||_F^2``; a block whose proven ``sigma_min(X)`` is below
 
 from __future__ import annotations
 
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
+from relu_gating.certificate._farkas import implied_exact
 from relu_gating.certificate._proofs import _allow, dual_bound, exact_slack_pd, pattern_pencils
 
 __all__ = ["NodeProblem", "node_problem", "node_bound", "implied_exact", "chamber_dual_bound", "verify_tree", "tree_to_dict",
@@ -168,100 +168,6 @@ def node_bound(P: NodeProblem, signs: np.ndarray, want_vector: bool = False) -> 
     w, V = np.linalg.eigh(T)
     u = float(w[-1]) + eta * P.trM + P.form
     return (u, V[:, -1]) if want_vector else u
-
-
-def _fractions(Phi: np.ndarray, rows: list[int], cache: dict) -> list[list[Fraction]]:
-    out = []
-    for j in rows:
-        if j not in cache:
-            cache[j] = [Fraction(float(x)) for x in Phi[j]]
-        out.append(cache[j])
-    return out
-
-
-def _int_row(Phi: np.ndarray, j: int, cache: dict) -> list[int]:
-    """Row ``j`` times a positive power of two, as exact Python integers."""
-    key = ("int", j)
-    if key not in cache:
-        x = Phi[j]
-        nz = x[x != 0]
-        e = 0 if nz.size == 0 else int(53 - np.frexp(nz)[1].min())
-        cache[key] = [int(np.ldexp(v, e)) for v in x.tolist()]  # exact: every entry scaled to an integer
-    return cache[key]
-
-
-def _det(A: list[list[int]]) -> int:
-    """Determinant of a square integer matrix (Bareiss, exact)."""
-    A = [row[:] for row in A]
-    k, sign, prev = len(A), 1, 1
-    for c in range(k):
-        p = next((t for t in range(c, k) if A[t][c] != 0), None)
-        if p is None:
-            return 0
-        if p != c:
-            A[c], A[p], sign = A[p], A[c], -sign
-        for t in range(c + 1, k):
-            for u in range(c + 1, k):
-                A[t][u] = (A[t][u] * A[c][c] - A[t][c] * A[c][u]) // prev
-        prev = A[c][c]
-    return sign * A[k - 1][k - 1]
-
-
-def _implied_square(Phi: np.ndarray, signs: np.ndarray, i: int, s: int, rows: list[int], cache: dict) -> bool | None:
-    """Cramer's rule on integers when ``rows`` is a basis (None when it is not square and regular)."""
-    m = Phi.shape[1]
-    if len(rows) != m:
-        return None
-    cols = [[v * int(signs[j]) for v in _int_row(Phi, j, cache)] for j in rows]
-    b = [v * s for v in _int_row(Phi, i, cache)]
-    A = [[cols[c][r] for c in range(m)] for r in range(m)]
-    d = _det(A)
-    if d == 0:
-        return None
-    for c in range(m):
-        Ac = [[b[r] if cc == c else A[r][cc] for cc in range(m)] for r in range(m)]
-        if _det(Ac) * d < 0:
-            return False
-    return True
-
-
-def implied_exact(Phi: np.ndarray, signs: np.ndarray, i: int, s: int, rows: list[int],
-                  cache: dict | None = None) -> bool:
-    """Is ``s phi_i = sum_j y_j signs_j phi_j`` with ``y >= 0`` over ``rows`` (decided rows), exactly?
-
-    Then ``s phi_i theta >= 0`` on the node's closed cone.  Cramer's rule on integers (each row
-    scaled by a power of two, which keeps the signs of ``y``) when ``rows`` is a basis, else
-    Gaussian elimination on rationals (dependent ``rows``: the basic solution, free variables 0).
-    """
-    cache = {} if cache is None else cache
-    if not rows or any(not (0 <= j < signs.size) or signs[j] == 0 or j == i for j in rows):
-        return False
-    square = _implied_square(Phi, signs, i, s, rows, cache)
-    if square is not None:
-        return square
-    cols = _fractions(Phi, list(rows), cache)
-    target = _fractions(Phi, [i], cache)[0]
-    m, k = len(target), len(rows)
-    A = [[cols[c][r] * int(signs[rows[c]]) for c in range(k)] + [target[r] * s] for r in range(m)]
-    piv_cols, row = [], 0
-    for c in range(k):
-        p = next((t for t in range(row, m) if A[t][c] != 0), None)
-        if p is None:
-            continue
-        A[row], A[p] = A[p], A[row]
-        pv = A[row][c]
-        A[row] = [x / pv for x in A[row]]
-        for t in range(m):
-            if t != row and A[t][c] != 0:
-                f = A[t][c]
-                A[t] = [a - f * b for a, b in zip(A[t], A[row])]
-        piv_cols.append(c)
-        row += 1
-        if row == m:
-            break
-    if any(A[t][k] != 0 for t in range(row, m)):
-        return False  # inconsistent: s phi_i is not in the span of these rows
-    return all(A[t][k] >= 0 for t in range(row))
 
 
 def chamber_dual_bound(Q: np.ndarray, M: np.ndarray, QH: np.ndarray | None, mask: np.ndarray, claim: float,

@@ -1,0 +1,164 @@
+"""Exact Farkas checks of the tree certificate's implied signs (private; used by the verifier).
+
+An ``["i", i, s, rows]`` node claims that ``s phi_i`` is a nonnegative combination of the
+signed decided rows ``rows`` (so ``s phi_i theta >= 0`` on the node's closed cone).  When
+``rows`` is a basis the coefficients are ``y = A^{-1} b`` (``A`` the signed rows as columns,
+``b = s phi_i``; every entry an exact float), and only their signs matter:
+
+1. a *filter* in floating point with a rigorous error bound (:func:`_signs_float`): with
+   ``X ~ A^{-1}`` and ``delta >= ||I - X A||_inf < 1`` (products bounded entrywise by
+   ``gamma_m |X| |A|``, Higham), ``||A^{-1}||_inf <= ||X||_inf / (1 - delta)``; with
+   ``y~ = fl(X b)`` and ``rho >= ||b - A y~||_inf``, every exact ``y_j`` lies within
+   ``||A^{-1}||_inf rho`` of ``y~_j``.  Signs clear of that margin are decided;
+2. otherwise Cramer's rule on integers (rows scaled by powers of two), exactly; and Gaussian
+   elimination on rationals when ``rows`` is not a basis.
+
+The filter decides nearly every node of a large tree at numpy speed (the exact determinants
+cost about 80 microseconds each at m = 5: they were 80% of verifying a tree).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+__all__ = ["implied_exact"]
+
+_EPS = np.finfo(float).eps
+
+
+def _gamma(j: int) -> float:
+    return j * _EPS / (1.0 - j * _EPS)
+
+
+def _tame(x: np.ndarray) -> bool:
+    """Every nonzero entry finite and within [1e-100, 1e100] in magnitude."""
+    a = np.abs(x[x != 0])
+    return bool(a.size == 0 or (np.all(np.isfinite(a)) and a.min() >= 1e-100 and a.max() <= 1e100))
+
+
+def _signs_float(A: np.ndarray, b: np.ndarray) -> bool | None:
+    """Are all coefficients of ``A y = b`` (A square, exact floats) nonnegative?  True / False
+    when the rigorous float margin decides every sign, None when it does not."""
+    m = A.shape[0]
+    if not _tame(A) or not _tame(b):  # the relative error bounds below need no under- or overflow
+        return None
+    try:
+        X = np.linalg.inv(A)
+    except np.linalg.LinAlgError:
+        return None
+    if not np.all(np.isfinite(X)) or not _tame(X):
+        return None
+    aX, aA = np.abs(X), np.abs(A)
+    # ||I - X A||_inf: computed residual plus the product's rounding; 2x covers the norm's own rounding
+    delta = 2.0 * (np.abs(np.eye(m) - X @ A).sum(axis=1).max() + _gamma(m + 1) * (aX @ aA).sum(axis=1).max())
+    if not delta < 0.5:
+        return None
+    y = X @ b
+    rho = 2.0 * (np.abs(b - A @ y).max() + _gamma(m + 2) * (np.abs(b) + aA @ np.abs(y)).max())
+    margin = 2.0 * aX.sum(axis=1).max() / (1.0 - delta) * rho + 1e-300
+    if not np.all(np.isfinite(y)) or not np.isfinite(margin):
+        return None
+    if np.all(y > margin):
+        return True
+    if np.any(y < -margin):
+        return False
+    return None
+
+
+def _fractions(Phi: np.ndarray, rows: list[int], cache: dict) -> list[list[Fraction]]:
+    out = []
+    for j in rows:
+        if j not in cache:
+            cache[j] = [Fraction(float(x)) for x in Phi[j]]
+        out.append(cache[j])
+    return out
+
+
+def _int_row(Phi: np.ndarray, j: int, cache: dict) -> list[int]:
+    """Row ``j`` times a positive power of two, as exact Python integers."""
+    key = ("int", j)
+    if key not in cache:
+        x = Phi[j]
+        nz = x[x != 0]
+        e = 0 if nz.size == 0 else int(53 - np.frexp(nz)[1].min())
+        cache[key] = [int(np.ldexp(v, e)) for v in x.tolist()]  # exact: every entry scaled to an integer
+    return cache[key]
+
+
+def _det(A: list[list[int]]) -> int:
+    """Determinant of a square integer matrix (Bareiss, exact)."""
+    A = [row[:] for row in A]
+    k, sign, prev = len(A), 1, 1
+    for c in range(k):
+        p = next((t for t in range(c, k) if A[t][c] != 0), None)
+        if p is None:
+            return 0
+        if p != c:
+            A[c], A[p], sign = A[p], A[c], -sign
+        for t in range(c + 1, k):
+            for u in range(c + 1, k):
+                A[t][u] = (A[t][u] * A[c][c] - A[t][c] * A[c][u]) // prev
+        prev = A[c][c]
+    return sign * A[k - 1][k - 1]
+
+
+def _implied_square(Phi: np.ndarray, signs: np.ndarray, i: int, s: int, rows: list[int], cache: dict) -> bool | None:
+    """Cramer's rule on integers when ``rows`` is a basis (None when it is not square and regular)."""
+    m = Phi.shape[1]
+    if len(rows) != m:
+        return None
+    quick = _signs_float((signs[rows, None] * Phi[rows]).T, s * Phi[i])
+    if quick is not None:
+        return quick
+    cols = [[v * int(signs[j]) for v in _int_row(Phi, j, cache)] for j in rows]
+    b = [v * s for v in _int_row(Phi, i, cache)]
+    A = [[cols[c][r] for c in range(m)] for r in range(m)]
+    d = _det(A)
+    if d == 0:
+        return None
+    for c in range(m):
+        Ac = [[b[r] if cc == c else A[r][cc] for cc in range(m)] for r in range(m)]
+        if _det(Ac) * d < 0:
+            return False
+    return True
+
+
+def implied_exact(Phi: np.ndarray, signs: np.ndarray, i: int, s: int, rows: list[int],
+                  cache: dict | None = None) -> bool:
+    """Is ``s phi_i = sum_j y_j signs_j phi_j`` with ``y >= 0`` over ``rows`` (decided rows), exactly?
+
+    Then ``s phi_i theta >= 0`` on the node's closed cone.  Cramer's rule on integers (each row
+    scaled by a power of two, which keeps the signs of ``y``) when ``rows`` is a basis, else
+    Gaussian elimination on rationals (dependent ``rows``: the basic solution, free variables 0).
+    """
+    cache = {} if cache is None else cache
+    if not rows or any(not (0 <= j < signs.size) or signs[j] == 0 or j == i for j in rows):
+        return False
+    square = _implied_square(Phi, signs, i, s, rows, cache)
+    if square is not None:
+        return square
+    cols = _fractions(Phi, list(rows), cache)
+    target = _fractions(Phi, [i], cache)[0]
+    m, k = len(target), len(rows)
+    A = [[cols[c][r] * int(signs[rows[c]]) for c in range(k)] + [target[r] * s] for r in range(m)]
+    piv_cols, row = [], 0
+    for c in range(k):
+        p = next((t for t in range(row, m) if A[t][c] != 0), None)
+        if p is None:
+            continue
+        A[row], A[p] = A[p], A[row]
+        pv = A[row][c]
+        A[row] = [x / pv for x in A[row]]
+        for t in range(m):
+            if t != row and A[t][c] != 0:
+                f = A[t][c]
+                A[t] = [a - f * b for a, b in zip(A[t], A[row])]
+        piv_cols.append(c)
+        row += 1
+        if row == m:
+            break
+    if any(A[t][k] != 0 for t in range(row, m)):
+        return False  # inconsistent: s phi_i is not in the span of these rows
+    return all(A[t][k] >= 0 for t in range(row))
