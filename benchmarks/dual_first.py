@@ -7,7 +7,11 @@ evidence at most the incumbent over alpha settles it, without the exact solve (f
 3-5 ms at ``m = 3, 4``, 10 ms to seconds at ``m >= 5``).  The baseline is the same query with dual-first off.
 Same problem, same process, interleaved, medians; the values must agree to 1e-9::
 
-    python benchmarks/dual_first.py [--cases 1000x2,120x3,60x4,45x5,25x6,20x7,13x8] [--repeats 3]
+    python benchmarks/dual_first.py [--cases 1000x2,120x3,162x3,60x4,45x5,25x6,20x7,13x8] [--repeats 3]
+
+Three modes, interleaved: ``none`` (every candidate solved exactly), ``sdp`` (dual-first by one
+small SDP per candidate) and ``two-row`` (first the two-row evidence of the whole batch,
+:mod:`relu_gating.search._wedge`, then the SDP for the rest).
 """
 
 from __future__ import annotations
@@ -30,42 +34,54 @@ def instance(n: int, d: int, seed: int = 0):
     return rg.layer_input(X), U
 
 
-def one(Phi, U, dual_first: bool) -> tuple[float, object]:
+MODES = ("none", "sdp", "two-row")
+
+
+def one(Phi, U, mode: str) -> tuple[float, object]:
+    """One query: ``none`` (every candidate solved exactly), ``sdp`` (dual-first by one small SDP
+    per candidate, the previous release) or ``two-row`` (the batch's two-row evidence first,
+    :mod:`relu_gating.search._wedge`, then the SDP; this release)."""
     import relu_gating as rg
     from relu_gating.search import tasks
 
-    saved = tasks.DUAL_FIRST_MIN_M
-    tasks.DUAL_FIRST_MIN_M = saved if dual_first else 10**9
+    saved, wedge = tasks.DUAL_FIRST_MIN_M, tasks.wedge_settle
+    tasks.DUAL_FIRST_MIN_M = 10**9 if mode == "none" else saved
+    if mode == "sdp":
+        tasks.wedge_settle = lambda obj, masks, target: {}
     try:
         t = time.perf_counter()
         res = rg.best_neuron(Phi, U, max_patterns=None)
         return time.perf_counter() - t, res
     finally:
-        tasks.DUAL_FIRST_MIN_M = saved
+        tasks.DUAL_FIRST_MIN_M, tasks.wedge_settle = saved, wedge
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cases", default="1000x2,120x3,60x4,45x5,25x6,20x7,13x8")
+    ap.add_argument("--cases", default="1000x2,120x3,162x3,60x4,45x5,25x6,20x7,13x8")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--modes", default=",".join(MODES), help="of none, sdp, two-row")
     args = ap.parse_args()
-    print("| n x d | patterns | exact solves, baseline | exact solves, dual-first | baseline s | dual-first s | "
-          "speed-up | same value, certified |")
-    print("|---|---:|---:|---:|---:|---:|---:|---|")
+    modes = args.modes.split(",")
+    print("| n x d | patterns | " + " | ".join(f"{m}: exact solves, exact phase s, query s" for m in modes)
+          + " | same value, certified |")
+    print("|---|---:|" + "---:|" * len(modes) + "---|")
     for case in args.cases.split(","):
         n, d = (int(x) for x in case.split("x"))
         Phi, U = instance(n, d)
-        times: dict[bool, list[float]] = {False: [], True: []}
+        times: dict[str, list[float]] = {m: [] for m in modes}
+        phase: dict[str, list[float]] = {m: [] for m in modes}
         res = {}
         for _ in range(args.repeats):
-            for flag in (False, True):
-                sec, res[flag] = one(Phi, U, flag)
-                times[flag].append(sec)
-        b, f = statistics.median(times[False]), statistics.median(times[True])
-        ok = abs(res[True].value - res[False].value) <= 1e-9 and res[True].certified and res[False].certified
-        print(f"| {case} | {res[True].n_patterns:,} | {res[False].n_exact:,} | {res[True].n_exact:,} | {b:.2f} | "
-              f"{f:.2f} | {b / f:.1f}x | {'yes' if ok else 'NO'} |", flush=True)
-
+            for mode in modes:
+                sec, res[mode] = one(Phi, U, mode)
+                times[mode].append(sec)
+                phase[mode].append(res[mode].seconds["solve"])
+        vals = [res[m].value for m in modes]
+        ok = max(vals) - min(vals) <= 1e-9 and all(res[m].certified for m in modes)
+        cells = [f"{res[m].n_exact:,}, {statistics.median(phase[m]):.2f}, {statistics.median(times[m]):.2f}" for m in modes]
+        print(f"| {case} | {res[modes[0]].n_patterns:,} | " + " | ".join(cells) + f" | {'yes' if ok else 'NO'} |",
+              flush=True)
 
 if __name__ == "__main__":
     main()

@@ -16,6 +16,7 @@ from relu_gating.search import _bound_kernel as kernel
 from relu_gating.search._polish import polish_theta
 from relu_gating.search._coords import gram_problem, pattern_problem as _pattern_problem
 from relu_gating.coverage.metrics import orthonormal_basis
+from relu_gating.search._wedge import wedge_settle
 from relu_gating.search._evidence import EVIDENCE_RTOL, dual_evidence as _dual_evidence, dual_prune
 from relu_gating.search.state import BOUND, EXACT, PRUNED, UNSETTLED, PatternOutcome
 from relu_gating.search.objectives import (EXCLUDE_RTOL, Objective, neuron_values, support_bounds,
@@ -249,9 +250,11 @@ def _try_method(obj: Objective, problem: Any, mth: str, w_val: float) -> tuple[A
 
 
 def _solve_one(obj: Objective, mask: np.ndarray, method: str, witness: np.ndarray | None = None,
-               target: float = np.inf) -> _Solved:
+               target: float = np.inf, two_row: bool = True) -> _Solved:
     """Exact solve of one pattern with fallbacks, or (with a strict ``witness``, ``m >=
-    DUAL_FIRST_MIN_M``) its settlement by dual evidence at most ``target`` before any solve.
+    DUAL_FIRST_MIN_M``) its settlement by dual evidence at most ``target`` before any solve:
+    two-row evidence (:mod:`relu_gating.search._wedge`; unless ``two_row`` is False, the
+    caller having tried it for a batch), then one small SDP.
 
     A solver's answer is checked against what is known independently: the
     cone of a realized pattern is full-dimensional, so "infeasible" (the cone
@@ -279,6 +282,9 @@ def _solve_one(obj: Objective, mask: np.ndarray, method: str, witness: np.ndarra
     # the witness, in basis coordinates, is a strict interior point: it saves an LP
     # (the solver checks it and ignores it if it is not)
     if witness is not None and m >= DUAL_FIRST_MIN_M and target < np.inf:
+        two = wedge_settle(obj, mask[None, :], target) if two_row else {}
+        if two:
+            return _Solved(two[0][0], w_val, theta0, BOUND, "dual-first", "", two[0][1])
         got = dual_prune(A, B, G, np.flatnonzero(np.any(obj.Phi != 0, axis=1)), Ti @ (obj.to_coords @ theta0), target)
         if got is not None:
             return _Solved(got[0], w_val, theta0, BOUND, "dual-first", "", got[1])
@@ -339,8 +345,17 @@ def solve_chunk(obj: Objective, index: np.ndarray, masks: np.ndarray, method: st
     thetas = np.zeros((k, m))
     status = np.empty(k, dtype=np.int8)
     methods, notes, evidence = [], [], {}
+    masks = kernel.rows_bool(*kernel.unpacked(masks, obj.n), obj.n)
+    wedged = {}
+    if witnesses is not None and m >= DUAL_FIRST_MIN_M and target < np.inf:  # the batch's cheapest evidence first
+        wedged = wedge_settle(obj, masks, target)
     for j in range(k):
-        out = _solve_one(obj, masks[j], method, None if witnesses is None else witnesses[j], target)
+        if j in wedged:
+            assert witnesses is not None  # only patterns with a witness are offered the two-row step
+            w = np.array(witnesses[j], dtype=float)
+            out = _Solved(wedged[j][0], float(neuron_values(obj, w[None, :])[0]), w, BOUND, "dual-first", "", wedged[j][1])
+        else:
+            out = _solve_one(obj, masks[j], method, None if witnesses is None else witnesses[j], target, two_row=False)
         upper[j], lower[j], thetas[j], status[j] = out.upper, out.lower, out.theta, out.status
         methods.append(out.method)
         if out.note:
