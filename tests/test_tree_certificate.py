@@ -208,18 +208,9 @@ def _rational_solution(A: np.ndarray, b: np.ndarray):
     """The exact solution of ``A y = b`` (floats read as rationals), None if ``A`` is singular."""
     from fractions import Fraction
 
-    m = A.shape[0]
-    M = [[Fraction(float(A[r, c])) for c in range(m)] + [Fraction(float(b[r]))] for r in range(m)]
-    for c in range(m):
-        p = next((r for r in range(c, m) if M[r][c] != 0), None)
-        if p is None:
-            return None
-        M[c], M[p] = M[p], M[c]
-        for r in range(m):
-            if r != c and M[r][c] != 0:
-                f = M[r][c] / M[c][c]
-                M[r] = [a - f * v for a, v in zip(M[r], M[c])]
-    return [M[r][m] / M[r][r] for r in range(m)]
+    from _thin_cone_reference import solve
+
+    return solve([[Fraction(float(v)) for v in row] for row in A], [Fraction(float(v)) for v in b])
 
 
 @settings(derandomize=True, max_examples=120, deadline=None)
