@@ -22,7 +22,7 @@ import numpy as np
 from relu_gating.search.objectives import Objective, neuron_values, pattern_matrices
 from solvers import top_generalized_eig
 
-__all__ = ["pilot_value", "PILOT_SAMPLES", "PILOT_STARTS", "PILOT_STEPS"]
+__all__ = ["pilot_value", "ascend", "PILOT_SAMPLES", "PILOT_STARTS", "PILOT_STEPS"]
 
 #: Random neurons, ascent starts (the best of them) and ascent steps per start.
 PILOT_SAMPLES = 4096
@@ -34,11 +34,12 @@ def _values(obj: Objective, thetas: np.ndarray) -> np.ndarray:
     return np.nan_to_num(neuron_values(obj, thetas), nan=-np.inf)
 
 
-def _ascend(obj: Objective, theta: np.ndarray, value: float) -> float:
-    """Fixed-gating ascent from ``theta`` (Rem 5.11); the best value met."""
-    for _ in range(PILOT_STEPS):
-        S = obj.Phi @ theta > 0
-        A, B = pattern_matrices(obj, S[None])
+def ascend(obj: Objective, theta: np.ndarray, value: float, steps: int = PILOT_STEPS) -> tuple[np.ndarray, float]:
+    """Fixed-gating ascent (Rem 5.11) from ``theta`` of value ``value``: move to the top generalized
+    eigenvector of its pattern's pencil (either sign) while that improves, at most ``steps`` times;
+    the best ``(theta, value)`` met (values recomputed from ``relu(Phi theta)``)."""
+    for _ in range(steps):
+        A, B = pattern_matrices(obj, (obj.Phi @ theta > 0)[None])
         eig = top_generalized_eig(A, B)
         if not eig.reliable[0]:
             break
@@ -49,7 +50,7 @@ def _ascend(obj: Objective, theta: np.ndarray, value: float) -> float:
         if not vals[j] > value + 1e-15:
             break
         theta, value = cands[j], float(vals[j])
-    return value
+    return theta, value
 
 
 def pilot_value(obj: Objective, seed: int = 0, samples: int = PILOT_SAMPLES) -> float:
@@ -60,5 +61,5 @@ def pilot_value(obj: Objective, seed: int = 0, samples: int = PILOT_SAMPLES) -> 
     best = float(vals.max()) if vals.size else -np.inf
     for j in np.argsort(-vals)[:PILOT_STARTS].tolist():
         if np.isfinite(vals[j]):
-            best = max(best, _ascend(obj, T[j], float(vals[j])))
+            best = max(best, ascend(obj, T[j], float(vals[j]))[1])
     return best

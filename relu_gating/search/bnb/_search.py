@@ -93,29 +93,13 @@ class Search:
             self.best_value, self.best_theta = float(vals[k]), np.asarray(thetas[k], dtype=float).copy()
 
     def ascend(self, thetas: np.ndarray, steps: int = 3) -> None:
-        """Offer the best of ``thetas``, then a few fixed-gating ascent steps from it (move to the
-        top eigenvector of its pattern's pencil while that improves; cf. ``baselines.local_search``)."""
-        from solvers import top_generalized_eig
-
-        from relu_gating.search.objectives import pattern_matrices
+        """Offer the best of ``thetas`` after a few fixed-gating ascent steps from it
+        (:func:`relu_gating.search._pilot.ascend`)."""
+        from relu_gating.search._pilot import ascend
 
         vals = np.nan_to_num(neuron_values(self.obj, thetas), nan=-np.inf)
         k = int(np.argmax(vals))
-        t, v = thetas[k], float(vals[k])
-        self.offer(t)
-        for _ in range(steps):
-            A, B = pattern_matrices(self.obj, (self.obj.Phi @ t > 0)[None])
-            eig = top_generalized_eig(A, B)
-            if not eig.reliable[0]:
-                return
-            c = self.obj.to_theta @ eig.vectors[0]
-            cands = np.array([c, -c])
-            cv = np.nan_to_num(neuron_values(self.obj, cands), nan=-np.inf)
-            j = int(np.argmax(cv))
-            if cv[j] <= v + 1e-15:
-                return
-            t, v = cands[j], float(cv[j])
-            self.offer(t)
+        self.offer(ascend(self.obj, thetas[k], float(vals[k]), steps)[0])
 
     def settled(self, u: float) -> bool:
         return self.best_value >= self.alpha * u - self.tol
