@@ -80,7 +80,8 @@ def _rows(obj: Any, masks: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.nd
 def wedge_settle(obj: Any, masks: np.ndarray, target: float) -> dict[int, tuple[float, tuple[np.ndarray, np.ndarray]]]:
     """Patterns of ``masks`` (bool, (k, n)) settled at most ``target`` by two-row evidence:
     ``{j: (upper, (rows, N))}`` (``rows``: the two sample indices, ascending)."""
-    pb = kernel.pencil_bounds(obj, kernel.make_plan(obj), masks, False)
+    plan = kernel.make_plan(obj)
+    pb = kernel.pencil_bounds(obj, plan, masks, False)
     cand = np.flatnonzero(pb.reliable & pb.chol_ok & (pb.upper > target))
     if cand.size == 0:
         return {}
@@ -103,7 +104,7 @@ def wedge_settle(obj: Any, masks: np.ndarray, target: float) -> dict[int, tuple[
     mu = val * (1 + WEDGE_MARGIN) + WEDGE_MARGIN * np.abs(val).max(initial=0.0) + 1e-300
     At = np.transpose(A + t[:, None, None] * S, (1, 2, 0))
     na, nb = np.linalg.norm(sa, axis=1), np.linalg.norm(sb, axis=1)
-    E = kernel.make_plan(obj).basis  # rows of Psi err by at most this (part of the pencils' allowance)
+    E = plan.basis  # rows of Psi err by at most this (part of the pencils' allowance)
     extra = t * (4.01 * _U * na * nb + 2.01 * E * (na + nb + E)) + 2.01 * _U * (
         kernel._frob(At) + t * np.linalg.norm(S, axis=(1, 2)))
     good = kernel.certify(At, pb.B[:, :, cand], pb.alpha[cand] + extra, pb.beta[cand], mu) & (mu <= target)

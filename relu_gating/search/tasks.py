@@ -215,6 +215,12 @@ class _Solved(NamedTuple):
     evidence: tuple[np.ndarray, np.ndarray] | None = None
 
 
+def _by_evidence(got: tuple[float, tuple[np.ndarray, np.ndarray]], w_val: float, theta0: np.ndarray) -> _Solved:
+    """A pattern settled by dual evidence ``got = (upper, (rows, N))`` before any exact solve; its
+    value is its witness's."""
+    return _Solved(got[0], w_val, theta0, BOUND, "dual-first", "", got[1])
+
+
 def _settle_exact(obj: Objective, mask: np.ndarray, value: float, theta: np.ndarray, method: str,
                   witness: np.ndarray, prob: tuple | None = None, facets: np.ndarray | None = None) -> _Solved:
     """An exact per-pattern value turned into a claim the verifier can check (dual evidence)."""
@@ -284,10 +290,10 @@ def _solve_one(obj: Objective, mask: np.ndarray, method: str, witness: np.ndarra
     if witness is not None and m >= DUAL_FIRST_MIN_M and target < np.inf:
         two = wedge_settle(obj, mask[None, :], target) if two_row else {}
         if two:
-            return _Solved(two[0][0], w_val, theta0, BOUND, "dual-first", "", two[0][1])
+            return _by_evidence(two[0], w_val, theta0)
         got = dual_prune(A, B, G, np.flatnonzero(np.any(obj.Phi != 0, axis=1)), Ti @ (obj.to_coords @ theta0), target)
         if got is not None:
-            return _Solved(got[0], w_val, theta0, BOUND, "dual-first", "", got[1])
+            return _by_evidence(got, w_val, theta0)
     problem = solvers.ConeEigProblem(A, B, G, interior=None if witness is None else Ti @ (obj.to_coords @ theta0))
     tried = []
     for mth in (method,) + tuple(x for x in FALLBACK_METHODS if x != method):
@@ -353,7 +359,7 @@ def solve_chunk(obj: Objective, index: np.ndarray, masks: np.ndarray, method: st
         if j in wedged:
             assert witnesses is not None  # only patterns with a witness are offered the two-row step
             w = np.array(witnesses[j], dtype=float)
-            out = _Solved(wedged[j][0], float(neuron_values(obj, w[None, :])[0]), w, BOUND, "dual-first", "", wedged[j][1])
+            out = _by_evidence(wedged[j], float(neuron_values(obj, w[None, :])[0]), w)
         else:
             out = _solve_one(obj, masks[j], method, None if witnesses is None else witnesses[j], target, two_row=False)
         upper[j], lower[j], thetas[j], status[j] = out.upper, out.lower, out.theta, out.status
