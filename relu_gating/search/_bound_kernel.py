@@ -178,7 +178,8 @@ def products(plan: Plan, masks: np.ndarray, packed: bool) -> np.ndarray:
     out = np.empty((plan.V.shape[1], k))
     VT = np.ascontiguousarray(plan.V.T)
     for s in range(0, k, GEMM_ROWS):
-        blk = rows_bool(masks, packed, plan.n, slice(s, s + GEMM_ROWS)).astype(np.float64)
+        sub = masks[s:s + GEMM_ROWS]  # 0/1 as float64, straight from the bits (no bool copy)
+        blk = np.unpackbits(sub, axis=1, count=plan.n).astype(np.float64) if packed else sub.astype(np.float64)
         out[:, s:s + blk.shape[0]] = VT @ blk.T
     return out
 
@@ -346,19 +347,28 @@ def _top(C: np.ndarray, L: np.ndarray, squarings: int, vectors: bool = True) -> 
     return est, (None if y is None else _backward(L, y))
 
 
-def pencil_bounds(obj, plan: Plan, masks: np.ndarray, packed: bool) -> PencilBounds:
+def pencil_bounds(obj, plan: Plan, masks: np.ndarray, packed: bool, cut: float = -np.inf) -> PencilBounds:
     """Screening bounds of a chunk: one GEMM, Frobenius estimates, rigorous acceptance (module
-    docstring).  ``x`` and ``value`` are left for :func:`tighten` (zeros / nan here)."""
+    docstring).  ``x`` and ``value`` are left for :func:`tighten` (zeros / nan here).
+
+    ``cut`` (the caller's pruning threshold, if known): every pattern for which :func:`certify`
+    accepts ``mu = cut`` gets the bound ``cut`` and no estimate (one Cholesky factorization
+    instead of the estimate and its acceptance); only the others are estimated."""
     P = products(plan, masks, packed)
     C, A, B, alpha, beta = _pencils(plan, P)
     k = P.shape[1]
     L, chol_ok = _cholesky(B)
     upper = np.full(k, np.inf)
-    if chol_ok.all():
+    todo = chol_ok
+    if np.isfinite(cut) and cut > 0 and chol_ok.any():
+        below = chol_ok & certify(A, B, alpha, beta, np.full(k, float(cut)))
+        upper[below] = cut
+        todo = chol_ok & ~below
+    if todo.all():
         est, _ = _top(C, L, SCREEN_SQUARINGS, vectors=False)
         upper, _ = _accept(A, B, alpha, beta, est, SCREEN_MARGINS)
-    elif chol_ok.any():
-        rows = np.flatnonzero(chol_ok)
+    elif todo.any():
+        rows = np.flatnonzero(todo)
         est, _ = _top(C[:, :, rows], L[:, :, rows], SCREEN_SQUARINGS, vectors=False)
         upper[rows], _ = _accept(A[:, :, rows], B[:, :, rows], alpha[rows], beta[rows], est, SCREEN_MARGINS)
     lev = np.full(k, obj.cap)

@@ -40,6 +40,11 @@ ALL_ATTAINED_WORK = 1 << 18
 #: up to 10x at m >= 7, where an exact solve costs 10 ms to seconds and the SDP 2-20 ms).
 DUAL_FIRST_MIN_M = 3
 
+#: The bound pass certifies ``lambda_max <= incumbent - CUT_BELOW`` directly where it can (such a
+#: pattern can never matter: below the ``2e-9`` slack of the attained check), see
+#: :func:`relu_gating.search._bound_kernel.pencil_bounds`.
+CUT_BELOW = 4e-9
+
 #: A solver's upper bound below a pattern's strict witness value by more than this is rejected.
 WITNESS_RTOL = 1e-9
 
@@ -64,11 +69,15 @@ def chunk_bounds(obj: Objective, index: np.ndarray, masks: np.ndarray, witnesses
     the pattern is settled exactly on the spot.  The others can never be opened
     (the best value only grows), so their screening bound suffices.  ``incumbent``
     (an attained value known beforehand, :mod:`relu_gating.search._pilot`) raises
-    that threshold: near the optimum, only a few percent are tightened.
+    that threshold: near the optimum, only a few percent are tightened, and every pattern
+    whose pencil provably stays below ``incumbent - CUT_BELOW`` is given that bound by one
+    verified Cholesky factorization, without an estimate of its own (a valid bound, not
+    that pattern's tightest: such a pattern can never matter).
     """
     k = index.size
     masks, packed = kernel.unpacked(masks, obj.n)
-    pb = kernel.pencil_bounds(obj, kernel.make_plan(obj), masks, packed)
+    cut = float(incumbent) - CUT_BELOW if np.isfinite(incumbent) else -np.inf
+    pb = kernel.pencil_bounds(obj, kernel.make_plan(obj), masks, packed, cut)
     upper = np.minimum(np.minimum(pb.leverage, pb.upper), obj.cap + 1e-12)
     if obj.Q_H is not None and not np.all(pb.reliable):  # B_S ill-conditioned: bound by the support
         bad = np.flatnonzero(~pb.reliable)

@@ -246,3 +246,29 @@ def test_pilot_value_is_attained_and_the_answer_unchanged(monkeypatch, n, d, fea
     monkeypatch.setattr(front, "pilot_value", lambda obj: -np.inf)
     off = best_neuron(Phi, U, features=H, chunk_size=64)
     assert off.certified and off.value == pytest.approx(res.value, abs=1e-9)
+
+
+@pytest.mark.parametrize("kind,features", [("gauss", "bias"), ("translated", "none"), ("rescaled", "matrix")])
+def test_the_cut_bound_is_a_certified_bound_and_only_where_it_holds(kind, features):
+    """pencil_bounds(..., cut): a pattern gets the bound ``cut`` only when its unconstrained
+    maximum (scipy's generalized eigenvalues of the accurately formed pencil) is at most ``cut``;
+    every pattern whose maximum exceeds ``cut`` keeps its own estimate (above ``cut``); the
+    others' bounds are unchanged by the cut where it does not certify."""
+    obj, ps = _setup(kind, features, 40, 3, 7)
+    plan = kernel.make_plan(obj)
+    free = kernel.pencil_bounds(obj, plan, ps.packed, True)
+    tops = np.full(len(ps), np.nan)
+    for i in range(len(ps)):
+        A, B, _ = single_pattern_matrices(obj, ps.masks[i])
+        w = np.linalg.eigvalsh(B)
+        if w[0] > 1e-6 * w[-1]:
+            tops[i] = sl.eigh(A, B, eigvals_only=True)[-1]
+    ok = np.isfinite(tops)
+    cut = float(np.quantile(tops[ok], 0.7))
+    pb = kernel.pencil_bounds(obj, plan, ps.packed, True, cut)
+    at_cut = pb.upper == cut
+    assert 0.5 < np.mean(at_cut[ok]) <= 0.7 + 1e-9  # most of those below the cut, none above it
+    assert np.all(tops[ok & at_cut] <= cut)
+    assert np.all(pb.upper[ok] >= tops[ok] * (1 - 1e-12) - 1e-15)
+    np.testing.assert_array_equal(pb.upper[~at_cut], free.upper[~at_cut])
+    np.testing.assert_array_equal(pb.reliable, pb.reliable | at_cut)

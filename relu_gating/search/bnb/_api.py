@@ -9,6 +9,7 @@ import numpy as np
 
 from relu_gating._progress import Progress
 from relu_gating.errors import InputError, SolverFailure
+from relu_gating.patterns._exact import single_thread_blas
 from relu_gating.search.bnb._search import Search
 from relu_gating.search.bnb._tree_build import count_kinds, to_nodes
 from relu_gating.certificate._problem import exact_rank
@@ -92,8 +93,8 @@ def branch_and_bound(Phi: Any, U_K: Any, *, features: Any = "bias", alpha: float
     search = Search(obj, float(alpha), float(tol), method, seed, lifted)
     _seed_incumbent(search, obj)
     deadline = None if max_seconds is None else t0 + float(max_seconds)
-    with Progress(None, "branch and bound", enabled=progress, unit="nodes") as bar:
-        if executor is None:
+    with Progress(None, "branch and bound", enabled=progress, unit="nodes") as bar, single_thread_blas():
+        if executor is None:  # tiny products only: extra BLAS threads just wait (2x the nodes measured)
             why = search.run(deadline, bar)
         else:
             from relu_gating.search.bnb._parallel import run_parallel

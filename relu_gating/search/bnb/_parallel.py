@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from relu_gating.patterns._exact import single_thread_blas
 from relu_gating.search.bnb._search import Search
 from relu_gating.search.bnb._tree_build import Node
 
@@ -163,7 +164,8 @@ def subtree_task(obj: Any, roots: list[tuple], incumbent: np.ndarray | None, alp
     nodes = [_open_node(r) for r in roots]
     for node in nodes:
         search.push(node)
-    expand_until(search, end)
+    with single_thread_blas():  # tiny products only: extra BLAS threads just wait
+        expand_until(search, end)
     for item in search.heap:
         if search.settled(item[-1].claim):
             item[-1].settle("b")

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from relu_gating.certificate._tree import chamber_dual_bound, implied_exact, node_bound, node_problem
+from relu_gating.search.bnb._forced import forced_rows
 from relu_gating.search.bnb._lp import WITNESS_MARGIN, ConeLP
 from relu_gating.search.bnb._rows import sample_interior
 from relu_gating.search.bnb._score import child_bounds
@@ -65,7 +66,7 @@ class Search:
                       "t_bound": 0.0, "t_lp": 0.0, "t_chamber": 0.0, "n_bound": 0,
                       "nnls": 0, "t_nnls": 0.0, "exact_farkas": 0,
                       "attained": 0, "t_score": 0.0, "lifted": 0, "t_lifted": 0.0, "lifted_settled": 0,
-                      "lifted_lowered": 0}
+                      "lifted_lowered": 0, "forced_batch": 0, "t_forced": 0.0}
         self.lifted = bool(lifted)
         self.notes: list[str] = []
         self.rng = np.random.default_rng(seed)
@@ -144,19 +145,19 @@ class Search:
 
     def _implied(self, signs: np.ndarray, i: int, s: int, rows: np.ndarray) -> bool:
         """The verifier's exact Farkas check, skipped when a float solve of a square, well
-        conditioned system leaves every multiplier clearly positive (the exact signs agree)."""
-        Phi = self.obj.Phi
-        if rows.size == Phi.shape[1]:
-            A = (signs[rows, None] * Phi[rows]).T
-            A = A / np.abs(A).max(axis=0)
-            b = s * Phi[i] / np.abs(Phi[i]).max()
+        conditioned system leaves every multiplier clearly positive (the exact signs agree).  The
+        float system is in the unit rows of the well-conditioned basis (``Phi = Psi R`` keeps the
+        multipliers): translated or rescaled data do not send it to the exact check."""
+        if rows.size == self.Gn.shape[1]:
+            A = (signs[rows, None] * self.Gn[rows]).T
+            b = s * self.Gn[i]
             sv = np.linalg.svd(A, compute_uv=False)
             if sv[-1] > 1e-8 * sv[0]:
                 y = np.linalg.solve(A, b)
                 if y.min() > 1e-6 * np.abs(y).max() and sv[0] / sv[-1] < 1e6:
                     return True
         self.stats["exact_farkas"] += 1
-        return implied_exact(Phi, signs, i, s, rows.tolist(), self.cache)
+        return implied_exact(self.obj.Phi, signs, i, s, rows.tolist(), self.cache)
 
     def _test(self, dec: np.ndarray, signs: np.ndarray, c: int, i: int, s: int) -> Any:
         """Witness of the side ``s`` of candidate ``c`` (row ``i``) of the loaded LP, or the Farkas
@@ -189,10 +190,20 @@ class Search:
         dec = np.flatnonzero((signs != 0) & ~self.P.zero_rows)
         Gd = signs[dec, None] * self.Gn[dec]
         loaded = False
+        obs = cand[pos[cand] | neg[cand]]  # seen on one side only: maybe forced to it
+        t0 = time.perf_counter()
+        batch = forced_rows(self.Gn, signs, dec, und[obs], np.where(pos[obs], 1, -1), pts[0],
+                            lambda i, s, rows: self._implied(signs, i, s, np.asarray(rows)))
+        self.stats["t_forced"] += time.perf_counter() - t0
+        self.stats["forced_batch"] += len(batch)
         for c, k in enumerate(cand.tolist()):
             if free[k]:
                 continue
             i = int(und[k])
+            if i in batch:
+                signs[i] = 1 if pos[k] else -1
+                chain.append((i, int(signs[i]), batch[i]))
+                continue
             s_obs = 1 if pos[k] else -1
             kind, got = self._nnls(Gd, dec, signs, i, s_obs, pts[0])
             if kind == "lp":
