@@ -8,9 +8,13 @@ Gaussian, translated far from the origin, or with columns in wildly different un
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from _fuzz_instances import instance
 from scipy.optimize import linprog
 
 from relu_gating.certificate._farkas import implied_exact
@@ -76,3 +80,33 @@ def test_out_of_range_or_too_few_is_left_to_the_per_row_tests():
     assert forced_rows(Gn, signs, dec, cand, side, inner, lambda *a: True) == {}
     Phi, Gn, signs, dec, cand, side, inner = _case("gauss", 40, 3, 6, 0)
     assert forced_rows(Gn, signs, dec, cand[:3], side[:3], inner, lambda *a: True) == {}
+
+
+@settings(derandomize=True, deadline=None, max_examples=15)
+@given(kind=st.sampled_from(["gauss", "translated", "rescaled"]), d=st.integers(1, 3), seed=st.integers(0, 10_000))
+def test_exhaustive_farkas_finds_a_combination_exactly_when_the_row_is_forced(kind, d, seed):
+    from relu_gating.search.bnb._forced import exhaustive_farkas
+
+    Phi, Gn, signs, dec, cand, side, inner = _case(kind, 30, d, 5, seed)
+    for i, s in list(zip(cand.tolist(), side.tolist()))[:10]:
+        got = exhaustive_farkas(dec, i, (s,), d + 1, lambda i_, s_, rows: implied_exact(Phi, signs, i_, s_, list(rows)))
+        assert (got is not None) == _lp_forced(Phi, signs, dec, i, s)
+        if got is not None:
+            assert got[0] == s and implied_exact(Phi, signs, i, s, list(got[1]))
+
+
+@pytest.mark.parametrize("seed", [4, 8, 32, 50, 55, 59])
+def test_thin_nodes_are_settled_from_the_exact_chambers(seed):
+    """The fuzz instances whose nodes the float tests cannot split (rows dependent to within
+    rounding): the search builds those subtrees from the exact chambers, certifies the
+    enumeration's answer, and the verifier accepts the tree."""
+    from relu_gating import best_neuron, verify
+
+    I = instance(seed)
+    assert I.kind == "thin"
+    b = best_neuron(I.Phi, I.U, features=I.features, strategy="branch-and-bound")
+    e = best_neuron(I.Phi, I.U, features=I.features)
+    assert b.tree["stats"]["thin_exact"] > 0 and b.tree["stats"]["unproven_empty"] == 0
+    assert b.certified and e.certified and abs(b.value - e.value) <= 1e-9 * max(1.0, abs(e.value))
+    rep = verify(json.loads(json.dumps(b.to_dict())), I.Phi, I.U, I.features)
+    assert rep.valid and rep.certified

@@ -248,3 +248,69 @@ def test_float_filter_of_the_farkas_check_agrees_with_rationals(seed, m, kind):
         assert quick is None
     if kind == "gauss" and np.linalg.cond(A) < 1e6:
         assert quick is not None  # the filter does its job on ordinary data
+
+
+@settings(derandomize=True, max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10**6), m=st.integers(2, 6))
+def test_batched_float_filter_decides_only_where_rationals_agree(seed, m):
+    """The vectorised filter (``_signs_float_batch``, used by the verifier on every implied sign
+    of a tree) on a stack mixing every kind of system above: each decision agrees with exact
+    rational arithmetic, and ordinary well-conditioned systems are decided."""
+    from relu_gating.certificate._farkas import _signs_float_batch
+
+    rng = np.random.default_rng(seed)
+    As, bs, kinds = [], [], []
+    for k in range(40):
+        kind = ["gauss", "zero-coefficient", "near-singular", "scaled", "integer", "singular"][k % 6]
+        A = rng.normal(size=(m, m))
+        y0 = rng.uniform(0.1, 2.0, size=m) * rng.choice([1.0, 1.0, -1.0], size=m)
+        if kind in ("integer", "zero-coefficient"):
+            A = rng.integers(-4, 5, size=(m, m)).astype(float)
+            y0 = rng.integers(-2, 4, size=m).astype(float) if kind == "integer" else rng.integers(1, 4, size=m) * 1.0
+            if kind == "zero-coefficient":
+                y0[rng.integers(m)] = 0.0
+        if kind == "near-singular":
+            A[:, -1] = A[:, 0] + 1e-13 * rng.normal(size=m)
+        if kind == "singular":
+            A[:, -1] = A[:, 0]
+        if kind == "scaled":
+            A = A * 10.0 ** rng.integers(-60, 60, size=(1, m))
+        As.append(A)
+        bs.append(A @ y0)
+        kinds.append(kind)
+    out = _signs_float_batch(np.array(As), np.array(bs))
+    for A, b, kind, got in zip(As, bs, kinds, out.tolist()):
+        exact = _rational_solution(A, b)
+        if exact is None:
+            assert got == 0
+            continue
+        if got != 0:
+            assert (got == 1) == all(v >= 0 for v in exact), kind
+        if kind == "gauss" and np.linalg.cond(A) < 1e6:
+            assert got != 0
+
+
+def test_batched_implied_checks_agree_with_the_exact_check(case):
+    """implied_batch on a tree's genuine implied signs, on the same with the other sign, and on
+    claims with a wrong or out-of-range row: the answer of implied_exact for every claim."""
+    from relu_gating.certificate._farkas import implied_batch
+
+    Phi, U, d = case
+    n = Phi.shape[0]
+    claims, signs = [], np.where(np.all(Phi == 0, axis=1), -1, 0).astype(np.int8)
+    rng = np.random.default_rng(0)
+    for node in d["tree"]["nodes"][:4000]:  # the implied nodes met first, with genuine row signs
+        if node[0] == "i":
+            rows = [int(j) for j in node[3]]
+            rs = [int(v) for v in rng.choice([-1, 1], size=len(rows))]
+            claims += [(int(node[1]), int(node[2]), rows, rs), (int(node[1]), -int(node[2]), rows, rs)]
+    claims += [(0, 1, [1, 2, n + 5], [1, 1, 1]), (0, 1, [0, 1, 2], [1, 1, 1]), (0, 1, [1, 2, 3], [1, 0, 1])]
+    got = implied_batch(Phi, claims)
+    for (i, s, rows, rs), g in zip(claims, got.tolist()):
+        ok_rows = all(0 <= j < n for j in rows) and all(r in (1, -1) for r in rs) and i not in rows
+        if not ok_rows:
+            assert not g
+            continue
+        sg = signs.copy()
+        sg[rows] = rs
+        assert g == implied_exact(Phi, sg, i, s, rows)

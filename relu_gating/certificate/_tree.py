@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from relu_gating.certificate._farkas import implied_exact
+from relu_gating.certificate._farkas import implied_batch, implied_exact
 from relu_gating.certificate._proofs import _allow, dual_bound, exact_slack_pd, pattern_pencils
 
 __all__ = ["NodeProblem", "node_problem", "node_bound", "implied_exact", "chamber_dual_bound", "verify_tree", "tree_to_dict",
@@ -52,6 +52,8 @@ TREE_KIND = "tree"
 SIGMA_MIN = 1e-6
 #: Tree certificates with more nodes than this are refused as malformed.
 MAX_NODES = 50_000_000
+#: Implied signs collected before one vectorised check (:func:`relu_gating.certificate._farkas.implied_batch`).
+FARKAS_BATCH = 8192
 _EPS = np.finfo(float).eps
 
 
@@ -215,6 +217,7 @@ def _walk(nodes: list, S: Any, P: NodeProblem) -> tuple[list, list[str], dict]:
     cache: dict = {}
     stack: list = [("visit",)]
     pos, leaves = 0, []
+    pending: list = []
     reasons: list[str] = []
     counts = {"split": 0, "implied": 0, "leaves": 0}
     while stack and not reasons:
@@ -237,10 +240,13 @@ def _walk(nodes: list, S: Any, P: NodeProblem) -> tuple[list, list[str], dict]:
                 counts["split"] += 1
                 stack += [("set", i, 0), ("visit",), ("set", i, -1), ("visit",), ("set", i, 1)]
                 continue
-            s = int(node[2])
-            if s not in (1, -1) or not implied_exact(S.Phi, signs, i, s, [int(j) for j in node[3]], cache):
+            s, rows = int(node[2]), [int(j) for j in node[3]]
+            if s not in (1, -1) or not rows or any(not (0 <= j < signs.size) or signs[j] == 0 or j == i for j in rows):
                 reasons.append(f"node {idx}: the implied sign of row {i} is not proven by its Farkas rows")
                 break
+            pending.append((idx, i, s, rows, [int(signs[j]) for j in rows]))  # checked in batches
+            if len(pending) >= FARKAS_BATCH:
+                reasons += _check_implied(S.Phi, pending, cache)
             counts["implied"] += 1
             stack += [("set", i, 0), ("visit",), ("set", i, s)]
         elif kind in ("b", "c", "d", "x"):
@@ -251,9 +257,22 @@ def _walk(nodes: list, S: Any, P: NodeProblem) -> tuple[list, list[str], dict]:
             leaves.append((idx, claim, proven))
         else:
             reasons.append(f"node {idx}: unknown node {node!r:.40}")
+    if not reasons:
+        reasons += _check_implied(S.Phi, pending, cache)
     if not reasons and pos != len(nodes):
         reasons.append(f"tree has {len(nodes) - pos} node(s) beyond its last leaf")
     return leaves, reasons, counts
+
+
+def _check_implied(Phi: np.ndarray, pending: list, cache: dict) -> list[str]:
+    """Check the implied signs collected by :func:`_walk` (emptying ``pending``); the first
+    failure as a reason."""
+    ok = implied_batch(Phi, [p[1:] for p in pending], cache)
+    bad = np.flatnonzero(~ok)
+    out = [f"node {pending[bad[0]][0]}: the implied sign of row {pending[bad[0]][1]} is not proven by its Farkas rows"
+           ] if bad.size else []
+    pending.clear()
+    return out
 
 
 def tree_to_dict(res: Any) -> dict:

@@ -111,3 +111,27 @@ def forced_rows(Gn: np.ndarray, signs: np.ndarray, dec: np.ndarray, cand: np.nda
         if clear or exact(i, s, np.asarray(rk)):
             out[i] = tuple(rk)
     return out
+
+
+#: Subsets of each size tried by :func:`exhaustive_farkas` (it gives up on larger nodes).
+EXHAUSTIVE_SUBSETS = 3000
+
+
+def exhaustive_farkas(dec: np.ndarray, i: int, sides: tuple, rank: int,
+                      exact: Callable[[int, int, np.ndarray], bool]) -> tuple | None:
+    """``(s, rows)``: a Farkas combination proving row ``i`` forced to ``s``, found by trying
+    every subset of at most ``rank`` decided rows (Caratheodory: one exists whenever the row is
+    forced) with the exact check ``exact(i, s, rows)``; None if there is none or the node has
+    too many decided rows.  For the rows the float tests leave unproven on degenerate data
+    (rows dependent only to within rounding), where an LP's duals pick the wrong rows."""
+    from itertools import combinations
+    from math import comb
+
+    for k in range(1, min(rank, dec.size) + 1):
+        if comb(dec.size, k) > EXHAUSTIVE_SUBSETS:
+            return None
+        for sub in combinations(dec.tolist(), k):
+            for s in sides:
+                if exact(i, s, np.asarray(sub)):
+                    return s, tuple(int(j) for j in sub)
+    return None

@@ -21,10 +21,11 @@ from typing import Any
 import numpy as np
 
 from relu_gating.certificate._tree import chamber_dual_bound, implied_exact, node_bound, node_problem
-from relu_gating.search.bnb._forced import forced_rows
+from relu_gating.search.bnb._forced import exhaustive_farkas, forced_rows
 from relu_gating.search.bnb._lp import WITNESS_MARGIN, ConeLP
 from relu_gating.search.bnb._rows import sample_interior
 from relu_gating.search.bnb._score import child_bounds
+from relu_gating.search.bnb._thin import ExactChambers
 from relu_gating.search.bnb._tree_build import Node
 from relu_gating.search._pilot import ascend
 from relu_gating.search.objectives import Objective, neuron_values
@@ -66,8 +67,9 @@ class Search:
                       "t_bound": 0.0, "t_lp": 0.0, "t_chamber": 0.0, "n_bound": 0,
                       "nnls": 0, "t_nnls": 0.0, "exact_farkas": 0,
                       "attained": 0, "t_score": 0.0, "lifted": 0, "t_lifted": 0.0, "lifted_settled": 0,
-                      "lifted_lowered": 0, "forced_batch": 0, "t_forced": 0.0}
+                      "lifted_lowered": 0, "forced_batch": 0, "t_forced": 0.0, "exhaustive": 0, "thin_exact": 0}
         self.lifted = bool(lifted)
+        self.thin = ExactChambers(self)
         self.notes: list[str] = []
         self.rng = np.random.default_rng(seed)
         signs = np.where(self.P.zero_rows, -1, 0).astype(np.int8)
@@ -211,17 +213,27 @@ class Search:
                     self.lp.begin(Gd, self.Gn[und[cand]])
                     loaded = True
                 kind, got = self._test(dec, signs, c, i, -s_obs)
+            if kind == "unproven" or (kind == "empty" and not (pos[k] or neg[k])):
+                kind, got, s_obs = self._exhaustive(dec, signs, i, pos[k] or neg[k], s_obs)
             if kind == "witness":
                 pts = np.vstack([pts, got])
                 zz = self.Gn[und] @ got
                 pos |= zz > WITNESS_MARGIN
                 neg |= zz < -WITNESS_MARGIN
                 free = pos & neg
-            elif kind == "empty" and (pos[k] or neg[k]):
+            elif kind == "empty":
                 signs[i] = s_obs
                 chain.append((i, s_obs, tuple(int(j) for j in got)))
         keep = free & (signs[und] == 0)
         return chain, und[keep], pts
+
+    def _exhaustive(self, dec: np.ndarray, signs: np.ndarray, i: int, seen: bool, s_obs: int) -> tuple:
+        """``("empty", rows, s)`` when an exhaustive exact search proves row ``i`` forced to ``s``
+        (the side seen, or either side when neither was), else ``("unproven", None, s_obs)``."""
+        got = exhaustive_farkas(dec, i, (s_obs,) if seen else (1, -1), self.obj.rank,
+                                lambda i_, s_, rows: self._implied(signs, i_, s_, rows))
+        self.stats["exhaustive"] += 1
+        return ("unproven", None, s_obs) if got is None else ("empty", got[1], got[0])
 
     def _branch_row(self, signs: np.ndarray, free: np.ndarray, cur: Node) -> int:
         """The free row to split on: among the ``STRONG`` rows where the bound's maximizer is
@@ -310,8 +322,11 @@ class Search:
         if not np.any((signs == 0) & ~self.P.zero_rows):
             self.chamber(cur)
             return
-        if free.size == 0:  # every undecided row is forced but not provably so: keep the bound
-            self.stats["unproven_empty"] += 1
+        if free.size == 0:  # no undecided row is seen on both sides, none provably forced
+            if self.thin.settle(cur, signs):  # settled from the exact chambers (small degenerate data)
+                self.stats["thin_exact"] += 1
+                return
+            self.stats["unproven_empty"] += 1  # else keep the bound
             cur.settle("b")
             return
         i = self._branch_row(signs, free, cur)
