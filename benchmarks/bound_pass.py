@@ -13,8 +13,12 @@ machine), medians of ``--repeats`` runs taken in turn:
 * ``new``: the query's bound pass: the pilot incumbent (:mod:`relu_gating.search._pilot`,
   included in the time), then :func:`relu_gating.search.tasks.chunk_bounds` on packed masks
   (one GEMM, closed forms, verified Cholesky; see :mod:`relu_gating.search._bound_kernel`);
+  patterns provably below the pilot's value less ``CUT_BELOW`` get that bound from one verified
+  Cholesky factorization, without an estimate;
+* ``no cut``: the same without that shortcut (every pattern estimated);
 
-their ratios, and the largest ``new / old`` bound ratio (looseness).  With ``--query``
+their ratios, and the largest ``no cut / old`` bound ratio (looseness; the cut's bound is the
+pilot's value, not an estimate).  With ``--query``
 it also times the whole certified query ``best_neuron`` (enumeration included) at
 n = 200, d = 3 and prints it as a multiple of the floor.
 
@@ -39,6 +43,7 @@ from relu_gating.search.objectives import (Objective, leverage_bounds, make_obje
 from relu_gating.search.state import EXACT, PRUNED, UNSETTLED, PatternOutcome
 from relu_gating.search import _bound_kernel as kernel
 from relu_gating.search._pilot import pilot_value
+from relu_gating.search import tasks
 from relu_gating.search.tasks import _drop_excluded, chunk_bounds
 from relu_gating.search._masked import MaskStack
 from solvers import top_generalized_eig
@@ -110,10 +115,16 @@ def bound_pass(fn, obj, masks: np.ndarray, W: np.ndarray, incumbent: float = -np
             for s in range(0, len(masks), CHUNK)]
 
 
-def new_pass(obj, packed: np.ndarray, W: np.ndarray) -> list:
+def new_pass(obj, packed: np.ndarray, W: np.ndarray, cut: bool = True) -> list:
     """The query's bound pass: the pilot incumbent (:mod:`relu_gating.search._pilot`), then every
-    chunk from its packed masks."""
-    return bound_pass(chunk_bounds, obj, packed, W, pilot_value(obj))
+    chunk from its packed masks; ``cut=False``: without certifying the incumbent's cut directly
+    (every pattern estimated, as before that change)."""
+    saved = tasks.CUT_BELOW
+    tasks.CUT_BELOW = tasks.CUT_BELOW if cut else np.inf
+    try:
+        return bound_pass(chunk_bounds, obj, packed, W, pilot_value(obj))
+    finally:
+        tasks.CUT_BELOW = saved
 
 
 def timed(f) -> float:
@@ -128,17 +139,18 @@ def run_case(name: str, n: int, d: int, repeats: int) -> None:
     ps = rg.enumerate_patterns(Phi)
     obj = with_rank(make_objective(Phi, U, "bias"), ps.rank)
     masks, W, N = ps.masks, ps.witnesses, len(ps)
-    t = {"floor": [], "old": [], "new": []}
+    t = {"floor": [], "old": [], "no cut": [], "new": []}
     for _ in range(repeats):
         t["floor"].append(timed(lambda: floor_pass(Phi, W)))
         t["old"].append(timed(lambda: bound_pass(old_chunk_bounds, obj, masks, W)))
+        t["no cut"].append(timed(lambda: new_pass(obj, ps.packed, W, cut=False)))
         t["new"].append(timed(lambda: new_pass(obj, ps.packed, W)))
     us = {k: 1e6 * statistics.median(v) / N for k, v in t.items()}
     old = np.concatenate([o.upper for o in bound_pass(old_chunk_bounds, obj, masks, W)])
-    new = np.concatenate([o.upper for o in new_pass(obj, ps.packed, W)])
+    new = np.concatenate([o.upper for o in new_pass(obj, ps.packed, W, cut=False)])
     fin = np.isfinite(old) & (old > 1e-12)
     loose = float(np.max(new[fin] / old[fin])) if fin.any() else float("nan")
-    print(f"{name:8s} {d + 1:>2d} {N:>9,d} {us['floor']:8.3f} {us['old']:8.3f} {us['new']:8.3f} "
+    print(f"{name:8s} {d + 1:>2d} {N:>9,d} {us['floor']:8.3f} {us['old']:8.3f} {us['no cut']:8.3f} {us['new']:8.3f} "
           f"{us['old'] / us['new']:8.1f}x {us['new'] / us['floor']:8.1f}x {loose:10.4f}", flush=True)
 
 
@@ -166,7 +178,7 @@ def main(argv=None) -> None:
     repeats = a.repeats or (1 if a.quick else 3)
     blas = [(i["internal_api"], i.get("architecture"), i.get("version")) for i in threadpool_info()]
     print(f"BLAS {blas}, single-threaded; median of {repeats}; CPU microseconds per pattern")
-    print(f"{'case':8s} {'m':>2s} {'patterns':>9s} {'floor':>8s} {'old':>8s} {'new':>8s} {'old/new':>9s} "
+    print(f"{'case':8s} {'m':>2s} {'patterns':>9s} {'floor':>8s} {'old':>8s} {'no cut':>8s} {'new':>8s} {'old/new':>9s} "
           f"{'new/floor':>9s} {'max new/old bound':>10s}")
     with threadpool_limits(limits=1, user_api="blas"):
         for name, (n, d) in cases.items():

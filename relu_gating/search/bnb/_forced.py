@@ -113,7 +113,7 @@ def forced_rows(Gn: np.ndarray, signs: np.ndarray, dec: np.ndarray, cand: np.nda
     return out
 
 
-#: Subsets of each size tried by :func:`exhaustive_farkas` (it gives up on larger nodes).
+#: :func:`exhaustive_farkas` gives up on nodes with more subsets of ``rank`` decided rows than this.
 EXHAUSTIVE_SUBSETS = 3000
 
 
@@ -127,9 +127,10 @@ def exhaustive_farkas(dec: np.ndarray, i: int, sides: tuple, rank: int,
     from itertools import combinations
     from math import comb
 
-    for k in range(1, min(rank, dec.size) + 1):
-        if comb(dec.size, k) > EXHAUSTIVE_SUBSETS:
-            return None
+    top = min(rank, dec.size)
+    if top < 1 or comb(dec.size, top) > EXHAUSTIVE_SUBSETS:
+        return None
+    for k in range(1, top + 1):
         for sub in combinations(dec.tolist(), k):
             for s in sides:
                 if exact(i, s, np.asarray(sub)):
