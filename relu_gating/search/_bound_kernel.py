@@ -292,7 +292,7 @@ class PencilBounds:
     """Screening result of a chunk (arrays over its k patterns; matrices as (a, b, k))."""
 
     upper: np.ndarray     # rigorous bound on lambda_max(A_S, B_S); +inf where unreliable
-    reliable: np.ndarray  # a margin was certified
+    reliable: np.ndarray  # a margin was certified (B_S then positive definite)
     x: np.ndarray         # top generalized eigenvector estimate (r, k), pencil coordinates
     value: np.ndarray     # its quotient x^T A x / x^T B x (nan where unreliable)
     C: np.ndarray         # M^T S Psi, (K, r, k)
@@ -352,18 +352,25 @@ def pencil_bounds(obj, plan: Plan, masks: np.ndarray, packed: bool, cut: float =
     docstring).  ``x`` and ``value`` are left for :func:`tighten` (zeros / nan here).
 
     ``cut`` (the caller's pruning threshold, if known): every pattern for which :func:`certify`
-    accepts ``mu = cut`` gets the bound ``cut`` and no estimate (one Cholesky factorization
-    instead of the estimate and its acceptance); only the others are estimated."""
+    accepts ``mu = cut`` gets the bound ``cut`` and nothing else (one Cholesky factorization:
+    ``cut B - A`` positive definite with ``A >= 0`` also proves ``B`` positive definite); only
+    the others are factored (``L``; ``chol_ok`` is False on the patterns cut) and estimated."""
     P = products(plan, masks, packed)
     C, A, B, alpha, beta = _pencils(plan, P)
     k = P.shape[1]
-    L, chol_ok = _cholesky(B)
     upper = np.full(k, np.inf)
-    todo = chol_ok
-    if np.isfinite(cut) and cut > 0 and chol_ok.any():
-        below = chol_ok & certify(A, B, alpha, beta, np.full(k, float(cut)))
+    below = np.zeros(k, dtype=bool)
+    if np.isfinite(cut) and cut > 0:
+        below = certify(A, B, alpha, beta, np.full(k, float(cut)))
         upper[below] = cut
-        todo = chol_ok & ~below
+    if not below.any():
+        L, chol_ok = _cholesky(B)
+    else:
+        L, chol_ok = np.zeros_like(B), np.zeros(k, dtype=bool)
+        rest = np.flatnonzero(~below)
+        if rest.size:
+            L[:, :, rest], chol_ok[rest] = _cholesky(B[:, :, rest])
+    todo = chol_ok
     if todo.all():
         est, _ = _top(C, L, SCREEN_SQUARINGS, vectors=False)
         upper, _ = _accept(A, B, alpha, beta, est, SCREEN_MARGINS)

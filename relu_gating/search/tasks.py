@@ -76,7 +76,8 @@ def chunk_bounds(obj: Objective, index: np.ndarray, masks: np.ndarray, witnesses
     """
     k = index.size
     masks, packed = kernel.unpacked(masks, obj.n)
-    cut = float(incumbent) - CUT_BELOW if np.isfinite(incumbent) else -np.inf
+    small = k * obj.n <= ALL_ATTAINED_WORK  # every pattern is tightened: no cut
+    cut = float(incumbent) - CUT_BELOW if np.isfinite(incumbent) and not small else -np.inf
     pb = kernel.pencil_bounds(obj, kernel.make_plan(obj), masks, packed, cut)
     upper = np.minimum(np.minimum(pb.leverage, pb.upper), obj.cap + 1e-12)
     if obj.Q_H is not None and not np.all(pb.reliable):  # B_S ill-conditioned: bound by the support
@@ -124,7 +125,7 @@ def _attained(obj: Objective, pb: Any, masks: np.ndarray, packed: bool, upper: n
     settles the pattern."""
     if upper.size * obj.n <= ALL_ATTAINED_WORK:  # small chunk: every pattern, as cheap as deciding
         threshold = -np.inf
-    rows = np.flatnonzero(pb.reliable & (upper >= threshold - 2e-9))
+    rows = np.flatnonzero(pb.reliable & pb.chol_ok & (upper >= threshold - 2e-9))
     if rows.size == 0:
         return
     tight, x, vals = kernel.tighten(pb, rows)
