@@ -260,15 +260,16 @@ class _Masks:
         return np.unpackbits(self.packed[idx], axis=-1, count=self.n).astype(bool)
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Run:
-    """What both phases of one query share."""
+    """What both phases of one query share (``incumbent`` is set by the bound phase)."""
 
     obj: Objective
     masks: _Masks
     witnesses: np.ndarray
     executor: Any
     progress: bool | None
+    incumbent: float = -np.inf  # the pilot's attained value, when the bound pass used one
 
     @property
     def N(self) -> int:
@@ -280,6 +281,7 @@ def _bound_phase(run: _Run, state: SearchState, saver: _Saver, chunk_size: int, 
     N, masks, witnesses = run.N, run.masks, run.witnesses
     todo = [s for s in range(0, N, chunk_size) if not np.all(np.isfinite(state.upper[s:s + chunk_size]))]
     inc = pilot_value(run.obj) if len(todo) > 1 else -np.inf  # an attained value: fewer patterns to tighten
+    run.incumbent = inc
     tasks = [(run.obj, np.arange(s, min(s + chunk_size, N)), masks.packed[s:s + chunk_size],
               witnesses[s:s + chunk_size], tol, inc) for s in todo]
     with Progress(sum(t[1].size for t in tasks), "bounds", enabled=run.progress) as bar:
@@ -298,6 +300,8 @@ def _exact_phase(run: _Run, state: SearchState, saver: _Saver, alpha: float, tol
             open_idx = state.open_patterns(alpha, tol)
             if open_idx.size == 0:
                 return
+            above = open_idx[state.upper[open_idx] > run.incumbent]  # first those above the pilot's value:
+            open_idx = above if above.size else open_idx  # then the best reaches it, and the cut ones close
             take = open_idx[: batch_size * (1 if run.executor is None else PARALLEL_BATCHES)]
             target = prune_target(state.best_value, alpha)
             tasks = [(run.obj, part, run.masks[part], method, run.witnesses[part], target)
