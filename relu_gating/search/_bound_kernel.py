@@ -348,28 +348,20 @@ def _top(C: np.ndarray, L: np.ndarray, squarings: int, vectors: bool = True) -> 
 
 
 def pencil_bounds(obj, plan: Plan, masks: np.ndarray, packed: bool, cut: float = -np.inf) -> PencilBounds:
-    """Screening bounds of a chunk: one GEMM, Frobenius estimates, rigorous acceptance (module
-    docstring).  ``x`` and ``value`` are left for :func:`tighten` (zeros / nan here).
-
-    ``cut`` (the caller's pruning threshold, if known): every pattern for which :func:`certify`
-    accepts ``mu = cut`` gets the bound ``cut`` and nothing else (one Cholesky factorization:
-    ``cut B - A`` positive definite with ``A >= 0`` also proves ``B`` positive definite); only
-    the others are factored (``L``; ``chol_ok`` is False on the patterns cut) and estimated."""
+    """Screening bounds of a chunk: one GEMM, estimates, rigorous acceptance (module docstring);
+    ``x``, ``value`` are left to :func:`tighten`.  Where :func:`certify` accepts ``mu = cut`` the
+    bound is ``cut`` and nothing else is done (``cut B - A > 0``, ``A >= 0`` prove ``B > 0``; ``L``
+    garbage, ``chol_ok`` False there): one Cholesky factorization, no estimate."""
     P = products(plan, masks, packed)
     C, A, B, alpha, beta = _pencils(plan, P)
     k = P.shape[1]
     upper = np.full(k, np.inf)
-    below = np.zeros(k, dtype=bool)
-    if np.isfinite(cut) and cut > 0:
-        below = certify(A, B, alpha, beta, np.full(k, float(cut)))
-        upper[below] = cut
-    if not below.any():
-        L, chol_ok = _cholesky(B)
-    else:
-        L, chol_ok = np.zeros_like(B), np.zeros(k, dtype=bool)
-        rest = np.flatnonzero(~below)
-        if rest.size:
-            L[:, :, rest], chol_ok[rest] = _cholesky(B[:, :, rest])
+    below = certify(A, B, alpha, beta, np.full(k, float(cut))) if np.isfinite(cut) and cut > 0 else np.zeros(k, bool)
+    upper[below] = cut
+    L, chol_ok = np.zeros_like(B), np.zeros(k, dtype=bool)
+    rest = np.flatnonzero(~below)
+    if rest.size:
+        L[:, :, rest], chol_ok[rest] = _cholesky(B[:, :, rest] if rest.size < k else B)
     todo = chol_ok
     if todo.all():
         est, _ = _top(C, L, SCREEN_SQUARINGS, vectors=False)
