@@ -234,7 +234,7 @@ def implied_batch(Phi: np.ndarray, claims: list[tuple], cache: dict | None = Non
     else:
         done = set()
     for k, (i, s, rows, rs) in enumerate(claims):
-        if k in done or ok[k]:
+        if k in done:
             continue
         signs = np.zeros(n, dtype=np.int8)
         if any(not (0 <= j < n) for j in rows) or any(r not in (1, -1) for r in rs) or not (0 <= i < n):

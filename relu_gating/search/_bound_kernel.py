@@ -358,16 +358,17 @@ def pencil_bounds(obj, plan: Plan, masks: np.ndarray, packed: bool, cut: float =
     upper = np.full(k, np.inf)
     below = certify(A, B, alpha, beta, np.full(k, float(cut))) if np.isfinite(cut) and cut > 0 else np.zeros(k, bool)
     upper[below] = cut
-    L, chol_ok = np.zeros_like(B), np.zeros(k, dtype=bool)
     rest = np.flatnonzero(~below)
-    if rest.size:
-        L[:, :, rest], chol_ok[rest] = _cholesky(B[:, :, rest] if rest.size < k else B)
-    todo = chol_ok
-    if todo.all():
+    if rest.size == k:
+        L, chol_ok = _cholesky(B)
+    else:
+        L, chol_ok = np.zeros_like(B), np.zeros(k, dtype=bool)
+        L[:, :, rest], chol_ok[rest] = _cholesky(B[:, :, rest])
+    if chol_ok.all():
         est, _ = _top(C, L, SCREEN_SQUARINGS, vectors=False)
         upper, _ = _accept(A, B, alpha, beta, est, SCREEN_MARGINS)
-    elif todo.any():
-        rows = np.flatnonzero(todo)
+    elif chol_ok.any():
+        rows = np.flatnonzero(chol_ok)
         est, _ = _top(C[:, :, rows], L[:, :, rows], SCREEN_SQUARINGS, vectors=False)
         upper[rows], _ = _accept(A[:, :, rows], B[:, :, rows], alpha[rows], beta[rows], est, SCREEN_MARGINS)
     lev = np.full(k, obj.cap)

@@ -76,8 +76,7 @@ def chunk_bounds(obj: Objective, index: np.ndarray, masks: np.ndarray, witnesses
     """
     k = index.size
     masks, packed = kernel.unpacked(masks, obj.n)
-    small = k * obj.n <= ALL_ATTAINED_WORK  # every pattern is tightened: no cut
-    cut = float(incumbent) - CUT_BELOW if np.isfinite(incumbent) and not small else -np.inf
+    cut = float(incumbent) - CUT_BELOW if np.isfinite(incumbent) and not _tightens_all(obj, k) else -np.inf
     pb = kernel.pencil_bounds(obj, kernel.make_plan(obj), masks, packed, cut)
     upper = np.minimum(np.minimum(pb.leverage, pb.upper), obj.cap + 1e-12)
     if obj.Q_H is not None and not np.all(pb.reliable):  # B_S ill-conditioned: bound by the support
@@ -99,6 +98,12 @@ def chunk_bounds(obj: Objective, index: np.ndarray, masks: np.ndarray, witnesses
     for r in np.flatnonzero(dead).tolist():
         methods[r] = "dead"
     return PatternOutcome(index=index, upper=upper, lower=lower, thetas=thetas, status=status, method=tuple(methods))
+
+
+def _tightens_all(obj: Objective, k: int) -> bool:
+    """A chunk of ``k`` patterns small enough that every pattern is tightened (as cheap as deciding
+    which): no threshold, and no cut."""
+    return k * obj.n <= ALL_ATTAINED_WORK
 
 
 def _verified_best(obj: Objective, lower: np.ndarray, thetas: np.ndarray) -> float:
@@ -123,7 +128,7 @@ def _attained(obj: Objective, pb: Any, masks: np.ndarray, packed: bool, upper: n
     """The patterns whose bound reaches ``threshold`` (in place): a tight bound, and Rem 4.4: a
     top eigenvector (either sign) inside the closed cone is a value, with a tight bound it
     settles the pattern."""
-    if upper.size * obj.n <= ALL_ATTAINED_WORK:  # small chunk: every pattern, as cheap as deciding
+    if _tightens_all(obj, upper.size):
         threshold = -np.inf
     rows = np.flatnonzero(pb.reliable & pb.chol_ok & (upper >= threshold - 2e-9))
     if rows.size == 0:

@@ -23,7 +23,7 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["forced_rows", "MIN_RANK", "MAX_RANK", "MIN_CANDIDATES"]
+__all__ = ["forced_rows", "float_clear", "exhaustive_farkas", "MIN_RANK", "MAX_RANK", "MIN_CANDIDATES"]
 
 MIN_RANK, MAX_RANK = 3, 5
 #: Below this many candidate rows the per-row tests are as cheap.
@@ -64,7 +64,7 @@ def _triangulate(P: np.ndarray):
         return None
 
 
-def _clear(Gn: np.ndarray, signs: np.ndarray, rows: np.ndarray, targets: np.ndarray, s: np.ndarray) -> np.ndarray:
+def float_clear(Gn: np.ndarray, signs: np.ndarray, rows: np.ndarray, targets: np.ndarray, s: np.ndarray) -> np.ndarray:
     """Per candidate: the square system ``A y = s g_i`` (columns ``signs_j g_j``, ``j`` in its row
     of ``rows``; unit rows in the node's well-conditioned coordinates, so translated or rescaled
     data do not matter) is well conditioned and its float solution clearly positive."""
@@ -105,7 +105,7 @@ def forced_rows(Gn: np.ndarray, signs: np.ndarray, dec: np.ndarray, cand: np.nda
     if inside.size == 0:
         return {}
     rows = dec[verts[tri.simplices[simp[simp >= 0]]]]  # (c, r) decided rows
-    ok = _clear(Gn, signs, rows, cand[inside], side[inside].astype(float))
+    ok = float_clear(Gn, signs, rows, cand[inside], side[inside].astype(float))
     out = {}
     for i, s, rk, clear in zip(cand[inside].tolist(), side[inside].tolist(), rows.tolist(), ok.tolist()):
         if clear or exact(i, s, np.asarray(rk)):

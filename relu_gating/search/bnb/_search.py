@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from relu_gating.certificate._tree import chamber_dual_bound, implied_exact, node_bound, node_problem
-from relu_gating.search.bnb._forced import exhaustive_farkas, forced_rows
+from relu_gating.search.bnb._forced import exhaustive_farkas, float_clear, forced_rows
 from relu_gating.search.bnb._lp import WITNESS_MARGIN, ConeLP
 from relu_gating.search.bnb._rows import sample_interior
 from relu_gating.search.bnb._score import child_bounds
@@ -150,14 +150,8 @@ class Search:
         conditioned system leaves every multiplier clearly positive (the exact signs agree).  The
         float system is in the unit rows of the well-conditioned basis (``Phi = Psi R`` keeps the
         multipliers): translated or rescaled data do not send it to the exact check."""
-        if rows.size == self.Gn.shape[1]:
-            A = (signs[rows, None] * self.Gn[rows]).T
-            b = s * self.Gn[i]
-            sv = np.linalg.svd(A, compute_uv=False)
-            if sv[-1] > 1e-8 * sv[0]:
-                y = np.linalg.solve(A, b)
-                if y.min() > 1e-6 * np.abs(y).max() and sv[0] / sv[-1] < 1e6:
-                    return True
+        if rows.size == self.Gn.shape[1] and float_clear(self.Gn, signs, rows[None], np.array([i]), np.array([s * 1.0]))[0]:
+            return True  # the batch's float filter (bnb/_forced.py), on one claim
         self.stats["exact_farkas"] += 1
         return implied_exact(self.obj.Phi, signs, i, s, rows.tolist(), self.cache)
 
@@ -195,7 +189,7 @@ class Search:
         obs = cand[pos[cand] | neg[cand]]  # seen on one side only: maybe forced to it
         t0 = time.perf_counter()
         batch = forced_rows(self.Gn, signs, dec, und[obs], np.where(pos[obs], 1, -1), pts[0],
-                            lambda i, s, rows: self._implied(signs, i, s, np.asarray(rows)))
+                            lambda i, s, rows: self._implied(signs, i, s, rows))
         self.stats["t_forced"] += time.perf_counter() - t0
         self.stats["forced_batch"] += len(batch)
         for c, k in enumerate(cand.tolist()):
@@ -213,7 +207,7 @@ class Search:
                     self.lp.begin(Gd, self.Gn[und[cand]])
                     loaded = True
                 kind, got = self._test(dec, signs, c, i, -s_obs)
-            if kind == "unproven" or (kind == "empty" and not (pos[k] or neg[k])):
+            if kind == "unproven":  # "empty" is already proven (exact Farkas), seen or not
                 kind, got, s_obs = self._exhaustive(dec, signs, i, pos[k] or neg[k], s_obs)
             if kind == "witness":
                 pts = np.vstack([pts, got])

@@ -71,7 +71,7 @@ class ExactChambers:
                 return False  # a decided node must be one chamber; an empty one is never split off
             plan.append(("c", int(rows[0])))
             return True
-        masks = self.search_masks()[rows][:, und]
+        masks = self.chambers().masks[rows][:, und]
         mixed = np.flatnonzero(masks.any(axis=0) & ~masks.all(axis=0))
         if mixed.size < und.size:  # a row on which every chamber agrees: forced
             k = int(np.setdiff1d(np.arange(und.size), mixed)[0])
@@ -90,12 +90,9 @@ class ExactChambers:
         for s in (1, -1):
             child = signs.copy()  # the forced rows fixed below stay in that subtree
             child[i] = s
-            if not self._plan(child, rows[self.search_masks()[rows, i] == (s > 0)], plan):
+            if not self._plan(child, rows[self.chambers().masks[rows, i] == (s > 0)], plan):
                 return False
         return True
-
-    def search_masks(self) -> np.ndarray:
-        return self.chambers().masks
 
     def _build(self, node: Node, signs: np.ndarray, steps: Any) -> None:
         """Turn ``node`` into the planned subtree (children in the search's ``+`` first order)."""
