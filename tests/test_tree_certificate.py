@@ -314,3 +314,41 @@ def test_batched_implied_checks_agree_with_the_exact_check(case):
         sg = signs.copy()
         sg[rows] = rs
         assert g == implied_exact(Phi, sg, i, s, rows)
+
+
+def test_chamber_claim_proven_by_the_pencil_inequality_where_the_evidence_is_weak():
+    """A chamber whose ``B_S`` is near singular (rows dependent to 1e-12; fuzz instance 0): dual
+    evidence without rows proves only a loose float bound, the pencil inequality at a claim proves
+    the claim (as in the enumeration certificate), and no claim below the value of a neuron of the
+    chamber (recomputed from ``relu(Phi theta)``) is ever proven.  The branch and bound's leaf for
+    it claims what this check proves, so the search certifies whatever BLAS rounds."""
+    from _fuzz_instances import instance
+    from relu_gating.certificate._problem import state_problem
+    from relu_gating.certificate._proofs import pattern_pencils
+    from relu_gating.certificate._tree import chamber_bound
+    from relu_gating.search.objectives import make_objective, neuron_values
+    from relu_gating.search.tasks import _solve_one
+
+    I = instance(0)
+    S = state_problem(I.Phi, I.U, I.features)
+    mask = np.array([0, 1, 1, 1, 1, 0, 1, 1, 0, 1, 0, 1, 1], bool)
+    _, B = pattern_pencils(mask.astype(float)[None], S.Q, S.M, S.QH)
+    assert np.linalg.eigvalsh(B[0])[0] < 1e-10 * np.linalg.eigvalsh(B[0])[-1]  # the near-singular case
+    out = _solve_one(make_objective(I.Phi, I.U, I.features), mask, "auto")
+    z = I.Phi @ out.theta
+    assert np.all(np.where(mask, z, -z) >= -1e-9 * np.abs(z).max())  # a neuron of the (closed) chamber
+    low = float(neuron_values(make_objective(I.Phi, I.U, I.features), out.theta[None])[0])
+    none = (np.zeros(0, dtype=np.int64), np.zeros((0, 0)))
+    for claim in (low + 0.01, low + 1e-3):
+        assert chamber_bound(S, mask, claim, *none) <= claim + 1e-12
+    for claim in (low - 1e-6, low - 0.05):
+        assert chamber_bound(S, mask, claim, *none) >= low - 1e-9
+    b = best_neuron(I.Phi, I.U, features=I.features, strategy="branch-and-bound")
+    rep = verify(json.loads(json.dumps(b.to_dict())), I.Phi, I.U, I.features)
+    assert b.certified and rep.valid and rep.certified
+    f = b.to_dict()
+    c = [k for k, nd in enumerate(f["tree"]["nodes"]) if nd[0] == "c" and not nd[2]]
+    assert c  # chambers settled without evidence rows: tampering with their claims is caught
+    for k in c:
+        f["tree"]["nodes"][k][1] *= 0.9
+    assert not verify(json.loads(json.dumps(f)), I.Phi, I.U, I.features).valid

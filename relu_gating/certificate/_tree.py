@@ -42,9 +42,9 @@ from typing import Any
 import numpy as np
 
 from relu_gating.certificate._farkas import implied_batch, implied_exact
-from relu_gating.certificate._proofs import _allow, dual_bound, exact_slack_pd, pattern_pencils
+from relu_gating.certificate._proofs import _allow
 
-__all__ = ["NodeProblem", "node_problem", "node_bound", "implied_exact", "chamber_dual_bound", "verify_tree", "tree_to_dict",
+__all__ = ["NodeProblem", "node_problem", "node_bound", "implied_exact", "chamber_bound", "verify_tree", "tree_to_dict",
            "SIGMA_MIN", "TREE_KIND", "MAX_NODES"]
 
 TREE_KIND = "tree"
@@ -172,18 +172,15 @@ def node_bound(P: NodeProblem, signs: np.ndarray, want_vector: bool = False) -> 
     return (u, V[:, -1]) if want_vector else u
 
 
-def chamber_dual_bound(Q: np.ndarray, M: np.ndarray, QH: np.ndarray | None, mask: np.ndarray, claim: float,
-                       rows: np.ndarray, N: np.ndarray) -> float:
-    """Bound proven by a chamber's dual evidence (as for a pattern of the enumeration certificate)."""
-    if rows.size and (rows.min() < 0 or rows.max() >= mask.size):
-        return float("inf")
-    A, B = pattern_pencils(mask.astype(float)[None], Q, M, QH)
-    G = np.where(mask[rows], 1.0, -1.0)[:, None] * Q[rows]
-    Nc = np.maximum(0.5 * (N + N.T), 0.0)
-    proven = dual_bound(A[0], B[0], G.T @ Nc @ G, Q.shape[0])
-    if proven > claim + 1e-10 and exact_slack_pd(claim, Q, M, QH, mask, G, Nc):
-        proven = claim
-    return proven
+def chamber_bound(S: Any, mask: np.ndarray, claim: float, rows: np.ndarray, N: np.ndarray) -> float:
+    """Bound proven for a chamber's claim as for a pattern of the enumeration certificate: the pencil
+    inequality at the claim, the support bound, the dual evidence ``(rows, N)`` (ignored if
+    malformed), exactly where floats are too coarse (:func:`relu_gating.certificate._verify._prove`)."""
+    from relu_gating.certificate._verify import _prove
+
+    ok = rows.size == 0 or (rows.min() >= 0 and rows.max() < mask.size and np.all(np.isfinite(N)))
+    evidence = {0: (rows, N)} if ok else {}  # no rows: the pencil's own bound, claim-free
+    return float(_prove(S, mask[None], np.array([claim]), evidence, np.zeros(1, dtype=bool))[0])
 
 
 def _leaf(node: list, signs: np.ndarray, S: Any, P: NodeProblem) -> tuple[float, float, str]:
@@ -202,8 +199,7 @@ def _leaf(node: list, signs: np.ndarray, S: Any, P: NodeProblem) -> tuple[float,
     if kind == "c" and decided and len(node) >= 4 and proven > claim:
         rows = np.asarray(node[2], dtype=np.int64).reshape(-1)
         N = np.asarray(node[3], dtype=float).reshape(rows.size, rows.size)
-        if np.all(np.isfinite(N)):
-            proven = min(proven, chamber_dual_bound(S.Q, S.M, S.QH, (signs > 0) & ~P.zero_rows, claim, rows, N))
+        proven = min(proven, chamber_bound(S, (signs > 0) & ~P.zero_rows, claim, rows, N))
     if kind == "d" and len(node) == 5 and proven > claim:
         from relu_gating.certificate._tree_strong import lifted_leaf_bound
 

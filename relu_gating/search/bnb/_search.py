@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from relu_gating.certificate._tree import chamber_dual_bound, implied_exact, node_bound, node_problem
+from relu_gating.certificate._tree import implied_exact, node_bound, node_problem
 from relu_gating.search.bnb._forced import exhaustive_farkas, float_clear, forced_rows
 from relu_gating.search.bnb._lp import WITNESS_MARGIN, ConeLP
 from relu_gating.search.bnb._rows import sample_interior
@@ -34,6 +34,9 @@ __all__ = ["Search", "FARKAS_DUAL_RTOL"]
 
 #: LP duals below this fraction of the largest are left out of a Farkas combination.
 FARKAS_DUAL_RTOL = 1e-9
+#: Relative slack added in turn to a chamber's claim whose check fails at the solver's value (the
+#: exact check of ``claim B - A - G^T N G >= 0`` then has room for the multipliers' rounding).
+CLAIM_SLACK = (1e-11, 1e-10, 1e-9)
 #: Candidate rows scored by their children's bounds at each split (strong branching, rank-one updates).
 STRONG = 64
 #: Local ascent from the best interior sample at every this many expansions.
@@ -355,27 +358,42 @@ class Search:
             return
         target = prune_target(self.best_value, self.alpha)
         out = _solve_one(self.obj, mask, self.method, theta0 if strict else None, target)
-        d = self._proven(mask, out)
+        d = self._proven(mask, out, target)
         if out.method == "dual-first" and not d <= target:  # the check here does not confirm it: solve
             out = _solve_one(self.obj, mask, self.method, theta0 if strict else None)
-            d = self._proven(mask, out)
+            d = self._proven(mask, out, target)
         if out.status == PRUNED and self._excluded(mask):
             node.settle("x")
         else:
             if np.isfinite(out.lower):
                 self.offer(out.theta)
-            if d < node.claim:
+            if d < node.claim:  # only a settled "c" node shows its evidence (none: the claim alone)
                 node.claim = max(d, float(out.upper))
-                node.evidence = out.evidence  # only a settled "c" node shows it
+                node.evidence = out.evidence if out.evidence is not None else (np.zeros(0, int), np.zeros((0, 0)))
             node.settle("c")
         self.stats["t_chamber"] += time.perf_counter() - t0
 
-    def _proven(self, mask: np.ndarray, out: Any) -> float:
-        """The bound the verifier's check proves from a solve's dual evidence (inf without)."""
-        if out.evidence is None or not np.isfinite(out.upper):
+    def _proven(self, mask: np.ndarray, out: Any, target: float) -> float:
+        """The bound the verifier's check proves for a solve's claim (its dual evidence, the pencil
+        inequality at the claim, the support bound: as for a pattern of the enumeration); inf if
+        the solve claims nothing.  First at the claim ``target`` (floats alone suffice there when it
+        settles the chamber), then at the solver's value and a little above it (exact checks)."""
+        from relu_gating.certificate._tree import chamber_bound
+
+        if not np.isfinite(out.upper):
             return np.inf
-        rows, N = out.evidence
-        return chamber_dual_bound(self.obj.Psi, self.obj.M, self.obj.Q_H, mask, float(out.upper), rows, N)
+        rows, N = out.evidence if out.evidence is not None else (np.zeros(0, dtype=np.int64), np.zeros((0, 0)))
+        rows, N, u = np.asarray(rows), np.asarray(N), float(out.upper)
+        if u < target < np.inf:
+            d = chamber_bound(self._stated_problem(), mask, target, rows, N)
+            if d <= target:
+                return d
+        d = chamber_bound(self._stated_problem(), mask, u, rows, N)
+        for rel in CLAIM_SLACK:  # a claim at the solver's value can fail the exact check by rounding
+            if d <= u * (1 + rel) + rel:
+                break
+            d = min(d, chamber_bound(self._stated_problem(), mask, u * (1 + rel) + rel, rows, N))
+        return d
 
     def _attained(self, node: Node, mask: np.ndarray) -> bool:
         """Rem 4.4 without a solver: a top eigenvector of the chamber's pencil (either sign) in its
@@ -398,13 +416,18 @@ class Search:
 
     def _excluded(self, mask: np.ndarray) -> bool:
         """The verifier's own test that a chamber has no admissible neuron."""
-        from relu_gating.certificate._problem import state_problem
         from relu_gating.certificate._verify import _excluded
+
+        return _excluded(self._stated_problem(), mask)
+
+    def _stated_problem(self) -> Any:
+        """The problem as the verifier states it (built once)."""
+        from relu_gating.certificate._problem import state_problem
 
         if not hasattr(self, "_stated"):
             features = {"none": None, "bias": "bias"}.get(self.obj.features, self.obj.H)
             self._stated = state_problem(self.obj.Phi, self.obj.U_K, features)
-        return _excluded(self._stated, mask)
+        return self._stated
 
     # ------------------------------------------------------------------ loop
     def run(self, deadline: float | None, bar: Any = None) -> str:
