@@ -16,6 +16,8 @@ machine), medians of ``--repeats`` runs taken in turn:
   patterns provably below the pilot's value less ``CUT_BELOW`` get that bound from one verified
   Cholesky factorization, without an estimate;
 * ``no cut``: the same without that shortcut (every pattern estimated);
+* ``no pairs``: ``new`` in consecutive chunks, without bounding each chamber and its
+  complement together (:mod:`relu_gating.search._mirror`: one GEMM for both);
 
 their ratios, and the largest ``no cut / old`` bound ratio (looseness; the cut's bound is the
 pilot's value, not an estimate).  With ``--query``
@@ -46,6 +48,7 @@ from relu_gating.search._pilot import pilot_value
 from relu_gating.search import tasks
 from relu_gating.search.tasks import _drop_excluded, chunk_bounds
 from relu_gating.search._masked import MaskStack
+from relu_gating.search._mirror import chunk_rows
 from solvers import top_generalized_eig
 
 #: name -> (n, d): m = d + 1 = 3, 4, 6
@@ -55,9 +58,9 @@ CHUNK = 8192
 
 
 def old_chunk_bounds(obj: Objective, index: np.ndarray, masks: np.ndarray, witnesses: np.ndarray,
-                     tol: float, incumbent: float = -np.inf) -> PatternOutcome:
+                     tol: float, incumbent: float = -np.inf, mirrored: bool = False) -> PatternOutcome:
     """The bound pass of commit 8e3d2c2, verbatim but for the imports and the arguments it did not
-    have (masks may come packed; ``incumbent`` is ignored): the baseline."""
+    have (masks may come packed; ``incumbent`` and ``mirrored`` are ignored): the baseline."""
     masks = kernel.rows_bool(*kernel.unpacked(masks, obj.n), obj.n)
     k = index.size
     ms = MaskStack(masks)
@@ -110,19 +113,20 @@ def floor_pass(Phi: np.ndarray, W: np.ndarray) -> None:
         np.packbits(W[s:s + CHUNK] @ PT > 0, axis=1)
 
 
-def bound_pass(fn, obj, masks: np.ndarray, W: np.ndarray, incumbent: float = -np.inf) -> list:
-    return [fn(obj, np.arange(s, min(s + CHUNK, len(masks))), masks[s:s + CHUNK], W[s:s + CHUNK], 1e-9, incumbent)
-            for s in range(0, len(masks), CHUNK)]
+def bound_pass(fn, obj, masks: np.ndarray, W: np.ndarray, incumbent: float = -np.inf, mirrored: int = 0) -> list:
+    """``fn`` on the query's chunks (complementary pairs where ``mirrored``, the old pass ignores it)."""
+    return [fn(obj, rows, masks[rows], W[rows], 1e-9, incumbent, pair)
+            for rows, pair in chunk_rows(len(masks), mirrored, CHUNK)]
 
 
-def new_pass(obj, packed: np.ndarray, W: np.ndarray, cut: bool = True) -> list:
+def new_pass(obj, packed: np.ndarray, W: np.ndarray, mirrored: int, cut: bool = True) -> list:
     """The query's bound pass: the pilot incumbent (:mod:`relu_gating.search._pilot`), then every
     chunk from its packed masks; ``cut=False``: without certifying the incumbent's cut directly
-    (every pattern estimated, as before that change)."""
+    (every pattern estimated, as before that change); ``mirrored=0``: consecutive chunks."""
     saved = tasks.CUT_BELOW
     tasks.CUT_BELOW = tasks.CUT_BELOW if cut else np.inf
     try:
-        return bound_pass(chunk_bounds, obj, packed, W, pilot_value(obj))
+        return bound_pass(chunk_bounds, obj, packed, W, pilot_value(obj), mirrored)
     finally:
         tasks.CUT_BELOW = saved
 
@@ -139,19 +143,25 @@ def run_case(name: str, n: int, d: int, repeats: int) -> None:
     ps = rg.enumerate_patterns(Phi)
     obj = with_rank(make_objective(Phi, U, "bias"), ps.rank)
     masks, W, N = ps.masks, ps.witnesses, len(ps)
-    t = {"floor": [], "old": [], "no cut": [], "new": []}
+    L = ps.n_mirrored
+    t = {"floor": [], "old": [], "no cut": [], "no pairs": [], "new": []}
     for _ in range(repeats):
         t["floor"].append(timed(lambda: floor_pass(Phi, W)))
         t["old"].append(timed(lambda: bound_pass(old_chunk_bounds, obj, masks, W)))
-        t["no cut"].append(timed(lambda: new_pass(obj, ps.packed, W, cut=False)))
-        t["new"].append(timed(lambda: new_pass(obj, ps.packed, W)))
+        t["no cut"].append(timed(lambda: new_pass(obj, ps.packed, W, L, cut=False)))
+        t["no pairs"].append(timed(lambda: new_pass(obj, ps.packed, W, 0)))
+        t["new"].append(timed(lambda: new_pass(obj, ps.packed, W, L)))
     us = {k: 1e6 * statistics.median(v) / N for k, v in t.items()}
     old = np.concatenate([o.upper for o in bound_pass(old_chunk_bounds, obj, masks, W)])
-    new = np.concatenate([o.upper for o in new_pass(obj, ps.packed, W, cut=False)])
+    outs = new_pass(obj, ps.packed, W, L, cut=False)
+    new = np.empty(N)
+    for (rows, _), o in zip(chunk_rows(N, L, CHUNK), outs):
+        new[rows] = o.upper
     fin = np.isfinite(old) & (old > 1e-12)
     loose = float(np.max(new[fin] / old[fin])) if fin.any() else float("nan")
-    print(f"{name:8s} {d + 1:>2d} {N:>9,d} {us['floor']:8.3f} {us['old']:8.3f} {us['no cut']:8.3f} {us['new']:8.3f} "
-          f"{us['old'] / us['new']:8.1f}x {us['new'] / us['floor']:8.1f}x {loose:10.4f}", flush=True)
+    print(f"{name:8s} {d + 1:>2d} {N:>9,d} {us['floor']:8.3f} {us['old']:8.3f} {us['no cut']:8.3f} "
+          f"{us['no pairs']:8.3f} {us['new']:8.3f} {us['old'] / us['new']:8.1f}x {us['new'] / us['floor']:8.1f}x "
+          f"{loose:10.4f}", flush=True)
 
 
 def run_query(n: int, d: int, repeats: int) -> None:
@@ -178,7 +188,8 @@ def main(argv=None) -> None:
     repeats = a.repeats or (1 if a.quick else 3)
     blas = [(i["internal_api"], i.get("architecture"), i.get("version")) for i in threadpool_info()]
     print(f"BLAS {blas}, single-threaded; median of {repeats}; CPU microseconds per pattern")
-    print(f"{'case':8s} {'m':>2s} {'patterns':>9s} {'floor':>8s} {'old':>8s} {'no cut':>8s} {'new':>8s} {'old/new':>9s} "
+    print(f"{'case':8s} {'m':>2s} {'patterns':>9s} {'floor':>8s} {'old':>8s} {'no cut':>8s} {'no pairs':>8s} {'new':>8s} "
+          f"{'old/new':>9s} "
           f"{'new/floor':>9s} {'max new/old bound':>10s}")
     with threadpool_limits(limits=1, user_api="blas"):
         for name, (n, d) in cases.items():

@@ -103,7 +103,8 @@ def test_given_pattern_set_is_streamed():
     Phi, U_K = _inst(7, 30)
     ps = enumerate_patterns(Phi)
     ref = best_neuron(Phi, U_K, patterns=ps)
-    _same_answer(ref, best_neuron(Phi, U_K, patterns=ps, memory="1G"))
+    # streamed in consecutive parts of the set: not in the complementary pairs of the in-memory chunks
+    _same_answer(ref, best_neuron(Phi, U_K, patterns=ps, memory="1G"), same_chunks=False)
 
 
 def test_memory_option_checked():
@@ -164,3 +165,43 @@ def test_few_samples_one_byte_masks(n, tmp_path):
     _same_answer(ref, st)
     save_binary(st, str(tmp_path / "c.npz"))
     assert verify(str(tmp_path / "c.npz"), Phi, U_K).valid
+
+
+def test_candidates_hold_back_patterns_at_or_below_the_pilot_value():
+    """Rows above the threshold but at most ``defer`` are not held; the largest of them is
+    remembered, and only an empty candidate set with it above the threshold asks for a rescan."""
+    c = stream_run._Candidates(1, 2, capacity=10, defer=0.5)
+    up = np.array([0.2, 0.45, 0.5, 0.7, 0.9])
+    c.add(np.arange(5), up, np.zeros((5, 1), np.uint8), np.zeros((5, 2)), threshold=0.3)
+    assert c.idx.tolist() == [3, 4] and c.deferred == 0.5 and c.floor == -np.inf
+    assert not c.needs_rescan(need=64, threshold=0.3)  # candidates left: solve them first
+    c.drop(np.array([3, 4]))
+    assert c.needs_rescan(need=64, threshold=0.3) and not c.needs_rescan(need=64, threshold=0.5)
+
+
+def test_pilot_value_defers_the_cut_patterns_and_the_answer_is_unchanged(monkeypatch):
+    """Streamed with the pilot's value as the deferral level, most patterns never become
+    candidates (their bound is the cut, below it); with a deferral level above every bound (and
+    no cut), the exact phase rescans the store and still gives the in-memory answer."""
+    Phi, U_K = _inst(5, 40)
+    ref = best_neuron(Phi, U_K, batch_size=8)
+    _force(monkeypatch, parts=3, capacity=100_000, chunk_size=64)
+    held = []
+    real_add = stream_run._Candidates.add
+
+    def add(self, idx, upper, packed, wit, threshold):
+        real_add(self, idx, upper, packed, wit, threshold)
+        held.append(len(self))
+
+    monkeypatch.setattr(stream_run._Candidates, "add", add)
+    st = best_neuron(Phi, U_K, batch_size=8, memory="1G")
+    _same_answer(ref, st, same_chunks=False)
+    assert max(held) < 0.05 * ref.n_patterns
+    real_parts = stream_run.stream_parts
+    monkeypatch.setattr(stream_run, "pilot_value", lambda obj: 2.0)  # above every bound: all held back
+    monkeypatch.setattr(stream_run, "stream_parts", lambda *a, **k: real_parts(*a, **{**k, "incumbent": -np.inf}))
+    held.clear()
+    st2 = best_neuron(Phi, U_K, batch_size=8, memory="1G")
+    assert "0 re-scan" not in st2.notes[-1] and held == [0, 0, 0]
+    _same_answer(ref, st2, same_chunks=False)
+    assert verify(st2, Phi, U_K, "bias").valid

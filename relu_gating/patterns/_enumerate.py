@@ -75,6 +75,10 @@ class PatternSet:
     phi_sha256 : str
         :func:`phi_digest` of the ``Phi`` the set was enumerated from (``""`` for
         a set built by hand); :meth:`check_belongs_to` compares it.
+    n_mirrored : int
+        ``L``: pattern ``L + k`` is the complement of pattern ``k`` on the nonzero rows,
+        for ``k < L`` (the sweep lists half the chambers and their negations; the
+        bound pass computes the masked products of a pair once).  0 when unknown.
 
     Notes
     -----
@@ -93,6 +97,7 @@ class PatternSet:
     uncertified: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64), repr=False)
     exact_witnesses: dict = field(default_factory=dict, repr=False)
     phi_sha256: str = field(default="", repr=False)
+    n_mirrored: int = field(default=0, repr=False)
 
     @property
     def masks(self) -> np.ndarray:
@@ -373,7 +378,7 @@ def enumerate_patterns(Phi: Any, *, max_patterns: int | None = None, progress: b
         packed, W, n_exact, bad, exact = _assemble(red, mirrored, rest, cert.notes)
     W, exact = _unscale_witnesses(W, exact, scales)
     return PatternSet(packed, W, red.rank, red.n, red.m, red.q, tuple(int(x) for x in part), n_exact, bad,
-                      exact, phi_sha256=digest)
+                      exact, phi_sha256=digest, n_mirrored=sum(len(b[0]) for b in mirrored))
 
 
 def _unscale_witnesses(W: np.ndarray, exact: dict, scales: np.ndarray) -> tuple[np.ndarray, dict]:
@@ -383,7 +388,8 @@ def _unscale_witnesses(W: np.ndarray, exact: dict, scales: np.ndarray) -> tuple[
     a positive common factor keeps the largest scale at 1); integer witnesses are multiplied by ``2^(E - e_j)`` so they
     stay integers (a positive multiple of ``D theta_D``: the same signs).
     """
-    W = W * (scales / scales.max())  # a positive power of two per row: the same signs, no overflow
+    if np.any(scales != scales.max()):  # a positive power of two per column: the same signs, no overflow
+        W *= scales / scales.max()  # in place: W is this call's own array
     if not exact:
         return W, exact
     e = [int(np.frexp(s)[1]) - 1 for s in scales]  # scales[j] = 2^e[j]

@@ -6,14 +6,13 @@ generalized eigenvalue of the pencil ``(A_S, B_S)`` (Prop 4.3 / 4.5), with
 .. math::  A_S = C^T C,\\quad C = M^T S \\Psi,\\qquad
            B_S = \\Psi^T S \\Psi - D^T D,\\quad D = Q_H^T S \\Psi .
 
-Pipeline (all vectorised over the chunk; small matrices are stored
-"structure of arrays", shape ``(r, r, k)``, so each step is one numpy
-operation over the ``k`` patterns):
+Pipeline (all vectorised over the chunk; small matrices are stored "structure of arrays",
+shape ``(r, r, k)``, so each step is one numpy operation over the ``k`` patterns):
 
-1. one GEMM ``P = V^T S`` per block of at most ``GEMM_ROWS`` patterns gives the
-   entries of ``C``, ``Psi^T S Psi`` (upper triangle) and ``D`` (and, for the
-   ``N_K`` objective, of ``U_K^T S U_K`` and the leverage sums): no ``N x n``
-   float intermediate beyond one block;
+1. one GEMM ``P = V^T S`` per block of at most ``GEMM_ROWS`` patterns gives the entries of
+   ``C``, ``Psi^T S Psi`` (upper triangle) and ``D`` (and, for the ``N_K`` objective, of
+   ``U_K^T S U_K`` and the leverage sums): no ``N x n`` float intermediate beyond one block
+   (for a chunk of complementary pairs, half of it: :mod:`._mirror`);
 2. an *estimate* ``mu`` of ``lambda_max``: Cholesky ``B = L L^T``,
    ``H = C L^{-T}`` and the smaller ``G`` of ``H^T H``, ``H H^T``; of order
    ``p <= 3`` (the default query: K = 4 less the constant eigenvector) its top
@@ -29,13 +28,11 @@ operation over the ``k`` patterns):
    caller): a top vector ``x`` from the power steps, its quotient, and a margin
    certified tightly around it (more squarings where the gap is small).
 
-The errors ``alpha >= ||A_S - A~||_2`` and ``beta >= ||B_S - B~||_2`` of the
-formed pencils are bounded per pattern from the GEMM bound below (each entry of
-``P`` errs by at most ``gamma_{n+2}`` times the absolute column sum of ``V``),
-the rounding of ``C^T C`` and ``D^T D`` and, for columns of ``M`` dropped as
-negligible (norm below ``DROP_RTOL`` of the largest, e.g. the constant
-eigenvector under the bias feature), their whole contribution
-``sum ||m_j||^2``.
+The errors ``alpha >= ||A_S - A~||_2`` and ``beta >= ||B_S - B~||_2`` of the formed pencils
+are bounded per pattern from the GEMM bound below (each entry of ``P`` errs by at most
+``gamma_{n+2}`` times the absolute column sum of ``V``), the rounding of ``C^T C`` and ``D^T D``
+and, for columns of ``M`` dropped as negligible (norm below ``DROP_RTOL`` of the largest, e.g.
+the constant eigenvector under the bias feature), their whole contribution ``sum ||m_j||^2``.
 
 Rounding model (Higham, *Accuracy and Stability*, 2nd ed.): a sum of ``n``
 products computed in any order (BLAS, FMA) errs by at most
@@ -56,6 +53,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from relu_gating.search._mirror import mirror_products
 from solvers import sym_eigmax_small
 
 __all__ = ["Plan", "make_plan", "products", "PencilBounds", "pencil_bounds", "tighten", "cone_sides", "unpacked", "power_estimate",
@@ -347,12 +345,15 @@ def _top(C: np.ndarray, L: np.ndarray, squarings: int, vectors: bool = True) -> 
     return est, (None if y is None else _backward(L, y))
 
 
-def pencil_bounds(obj, plan: Plan, masks: np.ndarray, packed: bool, cut: float = -np.inf) -> PencilBounds:
+def pencil_bounds(obj, plan: Plan, masks: np.ndarray, packed: bool, cut: float = -np.inf,
+                  mirrored: bool = False) -> PencilBounds:
     """Screening bounds of a chunk: one GEMM, estimates, rigorous acceptance (module docstring);
     ``x``, ``value`` are left to :func:`tighten`.  Where :func:`certify` accepts ``mu = cut`` the
     bound is ``cut`` and nothing else is done (``cut B - A > 0``, ``A >= 0`` prove ``B > 0``; ``L``
-    garbage, ``chol_ok`` False there): one Cholesky factorization, no estimate."""
-    P = products(plan, masks, packed)
+    garbage, ``chol_ok`` False there): one Cholesky factorization, no estimate.  ``mirrored``: the
+    second half of the chunk complements the first (:mod:`._mirror`: half the GEMM)."""
+    got = mirror_products(plan, obj.Phi, masks, packed, products) if mirrored else None
+    P, plan = got if got is not None else (products(plan, masks, packed), plan)
     C, A, B, alpha, beta = _pencils(plan, P)
     k = P.shape[1]
     upper = np.full(k, np.inf)

@@ -31,6 +31,7 @@ import numpy as np
 from relu_gating.errors import InputError
 from relu_gating.search.objectives import Objective
 from relu_gating.search.state import UNSETTLED
+from relu_gating.search._mirror import chunk_rows
 from relu_gating.search._pilot import pilot_value
 from relu_gating.search.tasks import chunk_bounds
 
@@ -136,16 +137,15 @@ def bound_set(obj: Objective, ps: Any, chunk_size: int, tol: float, part: tuple 
     upper, lower, status = np.empty(N), np.empty(N), np.empty(N, dtype=np.int8)
     out = PartResult(part, ps.packed, ps.witnesses, upper, lower, status, exact_witnesses=dict(ps.exact_witnesses),
                      uncertified=np.asarray(ps.uncertified, dtype=np.int64))
-    for s in range(0, N, chunk_size):
-        e = min(N, s + chunk_size)
-        masks = np.unpackbits(ps.packed[s:e], axis=1, count=n).view(bool)
-        o = chunk_bounds(obj, np.arange(s, e), masks, ps.witnesses[s:e], tol, incumbent)
-        upper[s:e], lower[s:e], status[s:e] = o.upper, o.lower, o.status
+    for rows, pair in chunk_rows(N, getattr(ps, "n_mirrored", 0), chunk_size):
+        masks = np.unpackbits(ps.packed[rows], axis=1, count=n).view(bool)
+        o = chunk_bounds(obj, rows, masks, ps.witnesses[rows], tol, incumbent, pair)
+        upper[rows], lower[rows], status[rows] = o.upper, o.lower, o.status
         out.notes.extend(o.notes)
         vals = np.where(np.isnan(o.lower), -np.inf, o.lower)
         j = int(np.argmax(vals)) if vals.size else 0
         if vals.size and vals[j] > out.best_value:
-            out.best_value, out.best_theta, out.best_local = float(vals[j]), np.array(o.thetas[j], float), s + j
+            out.best_value, out.best_theta, out.best_local = float(vals[j]), np.array(o.thetas[j], float), int(rows[j])
     return out
 
 
@@ -190,11 +190,11 @@ def n_parts(pl: Plan, patterns: Any = None) -> int:
 
 
 def stream_parts(obj: Objective, pl: Plan, tol: float, executor: Any, patterns: Any = None,
-                 only: list[int] | None = None) -> Iterator[PartResult]:
+                 only: list[int] | None = None, incumbent: float | None = None) -> Iterator[PartResult]:
     """The bounded parts in order (those in ``only``, or all): enumerated here or on the executor
-    (or chunks of the caller's pattern set)."""
+    (or chunks of the caller's pattern set); ``incumbent``: the pilot's value (computed if None)."""
     keep = set(range(n_parts(pl, patterns))) if only is None else set(only)
-    inc = pilot_value(obj)
+    inc = pilot_value(obj) if incumbent is None else incumbent
     if patterns is not None:
         for k, ps in enumerate(patterns.iter_chunks(PART_MAX)):
             if k in keep:

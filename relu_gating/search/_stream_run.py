@@ -17,6 +17,7 @@ import numpy as np
 from relu_gating._interrupt import check_stop
 from relu_gating._progress import Progress
 from relu_gating.errors import InputError
+from relu_gating.search._pilot import pilot_value
 from relu_gating.search._store import PatternStore
 from relu_gating.search._stream import Plan, n_parts, open_rows, plan, stream_parts, workers_of
 from relu_gating.search._stream_ckpt import StreamCheckpoint, cached_parts
@@ -36,21 +37,30 @@ class _Candidates:
 
     Invariant: every open pattern (unsettled, bound above the threshold) with a
     bound above ``floor`` is held here; ``floor`` is the largest bound ever
-    dropped for lack of room (``-inf`` while nothing was).
+    dropped for lack of room (``-inf`` while nothing was).  Patterns whose bound is
+    at most ``defer`` (the pilot's attained value) are held back as well: the exact
+    phase takes those above it first, as the in-memory path does (then the best
+    reaches it and they close); ``deferred`` is the largest bound held back, and a
+    rescan brings them in if the candidates run out while ``deferred`` is above
+    the threshold.
     """
 
-    def __init__(self, nb: int, m: int, capacity: int) -> None:
+    def __init__(self, nb: int, m: int, capacity: int, defer: float = -np.inf) -> None:
         self.idx = np.zeros(0, dtype=np.int64)
         self.upper = np.zeros(0)
         self.packed = np.zeros((0, nb), dtype=np.uint8)
         self.wit = np.zeros((0, m))
         self.capacity, self.floor = int(capacity), -np.inf
+        self.defer, self.deferred = float(defer), -np.inf
 
     def __len__(self) -> int:
         return int(self.idx.size)
 
     def add(self, idx: np.ndarray, upper: np.ndarray, packed: np.ndarray, wit: np.ndarray, threshold: float) -> None:
-        keep = upper > max(threshold, self.floor)
+        held = upper > max(threshold, self.floor)
+        keep = held & (upper > self.defer)
+        if np.any(held & ~keep):
+            self.deferred = max(self.deferred, float(upper[held & ~keep].max()))
         self.idx = np.concatenate([self.idx, idx[keep]])
         self.upper = np.concatenate([self.upper, upper[keep]])
         self.packed = np.concatenate([self.packed, packed[keep]])
@@ -74,6 +84,12 @@ class _Candidates:
     def drop(self, idx: np.ndarray) -> None:
         self._keep(np.flatnonzero(~np.isin(self.idx, idx)))
 
+    def needs_rescan(self, need: int, threshold: float) -> bool:
+        """Too few candidates while some were dropped for room, or none left while some were held
+        back below ``defer``, above ``threshold``."""
+        return ((len(self) < min(need, self.capacity) and self.floor > threshold)
+                or (not len(self) and self.deferred > threshold))
+
 
 class _Incumbent:
     """Best neuron so far (strictly better values only: ties keep the first seen)."""
@@ -96,7 +112,8 @@ def _absorb_parts(obj: Objective, pl: Plan, store: PatternStore, cands: _Candida
     """Stream every part into the store (from the checkpoint where it holds it); returns the notes,
     exact witnesses, uncertified and timings."""
     info: dict = {"notes": [], "exact": {}, "uncertified": [], "enumerate": 0.0, "bounds": 0.0}
-    parts = cached_parts(ckpt, lambda miss: stream_parts(obj, pl, tol, executor, patterns, only=miss),
+    inc = cands.defer  # the pilot's value
+    parts = cached_parts(ckpt, lambda miss: stream_parts(obj, pl, tol, executor, patterns, only=miss, incumbent=inc),
                          n_parts(pl, patterns))
     with Progress(pl.bound, "patterns (bounded)", enabled=progress) as bar:
         for part in parts:
@@ -139,6 +156,7 @@ def _rescan(store: PatternStore, cands: _Candidates, threshold: float) -> None:
     cands.idx, cands.upper = idx, store.take("upper", idx)
     cands.packed, cands.wit = store.take("packed", idx), store.take("witnesses", idx)
     cands.floor = floor
+    cands.defer, cands.deferred = -np.inf, -np.inf  # every open pattern above the threshold was considered
 
 
 def _absorb_exact(out: Any, store: PatternStore, best: _Incumbent, state: dict) -> None:
@@ -171,7 +189,7 @@ def _exact_phase(obj: Objective, store: PatternStore, cands: _Candidates, best: 
         while True:
             thr = best.threshold(alpha, tol)
             cands.prune(thr)
-            if len(cands) < min(need, cands.capacity) and cands.floor > thr:  # refill (terminates: fills)
+            if cands.needs_rescan(need, thr):  # refill (terminates: fills, and nothing is held back after)
                 _rescan(store, cands, thr)
                 state["rescans"] += 1
                 continue
@@ -216,7 +234,8 @@ def stream_best_neuron(obj: Objective, *, alpha: float, method: str, chunk_size:
     obj = with_rank(obj, patterns.rank if patterns is not None else pl.rank)
     ckpt, outs = _open_checkpoint(checkpoint, obj, pl, tol, patterns)
     store = PatternStore(obj.n, obj.Phi.shape[1], directory)
-    cands, best = _Candidates(store.nb, store.m, pl.capacity), _Incumbent()
+    # the pilot's attained value: the bound pass's cut, and the candidates above it go first
+    cands, best = _Candidates(store.nb, store.m, pl.capacity, defer=pilot_value(obj)), _Incumbent()
     state = {"methods": {}, "notes": [], "evidence": {}, "rescans": 0}
     try:
         info = _absorb_parts(obj, pl, store, cands, best, alpha, tol, executor, progress, patterns, ckpt)

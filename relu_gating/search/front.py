@@ -28,6 +28,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from relu_gating.search._mirror import chunk_rows
 from relu_gating.search._pilot import pilot_value
 from relu_gating.search.tasks import chunk_bounds, prune_target, solve_chunk
 from relu_gating.search._polish import polish_theta
@@ -197,7 +198,8 @@ def best_neuron(
     patterns = _patterns_for(obj, patterns, max_patterns, progress)
     t_enum = time.perf_counter()
     obj = with_rank(obj, patterns.rank)  # the exact rank decided by the enumerator
-    run = _Run(obj, _Masks(patterns.packed, obj.n), patterns.witnesses, executor, progress)
+    run = _Run(obj, _Masks(patterns.packed, obj.n), patterns.witnesses, executor, progress,
+               mirrored=int(getattr(patterns, "n_mirrored", 0)))
     key = fingerprint(obj.Phi, obj.U_K, obj.Q_H, extra=f"{obj.kind}|{run.N}")
     state = SearchState.load(checkpoint, key, run.N, obj=obj, masks=run.masks) if checkpoint else None
     resumed = state is not None
@@ -270,6 +272,7 @@ class _Run:
     executor: Any
     progress: bool | None
     incumbent: float = -np.inf  # the pilot's attained value, when the bound pass used one
+    mirrored: int = 0  # PatternSet.n_mirrored: complementary pairs, bounded together
 
     @property
     def N(self) -> int:
@@ -278,12 +281,12 @@ class _Run:
 
 def _bound_phase(run: _Run, state: SearchState, saver: _Saver, chunk_size: int, tol: float) -> None:
     """Cheap bounds for every chunk not yet bounded (all of them unless resuming)."""
-    N, masks, witnesses = run.N, run.masks, run.witnesses
-    todo = [s for s in range(0, N, chunk_size) if not np.all(np.isfinite(state.upper[s:s + chunk_size]))]
+    masks, witnesses = run.masks, run.witnesses
+    todo = [(rows, pair) for rows, pair in chunk_rows(run.N, run.mirrored, chunk_size)
+            if not np.all(np.isfinite(state.upper[rows]))]
     inc = pilot_value(run.obj) if len(todo) > 1 else -np.inf  # an attained value: fewer patterns to tighten
     run.incumbent = inc
-    tasks = [(run.obj, np.arange(s, min(s + chunk_size, N)), masks.packed[s:s + chunk_size],
-              witnesses[s:s + chunk_size], tol, inc) for s in todo]
+    tasks = [(run.obj, rows, masks.packed[rows], witnesses[rows], tol, inc, pair) for rows, pair in todo]
     with Progress(sum(t[1].size for t in tasks), "bounds", enabled=run.progress) as bar:
         for out in _executor_map(run.executor, chunk_bounds, tasks):
             state.absorb(out)
@@ -349,10 +352,20 @@ def _checkable(obj: Objective, masks: Any, bounds: np.ndarray, evidence: dict) -
         return bounds
     from relu_gating.certificate import prove_bounds
 
+    from relu_gating.search.bnb._search import CLAIM_SLACK
+
     idx = np.array(sorted(evidence), dtype=np.int64)
     features = {"none": None, "bias": "bias"}.get(obj.features, obj.H)
     proven = prove_bounds(obj.Phi, obj.U_K, features, masks[idx], bounds[idx],
                           {k: evidence[int(i)] for k, i in enumerate(idx)})
+    for rel in CLAIM_SLACK:  # claims that fail the exact check by rounding: a little slack, as in the tree
+        raised = bounds[idx] * (1 + rel) + rel
+        again = np.flatnonzero(proven > raised)
+        if again.size == 0:
+            break
+        sub = idx[again]
+        proven[again] = np.minimum(proven[again], prove_bounds(
+            obj.Phi, obj.U_K, features, masks[sub], raised[again], {k: evidence[int(i)] for k, i in enumerate(sub)}))
     out = bounds.copy()
     out[idx] = np.maximum(bounds[idx], np.where(np.isfinite(proven), proven, bounds[idx]))
     return out

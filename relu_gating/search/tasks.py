@@ -50,7 +50,7 @@ WITNESS_RTOL = 1e-9
 
 
 def chunk_bounds(obj: Objective, index: np.ndarray, masks: np.ndarray, witnesses: np.ndarray, tol: float,
-                 incumbent: float = -np.inf) -> PatternOutcome:
+                 incumbent: float = -np.inf, mirrored: bool = False) -> PatternOutcome:
     """Cheap upper bounds, witness values and attained bounds for a chunk.
 
     ``masks`` is either bool (k, n) or ``np.packbits(masks, axis=1)`` (uint8,
@@ -72,12 +72,14 @@ def chunk_bounds(obj: Objective, index: np.ndarray, masks: np.ndarray, witnesses
     that threshold: near the optimum, only a few percent are tightened, and every pattern
     whose pencil provably stays below ``incumbent - CUT_BELOW`` is given that bound by one
     verified Cholesky factorization, without an estimate of its own (a valid bound, not
-    that pattern's tightest: such a pattern can never matter).
+    that pattern's tightest: such a pattern can never matter).  ``mirrored``: the second half of
+    the chunk is the first half's complement (:func:`relu_gating.search._mirror.chunk_rows`; checked
+    on the masks): the masked products of both from one GEMM.
     """
     k = index.size
     masks, packed = kernel.unpacked(masks, obj.n)
     cut = float(incumbent) - CUT_BELOW if np.isfinite(incumbent) and not _tightens_all(obj, k) else -np.inf
-    pb = kernel.pencil_bounds(obj, kernel.make_plan(obj), masks, packed, cut)
+    pb = kernel.pencil_bounds(obj, kernel.make_plan(obj), masks, packed, cut, mirrored)
     upper = np.minimum(np.minimum(pb.leverage, pb.upper), obj.cap + 1e-12)
     if obj.Q_H is not None and not np.all(pb.reliable):  # B_S ill-conditioned: bound by the support
         bad = np.flatnonzero(~pb.reliable)
