@@ -129,6 +129,65 @@ def test_time_budget_gives_valid_certificate():
         assert any("stopped early" in n for n in res.notes)
 
 
+def test_time_budget_keeps_time_for_writing_the_tree(monkeypatch):
+    """The search stops ``FINISH_PER_NODE`` seconds a node before the deadline (here forced to a
+    second a node: it stops after a handful of nodes, well inside the budget), with a valid
+    certificate; the collector is unfrozen afterwards."""
+    import gc
+    import time
+
+    from relu_gating.search.bnb import _search
+
+    Phi, U = _instance("gauss", 60, 3, 5)
+    monkeypatch.setattr(_search, "FINISH_PER_NODE", 1.0)
+    t = time.perf_counter()
+    res = branch_and_bound(Phi, U, features="bias", max_seconds=30.0)
+    assert time.perf_counter() - t < 25.0 and res.n_nodes <= 40 and not res.certified
+    assert any("stopped early (time budget)" in n for n in res.notes)
+    assert verify(res.to_dict(), Phi, U, "bias").valid
+    assert gc.get_freeze_count() == 0
+
+
+def test_preorder_written_inline_equals_the_node_by_node_form(monkeypatch):
+    """``to_nodes`` (split and implied nodes inline, the collector paused) against the plain
+    recursion over ``_json`` on a tree of every kind, and the tree of a real search."""
+    from relu_gating.search.bnb import _search
+    from relu_gating.search.bnb._tree_build import Node, _json, to_nodes
+
+    def plain(node):
+        out = [_json(node)]
+        if node.kind in ("s", "i"):
+            for kid in node.children:
+                out += plain(kid)
+        return out
+
+    def leaf(kind, claim, evidence=None):
+        nd = Node(None, None, claim, None)
+        nd.evidence = evidence
+        nd.settle(kind)
+        return nd
+
+    root = Node(None, None, 1.0, None)
+    imp = Node(None, None, 0.9, None)
+    imp.row, imp.sign, imp.rows, imp.children = 4, -1, (np.int64(1), 2), [leaf("c", 0.5, (np.array([1]), np.eye(1)))]
+    imp.settle("i")
+    root.row, root.children = 3, [imp, leaf("b", 0.7)]
+    root.settle("s")
+    assert to_nodes(root) == plain(root) and to_nodes(leaf("x", 0.0)) == [["x"]]
+    seen = []
+    real = _search.Search.run
+
+    def run(self, deadline, bar=None):
+        why = real(self, deadline, bar)
+        seen.append(to_nodes(self.root) == plain(self.root))
+        return why
+
+    monkeypatch.setattr(_search.Search, "run", run)
+    Phi, U = _instance("gauss", 30, 3, 2)
+    branch_and_bound(Phi, U, features="bias")
+    assert seen == [True]
+
+
 def test_strategy_options():
     Phi, U = _instance("gauss", 12, 1, 15)
     with pytest.raises(InputError, match="strategy"):

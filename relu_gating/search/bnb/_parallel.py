@@ -287,7 +287,7 @@ def _rounds(search: Search, pool: _Pool, inflight: dict, totals: dict, deadline:
     while True:
         check_stop()
         now = time.perf_counter()
-        if deadline is not None and now >= deadline:
+        if deadline is not None and now >= deadline - search.reserve():
             return "time"
         u = _bound_in_flight(search, inflight)
         if (not search.heap and not inflight) or search.settled(u):

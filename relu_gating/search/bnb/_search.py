@@ -14,6 +14,7 @@ valid certificate of the alpha reached.
 
 from __future__ import annotations
 
+import gc
 import heapq
 import time
 from typing import Any
@@ -21,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from relu_gating.certificate._tree import implied_exact, node_bound, node_problem
+from relu_gating.search.bnb._chamber import Chambers
 from relu_gating.search.bnb._forced import exhaustive_farkas, float_clear, forced_rows
 from relu_gating.search.bnb._lp import WITNESS_MARGIN, ConeLP
 from relu_gating.search.bnb._rows import sample_interior
@@ -34,9 +36,11 @@ __all__ = ["Search", "FARKAS_DUAL_RTOL"]
 
 #: LP duals below this fraction of the largest are left out of a Farkas combination.
 FARKAS_DUAL_RTOL = 1e-9
-#: Relative slack added in turn to a chamber's claim whose check fails at the solver's value (the
-#: exact check of ``claim B - A - G^T N G >= 0`` then has room for the multipliers' rounding).
-CLAIM_SLACK = (1e-11, 1e-10, 1e-9)
+#: Seconds per node kept before a time budget ends, for the tree's JSON form (measured: about 1 us a node).
+FINISH_PER_NODE = 1.5e-6
+#: Expansions between two ``gc.freeze()`` calls: the cyclic collector then skips the tree built so far
+#: (its nodes form no cycles and are freed by reference counting); 36% more nodes measured at n = 819, d = 3.
+FREEZE_EVERY = 1024
 #: Candidate rows scored by their children's bounds at each split (strong branching, rank-one updates).
 STRONG = 64
 #: Local ascent from the best interior sample at every this many expansions.
@@ -52,7 +56,7 @@ STRONG_FULL = 8
 LIFTED_MAX_UNDECIDED = 16
 
 
-class Search:
+class Search(Chambers):
     """One branch-and-bound run; :meth:`run` returns when settled, out of time or interrupted."""
 
     def __init__(self, obj: Objective, alpha: float, tol: float, method: str, seed: int = 0,
@@ -338,96 +342,9 @@ class Search:
         for kid in kids:
             self.push(kid)
 
-    def chamber(self, node: Node) -> None:
-        """Solve a chamber exactly; its leaf claims the node bound or the dual evidence."""
-        from relu_gating.search.state import PRUNED
-        from relu_gating.search.tasks import _solve_one, prune_target
-
-        t0 = time.perf_counter()
-        self.stats["chambers"] += 1
-        assert node.signs is not None and node.v is not None  # an open node
-        mask = (node.signs > 0) & ~self.P.zero_rows
-        theta0 = self.obj.to_theta @ node.v[0]
-        z = self.obj.Phi @ theta0
-        nz = ~self.P.zero_rows
-        strict = bool(np.all(np.where(mask, z, -z)[nz] > 0))
-        if self._attained(node, mask):  # the node bound is reached inside the cone: nothing to solve
-            node.settle("c")
-            self.stats["attained"] += 1
-            self.stats["t_chamber"] += time.perf_counter() - t0
-            return
-        target = prune_target(self.best_value, self.alpha)
-        out = _solve_one(self.obj, mask, self.method, theta0 if strict else None, target)
-        d = self._proven(mask, out, target)
-        if out.method == "dual-first" and not d <= target:  # the check here does not confirm it: solve
-            out = _solve_one(self.obj, mask, self.method, theta0 if strict else None)
-            d = self._proven(mask, out, target)
-        if out.status == PRUNED and self._excluded(mask):
-            node.settle("x")
-        else:
-            if np.isfinite(out.lower):
-                self.offer(out.theta)
-            if d < node.claim:  # only a settled "c" node shows its evidence (none: the claim alone)
-                node.claim = max(d, float(out.upper))
-                node.evidence = out.evidence if out.evidence is not None else (np.zeros(0, int), np.zeros((0, 0)))
-            node.settle("c")
-        self.stats["t_chamber"] += time.perf_counter() - t0
-
-    def _proven(self, mask: np.ndarray, out: Any, target: float) -> float:
-        """The bound the verifier's check proves for a solve's claim (its dual evidence, the pencil
-        inequality at the claim, the support bound: as for a pattern of the enumeration); inf if
-        the solve claims nothing.  First at the claim ``target`` (floats alone suffice there when it
-        settles the chamber), then at the solver's value and a little above it (exact checks)."""
-        from relu_gating.certificate._tree import chamber_bound
-
-        if not np.isfinite(out.upper):
-            return np.inf
-        rows, N = out.evidence if out.evidence is not None else (np.zeros(0, dtype=np.int64), np.zeros((0, 0)))
-        rows, N, u = np.asarray(rows), np.asarray(N), float(out.upper)
-        if u < target < np.inf:
-            d = chamber_bound(self._stated_problem(), mask, target, rows, N)
-            if d <= target:
-                return d
-        d = chamber_bound(self._stated_problem(), mask, u, rows, N)
-        for rel in CLAIM_SLACK:  # a claim at the solver's value can fail the exact check by rounding
-            if d <= u * (1 + rel) + rel:
-                break
-            d = min(d, chamber_bound(self._stated_problem(), mask, u * (1 + rel) + rel, rows, N))
-        return d
-
-    def _attained(self, node: Node, mask: np.ndarray) -> bool:
-        """Rem 4.4 without a solver: a top eigenvector of the chamber's pencil (either sign) in its
-        closed cone gives a neuron whose recomputed value reaches the node bound (to ``tol / 2``)."""
-        from solvers import top_generalized_eig
-
-        from relu_gating.search.objectives import pattern_matrices
-
-        A, B = pattern_matrices(self.obj, mask[None])
-        eig = top_generalized_eig(A, B)
-        if not eig.reliable[0]:
-            return False
-        cands = np.array([1.0, -1.0])[:, None] * (self.obj.to_theta @ eig.vectors[0])[None, :]
-        vals = np.nan_to_num(neuron_values(self.obj, cands), nan=-np.inf)
-        k = int(np.argmax(vals))
-        z = self.obj.Phi @ cands[k]
-        inside = bool(np.all(np.where(mask, z, -z) >= -1e-12 * (np.abs(z).max() + 1e-300)))
-        self.offer(cands[k])
-        return inside and vals[k] >= node.claim - 0.5 * self.tol
-
-    def _excluded(self, mask: np.ndarray) -> bool:
-        """The verifier's own test that a chamber has no admissible neuron."""
-        from relu_gating.certificate._verify import _excluded
-
-        return _excluded(self._stated_problem(), mask)
-
-    def _stated_problem(self) -> Any:
-        """The problem as the verifier states it (built once)."""
-        from relu_gating.certificate._problem import state_problem
-
-        if not hasattr(self, "_stated"):
-            features = {"none": None, "bias": "bias"}.get(self.obj.features, self.obj.H)
-            self._stated = state_problem(self.obj.Phi, self.obj.U_K, features)
-        return self._stated
+    def reserve(self) -> float:
+        """Seconds to keep before a deadline for writing the tree out (``FINISH_PER_NODE`` a node)."""
+        return FINISH_PER_NODE * (self.stats["nodes"] + self.stats["implied"])
 
     # ------------------------------------------------------------------ loop
     def run(self, deadline: float | None, bar: Any = None) -> str:
@@ -440,8 +357,10 @@ class Search:
         self.push(self.root)
         try:
             while self.heap:
+                if self.expansions % FREEZE_EVERY == 0:  # the tree is acyclic: keep the collector off it
+                    gc.freeze()
                 check_stop()
-                if deadline is not None and time.perf_counter() >= deadline:
+                if deadline is not None and time.perf_counter() >= deadline - self.reserve():
                     return "time"
                 u = self.global_bound()
                 if self.settled(u):
@@ -453,4 +372,6 @@ class Search:
                                        f"best {self.best_value:.6f}")
         except KeyboardInterrupt:
             return "interrupted"
+        finally:
+            gc.unfreeze()
         return "settled"

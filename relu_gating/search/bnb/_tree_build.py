@@ -5,6 +5,7 @@ The JSON layout is the tree certificate of :mod:`relu_gating.certificate._tree`.
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
 import numpy as np
@@ -48,7 +49,7 @@ def _json(node: Node) -> list:
     if node.kind == "s":
         return ["s", int(node.row)]
     if node.kind == "i":
-        return ["i", int(node.row), int(node.sign), [int(j) for j in node.rows]]
+        return ["i", int(node.row), int(node.sign), list(map(int, node.rows))]
     if node.kind == "x":
         return ["x"]
     if node.kind in ("b", "c", "d", "open") and node.evidence is not None and len(node.evidence) == 3:
@@ -62,14 +63,33 @@ def _json(node: Node) -> list:
 
 
 def to_nodes(root: Node) -> list:
-    """The tree in preorder (``+`` subtree before ``-``)."""
+    """The tree in preorder (``+`` subtree before ``-``); implied and split nodes, most of a large
+    tree, written inline."""
     out, stack = [], [root]
-    while stack:
-        node = stack.pop()
-        out.append(_json(node))
-        if node.kind in ("s", "i"):
-            stack.extend(reversed(node.children))
+    append, pop, push = out.append, stack.pop, stack.append
+    gc_was = gc.isenabled()
+    gc.disable()  # millions of small lists, no cycles: the collector would rescan the whole tree often
+    try:
+        _preorder(out, stack, append, pop, push)
+    finally:
+        if gc_was:
+            gc.enable()
     return out
+
+
+def _preorder(out: list, stack: list, append: Any, pop: Any, push: Any) -> None:
+    while stack:
+        node = pop()
+        kind = node.kind
+        if kind == "i":
+            append(["i", int(node.row), int(node.sign), list(map(int, node.rows))])
+            push(node.children[0])
+        elif kind == "s":
+            append(["s", int(node.row)])
+            push(node.children[1])
+            push(node.children[0])
+        else:
+            append(_json(node))
 
 
 def count_kinds(nodes: list) -> dict[str, Any]:
