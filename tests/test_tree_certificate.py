@@ -352,3 +352,15 @@ def test_chamber_claim_proven_by_the_pencil_inequality_where_the_evidence_is_wea
     for k in c:
         f["tree"]["nodes"][k][1] *= 0.9
     assert not verify(json.loads(json.dumps(f)), I.Phi, I.U, I.features).valid
+
+
+def test_collector_is_on_again_after_verify(case):
+    """``verify`` pauses the cyclic collector while it reads and walks a tree, and always turns it
+    back on, also when the certificate is rejected."""
+    import gc
+
+    Phi, U, d = case
+    assert verify(d, Phi, U, "bias").valid and gc.isenabled()
+    with pytest.raises(CertificateError):
+        verify("{not json", Phi, U, "bias")
+    assert gc.isenabled()

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from relu_gating._gc import paused_gc
 from relu_gating.certificate._format import FORMAT, Certificate, load_certificate, parse_certificate
 from relu_gating.certificate._problem import StatedProblem, pow2_scales, state_problem
 from relu_gating.certificate._proofs import cap_bound, dual_bound, exact_slack_pd, pattern_pencils, pencil_bounds, support_bounds
@@ -246,6 +247,11 @@ def verify(certificate: Any, Phi: Any, U_K: Any, features: Any = "bias") -> Veri
         from relu_gating.certificate._binary_verify import verify_binary
 
         return verify_binary(certificate, Phi, U_K, features)
+    with paused_gc():  # a large JSON certificate is millions of small lists, no cycles
+        return _verify_json(certificate, Phi, U_K, features)
+
+
+def _verify_json(certificate: Any, Phi: Any, U_K: Any, features: Any) -> VerifyReport:
     d = load_certificate(certificate)
     if d.get("kind") == "tree":  # the branch and bound's tree certificate (._tree)
         from relu_gating.certificate._tree import verify_tree

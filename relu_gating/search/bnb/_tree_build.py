@@ -5,10 +5,11 @@ The JSON layout is the tree certificate of :mod:`relu_gating.certificate._tree`.
 
 from __future__ import annotations
 
-import gc
 from typing import Any
 
 import numpy as np
+
+from relu_gating._gc import paused_gc
 
 __all__ = ["Node", "to_nodes", "count_kinds"]
 
@@ -66,14 +67,8 @@ def to_nodes(root: Node) -> list:
     """The tree in preorder (``+`` subtree before ``-``); implied and split nodes, most of a large
     tree, written inline."""
     out, stack = [], [root]
-    append, pop, push = out.append, stack.pop, stack.append
-    gc_was = gc.isenabled()
-    gc.disable()  # millions of small lists, no cycles: the collector would rescan the whole tree often
-    try:
-        _preorder(out, stack, append, pop, push)
-    finally:
-        if gc_was:
-            gc.enable()
+    with paused_gc():  # millions of small lists, no cycles: the collector would rescan the tree often
+        _preorder(out, stack, out.append, stack.pop, stack.append)
     return out
 
 
