@@ -146,6 +146,14 @@ def test_time_budget_keeps_time_for_writing_the_tree(monkeypatch):
     assert any("stopped early (time budget)" in n for n in res.notes)
     assert verify(res.to_dict(), Phi, U, "bias").valid
     assert gc.get_freeze_count() == 0
+    keep = [[object()] for _ in range(10)]  # a caller that froze its own objects: left frozen
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        branch_and_bound(Phi, U, features="bias", max_seconds=2.0)
+        assert 0.9 * frozen <= gc.get_freeze_count() <= frozen and keep  # not unfrozen (some freed)
+    finally:
+        gc.unfreeze()
 
 
 def test_preorder_written_inline_equals_the_node_by_node_form(monkeypatch):

@@ -355,9 +355,10 @@ class Search(Chambers):
             def check_stop() -> None:
                 return None
         self.push(self.root)
+        own = gc.get_freeze_count() == 0  # a caller's own frozen objects are left as they are
         try:
             while self.heap:
-                if self.expansions % FREEZE_EVERY == 0:  # the tree is acyclic: keep the collector off it
+                if own and self.expansions % FREEZE_EVERY == 0:  # the tree is acyclic: keep the collector off it
                     gc.freeze()
                 check_stop()
                 if deadline is not None and time.perf_counter() >= deadline - self.reserve():
@@ -373,5 +374,6 @@ class Search(Chambers):
         except KeyboardInterrupt:
             return "interrupted"
         finally:
-            gc.unfreeze()
+            if own:
+                gc.unfreeze()
         return "settled"
