@@ -39,7 +39,8 @@ class Chambers:
         raise NotImplementedError
 
     def chamber(self, node: Node) -> None:
-        """Solve a chamber exactly; its leaf claims the node bound or the dual evidence."""
+        """Solve a chamber exactly; its leaf claims the node bound or, if lower, what the verifier's
+        check proves for the solve (:meth:`_proven`)."""
         from relu_gating.search.state import PRUNED
         from relu_gating.search.tasks import _solve_one, prune_target
 
