@@ -20,10 +20,13 @@ chunk that is not paired as stated gets the plain GEMM.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any, Callable, TypeVar
 
 import numpy as np
 
 __all__ = ["MIRROR_ERR", "paired", "mirror_products", "chunk_rows"]
+
+_Plan = TypeVar("_Plan", bound=Any)  # relu_gating.search._bound_kernel.Plan (a frozen dataclass)
 
 #: The error allowance of a paired chunk's products, in units of ``Plan.err``.
 MIRROR_ERR = 3.0
@@ -54,7 +57,8 @@ def paired(masks: np.ndarray, packed: bool, nz: np.ndarray) -> bool:
     return bool(np.array_equal(masks[h:], masks[:h] ^ flip))
 
 
-def mirror_products(plan, Phi: np.ndarray, masks: np.ndarray, packed: bool, products) -> tuple[np.ndarray, object] | None:
+def mirror_products(plan: _Plan, Phi: np.ndarray, masks: np.ndarray, packed: bool,
+                    products: Callable[[_Plan, np.ndarray, bool], np.ndarray]) -> tuple[np.ndarray, _Plan] | None:
     """``(P, plan')``: ``products(plan, masks, packed)`` of a paired chunk from its first half, with
     ``plan'`` carrying the wider error allowance; None if the chunk is not paired."""
     t, nz = _column_sums(plan, Phi)

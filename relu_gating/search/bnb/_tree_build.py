@@ -66,7 +66,8 @@ def _json(node: Node) -> list:
 def to_nodes(root: Node) -> list:
     """The tree in preorder (``+`` subtree before ``-``); implied and split nodes, most of a large
     tree, written inline."""
-    out, stack = [], [root]
+    out: list = []
+    stack: list[Node] = [root]
     with paused_gc():  # millions of small lists, no cycles: the collector would rescan the tree often
         _preorder(out, stack, out.append, stack.pop, stack.append)
     return out
