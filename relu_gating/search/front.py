@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 import numpy as np
 
@@ -70,7 +70,7 @@ class _Saver:
             self.save()
 
 
-def _executor_map(executor: Any, fn: Any, tasks: list[tuple]) -> Iterator:
+def _executor_map(executor: Any, fn: Any, tasks: Iterable[tuple]) -> Iterator:
     """Yield ``fn(*task)`` per task: in-process (lazily), on an Executor, or on Dask.
 
     In-process results come one at a time, so an interrupt keeps what was done.
@@ -81,8 +81,10 @@ def _executor_map(executor: Any, fn: Any, tasks: list[tuple]) -> Iterator:
     elif hasattr(executor, "gather"):  # dask.distributed.Client
         futures = [executor.submit(fn, *t, pure=False) for t in tasks]
         yield from executor.gather(futures)
-    elif tasks:
-        yield from executor.map(fn, *zip(*tasks))
+    else:
+        todo = list(tasks)
+        if todo:
+            yield from executor.map(fn, *zip(*todo))
 
 
 def best_neuron(
@@ -286,8 +288,9 @@ def _bound_phase(run: _Run, state: SearchState, saver: _Saver, chunk_size: int, 
             if not np.all(np.isfinite(state.upper[rows]))]
     inc = pilot_value(run.obj) if len(todo) > 1 else -np.inf  # an attained value: fewer patterns to tighten
     run.incumbent = inc
-    tasks = [(run.obj, rows, masks.packed[rows], witnesses[rows], tol, inc, pair) for rows, pair in todo]
-    with Progress(sum(t[1].size for t in tasks), "bounds", enabled=run.progress) as bar:
+    tasks: Iterable[tuple] = ((run.obj, rows, masks.packed[rows], witnesses[rows], tol, inc, pair)
+                              for rows, pair in todo)  # in-process: each chunk's copy made as it is bounded
+    with Progress(sum(rows.size for rows, _ in todo), "bounds", enabled=run.progress) as bar:
         for out in _executor_map(run.executor, chunk_bounds, tasks):
             state.absorb(out)
             bar.update(out.index.size)
