@@ -14,7 +14,7 @@ from typing import Iterator
 
 import numpy as np
 
-__all__ = ["dual_evidence", "dual_prune", "EVIDENCE_RTOL"]
+__all__ = ["dual_evidence", "dual_prune", "EVIDENCE_RTOL", "CLAIM_SLACK"]
 
 #: Dual evidence within this relative gap of the exact value counts as tight.
 EVIDENCE_RTOL = 1e-9
@@ -22,6 +22,11 @@ EVIDENCE_RTOL = 1e-9
 #: Dual evidence whose slack matrix has an eigenvalue below ``-EVIDENCE_SELF_RTOL * scale`` is
 #: corrected (or withdrawn) before it is claimed.
 EVIDENCE_SELF_RTOL = 1e-13
+
+#: Relative slack added in turn to a claim whose check fails at the solver's value (the exact check
+#: of ``claim B - A - G^T N G >= 0`` then has room for the multipliers' rounding): the search claims
+#: what the verifier proves (chamber leaves of the tree, patterns of the enumeration certificate).
+CLAIM_SLACK = (1e-11, 1e-10, 1e-9)
 
 #: When the selected rows leave a gap, patterns with at most this many rows retry with all of them.
 ALL_ROWS_MAX = 64

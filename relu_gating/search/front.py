@@ -355,7 +355,7 @@ def _checkable(obj: Objective, masks: Any, bounds: np.ndarray, evidence: dict) -
         return bounds
     from relu_gating.certificate import prove_bounds
 
-    from relu_gating.search.bnb._chamber import CLAIM_SLACK
+    from relu_gating.search._evidence import CLAIM_SLACK
 
     idx = np.array(sorted(evidence), dtype=np.int64)
     features = {"none": None, "bias": "bias"}.get(obj.features, obj.H)

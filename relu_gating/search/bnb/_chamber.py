@@ -13,14 +13,12 @@ from typing import Any
 
 import numpy as np
 
+from relu_gating.search._evidence import CLAIM_SLACK
 from relu_gating.search.bnb._tree_build import Node
 from relu_gating.search.objectives import neuron_values
 
-__all__ = ["Chambers", "CLAIM_SLACK"]
+__all__ = ["Chambers"]
 
-#: Relative slack added in turn to a chamber's claim whose check fails at the solver's value (the
-#: exact check of ``claim B - A - G^T N G >= 0`` then has room for the multipliers' rounding).
-CLAIM_SLACK = (1e-11, 1e-10, 1e-9)
 
 
 class Chambers:
