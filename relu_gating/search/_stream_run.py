@@ -59,8 +59,9 @@ class _Candidates:
     def add(self, idx: np.ndarray, upper: np.ndarray, packed: np.ndarray, wit: np.ndarray, threshold: float) -> None:
         held = upper > max(threshold, self.floor)
         keep = held & (upper > self.defer)
-        if np.any(held & ~keep):
-            self.deferred = max(self.deferred, float(upper[held & ~keep].max()))
+        back = upper[held & ~keep]
+        if back.size:
+            self.deferred = max(self.deferred, float(back.max()))
         self.idx = np.concatenate([self.idx, idx[keep]])
         self.upper = np.concatenate([self.upper, upper[keep]])
         self.packed = np.concatenate([self.packed, packed[keep]])
