@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import warnings
 from bisect import bisect_left
 from dataclasses import dataclass, field
 from math import comb
@@ -20,6 +19,7 @@ from relu_gating.patterns._count import PatternCount, count_reduced, cover_count
 from relu_gating.patterns._exact import single_thread_blas
 from relu_gating.patterns._exact_witness import IntPhi
 from relu_gating.patterns._rowspace import Reduction, reduce_rows
+from relu_gating.patterns._sink import Sink, assemble
 from relu_gating.patterns._sweep import chambers, generic_sweep, level_sweep, subset_groups
 from relu_gating.patterns._witness import check_witnesses
 
@@ -211,8 +211,15 @@ class _Certifier:
         self.notes: list = []
         self._iphi: IntPhi | None = None
 
-    def __call__(self, pk: np.ndarray, W: np.ndarray, prov) -> np.ndarray:
-        W, ok, ne = check_witnesses(self.Phi, pk, W, repair=True)
+    def __call__(self, pk: np.ndarray, W: np.ndarray, prov, sure: np.ndarray | None = None) -> np.ndarray:
+        if sure is None:
+            W, ok, ne = check_witnesses(self.Phi, pk, W, repair=True)
+        else:  # ``sure``: proved by the sweep (``certified_simple``); the rest checked here
+            ok, rest = sure.copy(), np.flatnonzero(~sure)
+            ne = 0
+            if rest.size:
+                Wr, ok[rest], ne = check_witnesses(self.Phi, pk[rest], W[rest], repair=True)
+                W[rest] = Wr
         bad = np.flatnonzero(~ok)
         exact: dict = {}
         if bad.size:
@@ -234,27 +241,36 @@ class _Certifier:
         return W
 
 
-def _top_level(red: Reduction, part, progress: bool, certify: _Certifier | None = None):
-    """Sweep the reduced arrangement; returns ``(mirrored, rest)`` lists of (packed, W) blocks.
+def _top_level(red: Reduction, part, progress: bool, certify: _Certifier | None, sink: Sink):
+    """Sweep the reduced arrangement into ``sink``; returns ``(mirrored, rest)`` lists of
+    ``(start, count)`` blocks.
 
-    The full list is ``mirrored``, then the negations of ``mirrored``, then ``rest``.
-    Without ``certify`` the witnesses are the raw sweep witnesses; with it each block
-    is certified (and repaired) as it is emitted, mirrored blocks first, then ``rest``.
+    The full list is ``mirrored`` (rows ``[0, L)``), then the negations of ``mirrored``
+    (``[L, 2L)``, :meth:`._sink.Sink.complements`), then ``rest``.  With ``certify`` each
+    block is certified (and repaired) as it is emitted (without: the raw sweep witnesses).
     """
     r, rows, q = red.rank, red.red, red.q
 
-    def emit(P, Y, prov):
+    mirror = [True]  # the sweep's blocks are the mirrored half; the child is not
+
+    def emit(P, Y, prov, sure=None):
         pk, W = np.packbits(red.class_masks_to_rows(P), axis=1), red.lift_witnesses(Y)
-        return (pk, certify(pk, W, prov)) if certify is not None else (pk, W)
+        return sink.put(pk, certify(pk, W, prov, sure) if certify is not None else W, mirror[0])
+
+    def finish(blocks: list, child) -> tuple[list, list]:
+        L = sink.n
+        sink.skip_to(2 * L)
+        sink.complements(L)  # rows [L, 2L), before the child is written after them
+        mirror[0] = False
+        return blocks, ([emit(*child)] if child is not None else [])
 
     if r <= 1:
         if part[0] != 0:
             return [], []
         if r == 0:
-            zero = np.zeros((1, 0))
-            return [], [emit(np.zeros((1, 0), dtype=bool), zero, lambda idx: [() for _ in idx])]
+            return finish([], (np.zeros((1, 0), dtype=bool), np.zeros((1, 0)), lambda idx: [() for _ in idx]))
         P, Y, prov = chambers(rows, 1, np.random.default_rng(_SEED))
-        return [emit(P[:1], Y[:1], prov)], []
+        return finish([emit(P[:1], Y[:1], prov)], None)
     firsts = subset_groups(q, r - 1, part)
     total = sum(comb(q - 1 - f, r - 2) for f in firsts)
     rng = np.random.default_rng(_SEED)
@@ -262,51 +278,11 @@ def _top_level(red: Reduction, part, progress: bool, certify: _Certifier | None 
     def sweep(c: tuple, g: tuple):
         if certify is not None:
             certify.notes.clear()
+        sink.n, sink.mirrored = 0, 0  # a redrawn sweep starts over
         with Progress(total, "enumerate", unit="vertices", enabled=None if progress else False) as bar:
             return level_sweep(rows, r, c, g, rng, firsts=firsts, emit=emit, progress=bar, with_child=part[0] == 0)
 
-    blocks, child = generic_sweep(sweep, r, rng, redraw=part[1] == 1)
-    return blocks, ([emit(*child)] if child is not None else [])
-
-
-def _assemble(red: Reduction, mirrored: list, rest: list, notes: list):
-    """Concatenate the certified blocks, mirror ``mirrored``, place the exact witnesses.
-
-    ``-w`` realizes the complement (on nonzero rows) of the pattern of ``w`` with the
-    same margins, since ``phi . (-w) = -(phi . w)`` exactly (and so does ``-theta``
-    for an exact witness): the mirrored half needs no separate check.
-    """
-    nbytes = (red.n + 7) // 8
-    L = sum(b[0].shape[0] for b in mirrored)
-    R = sum(b[0].shape[0] for b in rest)
-    packed = np.empty((2 * L + R, nbytes), dtype=np.uint8)
-    W = np.empty((2 * L + R, red.m))
-    n_exact, bad, exact = 0, [], {}
-    pos = 0
-    for k, (pk, w) in enumerate(mirrored + rest):
-        if k == len(mirrored):
-            pos = 2 * L
-        packed[pos:pos + len(pk)], W[pos:pos + len(pk)] = pk, w
-        ne, ex, bd = notes[k]
-        mirror = k < len(mirrored)
-        n_exact += (2 if mirror else 1) * ne
-        bad.append(bd + pos)
-        for b, theta in ex.items():
-            exact[pos + b] = theta
-            if mirror:
-                exact[L + pos + b] = tuple(-x for x in theta)
-        if mirror:
-            bad.append(bd + pos + L)
-        pos += len(pk)
-    np.bitwise_xor(packed[:L], np.packbits(red.cls >= 0)[None, :], out=packed[L:2 * L])
-    np.negative(W[:L], out=W[L:2 * L])
-    bad = np.sort(np.concatenate(bad)).astype(np.int64) if bad else np.zeros(0, dtype=np.int64)
-    if bad.size:
-        warnings.warn(
-            f"{bad.size} of {packed.shape[0]} chambers of Phi have no certified witness, neither float64 nor "
-            "exact (PatternSet.uncertified); the patterns are exact and counted, their witnesses best effort",
-            RuntimeWarning, stacklevel=3)
-    return packed, W, n_exact, bad, dict(sorted(exact.items()))
+    return finish(*generic_sweep(sweep, r, rng, redraw=part[1] == 1))
 
 
 def enumerate_patterns(Phi: Any, *, max_patterns: int | None = None, progress: bool = False,
@@ -374,11 +350,33 @@ def enumerate_patterns(Phi: Any, *, max_patterns: int | None = None, progress: b
                 f"Phi has {cnt.count} {what} ({cnt.method}), more than max_patterns = {max_patterns}")
     with single_thread_blas():
         cert = _Certifier(Phi, red)
-        mirrored, rest = _top_level(red, part, progress, cert)
-        packed, W, n_exact, bad, exact = _assemble(red, mirrored, rest, cert.notes)
+        sink = Sink(_expected_rows(red, part), np.packbits(red.cls >= 0), red.m, _expected_half(red, part))
+        mirrored, rest = _top_level(red, part, progress, cert, sink)
+        packed, W, n_exact, bad, exact = assemble(sink, mirrored, rest, cert.notes)
     W, exact = _unscale_witnesses(W, exact, scales)
     return PatternSet(packed, W, red.rank, red.n, red.m, red.q, tuple(int(x) for x in part), n_exact, bad,
-                      exact, phi_sha256=digest, n_mirrored=sum(len(b[0]) for b in mirrored))
+                      exact, phi_sha256=digest, n_mirrored=sum(k for _, k in mirrored))
+
+
+def _expected_rows(red: Reduction, part: tuple) -> int:
+    """Room to reserve for part ``(i, k)``: Cover's bound, times the part's share of the rays
+    (:func:`._subsets.subset_groups` balances the parts by rays), plus the lower-dimensional
+    rest in part 0; only a hint (the sink grows if it is short)."""
+    q, r = red.q, red.rank
+    whole = cover_count(q, r)
+    if part[1] == 1 or r < 2:
+        return whole
+    share = sum(comb(q - 1 - f, r - 2) for f in subset_groups(q, r - 1, part)) / max(comb(q - 1, r - 1), 1)
+    return min(whole, int(whole * share * 1.05) + (cover_count(q, r - 1) if part[0] == 0 else 0) + 16)
+
+
+def _expected_half(red: Reduction, part: tuple) -> int | None:
+    """The size of the mirrored half in general position (Cover's count less the chambers of the
+    rank r - 2 restriction, halved); None for a part or rank below 3."""
+    q, r = red.q, red.rank
+    if part[1] != 1 or r < 3:
+        return None
+    return (cover_count(q, r) - cover_count(q, r - 2)) // 2
 
 
 def _unscale_witnesses(W: np.ndarray, exact: dict, scales: np.ndarray) -> tuple[np.ndarray, dict]:

@@ -15,6 +15,9 @@ import numpy as np
 __all__ = ["subset_groups", "batches", "decide"]
 
 BATCH_ENTRIES = 1_000_000  # subsets * q per vectorised batch
+#: At most this many subsets per batch: a batch's arrays (rays, minors, steps) then stay in
+#: cache (measured: 1.3x faster per chamber at m = 5, 6 than batches of 25,000-33,000).
+BATCH_RAYS = 4096
 
 
 def _combos(lo: int, q: int, s: int) -> np.ndarray:
@@ -45,8 +48,9 @@ def subset_groups(q: int, t: int, part: tuple[int, int] | None) -> list[int]:
 
 
 def batches(q: int, t: int, firsts: list[int]):
-    """Arrays (B, t) of the t-subsets whose first element is in ``firsts``, lexicographic."""
-    limit = max(1, BATCH_ENTRIES // max(q, 1))
+    """Arrays (B, t) of the t-subsets whose first element is in ``firsts``, lexicographic, at
+    most ``min(BATCH_ENTRIES // q, BATCH_RAYS)`` per array."""
+    limit = max(1, min(BATCH_ENTRIES // max(q, 1), BATCH_RAYS))
     buf, size = [], 0
     for f in firsts:
         rest = _combos(f + 1, q, t - 1)
@@ -54,8 +58,11 @@ def batches(q: int, t: int, firsts: list[int]):
         buf.append(block)
         size += block.shape[0]
         if size >= limit:
-            yield np.concatenate(buf)
-            buf, size = [], 0
+            whole = np.concatenate(buf)
+            for s in range(0, whole.shape[0] - limit + 1, limit):
+                yield whole[s:s + limit]
+            tail = whole.shape[0] % limit
+            buf, size = ([whole[-tail:]], tail) if tail else ([], 0)
     if buf:
         yield np.concatenate(buf)
 

@@ -114,7 +114,7 @@ def chambers(rows: list, d: int, rng: np.random.Generator) -> tuple[np.ndarray, 
     return np.concatenate(Ps), np.concatenate(Ws), _concat_prov(blocks, child)
 
 
-def _keep(P: np.ndarray, W: np.ndarray, prov: Callable) -> tuple:
+def _keep(P: np.ndarray, W: np.ndarray, prov: Callable, sure: np.ndarray | None = None) -> tuple:
     return P, W, prov
 
 
@@ -152,8 +152,8 @@ def _batch_blocks(lv: SweepLevel, rays: Rays, signs: RowSigns, emit: Callable, r
     out = []
     simple = simple_chambers(lv, rays, signs)
     if simple is not None:
-        P, W, Ss, scs = simple
-        out.append(emit(P, W, _simple_prov(lv.rows, lv.c, Ss, scs, P)))
+        P, W, Ss, scs, sure = simple
+        out.append(emit(P, W, _simple_prov(lv.rows, lv.c, Ss, scs, P), sure))
     for ray in nonsimple_rays(lv, rays, signs):
         P, W, prov = _local_up(lv, ray, rng)
         if P.shape[0]:

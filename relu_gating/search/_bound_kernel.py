@@ -61,7 +61,7 @@ __all__ = ["Plan", "make_plan", "products", "PencilBounds", "pencil_bounds", "ti
 
 U = np.finfo(float).eps / 2
 #: Patterns per GEMM block (bounds the float copy of the masks to GEMM_ROWS x n).
-GEMM_ROWS = 1024
+GEMM_ROWS = 512
 #: Squarings of the screening estimate (looser than lambda_max by at most p^(1/64)).
 SCREEN_SQUARINGS = 5
 #: Squarings for the patterns that can still matter (looser by at most p^(2^-13) / p^(2^-41)).
@@ -175,10 +175,12 @@ def products(plan: Plan, masks: np.ndarray, packed: bool) -> np.ndarray:
     k = masks.shape[0]
     out = np.empty((plan.V.shape[1], k))
     VT = np.ascontiguousarray(plan.V.T)
+    buf = np.empty((min(GEMM_ROWS, k), plan.n))  # the 0/1 masks as float64, one block at a time
     for s in range(0, k, GEMM_ROWS):
-        sub = masks[s:s + GEMM_ROWS]  # 0/1 as float64, straight from the bits (no bool copy)
-        blk = np.unpackbits(sub, axis=1, count=plan.n).astype(np.float64) if packed else sub.astype(np.float64)
-        out[:, s:s + blk.shape[0]] = VT @ blk.T
+        sub = masks[s:s + GEMM_ROWS]
+        blk = buf[:sub.shape[0]]
+        np.copyto(blk, np.unpackbits(sub, axis=1, count=plan.n) if packed else sub)
+        np.matmul(VT, blk.T, out=out[:, s:s + blk.shape[0]])
     return out
 
 

@@ -28,7 +28,7 @@ from typing import Any, Iterable, Iterator
 
 import numpy as np
 
-from relu_gating.search._mirror import chunk_rows
+from relu_gating.search._mirror import chunk_rows, take_rows
 from relu_gating.search._pilot import pilot_value
 from relu_gating.search.tasks import chunk_bounds, prune_target, solve_chunk
 from relu_gating.search._polish import polish_theta
@@ -284,11 +284,13 @@ class _Run:
 def _bound_phase(run: _Run, state: SearchState, saver: _Saver, chunk_size: int, tol: float) -> None:
     """Cheap bounds for every chunk not yet bounded (all of them unless resuming)."""
     masks, witnesses = run.masks, run.witnesses
-    todo = [(rows, pair) for rows, pair in chunk_rows(run.N, run.mirrored, chunk_size)
-            if not np.all(np.isfinite(state.upper[rows]))]
+    chunks = chunk_rows(run.N, run.mirrored, chunk_size)
+    if np.isfinite(state.upper).any():  # resuming: only the chunks not yet bounded
+        chunks = [(rows, pair) for rows, pair in chunks if not np.all(np.isfinite(state.upper[rows]))]
+    todo = list(chunks)
     inc = pilot_value(run.obj) if len(todo) > 1 else -np.inf  # an attained value: fewer patterns to tighten
     run.incumbent = inc
-    tasks: Iterable[tuple] = ((run.obj, rows, masks.packed[rows], witnesses[rows], tol, inc, pair)
+    tasks: Iterable[tuple] = ((run.obj, rows, take_rows(masks.packed, rows), take_rows(witnesses, rows), tol, inc, pair)
                               for rows, pair in todo)  # in-process: each chunk's copy made as it is bounded
     with Progress(sum(rows.size for rows, _ in todo), "bounds", enabled=run.progress) as bar:
         for out in _executor_map(run.executor, chunk_bounds, tasks):
@@ -320,7 +322,8 @@ def _exact_phase(run: _Run, state: SearchState, saver: _Saver, alpha: float, tol
 
 
 def _finish(obj, patterns, masks: Any, state: SearchState, alpha: float, tol: float, key: str, resumed: bool, seconds: dict) -> NeuronResult:
-    status = state.status.copy()
+    """The result; the state (saved, discarded after) lends its arrays to it (no copies)."""
+    status = state.status
     status[status == UNSETTLED] = BOUND
     notes = list(dict.fromkeys(state.notes))
     if state.best_theta is None:  # every pattern was excluded: nothing to choose
@@ -345,7 +348,8 @@ def _finish(obj, patterns, masks: Any, state: SearchState, alpha: float, tol: fl
 
 
 def _checkable(obj: Objective, masks: Any, bounds: np.ndarray, evidence: dict) -> np.ndarray:
-    """Claims of the patterns with dual evidence raised to what the independent checker proves.
+    """Claims of the patterns with dual evidence raised to what the independent checker proves
+    (in place: ``bounds`` is the caller's own array).
 
     The checker (:func:`relu_gating.certificate.prove_bounds`) never lowers a
     claim here, it only keeps the search from claiming less than it can
@@ -369,13 +373,14 @@ def _checkable(obj: Objective, masks: Any, bounds: np.ndarray, evidence: dict) -
         sub = idx[again]
         proven[again] = np.minimum(proven[again], prove_bounds(
             obj.Phi, obj.U_K, features, masks[sub], raised[again], {k: evidence[int(i)] for k, i in enumerate(sub)}))
-    out = bounds.copy()
-    out[idx] = np.maximum(bounds[idx], np.where(np.isfinite(proven), proven, bounds[idx]))
-    return out
+    bounds[idx] = np.maximum(bounds[idx], np.where(np.isfinite(proven), proven, bounds[idx]))
+    return bounds
 
 
 def _result(obj, patterns, masks, state, status, theta, value, pattern, alpha, tol, key, notes, seconds):
-    bounds = _checkable(obj, masks, np.where(status == PRUNED, 0.0, state.upper), state.evidence)
+    bounds = state.upper
+    bounds[status == PRUNED] = 0.0
+    bounds = _checkable(obj, masks, bounds, state.evidence)
     upper = float(max(bounds.max(initial=-np.inf), value))
     return NeuronResult(
         theta=theta, value=float(value), upper_bound=upper, alpha=float(alpha),
@@ -383,7 +388,7 @@ def _result(obj, patterns, masks, state, status, theta, value, pattern, alpha, t
         n_patterns=int(status.size), n_exact=int(np.sum(status == EXACT)), n_bound=int(np.sum(status == BOUND)),
         n_pruned=int(np.sum(status == PRUNED)), seconds=seconds, tol=float(tol),
         packed=patterns.packed,
-        witnesses=patterns.witnesses, bounds=bounds, lowers=state.lower.copy(), settlement=status,
+        witnesses=patterns.witnesses, bounds=bounds, lowers=state.lower, settlement=status,
         methods=dict(state.methods), rank=int(patterns.rank), fingerprint=key, notes=tuple(notes),
         exact_witnesses=dict(getattr(patterns, "exact_witnesses", None) or {}),
         evidence=dict(state.evidence), K=int(obj.U_K.shape[1]), features=obj.features,

@@ -112,9 +112,10 @@ class SearchState:
         better = np.isnan(old) | (out.lower > old)
         self.lower[idx] = np.where(better & ~np.isnan(out.lower), out.lower, old)
         self.status[idx] = np.maximum(self.status[idx], out.status)
-        for i, mth in zip(idx.tolist(), out.method):
-            if mth:
-                self.methods[i] = mth
+        if any(out.method):  # mostly all empty: skip the per-pattern loop
+            for i, mth in zip(idx.tolist(), out.method):
+                if mth:
+                    self.methods[i] = mth
         self.notes.extend(out.notes)
         self.evidence.update(out.evidence)
         vals = np.where(np.isnan(out.lower), -np.inf, out.lower)

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from relu_gating.patterns import enumerate_patterns
 from relu_gating.search import _bound_kernel as kernel
-from relu_gating.search._mirror import MIRROR_ERR, chunk_rows, mirror_products, paired
+from relu_gating.search._mirror import MIRROR_ERR, chunk_rows, mirror_products, paired, take_rows
 from relu_gating.search.objectives import make_objective, neuron_values, with_rank
 from relu_gating.search.tasks import chunk_bounds
 
@@ -38,6 +38,20 @@ def test_chunks_partition_the_patterns_and_pair_complements(N, frac, chunk):
             assert np.array_equal(r[h:], r[:h] + L) and r[h - 1] < L
         else:
             assert np.array_equal(r, np.arange(r[0], r[0] + r.size))
+
+
+@settings(derandomize=True, deadline=None, max_examples=60)
+@given(N=st.integers(1, 300), frac=st.floats(0, 0.5), chunk=st.integers(1, 70), seed=st.integers(0, 99))
+def test_take_rows_is_the_gather(N, frac, chunk, seed):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 256, size=(N, 3), dtype=np.uint8)
+    for r, _ in chunk_rows(N, int(frac * N), chunk):
+        got = take_rows(a, r)
+        assert np.array_equal(got, a[r]) and not np.shares_memory(got, a)
+    perm = np.arange(N)
+    perm[[0, -1]] = perm[[-1, 0]]  # the ends of a run, not a run
+    for r in (rng.permutation(N)[: max(N // 3, 1)], np.r_[0:N:2], perm, np.zeros(0, dtype=np.int64)):
+        assert np.array_equal(take_rows(a, r), a[r])  # not runs: the plain gather
 
 
 def _obj(kind: str, features: str, n: int, d: int, seed: int, zero_row: bool):

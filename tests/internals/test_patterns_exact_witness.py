@@ -308,6 +308,7 @@ def _all_exact_witnesses(Phi, stride: int = 1):
     """Ask the sweep's providers for exact witnesses of (every stride-th) chamber of every block."""
     from relu_gating.patterns._enumerate import _top_level
     from relu_gating.patterns._rowspace import reduce_rows
+    from relu_gating.patterns._sink import Sink
 
     red = reduce_rows(Phi)
     out = []
@@ -315,7 +316,7 @@ def _all_exact_witnesses(Phi, stride: int = 1):
     class Ask:
         notes: list = []
 
-        def __call__(self, pk, W, prov):
+        def __call__(self, pk, W, prov, sure=None):
             idx = sorted(set(range(0, pk.shape[0], stride)) | {pk.shape[0] - 1})
             M = np.unpackbits(pk[idx], axis=1, count=red.n).astype(bool)
             for mk, y in zip(M, prov(idx)):
@@ -325,7 +326,7 @@ def _all_exact_witnesses(Phi, stride: int = 1):
                 out.append((mk, theta))
             return W
 
-    _top_level(red, (0, 1), False, Ask())
+    _top_level(red, (0, 1), False, Ask(), Sink(1, np.packbits(red.cls >= 0), red.m))
     return out
 
 
