@@ -194,6 +194,8 @@ def _sym(flat: np.ndarray, iu: tuple, r: int) -> np.ndarray:
 
 def _gram(Y: np.ndarray, Z: np.ndarray) -> np.ndarray:
     """``Y^T Z`` for stacks ``Y`` (a, b, k), ``Z`` (a, c, k): shape (b, c, k)."""
+    if Y.shape[0] == 1:  # one product per entry (3x faster than einsum's loop)
+        return Y[0][:, None, :] * Z[0][None, :, :]
     return np.einsum("abk,ack->bck", Y, Z, optimize=False)
 
 
@@ -216,6 +218,22 @@ def _cholesky(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
                 s = X[j + 1:, j] - np.einsum("aik,ik->ak", L[j + 1:, :j], L[j, :j]) if j else X[j + 1:, j]
                 L[j + 1:, j] = s / L[j, j]
     return L, ok
+
+
+def _cholesky_ok(X: np.ndarray) -> np.ndarray:
+    """Where :func:`_cholesky` of the stack completes, computed in place (``X``'s lower triangle
+    becomes the factor: the same operations in the same order, without a second stack)."""
+    r, _, k = X.shape
+    ok = np.ones(k, dtype=bool)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for j in range(r):
+            d = X[j, j] - np.einsum("ik,ik->k", X[j, :j], X[j, :j]) if j else X[j, j].copy()
+            ok &= d > 0
+            X[j, j] = np.sqrt(np.where(d > 0, d, 1.0))
+            if j + 1 < r:
+                sub = X[j + 1:, j] - np.einsum("aik,ik->ak", X[j + 1:, :j], X[j, :j]) if j else X[j + 1:, j]
+                X[j + 1:, j] = sub / X[j, j]
+    return ok
 
 
 def _forward(L: np.ndarray, Y: np.ndarray) -> np.ndarray:
@@ -283,7 +301,7 @@ def certify(A: np.ndarray, B: np.ndarray, alpha: np.ndarray, beta: np.ndarray, m
     g = _gamma(r + 1) / (1 - _gamma(r + 1))
     c = 1.05 * (eta + 2 * g * diag.sum(axis=0) + 4 * U * diag.max(axis=0)) + 1e-300
     X[np.arange(r), np.arange(r)] -= c
-    _, ok = _cholesky(X)
+    ok = _cholesky_ok(X)  # X is this call's own
     return ok & np.isfinite(c)
 
 
@@ -322,7 +340,7 @@ def _pencils(plan: Plan, P: np.ndarray) -> tuple:
         D = P[o + t:o + t + q * r].reshape(q, r, k)
         eD = np.sqrt(np.sum(plan.err[o + t:o + t + q * r] ** 2))
         nD = _frob(D)
-        B = B - _gram(D, D)
+        B -= _gram(D, D)  # B is this call's own array
         beta = beta + 2 * nD * eD + eD ** 2 + _gamma(q) * nD ** 2 + U * _frob(B)
     return C, A, B, alpha, 1.01 * beta + plan.basis
 

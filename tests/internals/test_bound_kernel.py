@@ -296,3 +296,17 @@ def test_the_query_with_the_cut_is_the_query_without_it(monkeypatch, kind, featu
     np.testing.assert_array_equal(res.pattern, off.pattern)
     assert counts.max() > 100 * np.unique(off.bounds, return_counts=True)[1].max()
     assert verify(res, Phi, U, "bias" if features == "bias" else None).valid
+
+
+def test_in_place_cholesky_decides_as_the_factorization():
+    # the in-place test (certify's) must accept exactly what the factorization completes on
+    rng = np.random.default_rng(4)
+    for r in (1, 2, 3, 4, 6):
+        G = rng.normal(size=(r, r + 1, 500))
+        X = np.einsum("iak,jak->ijk", G, G) - rng.uniform(0, 3, 500) * np.eye(r)[:, :, None]
+        L, ok = kernel._cholesky(X)
+        Y = X.copy()
+        ok2 = kernel._cholesky_ok(Y)
+        assert np.array_equal(ok, ok2) and 0 < ok.sum() < ok.size
+        low = np.tril_indices(r)
+        assert np.array_equal(Y[low[0], low[1]][:, ok], L[low[0], low[1]][:, ok])
