@@ -54,6 +54,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from relu_gating.search._mirror import mirror_products
+from relu_gating.search._stacks import backward as _backward
+from relu_gating.search._stacks import cholesky as _cholesky
+from relu_gating.search._stacks import cholesky_ok as _cholesky_ok
+from relu_gating.search._stacks import forward as _forward
+from relu_gating.search._stacks import frob as _frob
+from relu_gating.search._stacks import gram as _gram
+from relu_gating.search._stacks import sym as _sym
 from solvers import sym_eigmax_small
 
 __all__ = ["Plan", "make_plan", "products", "PencilBounds", "pencil_bounds", "tighten", "cone_sides", "unpacked", "power_estimate",
@@ -182,77 +189,6 @@ def products(plan: Plan, masks: np.ndarray, packed: bool) -> np.ndarray:
         np.copyto(blk, np.unpackbits(sub, axis=1, count=plan.n) if packed else sub)
         np.matmul(VT, blk.T, out=out[:, s:s + blk.shape[0]])
     return out
-
-
-# ----------------------------------------------------------------------------- small matrices (r, r, k)
-def _sym(flat: np.ndarray, iu: tuple, r: int) -> np.ndarray:
-    X = np.empty((r, r, flat.shape[1]))
-    X[iu[0], iu[1]] = flat
-    X[iu[1], iu[0]] = flat
-    return X
-
-
-def _gram(Y: np.ndarray, Z: np.ndarray) -> np.ndarray:
-    """``Y^T Z`` for stacks ``Y`` (a, b, k), ``Z`` (a, c, k): shape (b, c, k)."""
-    if Y.shape[0] == 1:  # one product per entry (3x faster than einsum's loop)
-        return Y[0][:, None, :] * Z[0][None, :, :]
-    return np.einsum("abk,ack->bck", Y, Z, optimize=False)
-
-
-def _frob(X: np.ndarray) -> np.ndarray:
-    return np.sqrt(np.einsum("ijk,ijk->k", X, X, optimize=False))
-
-
-def _cholesky(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Lower Cholesky factors of a stack (r, r, k) and where the factorization completed
-    (every pivot positive); failed columns hold garbage."""
-    r, _, k = X.shape
-    L = np.zeros_like(X)
-    ok = np.ones(k, dtype=bool)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        for j in range(r):
-            d = X[j, j] - np.einsum("ik,ik->k", L[j, :j], L[j, :j]) if j else X[j, j].copy()
-            ok &= d > 0
-            L[j, j] = np.sqrt(np.where(d > 0, d, 1.0))
-            if j + 1 < r:
-                s = X[j + 1:, j] - np.einsum("aik,ik->ak", L[j + 1:, :j], L[j, :j]) if j else X[j + 1:, j]
-                L[j + 1:, j] = s / L[j, j]
-    return L, ok
-
-
-def _cholesky_ok(X: np.ndarray) -> np.ndarray:
-    """Where :func:`_cholesky` of the stack completes, computed in place (``X``'s lower triangle
-    becomes the factor: the same operations in the same order, without a second stack)."""
-    r, _, k = X.shape
-    ok = np.ones(k, dtype=bool)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        for j in range(r):
-            d = X[j, j] - np.einsum("ik,ik->k", X[j, :j], X[j, :j]) if j else X[j, j].copy()
-            ok &= d > 0
-            X[j, j] = np.sqrt(np.where(d > 0, d, 1.0))
-            if j + 1 < r:
-                sub = X[j + 1:, j] - np.einsum("aik,ik->ak", X[j + 1:, :j], X[j, :j]) if j else X[j + 1:, j]
-                X[j + 1:, j] = sub / X[j, j]
-    return ok
-
-
-def _forward(L: np.ndarray, Y: np.ndarray) -> np.ndarray:
-    """``L^{-1} Y`` for stacks L (r, r, k), Y (r, c, k)."""
-    Z = np.empty_like(Y)
-    for i in range(L.shape[0]):
-        s = Y[i] - np.einsum("jk,jck->ck", L[i, :i], Z[:i]) if i else Y[i]
-        Z[i] = s / L[i, i]
-    return Z
-
-
-def _backward(L: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """``L^{-T} y`` for stacks L (r, r, k), y (r, k)."""
-    r = L.shape[0]
-    x = np.empty_like(y)
-    for i in range(r - 1, -1, -1):
-        s = y[i] - np.einsum("jk,jk->k", L[i + 1:, i], x[i + 1:]) if i + 1 < r else y[i]
-        x[i] = s / L[i, i]
-    return x
 
 
 def power_estimate(G: np.ndarray, squarings: int, vectors: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
