@@ -17,6 +17,8 @@ __all__ = ["Sink", "assemble"]
 
 #: Largest first reservation, bytes; beyond it the arrays grow by doubling.
 RESERVE_BYTES = 1 << 32
+#: The smallest first reservation tried when a larger one is refused.
+MIN_ROWS = 4096
 
 
 class Sink:
@@ -32,8 +34,15 @@ class Sink:
     def __init__(self, hint: int, flip: np.ndarray, m: int, mirror_at: int | None = None) -> None:
         nbytes = flip.size
         cap = int(max(1, min(hint, RESERVE_BYTES // max(nbytes + 8 * m, 1))))
-        self.packed = np.empty((cap, nbytes), dtype=np.uint8)
-        self.W = np.empty((cap, m))
+        while True:  # a reservation the system refuses (address-space limits): ask for less, grow later
+            try:
+                self.packed = np.empty((cap, nbytes), dtype=np.uint8)
+                self.W = np.empty((cap, m))
+                break
+            except MemoryError:
+                if cap <= MIN_ROWS:
+                    raise
+                cap = max(cap // 4, MIN_ROWS)
         self.n = 0
         self.flip = flip
         self.mirror_at = mirror_at if mirror_at is not None and 2 * mirror_at <= cap else None

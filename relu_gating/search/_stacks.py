@@ -33,23 +33,16 @@ def frob(X: np.ndarray) -> np.ndarray:
 def cholesky(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Lower Cholesky factors of a stack (r, r, k) and where the factorization completed
     (every pivot positive); failed columns hold garbage."""
-    r, _, k = X.shape
-    L = np.zeros_like(X)
-    ok = np.ones(k, dtype=bool)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        for j in range(r):
-            d = X[j, j] - np.einsum("ik,ik->k", L[j, :j], L[j, :j]) if j else X[j, j].copy()
-            ok &= d > 0
-            L[j, j] = np.sqrt(np.where(d > 0, d, 1.0))
-            if j + 1 < r:
-                s = X[j + 1:, j] - np.einsum("aik,ik->ak", L[j + 1:, :j], L[j, :j]) if j else X[j + 1:, j]
-                L[j + 1:, j] = s / L[j, j]
+    L = X.copy()
+    ok = cholesky_ok(L)
+    up = np.triu_indices(X.shape[0], 1)
+    L[up[0], up[1]] = 0.0
     return L, ok
 
 
 def cholesky_ok(X: np.ndarray) -> np.ndarray:
-    """Where :func:`cholesky` of the stack completes, computed in place (``X``'s lower triangle
-    becomes the factor: the same operations in the same order, without a second stack)."""
+    """Where the Cholesky factorization of the stack completes (every pivot positive), computed
+    in place: ``X``'s lower triangle becomes the factor (nothing above the diagonal is read)."""
     r, _, k = X.shape
     ok = np.ones(k, dtype=bool)
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -24,8 +24,9 @@ __all__ = ["QueryPlan", "plan_query", "default_max_patterns", "check_max_pattern
 #: Hard default ceiling on the patterns of one query (about 10 minutes here), whatever the memory.
 PATTERN_LIMIT = 30_000_000
 #: Measured seconds per pattern ``a + b * n`` (enumeration, bounds and exact solves; features bias),
-#: times ``WIDE_FACTOR`` for ``m >= 5``, where exact per-pattern solves dominate (benchmarks/sizes.py).
-SECONDS_PER_PATTERN = (3.0e-6, 0.015e-6)
+#: times ``WIDE_FACTOR`` for ``m >= 5``, where exact per-pattern solves dominate (benchmarks/sizes.py;
+#: refitted in release 0.3: 1.4 / 1.7 / 4.5 us per pattern at n = 120 / 200 / 1000, m <= 4).
+SECONDS_PER_PATTERN = (1.2e-6, 0.004e-6)
 WIDE_FACTOR = 5.0
 #: Bytes per pattern alive at the peak ``a + b * n + c * m`` (masks unpacked, witnesses, bounds).
 BYTES_PER_PATTERN = (150, 2.125, 24)

@@ -131,3 +131,33 @@ def test_sink_places_the_complements_whatever_the_guess(sizes, guess, rest, hint
     assert np.array_equal(packed[:L], first[0]) and np.array_equal(W[:L], first[1])
     assert np.array_equal(packed[L:2 * L], first[0] ^ flip) and np.array_equal(W[L:2 * L], -first[1])
     assert np.array_equal(packed[2 * L:], child) and np.all(W[2 * L:] == 1.0)
+
+
+def test_sink_asks_for_less_when_a_reservation_is_refused(monkeypatch):
+    # an address-space limit refuses Cover's bound up front: the sink starts smaller and grows,
+    # and the enumeration is the same
+    from relu_gating.patterns import _enumerate, _sink
+
+    Phi = np.c_[np.random.default_rng(2).normal(size=(30, 2)), np.ones(30)]
+    want = enumerate_patterns(Phi)
+    hint = len(want)  # general position: Cover's bound is the count
+    real, refused = np.empty, []
+
+    def empty(shape, dtype=float):
+        if isinstance(shape, tuple) and shape[0] >= hint // 2:  # the first reservations only
+            refused.append(shape)
+            raise MemoryError
+        return real(shape, dtype=dtype)
+
+    class Refusing(_sink.Sink):
+        def __init__(self, *a, **k):
+            monkeypatch.setattr(_sink.np, "empty", empty)
+            try:
+                super().__init__(*a, **k)
+            finally:
+                monkeypatch.setattr(_sink.np, "empty", real)
+
+    monkeypatch.setattr(_sink, "MIN_ROWS", 64)
+    monkeypatch.setattr(_enumerate, "Sink", Refusing)
+    got = enumerate_patterns(Phi)
+    assert refused and np.array_equal(got.packed, want.packed) and np.array_equal(got.witnesses, want.witnesses)
