@@ -28,7 +28,8 @@ class Sink:
     With ``mirror_at`` (the expected size ``L`` of the mirrored half, exact for an arrangement
     in general position) the complement of each mirrored block is written at once at
     ``mirror_at + start``, while its pages are being touched anyway (writing the half at the
-    end, in one burst, cost twice as long here: fresh pages); :func:`assemble` moves or completes them if ``L`` turns out different.
+    end, in one burst, cost twice as long here: fresh pages); :meth:`complements` moves or
+    completes them if ``L`` turns out different.
     """
 
     def __init__(self, hint: int, flip: np.ndarray, m: int, mirror_at: int | None = None) -> None:
@@ -71,8 +72,7 @@ class Sink:
         self.n = s + k
         g = self.mirror_at
         if g is not None and mirror and self.mirrored == s and s + k <= g:
-            np.bitwise_xor(pk, self.flip[None, :], out=self.packed[g + s:g + s + k])
-            np.negative(W, out=self.W[g + s:g + s + k])
+            self._complement(s, s + k, g + s)
             self.mirrored = s + k
         elif g is not None and self.n > g:  # the half is longer than expected: complements later
             self.mirror_at, self.mirrored = None, 0
@@ -91,9 +91,13 @@ class Sink:
             g = self.mirror_at
             self.packed[L:L + done], self.W[L:L + done] = self.packed[g:g + done], self.W[g:g + done]
         if done < L:
-            np.bitwise_xor(self.packed[done:L], self.flip[None, :], out=self.packed[L + done:2 * L])
-            np.negative(self.W[done:L], out=self.W[L + done:2 * L])
+            self._complement(done, L, L + done)
         self.mirror_at, self.mirrored = None, 0
+
+    def _complement(self, a: int, b: int, to: int) -> None:
+        """Rows ``[to, to + b - a)``: the complements of rows ``[a, b)`` (flipped bits, ``-W``)."""
+        np.bitwise_xor(self.packed[a:b], self.flip[None, :], out=self.packed[to:to + b - a])
+        np.negative(self.W[a:b], out=self.W[to:to + b - a])
 
 
 def assemble(sink: Sink, mirrored: list, rest: list, notes: list):

@@ -19,7 +19,7 @@ from typing import Iterator, NamedTuple
 
 import numpy as np
 
-from relu_gating.patterns._exact import IntMatrix, across, cross_int, cross_stack_T, det_int, err_factor, kernel_basis_int, rank_int, skinny_matmul
+from relu_gating.patterns._exact import U, IntMatrix, across, cross_int, cross_stack_T, det_int, err_factor, kernel_basis_int, rank_int, skinny_matmul
 from relu_gating.patterns._subsets import decide
 
 __all__ = ["NonGeneric", "SweepLevel", "Rays", "RowSigns", "LocalRay", "prepare_level", "batch_rays", "row_signs",
@@ -287,18 +287,16 @@ def certified_simple(lv: SweepLevel, rays: Rays, signs: RowSigns, si: np.ndarray
     ``rowmin > E + xn sqrt(d) amax (1 + rel) rho`` proves ``sign(a_j . W) = sign(sc D_j)``,
     the chamber's bit, on every such row at once.  The t generator rows are evaluated
     directly: ``|fl(a_i . W) - a_i . W| <= 1.1 ((d + 2) u + 2 rel) sum_k |f_ik W_k|``.
-    Only clean rays (float signs certified) qualify; the rest go to the direct check.
+    Only clean rays qualify (``need`` exceeds the clean threshold of :func:`row_signs`, so a
+    dirty ray never passes); the rest go to the direct check.
     """
     if not np.isfinite(lv.M.rel) or not si.size:
         return np.zeros(si.size, dtype=bool)
-    U = 2.0 ** -53
     d, slack = lv.d, 1 + 2.0 ** -30
     rho = _row_norms(W - vh) * (1 + 2.0 ** -40) + 3 * U  # ||vh - y|| <= 1.01 u
     amax = lv.amax_bound * (1 + lv.M.rel)
     need = (lv.facD * lv.amax_bound * rays.sP[si] + xn * np.sqrt(d) * amax * rho) * slack
     ok = across(np.logical_and, np.isfinite(W)) & (signs.rowmin[si] > need)
-    if signs.dirty.size:
-        ok[np.isin(si, signs.dirty)] = False
     G = np.einsum("btd,bd->bt", As, W)
     bound = 1.1 * ((d + 2) * U + 2 * lv.M.rel) * np.einsum("btd,bd->bt", np.abs(As), np.abs(W)) * slack
     ok &= across(np.logical_and, (np.abs(G) > bound) & ((G > 0) == gen))

@@ -54,13 +54,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from relu_gating.search._mirror import mirror_products
-from relu_gating.search._stacks import backward as _backward
-from relu_gating.search._stacks import cholesky as _cholesky
-from relu_gating.search._stacks import cholesky_ok as _cholesky_ok
-from relu_gating.search._stacks import forward as _forward
-from relu_gating.search._stacks import frob as _frob
-from relu_gating.search._stacks import gram as _gram
-from relu_gating.search._stacks import sym as _sym
+from relu_gating.search._stacks import backward, cholesky, cholesky_ok, forward, frob, gram, sym
 from solvers import sym_eigmax_small
 
 __all__ = ["Plan", "make_plan", "products", "PencilBounds", "pencil_bounds", "tighten", "cone_sides", "unpacked", "power_estimate",
@@ -200,18 +194,18 @@ def power_estimate(G: np.ndarray, squarings: int, vectors: bool = True) -> tuple
     ``p^(-1/2)``, so ``SCREEN_SQUARINGS`` squarings cannot underflow it); longer runs
     rescale at every step."""
     with np.errstate(divide="ignore", invalid="ignore", under="ignore", over="ignore"):
-        f0 = _frob(G)
+        f0 = frob(G)
         f0 = np.where(f0 > 0, f0, 1.0)
         S = G / f0
         logs = np.zeros(G.shape[2])
         for j in range(squarings):
             S = np.einsum("ijk,jlk->ilk", S, S, optimize=False)
             if squarings > SCREEN_SQUARINGS:
-                f = _frob(S)
+                f = frob(S)
                 f = np.where(f > 0, f, 1.0)
                 logs += np.log2(f) * 0.5 ** (j + 1)
                 S /= f
-        est = f0 * np.exp2(logs + np.log2(_frob(S)) * 0.5 ** squarings)
+        est = f0 * np.exp2(logs + np.log2(frob(S)) * 0.5 ** squarings)
     est = np.where(np.isfinite(est), est, 0.0)
     if not vectors:
         return est, None
@@ -233,11 +227,11 @@ def certify(A: np.ndarray, B: np.ndarray, alpha: np.ndarray, beta: np.ndarray, m
     r = A.shape[0]
     X = mu * B - A
     diag = np.abs(np.einsum("iik->ik", X))
-    eta = mu * beta + alpha + 2.01 * U * (mu * _frob(B) + _frob(A))
+    eta = mu * beta + alpha + 2.01 * U * (mu * frob(B) + frob(A))
     g = _gamma(r + 1) / (1 - _gamma(r + 1))
     c = 1.05 * (eta + 2 * g * diag.sum(axis=0) + 4 * U * diag.max(axis=0)) + 1e-300
     X[np.arange(r), np.arange(r)] -= c
-    ok = _cholesky_ok(X)  # X is this call's own
+    ok = cholesky_ok(X)  # X is this call's own
     return ok & np.isfinite(c)
 
 
@@ -267,17 +261,17 @@ def _pencils(plan: Plan, P: np.ndarray) -> tuple:
     o, t = K * r, r * (r + 1) // 2
     C = P[:o].reshape(K, r, k)
     eC = np.sqrt(np.sum(plan.err[:o] ** 2))
-    nC = _frob(C)
-    A = _gram(C, C)
+    nC = frob(C)
+    A = gram(C, C)
     alpha = 1.01 * (2 * nC * eC + eC ** 2 + _gamma(K) * nC ** 2 + plan.dropped)
-    B = _sym(P[o:o + t], plan.iu, r)
+    B = sym(P[o:o + t], plan.iu, r)
     beta = np.full(k, np.sqrt(2 * np.sum(plan.err[o:o + t] ** 2)))
     if q:
         D = P[o + t:o + t + q * r].reshape(q, r, k)
         eD = np.sqrt(np.sum(plan.err[o + t:o + t + q * r] ** 2))
-        nD = _frob(D)
-        B -= _gram(D, D)  # B is this call's own array
-        beta = beta + 2 * nD * eD + eD ** 2 + _gamma(q) * nD ** 2 + U * _frob(B)
+        nD = frob(D)
+        B -= gram(D, D)  # B is this call's own array
+        beta = beta + 2 * nD * eD + eD ** 2 + _gamma(q) * nD ** 2 + U * frob(B)
     return C, A, B, alpha, 1.01 * beta + plan.basis
 
 
@@ -285,20 +279,20 @@ def _top(C: np.ndarray, L: np.ndarray, squarings: int, vectors: bool = True) -> 
     """``(est, x)``: estimate of ``lambda_max`` and a top vector ``x`` (r, k) of the pencils with
     ``B = L L^T``, ``A = C^T C``, from the smaller of ``H^T H``, ``H H^T`` (``H = L^{-1} C^T``)."""
     K, r = C.shape[0], C.shape[1]
-    H = _forward(L, np.transpose(C, (1, 0, 2)))  # (r, K, k)
+    H = forward(L, np.transpose(C, (1, 0, 2)))  # (r, K, k)
     if not vectors and min(K, r) <= 3:  # closed form: tighter than the squarings, and cheaper
-        G = _gram(H, H) if K <= r else _gram(np.transpose(H, (1, 0, 2)), np.transpose(H, (1, 0, 2)))
+        G = gram(H, H) if K <= r else gram(np.transpose(H, (1, 0, 2)), np.transpose(H, (1, 0, 2)))
         with np.errstate(invalid="ignore", over="ignore"):
             top = sym_eigmax_small(G)
         assert top is not None  # order <= 3
         return np.where(np.isfinite(top), np.maximum(top, 0.0), 0.0), None
     if K <= r:  # top eigenvector z of H^T H (K x K), then y = H z
-        est, z = power_estimate(_gram(H, H), squarings, vectors)
+        est, z = power_estimate(gram(H, H), squarings, vectors)
         y = None if z is None else np.einsum("ajk,jk->ak", H, z)
     else:  # top eigenvector y of H H^T (r x r)
         Ht = np.transpose(H, (1, 0, 2))
-        est, y = power_estimate(_gram(Ht, Ht), squarings, vectors)
-    return est, (None if y is None else _backward(L, y))
+        est, y = power_estimate(gram(Ht, Ht), squarings, vectors)
+    return est, (None if y is None else backward(L, y))
 
 
 def pencil_bounds(obj, plan: Plan, masks: np.ndarray, packed: bool, cut: float = -np.inf,
@@ -317,10 +311,10 @@ def pencil_bounds(obj, plan: Plan, masks: np.ndarray, packed: bool, cut: float =
     upper[below] = cut
     rest = np.flatnonzero(~below)
     if rest.size == k:
-        L, chol_ok = _cholesky(B)
+        L, chol_ok = cholesky(B)
     else:
         L, chol_ok = np.zeros_like(B), np.zeros(k, dtype=bool)
-        L[:, :, rest], chol_ok[rest] = _cholesky(B[:, :, rest])
+        L[:, :, rest], chol_ok[rest] = cholesky(B[:, :, rest])
     if chol_ok.all():
         est, _ = _top(C, L, SCREEN_SQUARINGS, vectors=False)
         upper, _ = _accept(A, B, alpha, beta, est, SCREEN_MARGINS)
@@ -375,7 +369,7 @@ def _leverage(P: np.ndarray, plan: Plan, start: int) -> np.ndarray:
     """Prop 4.1: ``min(lambda_max(U_K^T S U_K), sum_S l_i, 1)``, rigorous."""
     K = plan.KU
     t = K * (K + 1) // 2
-    G = _sym(P[:t], np.triu_indices(K), K)
+    G = sym(P[:t], np.triu_indices(K), K)
     eG = np.sqrt(2 * np.sum(plan.err[start:start + t] ** 2))
     est, _ = power_estimate(G, SCREEN_SQUARINGS)
     eye = np.broadcast_to(np.eye(K)[:, :, None], G.shape)

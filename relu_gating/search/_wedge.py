@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from relu_gating.search import _bound_kernel as kernel
+from relu_gating.search._stacks import frob
 
 __all__ = ["wedge_settle", "WEDGE_STEPS"]
 
@@ -106,7 +107,7 @@ def wedge_settle(obj: Any, masks: np.ndarray, target: float) -> dict[int, tuple[
     na, nb = np.linalg.norm(sa, axis=1), np.linalg.norm(sb, axis=1)
     E = plan.basis  # rows of Psi err by at most this (part of the pencils' allowance)
     extra = t * (4.01 * _U * na * nb + 2.01 * E * (na + nb + E)) + 2.01 * _U * (
-        kernel._frob(At) + t * np.linalg.norm(S, axis=(1, 2)))
+        frob(At) + t * np.linalg.norm(S, axis=(1, 2)))
     good = kernel.certify(At, pb.B[:, :, cand], pb.alpha[cand] + extra, pb.beta[cand], mu) & (mu <= target)
     out = {}
     for j in np.flatnonzero(good).tolist():

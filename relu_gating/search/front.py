@@ -284,10 +284,9 @@ class _Run:
 def _bound_phase(run: _Run, state: SearchState, saver: _Saver, chunk_size: int, tol: float) -> None:
     """Cheap bounds for every chunk not yet bounded (all of them unless resuming)."""
     masks, witnesses = run.masks, run.witnesses
-    chunks = chunk_rows(run.N, run.mirrored, chunk_size)
+    todo = chunk_rows(run.N, run.mirrored, chunk_size)
     if np.isfinite(state.upper).any():  # resuming: only the chunks not yet bounded
-        chunks = [(rows, pair) for rows, pair in chunks if not np.all(np.isfinite(state.upper[rows]))]
-    todo = list(chunks)
+        todo = [(rows, pair) for rows, pair in todo if not np.all(np.isfinite(state.upper[rows]))]
     inc = pilot_value(run.obj) if len(todo) > 1 else -np.inf  # an attained value: fewer patterns to tighten
     run.incumbent = inc
     tasks: Iterable[tuple] = ((run.obj, rows, take_rows(masks.packed, rows), take_rows(witnesses, rows), tol, inc, pair)

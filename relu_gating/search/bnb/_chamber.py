@@ -20,7 +20,6 @@ from relu_gating.search.objectives import neuron_values
 __all__ = ["Chambers"]
 
 
-
 class Chambers:
     """The chamber leaves of :class:`relu_gating.search.bnb._search.Search` (a mixin: it uses the
     search's ``obj``, ``P``, ``stats``, ``alpha``, ``method``, ``best_value``, ``offer``, ``tol``)."""
