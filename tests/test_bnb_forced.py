@@ -110,3 +110,19 @@ def test_thin_nodes_are_settled_from_the_exact_chambers(seed):
     assert b.certified and e.certified and abs(b.value - e.value) <= 1e-9 * max(1.0, abs(e.value))
     rep = verify(json.loads(json.dumps(b.to_dict())), I.Phi, I.U, I.features)
     assert rep.valid and rep.certified
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10**6), m=st.integers(2, 8), zero_first=st.booleans(), flip=st.booleans())
+def test_slice_basis_is_an_orthonormal_complement(seed, m, zero_first, flip):
+    """The slice's coordinates (a Householder reflection): orthonormal and orthogonal to the
+    interior point, whatever the sign of its first entry (zero included)."""
+    from relu_gating.search.bnb._forced import _slice_basis
+
+    c = np.random.default_rng(seed).normal(size=m)
+    c[0] = 0.0 if zero_first else (-abs(c[0]) if flip else abs(c[0]))
+    c /= np.linalg.norm(c)
+    Q = _slice_basis(c)
+    assert Q.shape == (m, m - 1)
+    assert np.abs(Q.T @ Q - np.eye(m - 1)).max() < 1e-13
+    assert np.abs(c @ Q).max() < 1e-13

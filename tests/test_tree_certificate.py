@@ -196,12 +196,17 @@ def test_projector_allowance_is_proven(seed, k, c, cond):
     if k <= c:
         return
     X = rng.normal(size=(k, c)) @ np.diag(10.0 ** -np.linspace(0, cond, c)) @ np.linalg.qr(rng.normal(size=(c, c)))[0]
-    O = np.linalg.svd(X, full_matrices=False)[0]
-    eta, s = _projector_gap(O, X)
-    if np.isfinite(eta):
-        assert eta >= _exact_gap(X, O)
-        assert 0 < s <= np.linalg.svd(X, compute_uv=False)[-1] * (1 + 1e-9)
-    assert cond >= 6 or eta < 1e-9  # well conditioned: a useful allowance
+    O, sv, Vt = np.linalg.svd(X, full_matrices=False)
+    exact = _exact_gap(X, O)
+    # the inverse of O^T X computed inside, the SVD's own, and a wrong one: all proven (a bad
+    # approximate inverse may only lose the bound, never make it wrong)
+    for Z in (None, Vt.T / sv, Vt.T / sv + rng.normal(size=(c, c)) * 1e-3 / sv[-1]):
+        eta, s = _projector_gap(O, X, Z)
+        if np.isfinite(eta):
+            assert eta >= exact
+            assert 0 < s <= sv[-1] * (1 + 1e-9)
+        if Z is None:
+            assert cond >= 6 or eta < 1e-9  # well conditioned: a useful allowance
 
 
 def _rational_solution(A: np.ndarray, b: np.ndarray):

@@ -14,6 +14,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import relu_gating as rg
 from relu_gating.certificate import prove_bounds
@@ -82,3 +84,46 @@ def test_answer_unchanged_without_the_two_row_step(n, d, seed, monkeypatch):
     assert res.certified and base.certified and abs(res.value - base.value) <= 1e-9
     rep = rg.verify(json.loads(json.dumps(res.to_dict())), Phi, U, "bias")
     assert rep.valid and rep.certified
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10**6), r=st.integers(2, 7), k=st.integers(1, 5), kink=st.booleans())
+def test_the_wedge_multiplier_minimizes_the_top_eigenvalue(seed, r, k, kink):
+    """``_minimize`` (safeguarded Newton, bisection where it stalls) reaches the minimum of the
+    convex ``lambda_max(A + t S)`` over ``t >= 0`` found by a dense grid with golden-section
+    refinement (scipy), for random pencils and for ones built with a double top eigenvalue at the
+    minimum (a kink, where Newton cannot converge); ``A`` positive semidefinite, as the whitened
+    ``A_S`` of a pattern is."""
+    from scipy.optimize import minimize_scalar
+
+    from relu_gating.search._wedge import _minimize, _slope
+
+    rng = np.random.default_rng(seed)
+    A, S = [], []
+    while len(A) < k:
+        a, b = rng.normal(size=r), rng.normal(size=r)
+        Sk = np.outer(a, b) + np.outer(b, a)
+        if kink:  # lambda_max(A + t S) = max(2 - t, 1 + t) on two eigenvectors: a kink at t = 1/2
+            Q = np.linalg.qr(rng.normal(size=(r, r)))[0]
+            Ak = Q @ np.diag(np.r_[2.0, 1.0, 0.1 * np.abs(rng.normal(size=r - 2))]) @ Q.T
+            Sk = Q @ np.diag(np.r_[-1.0, 1.0, np.zeros(r - 2)]) @ Q.T
+        else:  # as in the search: A is a whitened A_S, positive semidefinite
+            C = rng.normal(size=(r, r))
+            Ak = C @ C.T
+        if _slope(Ak[None], Sk[None], np.zeros(1))[1][0] < 0:
+            A.append(Ak)
+            S.append(Sk)
+    A, S = np.array(A), np.array(S)
+    t = _minimize(A, S)
+    got = _slope(A, S, t)[0]
+    for j in range(k):
+        f = lambda x: float(np.linalg.eigvalsh(A[j] + x * S[j])[-1])  # noqa: E731
+        grid = np.linspace(0.0, 4.0 * t[j] + 1.0, 4001)
+        g = grid[int(np.argmin([f(x) for x in grid]))]
+        step = grid[1]
+        best = minimize_scalar(f, bounds=(max(g - step, 0.0), g + step), method="bounded",
+                               options={"xatol": 1e-12}).fun
+        scale = 1.0 + np.abs(A[j]).max() + np.abs(S[j]).max()
+        assert got[j] <= min(best, f(g)) + 1e-8 * scale
+        if kink:
+            assert abs(t[j] - 0.5) < 1e-6

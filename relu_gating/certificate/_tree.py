@@ -37,6 +37,7 @@ most ``eta ||M||_F^2``; a block whose proven ``sigma_min(X)`` is below
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -88,26 +89,37 @@ def _gamma(j: int) -> float:
     return j * _EPS / (1.0 - j * _EPS)
 
 
-def _sigma_min_lower(Y: np.ndarray) -> float:
+def _fro(A: np.ndarray) -> float:
+    """``np.linalg.norm(A)`` (Frobenius): the same dot product of the raveled array, without the
+    dispatch (the node bound computes a dozen per block)."""
+    a = A.ravel()
+    return math.sqrt(float(a @ a))
+
+
+def _sigma_min_lower(Y: np.ndarray, Z: np.ndarray | None = None) -> float:
     """A proven lower bound on ``sigma_min(Y)`` of a small square ``Y`` (0 if none is found):
-    with ``Z ~ Y^{-1}`` and ``beta >= ||I - Z Y||_2 < 1``, ``||Y^{-1}|| <= ||Z||_F / (1 - beta)``."""
+    with any ``Z ~ Y^{-1}`` (the inverse computed here when none is given) and
+    ``beta >= ||I - Z Y||_2 < 1``, ``||Y^{-1}|| <= ||Z||_F / (1 - beta)``."""
     c = Y.shape[0]
-    try:
-        Z = np.linalg.inv(Y)
-    except np.linalg.LinAlgError:
-        return 0.0
-    if not np.all(np.isfinite(Z)):
+    if Z is None:
+        try:
+            Z = np.linalg.inv(Y)
+        except np.linalg.LinAlgError:
+            return 0.0
+    if not np.isfinite(Z).all():
         return 0.0
     E = np.eye(c) - Z @ Y
-    beta = (np.linalg.norm(E) + _gamma(c + 1) * np.linalg.norm(np.abs(Z) @ np.abs(Y)) + c * _EPS) * (1 + 4 * _EPS)
+    beta = (_fro(E) + _gamma(c + 1) * _fro(np.abs(Z) @ np.abs(Y)) + c * _EPS) * (1 + 4 * _EPS)
     if beta >= 0.5:
         return 0.0
-    return (1.0 - beta) / (np.linalg.norm(Z) * (1 + 4 * _EPS)) * (1 - 4 * _EPS)
+    return (1.0 - beta) / (_fro(Z) * (1 + 4 * _EPS)) * (1 - 4 * _EPS)
 
 
-def _projector_gap(O: np.ndarray, X: np.ndarray) -> tuple[float, float]:
+def _projector_gap(O: np.ndarray, X: np.ndarray, Z: np.ndarray | None = None) -> tuple[float, float]:
     """``(eta, s)``: a proven ``eta >= ||P_X - O O^T||_2`` (``inf`` if none is found) and a proven
-    ``s <= sigma_min(X)``, from residuals computed here (no trust in the SVD that gave ``O``).
+    ``s <= sigma_min(X)``, from residuals computed here (no trust in the SVD that gave ``O``;
+    ``Z``, any approximate inverse of ``O^T X`` such as ``V diag(1/sv)`` from that SVD, only
+    sharpens the bound when it is good).
 
     With ``delta >= ||O^T O - I||``, ``Y = O^T X`` and ``R = X - O Y``: ``sigma_min(X) >=
     sqrt(1 - delta) sigma_min(Y) - ||R||``; every unit ``x`` in ``col(X)`` is within ``||R|| /
@@ -116,17 +128,18 @@ def _projector_gap(O: np.ndarray, X: np.ndarray) -> tuple[float, float]:
     """
     k, c = X.shape
     aO, aX = np.abs(O), np.abs(X)
-    fO = np.linalg.norm(O)
-    delta = (np.linalg.norm(O.T @ O - np.eye(c)) + _gamma(k + 1) * fO**2 + c * _EPS) * (1 + 4 * _EPS)
-    Y = O.T @ X
-    R = X - O @ Y
-    rerr = _gamma(k + c + 2) * 2.0 * np.linalg.norm(aO @ (aO.T @ aX)) + _gamma(1) * np.linalg.norm(aX)
-    rho = (np.linalg.norm(R) + rerr) * (1 + 4 * _EPS)
-    yerr = _gamma(k) * np.linalg.norm(aO.T @ aX) * (1 + 4 * _EPS)
+    fO = _fro(O)
+    delta = (_fro(O.T @ O - np.eye(c)) + _gamma(k + 1) * fO**2 + c * _EPS) * (1 + 4 * _EPS)
     if delta >= 0.5:
         return np.inf, 0.0
-    sy = max(_sigma_min_lower(Y) - yerr, 0.0)
-    s = (np.sqrt(1.0 - delta) * sy - rho) * (1 - 4 * _EPS)
+    Y = O.T @ X
+    R = X - O @ Y
+    aOX = aO.T @ aX
+    rerr = _gamma(k + c + 2) * 2.0 * _fro(aO @ aOX) + _gamma(1) * _fro(aX)
+    rho = (_fro(R) + rerr) * (1 + 4 * _EPS)
+    yerr = _gamma(k) * _fro(aOX) * (1 + 4 * _EPS)
+    sy = max(_sigma_min_lower(Y, Z) - yerr, 0.0)
+    s = (math.sqrt(1.0 - delta) * sy - rho) * (1 - 4 * _EPS)
     if s <= 0:
         return np.inf, 0.0
     return (rho / s + (1 + delta) * delta / (1 - delta)) * (1 + 4 * _EPS), s
@@ -144,8 +157,8 @@ def _complement(Mb: np.ndarray, X: np.ndarray | None) -> tuple[np.ndarray, float
     k, c = X.shape
     if k <= c:
         return np.zeros((K, K)), 0.0
-    O, sv, _ = np.linalg.svd(X, full_matrices=False)
-    eta, s = _projector_gap(O, X)
+    O, sv, Vt = np.linalg.svd(X, full_matrices=False)
+    eta, s = _projector_gap(O, X, Vt.T / sv if sv[-1] > 0 else None)
     if not np.isfinite(eta) or s <= SIGMA_MIN * max(1.0, float(sv[0])) or eta >= 1.0:
         return np.zeros((K, K)), 0.0
     C = Mb.T @ O
@@ -163,13 +176,19 @@ def _bound_matrix(P: NodeProblem, signs: np.ndarray) -> tuple[np.ndarray, float]
     return 0.5 * (T + T.T), max(em, ep)
 
 
+def bound_parts(P: NodeProblem, signs: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+    """:func:`node_bound` with its parts: ``(bound, z, T)``, ``z`` the top eigenvector of the
+    K x K matrix ``T`` (``M z`` is the bound's maximizer off ``Z``)."""
+    T, eta = _bound_matrix(P, signs)
+    w, V = np.linalg.eigh(T)
+    return float(w[-1]) + eta * P.trM + P.form, V[:, -1], T
+
+
 def node_bound(P: NodeProblem, signs: np.ndarray, want_vector: bool = False) -> Any:
     """Proven bound of the objective over the node with these signs (and, if asked, the top
     eigenvector ``z`` of the K x K matrix, whose ``M z`` is the bound's maximizer off ``Z``)."""
-    T, eta = _bound_matrix(P, signs)
-    w, V = np.linalg.eigh(T)
-    u = float(w[-1]) + eta * P.trM + P.form
-    return (u, V[:, -1]) if want_vector else u
+    u, z, _ = bound_parts(P, signs)
+    return (u, z) if want_vector else u
 
 
 def chamber_bound(S: Any, mask: np.ndarray, claim: float, rows: np.ndarray, N: np.ndarray) -> float:

@@ -31,9 +31,12 @@ MIN_CANDIDATES = 8
 
 
 def _slice_basis(c: np.ndarray) -> np.ndarray:
-    """An orthonormal basis (m, m - 1) of the complement of ``c``."""
-    q, _ = np.linalg.qr(np.c_[c, np.eye(c.size)])
-    return q[:, 1:c.size]
+    """An orthonormal basis (m, m - 1) of the complement of the unit vector ``c``: the last
+    columns of the Householder reflection sending ``c`` to a multiple of ``e_1``."""
+    w = c.astype(float)  # a copy
+    w[0] += 1.0 if c[0] >= 0 else -1.0
+    H = np.eye(c.size) - (2.0 / (w @ w)) * np.outer(w, w)
+    return H[:, 1:]
 
 
 class _Simplex:

@@ -14,27 +14,38 @@ SAMPLES = 8
 def sample_interior(G: np.ndarray, start: np.ndarray, rng: np.random.Generator, steps: int = SAMPLES,
                     margin: float = 1e-9) -> np.ndarray:
     """Points ``v`` with ``G v > margin ||v||`` (rows of ``G`` unit), from the rows of ``start``
-    (interior points) by hit-and-run; the start points come first."""
+    (interior points) by hit-and-run; the start points come first.
+
+    The slacks ``G v`` are carried along the walk (``G (v + t d) = G v + t G d``, one product for
+    all directions) and every new point is checked directly at the end."""
     start = np.atleast_2d(start)
     pts = list(start / np.linalg.norm(start, axis=1)[:, None])
-    r = pts[0].size
+    first = len(pts)
     cur = pts[-1]
-    D = rng.standard_normal((steps, r))
-    Bs = G @ D.T
+    D = rng.standard_normal((steps, cur.size))
+    Bs = (G @ D.T).T  # (steps, rows)
+    a = G @ cur
     for t in range(steps):
-        d = D[t]
-        a, b = G @ cur, Bs[:, t]
+        d, b = D[t], Bs[t]
         with np.errstate(divide="ignore", invalid="ignore"):
-            hi = np.min(np.where(b < 0, a / -b, np.inf), initial=np.inf)
-            lo = np.max(np.where(b > 0, -a / b, -np.inf), initial=-np.inf)
+            ratio = -a / b
+        hi = np.min(ratio, where=b < 0, initial=np.inf)
+        lo = np.max(ratio, where=b > 0, initial=-np.inf)
         cap = 2.0 / np.sqrt(d @ d)
         lo, hi = max(lo, -cap), min(hi, cap)
         if not hi > lo:
             continue
-        w = cur + rng.uniform(lo + 1e-3 * (hi - lo), hi - 1e-3 * (hi - lo)) * d
+        tau = rng.uniform(lo + 1e-3 * (hi - lo), hi - 1e-3 * (hi - lo))
+        w = cur + tau * d
+        aw = a + tau * b
         nw = np.sqrt(w @ w)
-        if nw == 0 or (G.shape[0] and (G @ w).min() <= margin * nw):
+        if nw == 0 or (aw.size and aw.min() <= margin * nw):
             continue
-        cur = w / nw
+        cur, a = w / nw, aw / nw
         pts.append(cur)
-    return np.array(pts)
+    out = np.array(pts)
+    if G.shape[0] and out.shape[0] > first:  # the carried slacks drift by rounding: check each new point
+        ok = (G @ out[first:].T).min(axis=0) > margin * np.linalg.norm(out[first:], axis=1)
+        out = np.concatenate([out[:first], out[first:][ok]])
+    return out
+

@@ -37,8 +37,10 @@ def _block(Mb: np.ndarray, X: np.ndarray | None, Xi: np.ndarray | None, Mi: np.n
     return v, 1.0 + np.sum(top**2, axis=0)
 
 
-def child_bounds(P, signs: np.ndarray, cands: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """Approximate node bounds of the ``+`` and ``-`` children of each candidate row (or None)."""
+def child_bounds(P, signs: np.ndarray, cands: np.ndarray,
+                 T: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+    """Approximate node bounds of the ``+`` and ``-`` children of each candidate row (or None);
+    ``T``: the node's K x K bound matrix when the caller has it (else computed here)."""
     plus = (signs > 0) & ~P.zero_rows
     minus = (signs < 0) | P.zero_rows
     Xm = None if P.QH is None else P.QH[minus]
@@ -47,7 +49,8 @@ def child_bounds(P, signs: np.ndarray, cands: np.ndarray) -> tuple[np.ndarray, n
     Xpi = P.Q[cands] if (P.QH is None or P.h_in_phi) else np.hstack([P.Q[cands], P.QH[cands]])
     from relu_gating.certificate._tree import _bound_matrix
 
-    T, _ = _bound_matrix(P, signs)
+    if T is None:
+        T, _ = _bound_matrix(P, signs)
     out = []
     for Mb, X, Xi in ((P.M[plus], Xp, Xpi), (P.M[minus], Xm, Xmi)):
         upd = _block(Mb, X, Xi, P.M[cands])

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from relu_gating.certificate._tree import implied_exact, node_bound, node_problem
+from relu_gating.certificate._tree import bound_parts, implied_exact, node_bound, node_problem
 from relu_gating.search.bnb._chamber import Chambers
 from relu_gating.search.bnb._forced import exhaustive_farkas, float_clear, forced_rows
 from relu_gating.search.bnb._lp import WITNESS_MARGIN, ConeLP
@@ -83,14 +83,17 @@ class Search(Chambers):
         self.root = self._node(signs, self.rng.standard_normal((1, obj.rank)), 0)
 
     # ------------------------------------------------------------------ pieces
-    def _node(self, signs: np.ndarray, v: np.ndarray | None, depth: int) -> Node:
+    def _node(self, signs: np.ndarray, v: np.ndarray | None, depth: int, offer: bool = True) -> Node:
+        """A node with its bound; its last interior point ``v[-1]`` is offered as a neuron unless the
+        caller has offered it already (``offer=False``)."""
         t0 = time.perf_counter()
-        u, z = node_bound(self.P, signs, want_vector=True)
+        u, z, T = bound_parts(self.P, signs)
         self.stats["t_bound"] += time.perf_counter() - t0
         self.stats["n_bound"] += 1
         self.stats["nodes"] += 1
         node = Node(signs, v, min(u, self.P.cap), z, depth)
-        if v is not None:
+        node.T = T
+        if offer and v is not None:
             self.offer(v[-1] @ self.obj.to_theta.T)
         return node
 
@@ -100,15 +103,20 @@ class Search(Chambers):
         thetas = np.atleast_2d(theta)
         vals = np.nan_to_num(neuron_values(self.obj, thetas), nan=-np.inf)
         k = int(np.argmax(vals))
-        if vals[k] > self.best_value:
-            self.best_value, self.best_theta = float(vals[k]), np.asarray(thetas[k], dtype=float).copy()
+        self._take(thetas[k], float(vals[k]))
+
+    def _take(self, theta: np.ndarray, value: float) -> None:
+        """``theta`` becomes the incumbent if its value (recomputed from ``relu(Phi theta)`` by the
+        caller) is better."""
+        if value > self.best_value:
+            self.best_value, self.best_theta = value, np.asarray(theta, dtype=float).copy()
 
     def ascend(self, thetas: np.ndarray, steps: int = 3) -> None:
         """Offer the best of ``thetas`` after a few fixed-gating ascent steps from it
-        (:func:`relu_gating.search._pilot.ascend`)."""
+        (:func:`relu_gating.search._pilot.ascend`, whose values are recomputed)."""
         vals = np.nan_to_num(neuron_values(self.obj, thetas), nan=-np.inf)
         k = int(np.argmax(vals))
-        self.offer(ascend(self.obj, thetas[k], float(vals[k]), steps)[0])
+        self._take(*ascend(self.obj, thetas[k], float(vals[k]), steps))
 
     def settled(self, u: float) -> bool:
         return self.best_value >= self.alpha * u - self.tol
@@ -243,7 +251,7 @@ class Search(Chambers):
         if top.size == 1:
             return int(top[0])
         t0 = time.perf_counter()
-        fast = child_bounds(self.P, signs, top)
+        fast = child_bounds(self.P, signs, top, cur.T)
         self.stats["t_score"] += time.perf_counter() - t0
         if fast is not None:
             return int(top[int(np.argmin(np.maximum(fast[0], fast[1])))])
@@ -305,7 +313,10 @@ class Search(Chambers):
         pts = sample_interior(G, node.v, self.rng)
         self.expansions += 1  # every interior point is a neuron of the node; ascend from some
         self.ascend(pts @ self.obj.to_theta.T, steps=3 if self.expansions % ASCEND_EVERY == 1 else 0)
+        seen = pts.shape[0]
         chain, free, pts = self._fix_forced(node, signs, pts)
+        if pts.shape[0] > seen:  # the witnesses found: offered once here, not again by the nodes below
+            self.offer(pts[seen:] @ self.obj.to_theta.T)
         cur = node
         if chain:
             for i, s, rows in chain:
@@ -314,8 +325,8 @@ class Search(Chambers):
                 cur.settle("i")
                 cur = child
             self.stats["implied"] += len(chain)
-            fresh = self._node(signs, pts, node.depth)
-            cur.signs, cur.v, cur.z = fresh.signs, fresh.v, fresh.z
+            fresh = self._node(signs, pts, node.depth, offer=False)
+            cur.signs, cur.v, cur.z, cur.T = fresh.signs, fresh.v, fresh.z, fresh.T
             cur.claim = cur.bound = fresh.claim
             if self.settled(cur.claim):
                 cur.settle("b")
@@ -336,7 +347,7 @@ class Search(Chambers):
         for s in (1, -1):
             sg = signs.copy()
             sg[i] = s
-            kids.append(self._node(sg, pts[s * zi > WITNESS_MARGIN][-8:], node.depth + 1))
+            kids.append(self._node(sg, pts[s * zi > WITNESS_MARGIN][-8:], node.depth + 1, offer=False))
         cur.row, cur.children = i, kids
         cur.settle("s")
         for kid in kids:

@@ -24,7 +24,7 @@ class Node:
     ``()`` marks a node whose lifted bound was tried without gain.
     """
 
-    __slots__ = ("kind", "row", "sign", "rows", "children", "claim", "bound", "evidence", "signs", "v", "z", "depth")
+    __slots__ = ("kind", "row", "sign", "rows", "children", "claim", "bound", "evidence", "signs", "v", "z", "T", "depth")
 
     def __init__(self, signs: np.ndarray | None, v: np.ndarray | None, claim: float, z: np.ndarray | None,
                  depth: int = 0) -> None:
@@ -32,6 +32,7 @@ class Node:
         self.signs: np.ndarray | None = signs
         self.v: np.ndarray | None = v
         self.z: np.ndarray | None = z
+        self.T: np.ndarray | None = None  # the node bound's K x K matrix, for strong branching
         self.claim, self.depth = claim, depth
         self.bound = claim  # from the signs alone: what an unsettled node claims, never lowered
         self.row, self.sign = -1, 0
@@ -43,7 +44,7 @@ class Node:
         """Make this node a leaf (or internal node): its signs are no longer needed."""
         self.kind = kind
         if kind not in ("open",):
-            self.signs, self.v, self.z = None, None, None
+            self.signs, self.v, self.z, self.T = None, None, None, None
 
 
 def _json(node: Node) -> list:
