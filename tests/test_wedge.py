@@ -117,7 +117,7 @@ def test_the_wedge_multiplier_minimizes_the_top_eigenvalue(seed, r, k, kink):
     t = _minimize(A, S)
     got = _slope(A, S, t)[0]
     for j in range(k):
-        f = lambda x: float(np.linalg.eigvalsh(A[j] + x * S[j])[-1])  # noqa: E731
+        f = lambda x, Aj=A[j], Sj=S[j]: float(np.linalg.eigvalsh(Aj + x * Sj)[-1])  # noqa: E731
         grid = np.linspace(0.0, 4.0 * t[j] + 1.0, 4001)
         g = grid[int(np.argmin([f(x) for x in grid]))]
         step = grid[1]
