@@ -8,9 +8,13 @@ separate processes so that load on the shared machine hits both alike.
 Prints per case the median seconds of each, their ratio, and whether the
 answers (value, certified, pattern count) agree.
 
+``--bnb`` times the branch and bound instead, run to the end on one core (Gaussian ``X``, seed 0,
+as ``benchmarks/frontier.py``), and compares seconds, nodes and answers.
+
 Usage::
 
     python benchmarks/compare.py --against e4a5a1e [--repeats 3] [--quick]
+    python benchmarks/compare.py --against 50d4197 --bnb
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ ROOT = os.path.dirname(HERE)
 
 CASES = {"n100d2": (100, 2), "n200d2": (200, 2), "n60d3": (60, 3), "n30d4": (30, 4)}
 QUICK = {"n40d2": (40, 2), "n16d3": (16, 3)}
+BNB = {"n120d4": (120, 4), "n45d5": (45, 5)}
 
 _CHILD = r"""
 import json, sys, time
@@ -51,9 +56,25 @@ print(json.dumps({{"value": r.value, "certified": bool(r.certified), "patterns":
 """
 
 
-def _run(root: str, n: int, d: int) -> dict:
+_BNB_CHILD = r"""
+import json, sys, time, warnings
+import numpy as np
+sys.path.insert(0, {root!r})
+import relu_gating as rg
+X = np.random.default_rng(0).normal(size=({n}, {d}))
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    U = rg.low_frequency_basis(rg.laplacian(rg.sample_graph(X, kind="knn")), 4).U_K
+Phi = rg.layer_input(X)
+t0 = time.perf_counter(); r = rg.best_neuron(Phi, U, strategy="branch-and-bound"); t = time.perf_counter() - t0
+print(json.dumps({{"value": r.value, "certified": bool(r.certified), "patterns": int(r.n_nodes),
+                  "enumerate_s": t, "query_s": t}}))
+"""
+
+
+def _run(root: str, n: int, d: int, child: str = _CHILD) -> dict:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    out = subprocess.run([sys.executable, "-c", _CHILD.format(root=root, n=n, d=d)], capture_output=True,
+    out = subprocess.run([sys.executable, "-c", child.format(root=root, n=n, d=d)], capture_output=True,
                          text=True, env=env, check=True, cwd=root)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -63,7 +84,10 @@ def main(argv=None) -> int:
     p.add_argument("--against", default="HEAD~1", help="git revision to compare with (default HEAD~1)")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--quick", action="store_true")
+    p.add_argument("--bnb", action="store_true", help="the branch and bound to the end instead (one core)")
     args = p.parse_args(argv)
+    if args.bnb:
+        return _compare_bnb(args)
     cases = QUICK if args.quick else CASES
     with tempfile.TemporaryDirectory() as tmp:
         other = os.path.join(tmp, "other")
@@ -87,6 +111,30 @@ def main(argv=None) -> int:
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", other], cwd=ROOT, check=False)
     print("medians over", args.repeats, "alternating runs each")
+    return 0 if ok else 1
+
+
+def _compare_bnb(args: argparse.Namespace) -> int:
+    """Seconds and nodes of the branch and bound, this checkout against ``args.against``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        other = os.path.join(tmp, "other")
+        subprocess.run(["git", "worktree", "add", "--detach", "-q", other, args.against], cwd=ROOT, check=True)
+        try:
+            print(f"{'case':8s} {'seconds now':>11s} {'then':>8s} {'ratio':>6s} {'nodes now':>9s} {'then':>8s}  same answer")
+            ok = True
+            for name, (n, d) in BNB.items():
+                now, then = [], []
+                for _ in range(args.repeats):  # alternate: the same load hits both
+                    now.append(_run(ROOT, n, d, _BNB_CHILD))
+                    then.append(_run(other, n, d, _BNB_CHILD))
+                s1, s0 = (statistics.median(r["query_s"] for r in rs) for rs in (now, then))
+                same = abs(now[0]["value"] - then[0]["value"]) <= 1e-9 and now[0]["certified"] and then[0]["certified"]
+                ok &= same
+                print(f"{name:8s} {s1:10.2f}s {s0:7.2f}s {s0 / s1:5.2f}x {now[0]['patterns']:9d} {then[0]['patterns']:8d}  "
+                      f"{'yes' if same else 'NO'} ({now[0]['value']:.12f})", flush=True)
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", other], cwd=ROOT, check=False)
+    print("medians over", args.repeats, "alternating runs each; ratio = then / now (speed-up)")
     return 0 if ok else 1
 
 

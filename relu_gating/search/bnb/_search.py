@@ -109,7 +109,7 @@ class Search(Chambers):
         """``theta`` becomes the incumbent if its value (recomputed from ``relu(Phi theta)`` by the
         caller) is better."""
         if value > self.best_value:
-            self.best_value, self.best_theta = value, np.asarray(theta, dtype=float).copy()
+            self.best_value, self.best_theta = float(value), np.asarray(theta, dtype=float).copy()
 
     def ascend(self, thetas: np.ndarray, steps: int = 3) -> None:
         """Offer the best of ``thetas`` after a few fixed-gating ascent steps from it
