@@ -227,3 +227,27 @@ def test_cli_report_subprocess(moons_npz):
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["K"] == 3 and 0 <= out["coverage_gap"] <= 1
+
+
+def test_cli_best_neuron_summary_without_out_skips_the_per_pattern_certificate(main, moons_npz, capsys, monkeypatch,
+                                                                                tmp_path):
+    """Without ``--out`` the summary (text or ``--json``) comes from the result's summary keys: the
+    per-pattern certificate (every mask and witness as JSON lists) is not built; with ``--out``
+    JSON it is, and the printed summary is the same either way (timings aside)."""
+    from relu_gating.search.result import NeuronResult
+
+    path = moons_npz[0]
+    built = []
+    real = NeuronResult.to_dict
+    monkeypatch.setattr(NeuronResult, "to_dict", lambda self: built.append(1) or real(self))
+    assert main(["best-neuron", str(path), "--quiet", "--json"]) == 0
+    alone = json.loads(capsys.readouterr().out)
+    assert built == []
+    cert = tmp_path / "c.json"
+    assert main(["best-neuron", str(path), "--quiet", "--json", "--out", str(cert)]) == 0
+    written = json.loads(capsys.readouterr().out)
+    assert built and cert.exists()
+    for d in (alone, written):
+        d.pop("seconds")
+    written.pop("certificate")
+    assert alone == written
