@@ -15,6 +15,7 @@ Usage::
 
     python benchmarks/compare.py --against e4a5a1e [--repeats 3] [--quick]
     python benchmarks/compare.py --against 50d4197 --bnb
+    python benchmarks/compare.py --against 50d4197 --large    # adds n = 200, d = 3
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ ROOT = os.path.dirname(HERE)
 CASES = {"n100d2": (100, 2), "n200d2": (200, 2), "n60d3": (60, 3), "n30d4": (30, 4)}
 QUICK = {"n40d2": (40, 2), "n16d3": (16, 3)}
 BNB = {"n120d4": (120, 4), "n45d5": (45, 5)}
+LARGE = {"n200d3": (200, 3)}  # 2.6M patterns: each run a fresh process, so its first query
 
 _CHILD = r"""
 import json, sys, time
@@ -85,10 +87,11 @@ def main(argv=None) -> int:
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--quick", action="store_true")
     p.add_argument("--bnb", action="store_true", help="the branch and bound to the end instead (one core)")
+    p.add_argument("--large", action="store_true", help="also n = 200, d = 3 (2.6M patterns)")
     args = p.parse_args(argv)
     if args.bnb:
         return _compare_bnb(args)
-    cases = QUICK if args.quick else CASES
+    cases = dict(QUICK if args.quick else CASES, **(LARGE if args.large else {}))
     with tempfile.TemporaryDirectory() as tmp:
         other = os.path.join(tmp, "other")
         subprocess.run(["git", "worktree", "add", "--detach", "-q", other, args.against], cwd=ROOT, check=True)
