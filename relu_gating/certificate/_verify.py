@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from relu_gating._alloc import warm_allocator
 from relu_gating._gc import paused_gc
 from relu_gating.certificate._format import FORMAT, Certificate, load_certificate, parse_certificate
 from relu_gating.certificate._problem import StatedProblem, pow2_scales, state_problem
@@ -243,6 +244,7 @@ def verify(certificate: Any, Phi: Any, U_K: Any, features: Any = "bias") -> Veri
     """
     from relu_gating.certificate._binary import is_binary
 
+    warm_allocator()  # chunks of temporaries stay in the heap (relu_gating._alloc)
     if is_binary(certificate):  # the .npz form, verified as a stream (._binary_verify)
         from relu_gating.certificate._binary_verify import verify_binary
 

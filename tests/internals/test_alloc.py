@@ -50,3 +50,22 @@ def test_enumeration_keeps_its_temporaries_in_the_heap():
     off, on = _faults("off"), _faults("on")
     if platform.system() == "Linux" and platform.libc_ver()[0] == "glibc":
         assert on <= off / 4 + 50, (on, off)
+
+
+_VERIFY_CHILD = r"""
+import numpy as np
+import relu_gating as rg
+import relu_gating._alloc as alloc
+X = np.random.default_rng(0).normal(size=(12, 2))
+Phi, U = rg.layer_input(X), np.linalg.qr(np.random.default_rng(1).normal(size=(12, 2)))[0]
+res = rg.best_neuron(Phi, U)
+alloc._done = False  # as in a process that only verifies
+assert rg.verify(res.to_dict(), Phi, U).valid
+print(alloc._done)
+"""
+
+
+def test_verify_warms_the_allocator_too():
+    """The verifier's chunks churn the heap as the enumeration's batches do: it warms it as well."""
+    out = subprocess.run([sys.executable, "-c", _VERIFY_CHILD], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["True"]
