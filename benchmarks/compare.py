@@ -27,6 +27,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from contextlib import contextmanager
+from typing import Iterator
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -69,8 +71,7 @@ with warnings.catch_warnings():
     U = rg.low_frequency_basis(rg.laplacian(rg.sample_graph(X, kind="knn")), 4).U_K
 Phi = rg.layer_input(X)
 t0 = time.perf_counter(); r = rg.best_neuron(Phi, U, strategy="branch-and-bound"); t = time.perf_counter() - t0
-print(json.dumps({{"value": r.value, "certified": bool(r.certified), "patterns": int(r.n_nodes),
-                  "enumerate_s": t, "query_s": t}}))
+print(json.dumps({{"value": r.value, "certified": bool(r.certified), "nodes": int(r.n_nodes), "seconds": t}}))
 """
 
 
@@ -81,6 +82,31 @@ def _run(root: str, n: int, d: int, child: str = _CHILD) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+@contextmanager
+def _checkout(rev: str) -> Iterator[str]:
+    """A temporary git worktree of ``rev`` (removed after)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        other = os.path.join(tmp, "other")
+        subprocess.run(["git", "worktree", "add", "--detach", "-q", other, rev], cwd=ROOT, check=True)
+        try:
+            yield other
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", other], cwd=ROOT, check=False)
+
+
+def _alternate(other: str, n: int, d: int, repeats: int, child: str = _CHILD) -> tuple[list, list]:
+    """``repeats`` runs of ``child`` in this checkout and in ``other``, in turn (the same load hits both)."""
+    now, then = [], []
+    for _ in range(repeats):
+        now.append(_run(ROOT, n, d, child))
+        then.append(_run(other, n, d, child))
+    return now, then
+
+
+def _median(runs: list, key: str) -> float:
+    return statistics.median(r[key] for r in runs)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--against", default="HEAD~1", help="git revision to compare with (default HEAD~1)")
@@ -89,56 +115,42 @@ def main(argv=None) -> int:
     p.add_argument("--bnb", action="store_true", help="the branch and bound to the end instead (one core)")
     p.add_argument("--large", action="store_true", help="also n = 200, d = 3 (2.6M patterns)")
     args = p.parse_args(argv)
-    if args.bnb:
-        return _compare_bnb(args)
-    cases = dict(QUICK if args.quick else CASES, **(LARGE if args.large else {}))
-    with tempfile.TemporaryDirectory() as tmp:
-        other = os.path.join(tmp, "other")
-        subprocess.run(["git", "worktree", "add", "--detach", "-q", other, args.against], cwd=ROOT, check=True)
-        try:
-            print(f"{'case':8s} {'patterns':>9s} {'query now':>10s} {'query ' + args.against:>14s} {'ratio':>6s} "
-                  f"{'enum now':>9s} {'enum then':>9s} {'ratio':>6s}  same answer")
-            ok = True
-            for name, (n, d) in cases.items():
-                now, then = [], []
-                for _ in range(args.repeats):  # alternate: the same load hits both
-                    now.append(_run(ROOT, n, d))
-                    then.append(_run(other, n, d))
-                q1, q0 = (statistics.median(r["query_s"] for r in rs) for rs in (now, then))
-                e1, e0 = (statistics.median(r["enumerate_s"] for r in rs) for rs in (now, then))
-                same = (abs(now[0]["value"] - then[0]["value"]) <= 1e-9 and now[0]["patterns"] == then[0]["patterns"]
-                        and now[0]["certified"] == then[0]["certified"])
-                ok &= same
-                print(f"{name:8s} {now[0]['patterns']:9d} {q1:9.3f}s {q0:13.3f}s {q1 / q0:6.2f} {e1:8.3f}s "
-                      f"{e0:8.3f}s {e1 / e0:6.2f}  {'yes' if same else 'NO'} ({now[0]['value']:.12f})")
-        finally:
-            subprocess.run(["git", "worktree", "remove", "--force", other], cwd=ROOT, check=False)
+    with _checkout(args.against) as other:
+        ok = _compare_bnb(args, other) if args.bnb else _compare_query(args, other)
     print("medians over", args.repeats, "alternating runs each")
     return 0 if ok else 1
 
 
-def _compare_bnb(args: argparse.Namespace) -> int:
-    """Seconds and nodes of the branch and bound, this checkout against ``args.against``."""
-    with tempfile.TemporaryDirectory() as tmp:
-        other = os.path.join(tmp, "other")
-        subprocess.run(["git", "worktree", "add", "--detach", "-q", other, args.against], cwd=ROOT, check=True)
-        try:
-            print(f"{'case':8s} {'seconds now':>11s} {'then':>8s} {'ratio':>6s} {'nodes now':>9s} {'then':>8s}  same answer")
-            ok = True
-            for name, (n, d) in BNB.items():
-                now, then = [], []
-                for _ in range(args.repeats):  # alternate: the same load hits both
-                    now.append(_run(ROOT, n, d, _BNB_CHILD))
-                    then.append(_run(other, n, d, _BNB_CHILD))
-                s1, s0 = (statistics.median(r["query_s"] for r in rs) for rs in (now, then))
-                same = abs(now[0]["value"] - then[0]["value"]) <= 1e-9 and now[0]["certified"] and then[0]["certified"]
-                ok &= same
-                print(f"{name:8s} {s1:10.2f}s {s0:7.2f}s {s0 / s1:5.2f}x {now[0]['patterns']:9d} {then[0]['patterns']:8d}  "
-                      f"{'yes' if same else 'NO'} ({now[0]['value']:.12f})", flush=True)
-        finally:
-            subprocess.run(["git", "worktree", "remove", "--force", other], cwd=ROOT, check=False)
-    print("medians over", args.repeats, "alternating runs each; ratio = then / now (speed-up)")
-    return 0 if ok else 1
+def _compare_query(args: argparse.Namespace, other: str) -> bool:
+    """Enumeration and query seconds, this checkout against ``other``; whether the answers agree."""
+    cases = dict(QUICK if args.quick else CASES, **(LARGE if args.large else {}))
+    print(f"{'case':8s} {'patterns':>9s} {'query now':>10s} {'query ' + args.against:>14s} {'ratio':>6s} "
+          f"{'enum now':>9s} {'enum then':>9s} {'ratio':>6s}  same answer")
+    ok = True
+    for name, (n, d) in cases.items():
+        now, then = _alternate(other, n, d, args.repeats)
+        q1, q0 = _median(now, "query_s"), _median(then, "query_s")
+        e1, e0 = _median(now, "enumerate_s"), _median(then, "enumerate_s")
+        same = (abs(now[0]["value"] - then[0]["value"]) <= 1e-9 and now[0]["patterns"] == then[0]["patterns"]
+                and now[0]["certified"] == then[0]["certified"])
+        ok &= same
+        print(f"{name:8s} {now[0]['patterns']:9d} {q1:9.3f}s {q0:13.3f}s {q1 / q0:6.2f} {e1:8.3f}s "
+              f"{e0:8.3f}s {e1 / e0:6.2f}  {'yes' if same else 'NO'} ({now[0]['value']:.12f})", flush=True)
+    return ok
+
+
+def _compare_bnb(args: argparse.Namespace, other: str) -> bool:
+    """Seconds and nodes of the branch and bound (speed-up = then / now); whether the answers agree."""
+    print(f"{'case':8s} {'seconds now':>11s} {'then':>8s} {'speed-up':>8s} {'nodes now':>9s} {'then':>8s}  same answer")
+    ok = True
+    for name, (n, d) in BNB.items():
+        now, then = _alternate(other, n, d, args.repeats, _BNB_CHILD)
+        s1, s0 = _median(now, "seconds"), _median(then, "seconds")
+        same = abs(now[0]["value"] - then[0]["value"]) <= 1e-9 and now[0]["certified"] and then[0]["certified"]
+        ok &= same
+        print(f"{name:8s} {s1:10.2f}s {s0:7.2f}s {s0 / s1:7.2f}x {now[0]['nodes']:9d} {then[0]['nodes']:8d}  "
+              f"{'yes' if same else 'NO'} ({now[0]['value']:.12f})", flush=True)
+    return ok
 
 
 if __name__ == "__main__":

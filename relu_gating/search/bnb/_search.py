@@ -80,12 +80,13 @@ class Search(Chambers):
         self.notes: list[str] = []
         self.rng = np.random.default_rng(seed)
         signs = np.where(self.P.zero_rows, -1, 0).astype(np.int8)
-        self.root = self._node(signs, self.rng.standard_normal((1, obj.rank)), 0)
+        v0 = self.rng.standard_normal((1, obj.rank))
+        self.root = self._node(signs, v0, 0)
+        self.offer(v0[-1] @ obj.to_theta.T)
 
     # ------------------------------------------------------------------ pieces
-    def _node(self, signs: np.ndarray, v: np.ndarray | None, depth: int, offer: bool = True) -> Node:
-        """A node with its bound; its last interior point ``v[-1]`` is offered as a neuron unless the
-        caller has offered it already (``offer=False``)."""
+    def _node(self, signs: np.ndarray, v: np.ndarray | None, depth: int) -> Node:
+        """A node with its bound (its interior points ``v`` are offered as neurons by the caller)."""
         t0 = time.perf_counter()
         u, z, T = bound_parts(self.P, signs)
         self.stats["t_bound"] += time.perf_counter() - t0
@@ -93,8 +94,6 @@ class Search(Chambers):
         self.stats["nodes"] += 1
         node = Node(signs, v, min(u, self.P.cap), z, depth)
         node.T = T
-        if offer and v is not None:
-            self.offer(v[-1] @ self.obj.to_theta.T)
         return node
 
     def offer(self, theta: np.ndarray) -> None:
@@ -325,7 +324,7 @@ class Search(Chambers):
                 cur.settle("i")
                 cur = child
             self.stats["implied"] += len(chain)
-            fresh = self._node(signs, pts, node.depth, offer=False)
+            fresh = self._node(signs, pts, node.depth)
             cur.signs, cur.v, cur.z, cur.T = fresh.signs, fresh.v, fresh.z, fresh.T
             cur.claim = cur.bound = fresh.claim
             if self.settled(cur.claim):
@@ -347,7 +346,7 @@ class Search(Chambers):
         for s in (1, -1):
             sg = signs.copy()
             sg[i] = s
-            kids.append(self._node(sg, pts[s * zi > WITNESS_MARGIN][-8:], node.depth + 1, offer=False))
+            kids.append(self._node(sg, pts[s * zi > WITNESS_MARGIN][-8:], node.depth + 1))
         cur.row, cur.children = i, kids
         cur.settle("s")
         for kid in kids:

@@ -100,6 +100,7 @@ class ExactChambers:
         if step[0] == "c":  # a chamber: its own bound, then solved as any chamber of the search
             theta = self.chambers().witnesses[step[1]]
             fresh = self.search._node(signs.copy(), (self.search.obj.to_coords @ theta)[None, :], node.depth)
+            self.search.offer(theta)
             node.signs, node.v, node.z, node.T = fresh.signs, fresh.v, fresh.z, fresh.T
             node.claim = node.bound = fresh.claim
             self.search.chamber(node)
