@@ -257,7 +257,7 @@ def _solve_all(obj, masks, idx):
 
 def exhaustive(Phi, U_K, features, *, max_solves: int, seed: int = 0) -> dict:
     """Solve every pattern exactly, without pruning (sampled and extrapolated above ``max_solves``)."""
-    from relu_gating.search.tasks import chunk_bounds, solve_chunk
+    from relu_gating.search._exact.tasks import chunk_bounds, solve_chunk
     from relu_gating.search.state import EXACT
     from relu_gating.patterns import enumerate_patterns
 

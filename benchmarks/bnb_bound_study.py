@@ -35,7 +35,7 @@ def chamber_values(obj, Phi):
     """Masks (N, n) and exact chamber values (N,) by enumeration (NaN: excluded chamber)."""
     from relu_gating.patterns import enumerate_patterns
     from relu_gating.search.state import PRUNED
-    from relu_gating.search.tasks import _solve_one
+    from relu_gating.search._exact.tasks import _solve_one
 
     ps = enumerate_patterns(Phi)
     masks = np.unpackbits(ps.packed, axis=1, count=Phi.shape[0]).astype(bool)

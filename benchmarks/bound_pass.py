@@ -10,14 +10,14 @@ machine), medians of ``--repeats`` runs taken in turn:
   8192 (the cost of merely writing the patterns down);
 * ``old``: the bound pass of commit 8e3d2c2 (copied below as :func:`old_chunk_bounds`:
   rank-one-update pencils, two ``eigh`` with vectors per pattern, N x n attained check);
-* ``new``: the query's bound pass: the pilot incumbent (:mod:`relu_gating.search._pilot`,
-  included in the time), then :func:`relu_gating.search.tasks.chunk_bounds` on packed masks
-  (one GEMM, closed forms, verified Cholesky; see :mod:`relu_gating.search._bound_kernel`);
+* ``new``: the query's bound pass: the pilot incumbent (:mod:`relu_gating.search._exact.pilot`,
+  included in the time), then :func:`relu_gating.search._exact.tasks.chunk_bounds` on packed masks
+  (one GEMM, closed forms, verified Cholesky; see :mod:`relu_gating.search._kernels.bound`);
   patterns provably below the pilot's value less ``CUT_BELOW`` get that bound from one verified
   Cholesky factorization, without an estimate;
 * ``no cut``: the same without that shortcut (every pattern estimated);
 * ``no pairs``: ``new`` in consecutive chunks, without bounding each chamber and its
-  complement together (:mod:`relu_gating.search._mirror`: one GEMM for both);
+  complement together (:mod:`relu_gating.search._kernels.mirror`: one GEMM for both);
 
 their ratios, and the largest ``no cut / old`` bound ratio (looseness; the cut's bound is the
 pilot's value, not an estimate).  With ``--query``
@@ -45,12 +45,12 @@ import relu_gating as rg
 from relu_gating.search.objectives import (Objective, leverage_bounds, make_objective, pattern_matrices, pencil_values,
                                            support_bounds, with_rank)
 from relu_gating.search.state import EXACT, PRUNED, UNSETTLED, PatternOutcome
-from relu_gating.search import _bound_kernel as kernel
-from relu_gating.search._pilot import pilot_value
-from relu_gating.search import tasks
-from relu_gating.search.tasks import _drop_excluded, chunk_bounds
-from relu_gating.search._masked import MaskStack
-from relu_gating.search._mirror import chunk_rows
+from relu_gating.search._kernels import bound as kernel
+from relu_gating.search._exact.pilot import pilot_value
+from relu_gating.search._exact import tasks
+from relu_gating.search._exact.tasks import _drop_excluded, chunk_bounds
+from relu_gating.search._kernels.masked import MaskStack
+from relu_gating.search._kernels.mirror import chunk_rows
 from solvers import top_generalized_eig
 
 #: name -> (n, d): m = d + 1 = 3, 4, 6
@@ -122,7 +122,7 @@ def bound_pass(fn, obj, masks: np.ndarray, W: np.ndarray, incumbent: float = -np
 
 
 def new_pass(obj, packed: np.ndarray, W: np.ndarray, mirrored: int, cut: bool = True) -> list:
-    """The query's bound pass: the pilot incumbent (:mod:`relu_gating.search._pilot`), then every
+    """The query's bound pass: the pilot incumbent (:mod:`relu_gating.search._exact.pilot`), then every
     chunk from its packed masks; ``cut=False``: without certifying the incumbent's cut directly
     (every pattern estimated, as before that change); ``mirrored=0``: consecutive chunks."""
     saved = tasks.CUT_BELOW

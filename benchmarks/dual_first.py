@@ -2,7 +2,7 @@
 
 The exact phase of ``best_neuron`` takes candidates (patterns whose cheap bound can still beat
 the incumbent) largest bound first.  With dual-first (``m >= DUAL_FIRST_MIN_M``, 3), a candidate
-is first offered one small SDP on a few of its rows (``relu_gating.search._evidence.dual_prune``);
+is first offered one small SDP on a few of its rows (``relu_gating.search._exact.evidence.dual_prune``);
 evidence at most the incumbent over alpha settles it, without the exact solve (faces or DNN,
 3-5 ms at ``m = 3, 4``, 10 ms to seconds at ``m >= 5``).  The baseline is the same query with dual-first off.
 Same problem, same process, interleaved, medians; the values must agree to 1e-9::
@@ -11,7 +11,7 @@ Same problem, same process, interleaved, medians; the values must agree to 1e-9:
 
 Three modes, interleaved: ``none`` (every candidate solved exactly), ``sdp`` (dual-first by one
 small SDP per candidate) and ``two-row`` (first the two-row evidence of the whole batch,
-:mod:`relu_gating.search._wedge`, then the SDP for the rest).
+:mod:`relu_gating.search._kernels.wedge`, then the SDP for the rest).
 """
 
 from __future__ import annotations
@@ -40,9 +40,9 @@ MODES = ("none", "sdp", "two-row")
 def one(Phi, U, mode: str) -> tuple[float, object]:
     """One query: ``none`` (every candidate solved exactly), ``sdp`` (dual-first by one small SDP
     per candidate, the previous release) or ``two-row`` (the batch's two-row evidence first,
-    :mod:`relu_gating.search._wedge`, then the SDP; this release)."""
+    :mod:`relu_gating.search._kernels.wedge`, then the SDP; this release)."""
     import relu_gating as rg
-    from relu_gating.search import tasks
+    from relu_gating.search._exact import tasks
 
     saved, wedge = tasks.DUAL_FIRST_MIN_M, tasks.wedge_settle
     tasks.DUAL_FIRST_MIN_M = 10**9 if mode == "none" else saved

@@ -216,10 +216,10 @@ def main(argv=None) -> int:
     p.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
     p.add_argument("--cases", nargs="+", default=["300x3", "2000x2"])
     p.add_argument("--part-max", type=int, default=None,
-                   help="largest part (patterns; default relu_gating.search._stream.PART_MAX)")
+                   help="largest part (patterns; default relu_gating.search._stream.parts.PART_MAX)")
     a = p.parse_args(argv)
     if a.part_max:
-        import relu_gating.search._stream as stream
+        import relu_gating.search._stream.parts as stream
 
         stream.PART_MAX = a.part_max  # the plan is made in this (client) process
     {"memory": section_memory, "dask": section_dask, "big": section_big}[a.section](a)

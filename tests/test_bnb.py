@@ -89,7 +89,7 @@ def test_node_bound_holds_on_sampled_neurons():
 def test_node_bound_full_tree_against_exact_chambers():
     """Every leaf's bound is at least the exact value of every chamber inside it (enumerated)."""
     from relu_gating.patterns import enumerate_patterns
-    from relu_gating.search.tasks import _solve_one
+    from relu_gating.search._exact.tasks import _solve_one
 
     Phi, U = _instance("gauss", 10, 2, 13)
     obj = make_objective(Phi, U, "bias")

@@ -17,7 +17,7 @@ from relu_gating.patterns import enumerate_patterns
 from relu_gating.search.bnb import _strong, branch_and_bound
 from relu_gating.search.objectives import make_objective, with_rank
 from relu_gating.search.state import PRUNED
-from relu_gating.search.tasks import _solve_one
+from relu_gating.search._exact.tasks import _solve_one
 
 
 def _instance(n, d, seed, clustered=False):

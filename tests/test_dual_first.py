@@ -1,4 +1,4 @@
-"""Dual-first settlement of candidate patterns (``relu_gating.search._evidence.dual_prune``).
+"""Dual-first settlement of candidate patterns (``relu_gating.search._exact.evidence.dual_prune``).
 
 A candidate whose dual evidence falls below the incumbent over alpha is settled by that
 evidence, without an exact solve.  Checked here: it happens (not vacuous); the answer is
@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import relu_gating as rg
-from relu_gating.search import tasks
+from relu_gating.search._exact import tasks
 from relu_gating.search.bnb import branch_and_bound
 
 

@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-import relu_gating.search.tasks as work
+import relu_gating.search._exact.tasks as work
 import relu_gating.search.front as search
 from relu_gating import best_neuron, verify
 from relu_gating.search.state import PatternOutcome, SearchState

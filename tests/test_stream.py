@@ -14,8 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-import relu_gating.search._stream as stream
-import relu_gating.search._stream_run as stream_run
+import relu_gating.search._stream.parts as stream
+import relu_gating.search._stream.run as stream_run
 from relu_gating import InputError, best_neuron, verify
 from relu_gating.patterns import enumerate_patterns
 

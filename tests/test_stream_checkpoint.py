@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 
 import relu_gating as rg
-import relu_gating.search._stream as stream
-import relu_gating.search._stream_run as stream_run
+import relu_gating.search._stream.parts as stream
+import relu_gating.search._stream.run as stream_run
 from relu_gating import best_neuron, verify
 from relu_gating.errors import CheckpointError
-from relu_gating.search._store import PREFIX, sweep_stale
+from relu_gating.search._stream.store import PREFIX, sweep_stale
 
 
 @pytest.fixture(autouse=True)

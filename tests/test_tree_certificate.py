@@ -332,7 +332,7 @@ def test_chamber_claim_proven_by_the_pencil_inequality_where_the_evidence_is_wea
     from relu_gating.certificate._proofs import pattern_pencils
     from relu_gating.certificate._tree import chamber_bound
     from relu_gating.search.objectives import make_objective, neuron_values
-    from relu_gating.search.tasks import _solve_one
+    from relu_gating.search._exact.tasks import _solve_one
 
     I = instance(0)
     S = state_problem(I.Phi, I.U, I.features)

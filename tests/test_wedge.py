@@ -1,4 +1,4 @@
-"""Two-row evidence for a batch of candidate patterns (``relu_gating.search._wedge``).
+"""Two-row evidence for a batch of candidate patterns (``relu_gating.search._kernels.wedge``).
 
 Oracles: exhaustive face enumeration per pattern (``_search_reference.pattern_best``, no code
 shared with the search) must never exceed a claimed bound; the verifier's own proof of the
@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 
 import relu_gating as rg
 from relu_gating.certificate import prove_bounds
-from relu_gating.search import tasks
-from relu_gating.search._wedge import wedge_settle
+from relu_gating.search._exact import tasks
+from relu_gating.search._kernels.wedge import wedge_settle
 from relu_gating.search.objectives import make_objective, with_rank
 
 from _search_reference import pattern_best
@@ -96,7 +96,7 @@ def test_the_wedge_multiplier_minimizes_the_top_eigenvalue(seed, r, k, kink):
     ``A_S`` of a pattern is."""
     from scipy.optimize import minimize_scalar
 
-    from relu_gating.search._wedge import _minimize, _slope
+    from relu_gating.search._kernels.wedge import _minimize, _slope
 
     rng = np.random.default_rng(seed)
     A, S = [], []

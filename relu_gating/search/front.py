@@ -28,10 +28,10 @@ from typing import Any, Iterable, Iterator
 
 import numpy as np
 
-from relu_gating.search._mirror import chunk_rows, take_rows
-from relu_gating.search._pilot import pilot_value
-from relu_gating.search.tasks import chunk_bounds, prune_target, solve_chunk
-from relu_gating.search._polish import polish_theta
+from relu_gating.search._kernels.mirror import chunk_rows, take_rows
+from relu_gating.search._exact.pilot import pilot_value
+from relu_gating.search._exact.tasks import chunk_bounds, prune_target, solve_chunk
+from relu_gating.search._exact.polish import polish_theta
 from relu_gating._interrupt import check_stop
 from relu_gating._progress import Progress
 from relu_gating.search.state import BOUND, EXACT, PRUNED, UNSETTLED, SearchState, fingerprint
@@ -191,8 +191,8 @@ def best_neuron(
         if res is not None:
             return res
     obj = make_objective(Phi, U_K, features)  # validates before the expensive part
-    if memory is not None:  # the streamed search, in bounded memory (relu_gating.search._stream)
-        from relu_gating.search._stream_run import stream_search
+    if memory is not None:  # the streamed search, in bounded memory (relu_gating.search._stream.parts)
+        from relu_gating.search._stream.run import stream_search
 
         return stream_search(obj, alpha=alpha, method=method, max_patterns=max_patterns, chunk_size=chunk_size,
                              batch_size=batch_size, tol=tol, executor=executor, checkpoint=checkpoint,
@@ -358,7 +358,7 @@ def _checkable(obj: Objective, masks: Any, bounds: np.ndarray, evidence: dict) -
         return bounds
     from relu_gating.certificate import prove_bounds
 
-    from relu_gating.search._evidence import CLAIM_SLACK
+    from relu_gating.search._exact.evidence import CLAIM_SLACK
 
     idx = np.array(sorted(evidence), dtype=np.int64)
     features = {"none": None, "bias": "bias"}.get(obj.features, obj.H)

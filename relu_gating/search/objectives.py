@@ -36,7 +36,7 @@ import numpy as np
 
 from relu_gating._scaling import pow2_column_scales
 from relu_gating._validate import as_matrix, as_vector, check_same_rows
-from relu_gating.search._masked import MaskStack
+from relu_gating.search._kernels.masked import MaskStack
 from relu_gating.coverage.metrics import check_basis, orthonormal_basis
 from relu_gating.errors import InputError
 

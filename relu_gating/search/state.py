@@ -387,7 +387,7 @@ def check_checkpoint_path(path: str | os.PathLike, what: str = "checkpoint", str
     """
     path = check_writable(path, what)
     if os.path.exists(path) and streamed:
-        from relu_gating.search._stream_ckpt import check_manifest
+        from relu_gating.search._stream.checkpoint import check_manifest
 
         check_manifest(path, what)
     elif os.path.exists(path):

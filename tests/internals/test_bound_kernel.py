@@ -1,4 +1,4 @@
-"""The vectorised bound pass (relu_gating.search._bound_kernel via tasks.chunk_bounds).
+"""The vectorised bound pass (relu_gating.search._kernels.bound via tasks.chunk_bounds).
 
 Oracles: the exact per-pattern maximum over the closed cone (all faces,
 tests/_search_reference.pattern_best), the values of sampled neurons grouped by
@@ -16,12 +16,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from relu_gating.patterns import enumerate_patterns
-from relu_gating.search import _bound_kernel as kernel
-from relu_gating.search import _stacks as stacks
+from relu_gating.search._kernels import bound as kernel
+from relu_gating.search._kernels import stacks as stacks
 from relu_gating.search.objectives import (leverage_bounds, make_objective, neuron_values, pattern_matrices,
                                            single_pattern_matrices, with_rank)
 from relu_gating.search.state import EXACT
-from relu_gating.search.tasks import chunk_bounds, solve_chunk
+from relu_gating.search._exact.tasks import chunk_bounds, solve_chunk
 from solvers.batched import top_generalized_eig
 
 from _instances import duplicated_rows, random_basis
@@ -215,7 +215,7 @@ def test_same_answer_as_the_old_bound_pass(monkeypatch, n, d, features):
 def test_an_incumbent_only_skips_work_never_validity(kind, features, n, d, seed, raise_by):
     """chunk_bounds(..., incumbent): the pilot's value (attained, at most the optimum), or one
     wrongly above it, leaves every bound an upper bound and every value a genuine neuron's."""
-    from relu_gating.search._pilot import pilot_value
+    from relu_gating.search._exact.pilot import pilot_value
 
     obj, ps = _setup(kind, features, n, d, seed)
     inc = pilot_value(obj, seed=seed) + raise_by
@@ -235,7 +235,7 @@ def test_pilot_value_is_attained_and_the_answer_unchanged(monkeypatch, n, d, fea
     with the pilot switched off."""
     from relu_gating import best_neuron
     from relu_gating.search import front
-    from relu_gating.search._pilot import pilot_value
+    from relu_gating.search._exact.pilot import pilot_value
 
     rng = np.random.default_rng(n * d)
     Phi = np.c_[rng.normal(size=(n, d)), np.ones(n)]
@@ -281,7 +281,7 @@ def test_the_query_with_the_cut_is_the_query_without_it(monkeypatch, kind, featu
     certified answer with and without it, every pattern cut is pruned, and the certificate
     verifies from the stated problem."""
     from relu_gating import best_neuron, verify
-    from relu_gating.search import tasks
+    from relu_gating.search._exact import tasks
 
     Phi = _data(kind, 45, 3, 11)
     U = random_basis(45, 4, 11)

@@ -1,6 +1,6 @@
 """The incumbent is exact to rounding, in any coordinates of the layer input.
 
-Root causes fixed (see relu_gating/search/_polish.py and relu_gating/search/_coords.py):
+Root causes fixed (see relu_gating/search/_exact/polish.py and relu_gating/search/_exact/coords.py):
 
 * an optimum on walls ``{phi_i^T theta = 0}`` (near-degenerate data, ``Phi`` with
   ``cond ~ 1e8``): ``fl(Phi theta)`` carries ``~1e-9`` relative noise and a wall row
@@ -28,8 +28,8 @@ import pytest
 from _fuzz_instances import instance, oracle_lower
 
 from relu_gating import best_neuron
-from relu_gating.search._coords import gram_problem, pattern_problem
-from relu_gating.search._polish import polish_theta
+from relu_gating.search._exact.coords import gram_problem, pattern_problem
+from relu_gating.search._exact.polish import polish_theta
 from relu_gating.search.objectives import make_objective, neuron_values
 
 SUPPORT = (5, 8)

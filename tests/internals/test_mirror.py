@@ -1,4 +1,4 @@
-"""Complementary pairs in the bound pass (relu_gating.search._mirror).
+"""Complementary pairs in the bound pass (relu_gating.search._kernels.mirror).
 
 Oracles: exactly rounded sums (``math.fsum``) of the selected rows of ``V`` for the masked
 products; the partition of the pattern indices for the chunks; the values of sampled neurons
@@ -15,10 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from relu_gating.patterns import enumerate_patterns
-from relu_gating.search import _bound_kernel as kernel
-from relu_gating.search._mirror import MIRROR_ERR, chunk_rows, mirror_products, paired, take_rows
+from relu_gating.search._kernels import bound as kernel
+from relu_gating.search._kernels.mirror import MIRROR_ERR, chunk_rows, mirror_products, paired, take_rows
 from relu_gating.search.objectives import make_objective, neuron_values, with_rank
-from relu_gating.search.tasks import chunk_bounds
+from relu_gating.search._exact.tasks import chunk_bounds
 
 from _instances import random_basis
 from test_bound_kernel import _data, _sampled_best

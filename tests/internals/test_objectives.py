@@ -8,7 +8,7 @@ import scipy.linalg as sl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from relu_gating.search._masked import MaskStack
+from relu_gating.search._kernels.masked import MaskStack
 from relu_gating.search.objectives import (leverage_bounds, make_objective, neuron_values, pattern_matrices,
                                     single_pattern_matrices)
 from solvers.batched import top_generalized_eig

@@ -124,7 +124,7 @@ def _result(obj: Objective, search: Search, why: str, alpha: float, tol: float, 
         theta, value = np.zeros(m), 0.0
         notes.append("no admissible neuron found: value 0")
     else:
-        from relu_gating.search._polish import polish_theta
+        from relu_gating.search._exact.polish import polish_theta
         from relu_gating.search.objectives import normalized_theta
 
         theta = polish_theta(obj, normalized_theta(obj, search.best_theta))  # the documented scale

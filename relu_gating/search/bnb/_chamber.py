@@ -1,7 +1,7 @@
 """Chambers of the branch and bound: the exact solve of a leaf and the claim its check proves (private).
 
 A node with every row decided is a chamber.  It is settled by the per-pattern machinery of the
-enumeration (:func:`relu_gating.search.tasks._solve_one`: two-row or SDP evidence first, else
+enumeration (:func:`relu_gating.search._exact.tasks._solve_one`: two-row or SDP evidence first, else
 the exact solve with dual evidence), and its leaf claims what the verifier proves for it, as for a
 pattern of the enumeration certificate (:func:`relu_gating.certificate._tree.chamber_bound`).
 """
@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from relu_gating.search._evidence import CLAIM_SLACK
+from relu_gating.search._exact.evidence import CLAIM_SLACK
 from relu_gating.search.bnb._tree_build import Node
 from relu_gating.search.objectives import neuron_values
 
@@ -39,7 +39,7 @@ class Chambers:
         """Solve a chamber exactly; its leaf claims the node bound or, if lower, what the verifier's
         check proves for the solve (:meth:`_proven`)."""
         from relu_gating.search.state import PRUNED
-        from relu_gating.search.tasks import _solve_one, prune_target
+        from relu_gating.search._exact.tasks import _solve_one, prune_target
 
         t0 = time.perf_counter()
         self.stats["chambers"] += 1

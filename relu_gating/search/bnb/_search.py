@@ -29,7 +29,7 @@ from relu_gating.search.bnb._rows import sample_interior
 from relu_gating.search.bnb._score import child_bounds
 from relu_gating.search.bnb._thin import ExactChambers
 from relu_gating.search.bnb._tree_build import Node
-from relu_gating.search._pilot import ascend
+from relu_gating.search._exact.pilot import ascend
 from relu_gating.search.objectives import Objective, neuron_values
 
 __all__ = ["Search", "FARKAS_DUAL_RTOL"]
@@ -112,7 +112,7 @@ class Search(Chambers):
 
     def ascend(self, thetas: np.ndarray, steps: int = 3) -> None:
         """Offer the best of ``thetas`` after a few fixed-gating ascent steps from it
-        (:func:`relu_gating.search._pilot.ascend`, whose values are recomputed)."""
+        (:func:`relu_gating.search._exact.pilot.ascend`, whose values are recomputed)."""
         vals = np.nan_to_num(neuron_values(self.obj, thetas), nan=-np.inf)
         k = int(np.argmax(vals))
         self._take(*ascend(self.obj, thetas[k], float(vals[k]), steps))

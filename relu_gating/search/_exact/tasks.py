@@ -12,12 +12,12 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from relu_gating.search import _bound_kernel as kernel
-from relu_gating.search._polish import polish_theta
-from relu_gating.search._coords import gram_problem, pattern_problem as _pattern_problem
+from relu_gating.search._kernels import bound as kernel
+from relu_gating.search._exact.polish import polish_theta
+from relu_gating.search._exact.coords import gram_problem, pattern_problem as _pattern_problem
 from relu_gating.coverage.metrics import orthonormal_basis
-from relu_gating.search._wedge import wedge_settle
-from relu_gating.search._evidence import EVIDENCE_RTOL, dual_evidence as _dual_evidence, dual_prune
+from relu_gating.search._kernels.wedge import wedge_settle
+from relu_gating.search._exact.evidence import EVIDENCE_RTOL, dual_evidence as _dual_evidence, dual_prune
 from relu_gating.search.state import BOUND, EXACT, PRUNED, UNSETTLED, PatternOutcome
 from relu_gating.search.objectives import (EXCLUDE_RTOL, Objective, neuron_values, support_bounds,
                                            vector_values)
@@ -35,14 +35,14 @@ ACTIVE_RANK_RTOL = 1e-12
 ALL_ATTAINED_WORK = 1 << 18
 
 #: From this many columns of ``Phi`` on, a candidate pattern first tries to fall below the incumbent
-#: (over alpha) by dual evidence alone (one small SDP, :func:`~relu_gating.search._evidence.dual_prune`)
+#: (over alpha) by dual evidence alone (one small SDP, :func:`~relu_gating.search._exact.evidence.dual_prune`)
 #: before its exact solve (``benchmarks/dual_first.py``: the exact phase 3x faster at m = 3 and 4,
 #: up to 10x at m >= 7, where an exact solve costs 10 ms to seconds and the SDP 2-20 ms).
 DUAL_FIRST_MIN_M = 3
 
 #: The bound pass certifies ``lambda_max <= incumbent - CUT_BELOW`` directly where it can (such a
 #: pattern can never matter: below the ``2e-9`` slack of the attained check), see
-#: :func:`relu_gating.search._bound_kernel.pencil_bounds`.
+#: :func:`relu_gating.search._kernels.bound.pencil_bounds`.
 CUT_BELOW = 4e-9
 
 #: A solver's upper bound below a pattern's strict witness value by more than this is rejected.
@@ -54,26 +54,26 @@ def chunk_bounds(obj: Objective, index: np.ndarray, masks: np.ndarray, witnesses
     """Cheap upper bounds, witness values and attained bounds for a chunk.
 
     ``masks`` is either bool (k, n) or ``np.packbits(masks, axis=1)`` (uint8,
-    k x ceil(n / 8)); see :func:`relu_gating.search._bound_kernel.unpacked`.
+    k x ceil(n / 8)); see :func:`relu_gating.search._kernels.bound.unpacked`.
 
     The bound of a pattern is the smallest of the global cap (``1`` or
     ``s_K(H)^2``), the Prop 4.1 leverage bound (``N_K``; its analogue
     :func:`~relu_gating.objectives.support_bounds` for ``G_H`` where ``B_S`` is
     ill-conditioned) and a rigorous upper bound on the unconstrained top
     generalized eigenvalue of ``(A_S, B_S)`` (Prop 4.3), computed by
-    :mod:`relu_gating.search._bound_kernel` (one GEMM, closed-form estimates,
+    :mod:`relu_gating.search._kernels.bound` (one GEMM, closed-form estimates,
     acceptance by a verified Cholesky factorization).  The patterns whose bound
     reaches the chunk's best incumbent (all of them in a chunk of at most
     ``ALL_ATTAINED_WORK`` pattern-samples) get a tight bound and a top eigenvector;
     where it lies in the closed cone ``C_S`` the bound is attained (Rem 4.4) and
     the pattern is settled exactly on the spot.  The others can never be opened
     (the best value only grows), so their screening bound suffices.  ``incumbent``
-    (an attained value known beforehand, :mod:`relu_gating.search._pilot`) raises
+    (an attained value known beforehand, :mod:`relu_gating.search._exact.pilot`) raises
     that threshold: near the optimum, only a few percent are tightened, and every pattern
     whose pencil provably stays below ``incumbent - CUT_BELOW`` is given that bound by one
     verified Cholesky factorization, without an estimate of its own (a valid bound, not
     that pattern's tightest: such a pattern can never matter).  ``mirrored``: the second half of
-    the chunk is the first half's complement (:func:`relu_gating.search._mirror.chunk_rows`; checked
+    the chunk is the first half's complement (:func:`relu_gating.search._kernels.mirror.chunk_rows`; checked
     on the masks): the masked products of both from one GEMM.
     """
     k = index.size
@@ -276,7 +276,7 @@ def _solve_one(obj: Objective, mask: np.ndarray, method: str, witness: np.ndarra
                target: float = np.inf, two_row: bool = True) -> _Solved:
     """Exact solve of one pattern with fallbacks, or (with a strict ``witness``, ``m >=
     DUAL_FIRST_MIN_M``) its settlement by dual evidence at most ``target`` before any solve:
-    two-row evidence (:mod:`relu_gating.search._wedge`; unless ``two_row`` is False, the
+    two-row evidence (:mod:`relu_gating.search._kernels.wedge`; unless ``two_row`` is False, the
     caller having tried it for a batch), then one small SDP.
 
     A solver's answer is checked against what is known independently: the

@@ -1,6 +1,6 @@
 """Driver of the streamed search: absorb parts, keep candidates, exact phase, finish (private).
 
-See :mod:`relu_gating.search._stream` for the design.  Same semantics as the
+See :mod:`relu_gating.search._stream.parts` for the design.  Same semantics as the
 in-memory path of :func:`relu_gating.search.front.best_neuron`: bounds only
 tighten, values only improve, ties keep the earliest pattern, exact solves go
 largest bound first in rounds of ``batch_size`` (times ``PARALLEL_BATCHES`` on
@@ -17,14 +17,14 @@ import numpy as np
 from relu_gating._interrupt import check_stop
 from relu_gating._progress import Progress
 from relu_gating.errors import InputError
-from relu_gating.search._pilot import pilot_value
-from relu_gating.search._store import PatternStore
-from relu_gating.search._stream import Plan, n_parts, open_rows, plan, stream_parts, workers_of
-from relu_gating.search._stream_ckpt import StreamCheckpoint, cached_parts
+from relu_gating.search._exact.pilot import pilot_value
+from relu_gating.search._stream.store import PatternStore
+from relu_gating.search._stream.parts import Plan, n_parts, open_rows, plan, stream_parts, workers_of
+from relu_gating.search._stream.checkpoint import StreamCheckpoint, cached_parts
 from relu_gating.search.objectives import Objective, with_rank
 from relu_gating.search.result import NeuronResult
 from relu_gating.search.state import fingerprint
-from relu_gating.search.tasks import prune_target, solve_chunk
+from relu_gating.search._exact.tasks import prune_target, solve_chunk
 
 __all__ = ["stream_best_neuron", "stream_search"]
 
@@ -228,7 +228,7 @@ def stream_best_neuron(obj: Objective, *, alpha: float, method: str, chunk_size:
                        executor: Any, progress: Any, memory: int, patterns: Any = None,
                        directory: str | None = None, checkpoint: str | None = None) -> NeuronResult:
     """The certified search of :func:`~relu_gating.search.front.best_neuron` in bounded memory."""
-    from relu_gating.search._stream_finish import finish
+    from relu_gating.search._stream.finish import finish
 
     t0 = time.perf_counter()
     pl = plan(obj.Phi, memory, chunk_size, workers_of(executor))
@@ -263,7 +263,7 @@ def stream_search(obj: Objective, *, alpha: float, method: str, max_patterns: An
                   tol: float, executor: Any, checkpoint: Any, progress: Any, patterns: Any,
                   memory: Any) -> NeuronResult:
     """``best_neuron(..., memory=...)``: the options checked, then :func:`stream_best_neuron`."""
-    from relu_gating.search._stream import parse_memory
+    from relu_gating.search._stream.parts import parse_memory
 
     budget = parse_memory(memory)
     if patterns is not None:

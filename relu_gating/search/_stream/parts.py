@@ -2,9 +2,9 @@
 
 Enumeration and the bound pass run part by part: ``enumerate_patterns(Phi,
 part=(i, k))`` lists a disjoint k-th of the chambers, :func:`part_bounds`
-bounds it chunk by chunk (:func:`~relu_gating.search.tasks.chunk_bounds`),
+bounds it chunk by chunk (:func:`~relu_gating.search._exact.tasks.chunk_bounds`),
 and the client appends each part's packed masks, witnesses, bounds and
-settlements to a :class:`~relu_gating.search._store.PatternStore` on disk.
+settlements to a :class:`~relu_gating.search._stream.store.PatternStore` on disk.
 In memory stay only the parts in flight, one chunk's dense work, and the
 candidates: the patterns whose bound can still beat the incumbent (a bounded
 set; the largest bound ever dropped from it is kept, and the store is
@@ -31,9 +31,9 @@ import numpy as np
 from relu_gating.errors import InputError
 from relu_gating.search.objectives import Objective
 from relu_gating.search.state import UNSETTLED
-from relu_gating.search._mirror import chunk_rows
-from relu_gating.search._pilot import pilot_value
-from relu_gating.search.tasks import chunk_bounds
+from relu_gating.search._kernels.mirror import chunk_rows
+from relu_gating.search._exact.pilot import pilot_value
+from relu_gating.search._exact.tasks import chunk_bounds
 
 __all__ = ["parse_memory", "plan", "Plan", "part_bounds", "PartResult", "stream_parts", "n_parts", "MIN_MEMORY"]
 
@@ -132,7 +132,7 @@ class PartResult:
 def bound_set(obj: Objective, ps: Any, chunk_size: int, tol: float, part: tuple = (0, 1),
               incumbent: float = -np.inf) -> PartResult:
     """Bounds of every pattern of a :class:`~relu_gating.patterns.PatternSet`, chunk by chunk
-    (``incumbent``: an attained value, see :func:`~relu_gating.search.tasks.chunk_bounds`)."""
+    (``incumbent``: an attained value, see :func:`~relu_gating.search._exact.tasks.chunk_bounds`)."""
     N, n = len(ps), ps.n
     upper, lower, status = np.empty(N), np.empty(N), np.empty(N, dtype=np.int8)
     out = PartResult(part, ps.packed, ps.witnesses, upper, lower, status, exact_witnesses=dict(ps.exact_witnesses),

@@ -166,7 +166,7 @@ class StreamCheckpoint:
 
     def load_part(self, i: int) -> Any:
         """Part ``i`` as saved, or None (missing, unreadable, not authentic, or another query's)."""
-        from relu_gating.search._stream import PartResult
+        from relu_gating.search._stream.parts import PartResult
 
         try:
             with np.load(self.part_path(i), allow_pickle=False) as f:

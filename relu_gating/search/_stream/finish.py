@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 
 from relu_gating.errors import SolverFailure
-from relu_gating.search._store import PatternStore
-from relu_gating.search._polish import polish_theta
+from relu_gating.search._stream.store import PatternStore
+from relu_gating.search._exact.polish import polish_theta
 from relu_gating.search.objectives import Objective, neuron_values, normalized_theta
 from relu_gating.search.result import NeuronResult
 from relu_gating.search.state import BOUND, EXACT, PRUNED, UNSETTLED

@@ -5,7 +5,7 @@ cone rows ``g_i = s_i psi_i`` (``s_i = +1`` active, ``-1`` inactive), let ``x`` 
 unconstrained maximizer; when neither ``x`` nor ``-x`` lies in the cone, take ``a`` the row
 ``x`` violates most and ``b`` the row ``-x`` violates most (rows normalized).  Every ``v`` of
 the cone has ``(g_a v)(g_b v) >= 0``, so ``N = [[0, t], [t, 0]]`` on rows ``(a, b)``, ``t >= 0``,
-is dual evidence in the sense of :mod:`relu_gating.search._evidence`:
+is dual evidence in the sense of :mod:`relu_gating.search._exact.evidence`:
 
 .. math::  u B - A - t (g_a g_b^T + g_b g_a^T) \succeq 0
            \;\Longrightarrow\; v^T A v \le u\, v^T B v \text{ on the cone}.
@@ -18,7 +18,7 @@ numpy's batched ``eigh`` on ``r x r`` whitened pencils: about 0.2 ms a pattern, 
 costs 2-3 ms.
 
 The bound ``u`` claimed is accepted only where the bound pass's verified Cholesky test
-(:func:`relu_gating.search._bound_kernel.certify`) proves ``u B - A - t S`` positive
+(:func:`relu_gating.search._kernels.bound.certify`) proves ``u B - A - t S`` positive
 definite with the pencils' error allowances, plus those of ``t S`` (rounding, and the float
 basis ``Psi``); the verifier re-checks the evidence from the stated problem in any case.
 """
@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from relu_gating.search import _bound_kernel as kernel
-from relu_gating.search._stacks import frob
+from relu_gating.search._kernels import bound as kernel
+from relu_gating.search._kernels.stacks import frob
 
 __all__ = ["wedge_settle", "WEDGE_STEPS"]
 

@@ -26,7 +26,7 @@ import numpy as np
 
 __all__ = ["MIRROR_ERR", "paired", "mirror_products", "chunk_rows", "take_rows"]
 
-_Plan = TypeVar("_Plan", bound=Any)  # relu_gating.search._bound_kernel.Plan (a frozen dataclass)
+_Plan = TypeVar("_Plan", bound=Any)  # relu_gating.search._kernels.bound.Plan (a frozen dataclass)
 
 #: The error allowance of a paired chunk's products, in units of ``Plan.err``.
 MIRROR_ERR = 3.0

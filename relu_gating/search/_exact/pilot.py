@@ -1,7 +1,7 @@
 """An incumbent before the bound pass: random neurons and a few fixed-gating ascents (private).
 
 The bound pass tightens the bounds of the patterns that could still beat the best
-value known (:func:`relu_gating.search.tasks.chunk_bounds`).  With only the best
+value known (:func:`relu_gating.search._exact.tasks.chunk_bounds`).  With only the best
 witness of its own chunk to go by, a chunk tightens 20-40% of its patterns; a
 value near the optimum known from the start cuts that to a few percent.  This
 module finds one cheaply and independently of the enumeration (so the streamed

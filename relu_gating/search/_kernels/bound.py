@@ -53,8 +53,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from relu_gating.search._mirror import mirror_products
-from relu_gating.search._stacks import backward, cholesky, cholesky_ok, forward, frob, gram, sym
+from relu_gating.search._kernels.mirror import mirror_products
+from relu_gating.search._kernels.stacks import backward, cholesky, cholesky_ok, forward, frob, gram, sym
 from solvers import sym_eigmax_small
 
 __all__ = ["Plan", "make_plan", "products", "PencilBounds", "pencil_bounds", "tighten", "cone_sides", "unpacked", "power_estimate",

@@ -1,5 +1,5 @@
 """Stacks of small matrices, shape (r, r, k): k patterns at once, one numpy operation per
-entry (private; the bound pass, :mod:`relu_gating.search._bound_kernel`).
+entry (private; the bound pass, :mod:`relu_gating.search._kernels.bound`).
 
 The factorizations are the textbook ones, entry by entry, so the rounding analyses of the
 bound pass (Demmel's bound for a completed float Cholesky factorization) apply as stated.
