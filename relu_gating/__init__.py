@@ -23,7 +23,7 @@ from relu_gating.errors import (
     SolverFailure,
 )
 
-__version__ = "0.3.0"
+from relu_gating._version import __version__
 
 if TYPE_CHECKING:  # the lazy map, visible to IDEs and type checkers
     from relu_gating.certificate import VerifyReport, verify

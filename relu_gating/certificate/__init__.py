@@ -9,10 +9,11 @@
   (no solver code of the search is imported).
 """
 
+from relu_gating.certificate._codes import Settlement
 from relu_gating.certificate._format import FORMAT, Certificate, load_certificate, parse_certificate, result_to_dict
 from relu_gating.certificate._binary import BINARY_FORMAT, is_binary, read_binary_meta, save_binary
 from relu_gating.certificate._verify import BOUND_SLACK, EXCLUDE_RTOL, VALUE_TOL, VerifyReport, prove_bounds, verify
 
-__all__ = ["FORMAT", "Certificate", "load_certificate", "parse_certificate", "result_to_dict", "verify",
+__all__ = ["FORMAT", "Settlement", "Certificate", "load_certificate", "parse_certificate", "result_to_dict", "verify",
            "VerifyReport", "prove_bounds", "VALUE_TOL", "BOUND_SLACK", "EXCLUDE_RTOL", "BINARY_FORMAT", "is_binary",
            "read_binary_meta", "save_binary"]

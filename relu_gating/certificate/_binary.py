@@ -60,7 +60,7 @@ def _rows(a: Any, start: int, stop: int) -> np.ndarray:
 
 def binary_meta(res: Any, extra: dict | None = None) -> dict:
     """The ``meta`` member: the JSON certificate's keys without the per-pattern columns."""
-    from relu_gating.certificate._format import _mask_str
+    from relu_gating.certificate._codes import mask_str as _mask_str
 
     meta = {
         "format": BINARY_FORMAT,

@@ -19,17 +19,13 @@ from typing import Any
 
 import numpy as np
 
+from relu_gating.certificate._codes import FORMAT, SETTLEMENT_LETTERS
+from relu_gating.certificate._codes import mask_str as _mask_str
 from relu_gating.errors import CertificateError
 
 __all__ = ["FORMAT", "result_to_dict", "load_certificate", "parse_certificate", "Certificate"]
 
-FORMAT = "relu-gating-certificate/2"
-SETTLEMENT_LETTERS = "UBEP"  # unsettled, bound, exact, pruned (codes 0..3)
 _MAX_DEPTH = 64
-
-
-def _mask_str(mask: np.ndarray) -> str:
-    return "".join("1" if b else "0" for b in mask)
 
 
 def _sha(a: Any) -> str | None:

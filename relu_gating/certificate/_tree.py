@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from relu_gating.certificate._codes import FORMAT
 from relu_gating.certificate._farkas import implied_batch, implied_exact
 from relu_gating.certificate._proofs import _allow
 
@@ -292,8 +293,6 @@ def _check_implied(Phi: np.ndarray, pending: list, cache: dict) -> list[str]:
 
 def tree_to_dict(res: Any) -> dict:
     """JSON-ready tree certificate of a branch-and-bound :class:`~relu_gating.search.NeuronResult`."""
-    from relu_gating.certificate._format import FORMAT
-
     return {
         "format": FORMAT, "kind": TREE_KIND,
         "problem": {"n": int(res.pattern.size), "m": int(res.theta.size), "K": int(res.K), "objective": res.objective,

@@ -42,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="relu-gating",
         description="Exact, certified best-ReLU-neuron search on a sample graph.",
     )
-    from relu_gating import __version__
+    from relu_gating._version import __version__
 
     parser.add_argument("--version", action="version", version=f"relu-gating {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks instead of one-line errors")

@@ -76,7 +76,7 @@ class ExperimentResult:
         return all(c.holds for c in self.checks)
 
     def to_dict(self) -> dict:
-        from relu_gating import __version__
+        from relu_gating._version import __version__
 
         return _plain({
             "schema": SCHEMA, "name": self.name, "title": self.title,

@@ -1,10 +1,23 @@
 """The certified best-neuron search: per-pattern objectives, bounds and exact solves, global comparison.
 
-Modules: :mod:`.front` (``best_neuron``), :mod:`.objectives` (pencils of a
-pattern in a well-conditioned basis), :mod:`.tasks` (per-chunk work shipped
-to executors), :mod:`.state` (mergeable partial results, checkpoints),
-:mod:`._masked` (masked products by rank-one updates), :mod:`.baselines`
-(random and local search, for comparison).
+Public modules:
+
+* :mod:`.front`: ``best_neuron``, the in-memory enumerated search and the dispatch to the other drivers;
+* :mod:`.from_samples`: ``best_neuron_from_samples`` (``Phi`` and ``U_K`` built from samples);
+* :mod:`.objectives`: a pattern's pencil in a well-conditioned basis, ``neuron_value``;
+* :mod:`.plan`: what a query will cost, before any heavy work;
+* :mod:`.result`: :class:`NeuronResult`;
+* :mod:`.state`: mergeable partial results and checkpoints, shared by all drivers;
+* :mod:`.baselines`: random and local search (uncertified, for comparison);
+* :mod:`.bnb`: branch and bound over the arrangement, certified by its tree.
+
+Private machinery, by idea:
+
+* :mod:`._kernels`: the bound kernels (``bound``, ``mirror``, ``stacks``, ``masked``, ``wedge``);
+* :mod:`._exact`: the exact phase (``tasks``, ``coords``, ``evidence``, ``polish``, ``pilot``);
+* :mod:`._stream`: the search in bounded memory (``parts``, ``run``, ``finish``, ``checkpoint``, ``store``);
+* :mod:`._config` (constants shared by the drivers), :mod:`._signing` (the checkpoint key and
+  signature), :mod:`._executors` (tasks on an executor).
 """
 
 from __future__ import annotations

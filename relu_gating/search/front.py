@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable
 
 import numpy as np
 
@@ -38,20 +38,10 @@ from relu_gating.search.state import BOUND, EXACT, PRUNED, UNSETTLED, SearchStat
 from relu_gating.errors import InputError, ProblemTooLargeError, SolverFailure
 from relu_gating.search.objectives import Objective, make_objective, neuron_values, normalized_theta, with_rank
 from relu_gating.search.result import NeuronResult
+from relu_gating.search._config import CHECKPOINT_EVERY, DEFAULT_TOL, MAX_TOL, NEAR_TIE_TOL, PARALLEL_BATCHES
+from relu_gating.search._executors import executor_map as _executor_map
 
 __all__ = ["NeuronResult", "best_neuron", "DEFAULT_TOL", "NEAR_TIE_TOL"]
-
-#: Default absolute tolerance of the certification ``value >= alpha * bound - tol`` (values lie in [0, 1]).
-DEFAULT_TOL = 1e-9
-#: Options ``tol`` at or above this are refused (a certificate that loose certifies nothing).
-MAX_TOL = 1e-3
-#: Another pattern reaching the optimum within this is reported as a near-tie.
-NEAR_TIE_TOL = 1e-9
-#: Exact-solve tasks in flight per round when an executor is given.
-PARALLEL_BATCHES = 4
-#: Seconds between checkpoint writes.
-CHECKPOINT_EVERY = 10.0
-
 
 class _Saver:
     """Checkpoint writer: at most every ``every`` seconds, and on demand."""
@@ -68,23 +58,6 @@ class _Saver:
     def maybe_save(self) -> None:
         if self.path and time.perf_counter() - self.last >= self.every:
             self.save()
-
-
-def _executor_map(executor: Any, fn: Any, tasks: Iterable[tuple]) -> Iterator:
-    """Yield ``fn(*task)`` per task: in-process (lazily), on an Executor, or on Dask.
-
-    In-process results come one at a time, so an interrupt keeps what was done.
-    """
-    if executor is None:
-        for t in tasks:
-            yield fn(*t)
-    elif hasattr(executor, "gather"):  # dask.distributed.Client
-        futures = [executor.submit(fn, *t, pure=False) for t in tasks]
-        yield from executor.gather(futures)
-    else:
-        todo = list(tasks)
-        if todo:
-            yield from executor.map(fn, *zip(*todo))
 
 
 def best_neuron(
@@ -361,7 +334,7 @@ def _checkable(obj: Objective, masks: Any, bounds: np.ndarray, evidence: dict) -
     from relu_gating.search._exact.evidence import CLAIM_SLACK
 
     idx = np.array(sorted(evidence), dtype=np.int64)
-    features = {"none": None, "bias": "bias"}.get(obj.features, obj.H)
+    features = obj.stated_features
     proven = prove_bounds(obj.Phi, obj.U_K, features, masks[idx], bounds[idx],
                           {k: evidence[int(i)] for k, i in enumerate(idx)})
     for rel in CLAIM_SLACK:  # claims that fail the exact check by rounding: a little slack, as in the tree

@@ -113,6 +113,11 @@ class Objective:
     def rank(self) -> int:
         return self.Psi.shape[1]
 
+    @property
+    def stated_features(self) -> Any:
+        """The features as a caller states them to the verifier: None, ``"bias"`` or the matrix ``H``."""
+        return {"none": None, "bias": "bias"}.get(self.features, self.H)
+
 
 def resolve_features(features: Any, n: int) -> np.ndarray | None:
     """Turn the ``features`` argument into an (n, q) matrix or None.

@@ -13,22 +13,22 @@ when signed by this user's key; see :meth:`SearchState.load` for the rule.
 from __future__ import annotations
 
 import hashlib
-import hmac
 import os
-import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from relu_gating._files import atomic_write, check_writable
+from relu_gating.certificate import Settlement
 from relu_gating.errors import CheckpointError
+from relu_gating.search._signing import KEY_ENV, authentic, checkpoint_key_path, sign_arrays, signed
 
 __all__ = ["UNSETTLED", "BOUND", "EXACT", "PRUNED", "PatternOutcome", "SearchState", "fingerprint",
            "check_checkpoint_path", "checkpoint_key_path", "KEY_ENV", "sign_arrays"]
 
-#: Settlement codes of a pattern (stored as int8; the certificate writes them as letters U, B, E, P).
-UNSETTLED, BOUND, EXACT, PRUNED = 0, 1, 2, 3
+#: Settlement codes of a pattern as plain ints (stored as int8), from the certificate format's enum.
+UNSETTLED, BOUND, EXACT, PRUNED = (int(s) for s in Settlement)
 
 
 def fingerprint(*arrays: np.ndarray | None, extra: str = "") -> str:
@@ -141,10 +141,7 @@ class SearchState:
         path = os.fspath(path)
         if os.path.exists(path):
             _check_belongs(_read_checkpoint(path, ("key", "upper")), path, key, self.upper.size)
-        arrays = self._arrays(key)
-        secret = _secret(create=True)
-        if secret is not None:
-            arrays["tag"] = np.array(sign_arrays(secret, arrays))
+        arrays = signed(self._arrays(key))
         atomic_write(path, lambda fh: np.savez(fh, **arrays), binary=True)  # type: ignore[arg-type]
 
     def _arrays(self, key: str) -> dict[str, np.ndarray]:
@@ -256,9 +253,6 @@ class SearchState:
 #: Checkpoint layout version (part of the signed data).
 _FORMAT = "relu-gating checkpoint 2"
 
-#: Environment variable naming the key file (default: the user's cache directory).
-KEY_ENV = "RELU_GATING_CHECKPOINT_KEY"
-
 _REQUIRED = ("key", "upper", "lower", "status", "method_index", "method_name", "best_theta", "notes")
 
 
@@ -288,58 +282,8 @@ def _evidence_from_arrays(z: dict) -> dict:
     return out
 
 
-def checkpoint_key_path() -> str:
-    """Path of this user's checkpoint signing key (``$RELU_GATING_CHECKPOINT_KEY`` if set)."""
-    env = os.environ.get(KEY_ENV)
-    if env:
-        return env
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "relu-gating", "checkpoint.key")
-
-
-def _secret(create: bool) -> bytes | None:
-    """The signing key, created (mode 0600) if asked; None if unavailable (then nothing is trusted)."""
-    path = checkpoint_key_path()
-    try:
-        with open(path, "rb") as fh:
-            k = fh.read()
-        return k if len(k) >= 32 else None
-    except FileNotFoundError:
-        if not create:
-            return None
-    except OSError:
-        return None
-    try:
-        os.makedirs(os.path.dirname(os.path.abspath(path)), mode=0o700, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(secrets.token_bytes(32))
-    except FileExistsError:
-        pass  # another process created it meanwhile
-    except OSError:
-        return None
-    return _secret(create=False)
-
-
-def sign_arrays(secret: bytes, arrays: dict) -> str:
-    """HMAC-SHA256 of the package version and every array (name, dtype, shape, bytes)."""
-    from relu_gating import __version__
-
-    mac = hmac.new(secret, f"{__version__}|".encode(), hashlib.sha256)
-    for name in sorted(arrays):
-        if name == "tag":
-            continue
-        a = np.ascontiguousarray(arrays[name])
-        mac.update(f"|{name}|{a.dtype.str}|{a.shape}|".encode())
-        mac.update(a.tobytes())
-    return mac.hexdigest()
-
-
 def _authentic(z: dict) -> bool:
-    secret = _secret(create=False)
-    if secret is None or "tag" not in z or "format" not in z or str(z["format"]) != _FORMAT:
-        return False
-    return hmac.compare_digest(str(z["tag"]), sign_arrays(secret, z))
+    return "format" in z and str(z["format"]) == _FORMAT and authentic(z)
 
 
 def _read_checkpoint(path: str, names: tuple[str, ...] = _REQUIRED, what: str = "checkpoint") -> dict[str, np.ndarray]:
@@ -378,6 +322,22 @@ def _check_belongs(z: dict, path: str, key: str, n_patterns: int) -> None:
                               "delete it or pass another path")
 
 
+#: Manifest layout version of a streamed run's checkpoint (part of the signed data).
+STREAM_FORMAT = "relu-gating stream checkpoint 1"
+_MANIFEST = ("format", "key", "parts", "chunk_size")
+
+
+def check_manifest(path: str, what: str = "checkpoint") -> None:
+    """CheckpointError (the file left untouched) unless ``path`` reads as a streamed run's manifest."""
+    _read_checkpoint(path, ("key",), what)  # unreadable or not a checkpoint at all
+    with np.load(path, allow_pickle=False) as f:
+        fmt = str(f["format"]) if "format" in f.files else ""
+        missing = [k for k in _MANIFEST if k not in f.files]
+    if fmt != STREAM_FORMAT or missing:
+        raise CheckpointError(f"{what} {path}: not written by a streamed run (memory=): resume it without "
+                              "memory= (--memory), or pass another checkpoint path; it was left untouched")
+
+
 def check_checkpoint_path(path: str | os.PathLike, what: str = "checkpoint", streamed: bool = False) -> None:
     """Before a run: ``path`` must be writable and, if it exists, a readable checkpoint.
 
@@ -387,8 +347,6 @@ def check_checkpoint_path(path: str | os.PathLike, what: str = "checkpoint", str
     """
     path = check_writable(path, what)
     if os.path.exists(path) and streamed:
-        from relu_gating.search._stream.checkpoint import check_manifest
-
         check_manifest(path, what)
     elif os.path.exists(path):
         _read_checkpoint(path, ("key", "upper"), what)

@@ -12,7 +12,7 @@ shape ``(r, r, k)``, so each step is one numpy operation over the ``k`` patterns
 1. one GEMM ``P = V^T S`` per block of at most ``GEMM_ROWS`` patterns gives the entries of
    ``C``, ``Psi^T S Psi`` (upper triangle) and ``D`` (and, for the ``N_K`` objective, of
    ``U_K^T S U_K`` and the leverage sums): no ``N x n`` float intermediate beyond one block
-   (for a chunk of complementary pairs, half of it: :mod:`._mirror`);
+   (for a chunk of complementary pairs, half of it: :mod:`.mirror`);
 2. an *estimate* ``mu`` of ``lambda_max``: Cholesky ``B = L L^T``,
    ``H = C L^{-T}`` and the smaller ``G`` of ``H^T H``, ``H H^T``; of order
    ``p <= 3`` (the default query: K = 4 less the constant eigenvector) its top
@@ -301,7 +301,7 @@ def pencil_bounds(obj, plan: Plan, masks: np.ndarray, packed: bool, cut: float =
     ``x``, ``value`` are left to :func:`tighten`.  Where :func:`certify` accepts ``mu = cut`` the
     bound is ``cut`` and nothing else is done (``cut B - A > 0``, ``A >= 0`` prove ``B > 0``; ``L``
     garbage, ``chol_ok`` False there): one Cholesky factorization, no estimate.  ``mirrored``: the
-    second half of the chunk complements the first (:mod:`._mirror`: half the GEMM)."""
+    second half of the chunk complements the first (:mod:`.mirror`: half the GEMM)."""
     got = mirror_products(plan, obj.Phi, masks, packed, products) if mirrored else None
     P, plan = got if got is not None else (products(plan, masks, packed), plan)
     C, A, B, alpha, beta = _pencils(plan, P)

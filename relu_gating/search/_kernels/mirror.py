@@ -3,7 +3,7 @@
 The sweep lists half of the chambers and then their negations
 (:attr:`relu_gating.patterns.PatternSet.n_mirrored`): pattern ``L + k`` is the
 complement of pattern ``k`` on the nonzero rows ``z`` of ``Phi``.  For such a
-pair, ``V^T s' = V^T z - V^T s``: the bound pass (:mod:`._bound_kernel`) computes
+pair, ``V^T s' = V^T z - V^T s``: the bound pass (:mod:`.bound`) computes
 the GEMM for the first half of a paired chunk only and the second half by one
 subtraction.
 

@@ -4,7 +4,7 @@ Layout: ``PATH`` is a small manifest (npz) and ``PATH + ".parts"`` a directory
 with one npz per absorbed part (its packed masks, witnesses, bounds,
 settlements, best neuron, notes, exact witnesses and uncertified rows).  A part
 file is written once, when its part is absorbed; the manifest is rewritten at
-most every :data:`~relu_gating.search.front.CHECKPOINT_EVERY` seconds, after
+most every :data:`~relu_gating.search._config.CHECKPOINT_EVERY` seconds, after
 each part, on Ctrl-C and at the end, and holds the exact phase so far (the
 outcomes of every exact-solve batch, in order).
 
@@ -29,31 +29,15 @@ import numpy as np
 
 from relu_gating._files import atomic_write, check_writable
 from relu_gating.errors import CheckpointError
-from relu_gating.search.state import (PatternOutcome, _evidence_arrays, _evidence_from_arrays, _read_checkpoint,
-                                      _secret, sign_arrays)
+from relu_gating.search._signing import authentic, signed
+from relu_gating.search.state import (STREAM_FORMAT, PatternOutcome, _evidence_arrays, _evidence_from_arrays,
+                                      check_manifest)
 
 __all__ = ["StreamCheckpoint", "STREAM_FORMAT", "PART_FORMAT"]
 
-#: Manifest layout version (part of the signed data).
-STREAM_FORMAT = "relu-gating stream checkpoint 1"
 #: Part file layout version (part of the signed data).
 PART_FORMAT = "relu-gating stream part 1"
-_MANIFEST = ("format", "key", "parts", "chunk_size")
 _PART_ARRAYS = ("packed", "witnesses", "upper", "lower", "status", "uncertified")
-
-
-def _signed(arrays: dict) -> dict:
-    secret = _secret(create=True)
-    if secret is not None:
-        arrays["tag"] = np.array(sign_arrays(secret, arrays))
-    return arrays
-
-
-def _authentic(z: dict) -> bool:
-    import hmac
-
-    secret = _secret(create=False)
-    return secret is not None and "tag" in z and hmac.compare_digest(str(z["tag"]), sign_arrays(secret, z))
 
 
 def _save_npz(path: str, arrays: dict) -> None:
@@ -93,17 +77,6 @@ def _outcomes_from(z: dict) -> list[PatternOutcome]:
     return outs
 
 
-def check_manifest(path: str, what: str = "checkpoint") -> None:
-    """CheckpointError (the file left untouched) unless ``path`` reads as a streamed run's manifest."""
-    _read_checkpoint(path, ("key",), what)  # unreadable or not a checkpoint at all
-    with np.load(path, allow_pickle=False) as f:
-        fmt = str(f["format"]) if "format" in f.files else ""
-        missing = [k for k in _MANIFEST if k not in f.files]
-    if fmt != STREAM_FORMAT or missing:
-        raise CheckpointError(f"{what} {path}: not written by a streamed run (memory=): resume it without "
-                              "memory= (--memory), or pass another checkpoint path; it was left untouched")
-
-
 class StreamCheckpoint:
     """The checkpoint files of one streamed query (see the module docstring)."""
 
@@ -131,13 +104,13 @@ class StreamCheckpoint:
             raise CheckpointError(f"checkpoint {self.path} split the work into {int(z['parts'])} part(s) of chunks "
                                   f"of {int(z['chunk_size'])}, this run into {self.parts} of {self.chunk_size}: "
                                   "rerun with the memory budget it was written with; it was left untouched")
-        return _outcomes_from(z) if _authentic(z) else []
+        return _outcomes_from(z) if authentic(z) else []
 
     def save(self) -> None:
         arrays = {"format": np.array(STREAM_FORMAT), "key": np.array(self.key), "parts": np.array(self.parts),
                   "chunk_size": np.array(self.chunk_size), "parts_done": np.array(self.parts_done),
                   **_outcome_arrays(self.outcomes, self.m)}
-        _save_npz(self.path, _signed(arrays))
+        _save_npz(self.path, signed(arrays))
         self.last = time.perf_counter()
 
     def maybe_save(self) -> None:
@@ -161,7 +134,7 @@ class StreamCheckpoint:
                   "exact_index": np.array(sorted(part.exact_witnesses), dtype=np.int64),
                   "exact_values": np.array([[str(v) for v in part.exact_witnesses[k]]
                                             for k in sorted(part.exact_witnesses)], dtype=str).reshape(-1, self.m)}
-        _save_npz(self.part_path(i), _signed(arrays))
+        _save_npz(self.part_path(i), signed(arrays))
         self.parts_done = max(self.parts_done, i + 1)
 
     def load_part(self, i: int) -> Any:
@@ -174,7 +147,7 @@ class StreamCheckpoint:
         except Exception:  # noqa: BLE001 - a missing or broken part is recomputed
             return None
         if (str(z.get("format")) != PART_FORMAT or str(z.get("key")) != self.key
-                or z["part"].tolist() != [i, self.parts] or not _authentic(z)):
+                or z["part"].tolist() != [i, self.parts] or not authentic(z)):
             return None
         best_value, best_local = float(z["best"][0]), int(z["best"][1])
         exact = {int(k): tuple(int(x) for x in row) for k, row in zip(z["exact_index"].tolist(), z["exact_values"])}

@@ -10,6 +10,7 @@ from relu_gating.errors import SolverFailure
 from relu_gating.search._stream.store import PatternStore
 from relu_gating.search._exact.polish import polish_theta
 from relu_gating.search.objectives import Objective, neuron_values, normalized_theta
+from relu_gating.search._config import NEAR_TIE_TOL
 from relu_gating.search.result import NeuronResult
 from relu_gating.search.state import BOUND, EXACT, PRUNED, UNSETTLED
 
@@ -33,7 +34,7 @@ def _raise_to_checkable(obj: Objective, store: PatternStore, evidence: dict) -> 
     idx = np.array(sorted(evidence), dtype=np.int64)
     st = store.take("status", idx)
     bounds = np.where(st == PRUNED, 0.0, store.take("upper", idx))
-    features = {"none": None, "bias": "bias"}.get(obj.features, obj.H)
+    features = obj.stated_features
     proven = prove_bounds(obj.Phi, obj.U_K, features, _unpack(store.take("packed", idx), obj.n), bounds,
                           {k: evidence[int(i)] for k, i in enumerate(idx)})
     store.patch("upper", idx, np.maximum(bounds, np.where(np.isfinite(proven), proven, bounds)))
@@ -41,7 +42,6 @@ def _raise_to_checkable(obj: Objective, store: PatternStore, evidence: dict) -> 
 
 def _final_scan(store: PatternStore, z: np.ndarray | None, value: float) -> dict:
     """Settle the rest as BOUND, zero the pruned bounds (on disk), count, find near-ties."""
-    from relu_gating.search.front import NEAR_TIE_TOL
 
     out = {"max": -np.inf, "exact": 0, "bound": 0, "pruned": 0, "close": 0, "others": 0, "first": -1}
     eps = NEAR_TIE_TOL * (np.abs(z).max() + 1e-300) if z is not None else 0.0

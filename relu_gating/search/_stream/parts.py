@@ -204,18 +204,6 @@ def stream_parts(obj: Objective, pl: Plan, tol: float, executor: Any, patterns: 
     yield from _ordered(executor, part_bounds, tasks, pl.window)
 
 
-def workers_of(executor: Any) -> int:
-    """How many tasks the executor runs at once (1 in-process)."""
-    if executor is None:
-        return 1
-    if hasattr(executor, "nthreads"):  # dask.distributed.Client
-        try:
-            return max(1, sum(executor.nthreads().values()))
-        except Exception:  # noqa: BLE001 - a cluster that cannot answer: assume one worker
-            return 1
-    return max(1, int(getattr(executor, "_max_workers", 1) or 1))
-
-
 def open_rows(upper: np.ndarray, status: np.ndarray, threshold: float) -> np.ndarray:
     """Rows whose bound can still beat ``threshold`` (unsettled, bound above it)."""
     return np.flatnonzero((status == UNSETTLED) & (upper > threshold))

@@ -19,7 +19,9 @@ from relu_gating._progress import Progress
 from relu_gating.errors import InputError
 from relu_gating.search._exact.pilot import pilot_value
 from relu_gating.search._stream.store import PatternStore
-from relu_gating.search._stream.parts import Plan, n_parts, open_rows, plan, stream_parts, workers_of
+from relu_gating.search._config import CHECKPOINT_EVERY, PARALLEL_BATCHES
+from relu_gating.search._executors import executor_map, workers_of
+from relu_gating.search._stream.parts import Plan, n_parts, open_rows, plan, stream_parts
 from relu_gating.search._stream.checkpoint import StreamCheckpoint, cached_parts
 from relu_gating.search.objectives import Objective, with_rank
 from relu_gating.search.result import NeuronResult
@@ -182,8 +184,6 @@ def _absorb_exact(out: Any, store: PatternStore, best: _Incumbent, state: dict) 
 def _exact_phase(obj: Objective, store: PatternStore, cands: _Candidates, best: _Incumbent, alpha: float,
                  tol: float, method: str, batch_size: int, executor: Any, progress: Any, state: dict,
                  ckpt: StreamCheckpoint | None) -> None:
-    from relu_gating.search.front import PARALLEL_BATCHES, _executor_map
-
     need = batch_size * (1 if executor is None else PARALLEL_BATCHES)
     n = store.n
     with Progress(None, "exact solves", enabled=progress) as bar:
@@ -203,7 +203,7 @@ def _exact_phase(obj: Objective, store: PatternStore, cands: _Candidates, best: 
                 masks = np.unpackbits(cands.packed[r], axis=1, count=n).view(bool)
                 tasks.append((obj, cands.idx[r].copy(), masks, method, cands.wit[r].copy(), prune_target(best.value, alpha)))
             cands.drop(cands.idx[take])
-            for out in _executor_map(executor, solve_chunk, tasks):
+            for out in executor_map(executor, solve_chunk, tasks):
                 _absorb_exact(out, store, best, state)
                 if ckpt is not None:
                     ckpt.record(out)
@@ -285,7 +285,6 @@ def _open_checkpoint(path: str | None, obj: Objective, pl: Plan, tol: float,
     """The checkpoint of this streamed query and the exact phase it recorded (or None, [])."""
     if path is None:
         return None, []
-    from relu_gating.search.front import CHECKPOINT_EVERY
 
     size = pl.bound if patterns is None else len(patterns)
     key = fingerprint(obj.Phi, obj.U_K, obj.Q_H, extra=f"{obj.kind}|stream|{size}|{tol!r}")

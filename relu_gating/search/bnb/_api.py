@@ -108,7 +108,7 @@ def _seed_incumbent(search: Search, obj: Objective) -> None:
     lower bounds: they can only help pruning)."""
     from relu_gating.search.baselines import local_search, random_search
 
-    features = {"none": None, "bias": "bias"}.get(obj.features, obj.H)
+    features = obj.stated_features
     for res in (random_search(obj.Phi, obj.U_K, features=features, n_samples=SEED_RANDOM, seed=0),
                 local_search(obj.Phi, obj.U_K, features=features, n_starts=20, max_iter=30, seed=0)):
         if np.isfinite(res.value):

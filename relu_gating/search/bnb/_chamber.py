@@ -123,7 +123,7 @@ class Chambers:
         from relu_gating.certificate._problem import state_problem
 
         if not hasattr(self, "_stated"):
-            features = {"none": None, "bias": "bias"}.get(self.obj.features, self.obj.H)
+            features = self.obj.stated_features
             self._stated = state_problem(self.obj.Phi, self.obj.U_K, features)
         return self._stated
 
