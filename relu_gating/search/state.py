@@ -157,7 +157,7 @@ class SearchState:
             "best_index": np.array(self.best_index, dtype=np.int64),
             "best_theta": self.best_theta if self.best_theta is not None else np.zeros(0),
             "notes": np.array(self.notes, dtype=str),
-            **_evidence_arrays(self.evidence),
+            **evidence_arrays(self.evidence),
         }
 
     @classmethod
@@ -221,7 +221,7 @@ class SearchState:
         if st.best_theta is not None:
             st.best_value = float(st.lower[st.best_index])
         st.notes = z["notes"].tolist()
-        st.evidence = _evidence_from_arrays(z)
+        st.evidence = evidence_from_arrays(z)
         return st
 
     def _rederive_best(self, obj: Any, masks: Any) -> bool:
@@ -256,7 +256,7 @@ _FORMAT = "relu-gating checkpoint 2"
 _REQUIRED = ("key", "upper", "lower", "status", "method_index", "method_name", "best_theta", "notes")
 
 
-def _evidence_arrays(evidence: dict) -> dict[str, np.ndarray]:
+def evidence_arrays(evidence: dict) -> dict[str, np.ndarray]:
     """Dual evidence ``{index: (rows, N)}`` as flat arrays (offsets into concatenations)."""
     idx = sorted(evidence)
     sizes = np.array([evidence[i][0].size for i in idx], dtype=np.int64)
@@ -268,8 +268,8 @@ def _evidence_arrays(evidence: dict) -> dict[str, np.ndarray]:
     }
 
 
-def _evidence_from_arrays(z: dict) -> dict:
-    """Inverse of :func:`_evidence_arrays` (older checkpoints without evidence: empty)."""
+def evidence_from_arrays(z: dict) -> dict:
+    """Inverse of :func:`evidence_arrays` (older checkpoints without evidence: empty)."""
     if "evidence_index" not in z:
         return {}
     off, rows, flat = z["evidence_offsets"], z["evidence_rows"], z["evidence_N"]

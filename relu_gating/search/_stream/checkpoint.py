@@ -30,7 +30,7 @@ import numpy as np
 from relu_gating._files import atomic_write, check_writable
 from relu_gating.errors import CheckpointError
 from relu_gating.search._signing import authentic, signed
-from relu_gating.search.state import (STREAM_FORMAT, PatternOutcome, _evidence_arrays, _evidence_from_arrays,
+from relu_gating.search.state import (STREAM_FORMAT, PatternOutcome, evidence_arrays, evidence_from_arrays,
                                       check_manifest)
 
 __all__ = ["StreamCheckpoint", "STREAM_FORMAT", "PART_FORMAT"]
@@ -56,13 +56,13 @@ def _outcome_arrays(outs: list[PatternOutcome], m: int) -> dict[str, np.ndarray]
         "x_method": np.array([s for o in outs for s in (o.method or ("",) * o.index.size)], dtype=str),
         "x_note_batch": np.array([k for k, _ in notes], dtype=np.int64),
         "x_note": np.array([s for _, s in notes], dtype=str),
-        **{f"x_{k}": v for k, v in _evidence_arrays({i: e for o in outs for i, e in o.evidence.items()}).items()},
+        **{f"x_{k}": v for k, v in evidence_arrays({i: e for o in outs for i, e in o.evidence.items()}).items()},
     }
 
 
 def _outcomes_from(z: dict) -> list[PatternOutcome]:
     """Inverse of :func:`_outcome_arrays`."""
-    ev = _evidence_from_arrays({k[2:]: v for k, v in z.items() if k.startswith("x_evidence")})
+    ev = evidence_from_arrays({k[2:]: v for k, v in z.items() if k.startswith("x_evidence")})
     outs, s = [], 0
     for k, size in enumerate(z["x_batch"].tolist()):
         sl = slice(s, s + size)
