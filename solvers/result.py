@@ -63,6 +63,16 @@ class ConeEigResult:
     certificate: dict[str, Any] = field(default_factory=dict, repr=False)
     message: str = ""
 
+    @property
+    def remarks(self) -> tuple[str, ...]:
+        """The shared name of the remarks (:attr:`message`, as a tuple, empty if none)."""
+        return (self.message,) if self.message else ()
+
+    @property
+    def timings(self) -> dict[str, float]:
+        """The shared name of the timings: ``{"total": seconds}``."""
+        return {"total": float(self.seconds)}
+
     def gap(self) -> float:
         """``upper - lower`` (``inf`` without a witness, 0 when both are infinite)."""
         if self.status in (Status.INFEASIBLE, Status.UNBOUNDED):

@@ -87,6 +87,16 @@ class VariationNorm:
     tol: float
     seconds: float
 
+    @property
+    def remarks(self) -> tuple[str, ...]:
+        """The shared name of the remarks (none are kept: an empty tuple)."""
+        return ()
+
+    @property
+    def timings(self) -> dict[str, float]:
+        """The shared name of the timings: ``{"total": seconds}``."""
+        return {"total": float(self.seconds)}
+
 
 def normalized_neurons(Phi: np.ndarray, thetas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Columns ``relu(Phi theta)/||relu(Phi theta)||`` of the nonzero neurons, and which thetas they are."""

@@ -1,13 +1,79 @@
-"""The result of a best-neuron query (:class:`NeuronResult`)."""
+"""The result of a best-neuron query (:class:`NeuronResult`).
+
+A user reads the small core first, as SciPy's ``OptimizeResult``: ``theta``, ``value``,
+``upper_bound``, ``certified``, ``alpha`` and :attr:`NeuronResult.status`; the certificate's data
+are grouped in :attr:`NeuronResult.certificate` and the run's counts and timings in
+:attr:`NeuronResult.stats`.
+
+Names shared by every result of the package (``NeuronResult``, ``VariationNorm``,
+``ConeEigResult``): ``lower`` and ``upper`` for the bounds, ``remarks`` for the notes, reasons or
+message, ``timings`` (seconds per phase, with ``"total"``).  The older names (``value``,
+``upper_bound``, ``notes``, ``seconds``) stay.
+"""
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-__all__ = ["NeuronResult"]
+__all__ = ["NeuronResult", "Status", "CertificateData", "SearchStats"]
+
+
+class Status(str, enum.Enum):
+    """What a best-neuron result proves.
+
+    OPTIMAL: certified at ``alpha = 1``: ``value`` is the optimum over all neurons (to ``tol``).
+    CERTIFIED: certified at the requested ``alpha < 1``: ``value >= alpha * upper_bound - tol``.
+    NOT_CERTIFIED: the run stopped (time budget, interrupt) before the requested ``alpha``;
+    ``value`` and ``upper_bound`` are still valid bounds on the optimum.
+    """
+
+    OPTIMAL = "optimal"
+    CERTIFIED = "certified"
+    NOT_CERTIFIED = "not-certified"
+
+
+@dataclass(frozen=True)
+class CertificateData:
+    """The certificate's data of a :class:`NeuronResult` (the same arrays, not copies).
+
+    Enumeration: every pattern (``packed`` masks, ``witnesses``, ``bounds``, ``lowers``,
+    ``settlement``, ``methods``), the ``evidence`` of the exactly solved ones and the
+    ``exact_witnesses`` of thin chambers; branch and bound: the ``tree``.  The stated problem it
+    answers: ``K``, ``features``, ``features_sha256``, ``fingerprint``; ``rank`` and ``tol``.
+    """
+
+    packed: np.ndarray = field(repr=False)
+    witnesses: np.ndarray = field(repr=False)
+    bounds: np.ndarray = field(repr=False)
+    lowers: np.ndarray = field(repr=False)
+    settlement: np.ndarray = field(repr=False)
+    methods: dict = field(repr=False)
+    evidence: dict = field(repr=False)
+    exact_witnesses: dict = field(repr=False)
+    tree: dict | None = field(repr=False)
+    K: int
+    features: str
+    features_sha256: str | None
+    fingerprint: str
+    rank: int
+    tol: float
+
+
+@dataclass(frozen=True)
+class SearchStats:
+    """How a best-neuron query ran: the strategy, what was settled and how, and the time per phase."""
+
+    strategy: str
+    n_patterns: int
+    n_exact: int
+    n_bound: int
+    n_pruned: int
+    n_nodes: int
+    timings: dict
 
 
 @dataclass(frozen=True)
@@ -113,6 +179,51 @@ class NeuronResult:
     def masks(self) -> np.ndarray:
         """Bool array, shape (N, n), unpacked from :attr:`packed` on each access (keep a reference)."""
         return np.unpackbits(np.asarray(self.packed), axis=1, count=self.pattern.size).astype(bool)
+
+    @property
+    def status(self) -> Status:
+        """:class:`Status`: optimal, certified at ``alpha < 1``, or not certified."""
+        if not self.certified:
+            return Status.NOT_CERTIFIED
+        return Status.OPTIMAL if self.alpha >= 1 else Status.CERTIFIED
+
+    @property
+    def certificate(self) -> CertificateData:
+        """The certificate's data, grouped (the same arrays as the flat attributes)."""
+        return CertificateData(
+            packed=self.packed, witnesses=self.witnesses, bounds=self.bounds, lowers=self.lowers,
+            settlement=self.settlement, methods=self.methods, evidence=self.evidence,
+            exact_witnesses=self.exact_witnesses, tree=self.tree, K=self.K, features=self.features,
+            features_sha256=self.features_sha256, fingerprint=self.fingerprint, rank=self.rank, tol=self.tol)
+
+    @property
+    def stats(self) -> SearchStats:
+        """The run's strategy, counts and timings, grouped."""
+        return SearchStats(strategy=self.strategy, n_patterns=self.n_patterns, n_exact=self.n_exact,
+                           n_bound=self.n_bound, n_pruned=self.n_pruned, n_nodes=self.n_nodes,
+                           timings=self.timings)
+
+    @property
+    def lower(self) -> float:
+        """The shared name of the lower bound on the optimum: :attr:`value`."""
+        return self.value
+
+    @property
+    def upper(self) -> float:
+        """The shared name of the upper bound on the optimum: :attr:`upper_bound`."""
+        return self.upper_bound
+
+    @property
+    def remarks(self) -> tuple:
+        """The shared name of the remarks: :attr:`notes`."""
+        return tuple(self.notes)
+
+    @property
+    def timings(self) -> dict:
+        """Seconds per phase, with ``"total"`` (the shared name of :attr:`seconds`)."""
+        out = {k: float(v) for k, v in self.seconds.items()}
+        out.setdefault("total", float(sum(out.values())))
+        return out
 
     @property
     def gap(self) -> float:

@@ -1,0 +1,69 @@
+"""Result types users can read: a small core with a status, grouped sub-objects, one naming scheme.
+
+``NeuronResult``, ``VariationNorm`` and ``ConeEigResult`` share the names ``lower``, ``upper``,
+``remarks`` and ``timings`` (the older names stay); ``NeuronResult.status``, ``.certificate`` and
+``.stats`` group what the flat attributes hold.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import relu_gating as rg
+import solvers
+from relu_gating.coverage.variation import variation_norm
+from relu_gating.search.result import CertificateData, SearchStats, Status
+
+
+@pytest.fixture(scope="module")
+def query():
+    X = rg.two_moons(30, seed=0)
+    basis = rg.low_frequency_basis(rg.laplacian(rg.sample_graph(X, kind="knn"), kind="combinatorial"), K=3)
+    Phi, U_K = rg.layer_input(X), basis.U_K
+    return Phi, U_K, rg.best_neuron(Phi, U_K, features="bias")
+
+
+def test_status_says_what_the_result_proves(query):
+    Phi, U_K, res = query
+    assert res.certified and res.alpha == 1 and res.status is Status.OPTIMAL
+    half = rg.best_neuron(Phi, U_K, features="bias", alpha=0.5)
+    assert half.certified and half.status is Status.CERTIFIED
+    assert dataclasses.replace(res, certified=False).status is Status.NOT_CERTIFIED
+    assert Status.OPTIMAL == "optimal"  # a str enum: JSON- and comparison-friendly
+
+
+def test_certificate_and_stats_group_the_flat_attributes(query):
+    _, _, res = query
+    c, s = res.certificate, res.stats
+    assert isinstance(c, CertificateData) and isinstance(s, SearchStats)
+    for f in dataclasses.fields(CertificateData):
+        assert getattr(c, f.name) is getattr(res, f.name), f.name  # the same objects, not copies
+    assert (s.strategy, s.n_patterns, s.n_exact, s.n_bound, s.n_pruned, s.n_nodes) == (
+        res.strategy, res.n_patterns, res.n_exact, res.n_bound, res.n_pruned, res.n_nodes)
+    assert s.n_exact + s.n_bound + s.n_pruned <= s.n_patterns
+    assert s.timings == res.timings
+
+
+def _cone_result():
+    rng = np.random.default_rng(0)
+    L = rng.normal(size=(3, 3))
+    return solvers.solve(solvers.ConeEigProblem(L @ L.T, np.eye(3), rng.normal(size=(5, 3))))
+
+
+def test_one_naming_scheme_across_results(query):
+    Phi, _, res = query
+    h = np.maximum(Phi @ np.array([1.0, -0.5, 0.2]), 0.0)
+    results = [res, variation_norm(h, Phi), _cone_result()]
+    for r in results:
+        assert r.lower <= r.upper + 1e-9, type(r).__name__
+        assert isinstance(r.remarks, tuple) and all(isinstance(x, str) for x in r.remarks)
+        assert set(r.timings) >= {"total"} and all(v >= 0 for v in r.timings.values())
+    # the shared names are the older ones under another name
+    assert (res.lower, res.upper, res.remarks) == (res.value, res.upper_bound, tuple(res.notes))
+    assert res.timings["total"] == pytest.approx(res.seconds["total"])
+    vn, ce = results[1], results[2]
+    assert vn.timings == {"total": vn.seconds} and ce.timings == {"total": ce.seconds}
+    assert ce.remarks == ((ce.message,) if ce.message else ())
