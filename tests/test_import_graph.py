@@ -204,3 +204,29 @@ def test_private_modules_stay_inside_their_package():
     assert not new, "private modules imported from outside their package:\n" + "\n".join(new)
     gone = sorted(KNOWN_LEAKS - leaks)
     assert not gone, f"leaks fixed: remove them from KNOWN_LEAKS: {gone}"
+
+
+#: Top-level test files that still import private modules or names (the rule of tests/internals/README.md:
+#: only tests/internals/ may). Each should move there or use the public API; a new one fails.
+KNOWN_PRIVATE_TESTS = {"test_binary_certificate.py", "test_experiments_a.py", "test_experiments_b.py",
+                       "test_robustness.py", "test_solvers_cone.py"}
+
+
+def _imports_private(path: Path) -> bool:
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        for name in names:
+            parts = name.split(".")
+            if parts[0] in PACKAGES and any(p.startswith("_") and not p.startswith("__") for p in parts):
+                return True
+    return False
+
+
+def test_only_tests_internals_import_private_names():
+    found = {p.name for p in sorted((ROOT / "tests").glob("test_*.py")) if _imports_private(p)}
+    assert not found - KNOWN_PRIVATE_TESTS, f"move to tests/internals/: {sorted(found - KNOWN_PRIVATE_TESTS)}"
+    assert not KNOWN_PRIVATE_TESTS - found, f"fixed: remove from the list: {sorted(KNOWN_PRIVATE_TESTS - found)}"
