@@ -46,9 +46,6 @@ KNOWN_LEAKS = {
     "relu_gating.search.bnb._score -> relu_gating.certificate._tree",
     "relu_gating.search.bnb._search -> relu_gating.certificate._tree",
     "relu_gating.search.bnb._search -> relu_gating.certificate._tree_strong",
-    "relu_gating.search.bnb._thin -> relu_gating.patterns._count",
-    "relu_gating.search.plan -> relu_gating.patterns._count",
-    "relu_gating.search.plan -> relu_gating.patterns._rowspace",
 }
 
 

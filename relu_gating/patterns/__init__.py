@@ -11,7 +11,9 @@ arrangement ``{theta : phi_i^T theta = 0}`` in ``R^m`` (SPEC 3.1; paper Prop 4.3
 
 Public API: :func:`enumerate_patterns`, :class:`PatternSet`,
 :func:`count_patterns`, :class:`PatternCount`, :func:`check_completeness`,
-:class:`CompletenessReport`.  Samples are rows (``Phi`` is n x m; the paper's
+:class:`CompletenessReport`; for the other stages (the search's plan and its branch and bound):
+:func:`cover_count` (Cover's bound for q hyperplanes in rank r) and :func:`reduce_rows` (rows merged
+exactly into distinct hyperplanes in the row space).  Samples are rows (``Phi`` is n x m; the paper's
 ``X`` is d x n).
 
 How (details in the private modules): rows are merged exactly into distinct
@@ -33,8 +35,9 @@ arrangements", Mem. AMS 154, 1975.  Paper: Prop 4.3 (cones of patterns).
 from __future__ import annotations
 
 from relu_gating.patterns._completeness import CompletenessReport, check_completeness
-from relu_gating.patterns._count import PatternCount
+from relu_gating.patterns._count import PatternCount, cover_count
 from relu_gating.patterns._enumerate import PatternSet, count_patterns, enumerate_patterns, phi_digest
+from relu_gating.patterns._rowspace import Reduction, reduce_rows
 
 __all__ = ["enumerate_patterns", "PatternSet", "count_patterns", "PatternCount", "check_completeness",
-           "CompletenessReport", "phi_digest"]
+           "CompletenessReport", "phi_digest", "cover_count", "reduce_rows", "Reduction"]

@@ -88,8 +88,7 @@ def format_bytes(b: float) -> str:
 def _cover_bound(Phi: np.ndarray) -> tuple[int, int, int]:
     """``(Cover's bound, rank, distinct hyperplanes)`` of ``Phi`` (exact rank and merging; fast)."""
     from relu_gating._scaling import pow2_column_scales
-    from relu_gating.patterns._count import cover_count
-    from relu_gating.patterns._rowspace import reduce_rows
+    from relu_gating.patterns import cover_count, reduce_rows
 
     red = reduce_rows(Phi * pow2_column_scales(Phi))
     return cover_count(red.q, red.rank), int(red.rank), int(red.q)

@@ -39,8 +39,7 @@ class ExactChambers:
     def chambers(self) -> Any:
         if not self._tried:
             self._tried = True
-            from relu_gating.patterns import enumerate_patterns
-            from relu_gating.patterns._count import cover_count
+            from relu_gating.patterns import cover_count, enumerate_patterns
 
             Phi = self.search.obj.Phi
             if cover_count(Phi.shape[0], self.search.obj.rank) <= MAX_CHAMBERS:
