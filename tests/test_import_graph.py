@@ -35,7 +35,6 @@ KNOWN_LEAKS = {
     "relu_gating.certificate._binary_verify -> relu_gating.patterns._rowspace",
     "relu_gating.certificate._binary_verify -> relu_gating.patterns._witness",
     "relu_gating.cli.best_neuron -> relu_gating.certificate._binary",
-    "relu_gating.cli.best_neuron -> relu_gating.search._stream.parts",
     "relu_gating.search.bnb._api -> relu_gating.certificate._problem",
     "relu_gating.search.bnb._api -> relu_gating.patterns._exact",
     "relu_gating.search.bnb._chamber -> relu_gating.certificate._problem",

@@ -183,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
     if args.checkpoint:
         check_checkpoint_path(args.checkpoint, "--checkpoint", streamed=args.memory is not None)
     if args.memory is not None:
-        from relu_gating.search._stream.parts import parse_memory
+        from relu_gating.search.plan import parse_memory
 
         parse_memory(args.memory, "--memory")
     problem = problem_from_args(args)

@@ -19,7 +19,7 @@ import numpy as np
 from relu_gating.errors import InputError, ProblemTooLargeError
 
 __all__ = ["QueryPlan", "plan_query", "default_max_patterns", "check_max_patterns", "check_plan",
-           "PATTERN_LIMIT", "SECONDS_PER_PATTERN", "BYTES_PER_PATTERN"]
+           "PATTERN_LIMIT", "SECONDS_PER_PATTERN", "BYTES_PER_PATTERN", "parse_memory"]
 
 #: Hard default ceiling on the patterns of one query (about 10 minutes here), whatever the memory.
 PATTERN_LIMIT = 30_000_000
@@ -106,6 +106,17 @@ def plan_query(Phi: Any) -> QueryPlan:
     return QueryPlan(n=n, m=m, rank=rank, n_hyperplanes=q, patterns=N,
                      seconds=N * (a + b * n) * (WIDE_FACTOR if m >= 5 else 1.0),
                      memory_bytes=int(_BASE_BYTES + N * (ba + bb * n + bc * m)))
+
+
+def parse_memory(value: Any, name: str = "memory") -> int:
+    """Bytes of a memory budget (``memory=``, ``--memory``): a number of bytes or a size such as ``"2G"``.
+
+    Raises :class:`~relu_gating.errors.InputError` naming ``name`` for anything else, or a budget
+    below the streamed search's floor.
+    """
+    from relu_gating.search._stream.parts import parse_memory as parse
+
+    return parse(value, name)
 
 
 def _physical_memory() -> float:
