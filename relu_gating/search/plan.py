@@ -10,7 +10,9 @@ and the machine may be busy.
 
 from __future__ import annotations
 
+import math
 import os
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -108,15 +110,27 @@ def plan_query(Phi: Any) -> QueryPlan:
                      memory_bytes=int(_BASE_BYTES + N * (ba + bb * n + bc * m)))
 
 
+#: Smallest memory budget accepted (``memory=``, ``--memory``: the streamed search's floor).
+MIN_MEMORY = 384 * 2**20
+_UNITS = {"": 1, "b": 1, "k": 2**10, "kb": 2**10, "m": 2**20, "mb": 2**20, "g": 2**30, "gb": 2**30, "t": 2**40,
+          "tb": 2**40}
+
+
 def parse_memory(value: Any, name: str = "memory") -> int:
-    """Bytes of a memory budget (``memory=``, ``--memory``): a number of bytes or a size such as ``"2G"``.
-
-    Raises :class:`~relu_gating.errors.InputError` naming ``name`` for anything else, or a budget
-    below the streamed search's floor.
-    """
-    from relu_gating.search._stream.parts import parse_memory as parse
-
-    return parse(value, name)
+    """Bytes of a memory budget (``memory=``, ``--memory``): a number of bytes or a size such as ``"2G"``,
+    ``"512MB"``; :class:`~relu_gating.errors.InputError` naming ``name`` otherwise, or below :data:`MIN_MEMORY`."""
+    if isinstance(value, bool):
+        raise InputError(f"{name} must be a number of bytes or a size such as '2G', got {value!r}")
+    if isinstance(value, (int, np.integer, float, np.floating)):
+        out = float(value)
+    else:
+        mt = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([kmgt]?b?)\s*", str(value).lower())
+        if mt is None:
+            raise InputError(f"{name} must be a number of bytes or a size such as '2G', got {value!r}")
+        out = float(mt.group(1)) * _UNITS[mt.group(2)]
+    if not math.isfinite(out) or out < MIN_MEMORY:
+        raise InputError(f"{name} must be at least {MIN_MEMORY // 2**20} MB, got {value!r}")
+    return int(out)
 
 
 def _physical_memory() -> float:

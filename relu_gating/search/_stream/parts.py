@@ -20,27 +20,23 @@ part order.
 
 from __future__ import annotations
 
-import math
-import re
 import time
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 import numpy as np
 
-from relu_gating.errors import InputError
 from relu_gating.search.objectives import Objective
 from relu_gating.search.state import UNSETTLED
 from relu_gating.search._kernels.mirror import chunk_rows
 from relu_gating.search._exact.pilot import pilot_value
 from relu_gating.search._exact.tasks import chunk_bounds
+from relu_gating.search.plan import MIN_MEMORY, parse_memory
 
 __all__ = ["parse_memory", "plan", "Plan", "part_bounds", "PartResult", "stream_parts", "n_parts", "MIN_MEMORY"]
 
 #: Resident size of the interpreter with numpy, scipy and the package loaded (bytes, measured ~150 MB).
 BASE_BYTES = 220 * 2**20
-#: Smallest budget accepted.
-MIN_MEMORY = 384 * 2**20
 #: Bytes of the bound pass's dense work per pattern of a chunk and sample (measured ~40).
 CHUNK_BYTES_PER_ENTRY = 48
 #: Fewest candidates kept (patterns that can still win; more if the budget allows).
@@ -49,24 +45,6 @@ MIN_CAPACITY = 4096
 PART_MAX = 1 << 17
 #: Enumeration's peak per pattern of a part, beyond its packed mask and witness (sweep blocks, assembly copy).
 ENUM_OVERHEAD = 96
-_UNITS = {"": 1, "b": 1, "k": 2**10, "kb": 2**10, "m": 2**20, "mb": 2**20, "g": 2**30, "gb": 2**30, "t": 2**40,
-          "tb": 2**40}
-
-
-def parse_memory(value: Any, name: str = "memory") -> int:
-    """Bytes of a budget given as a number of bytes or a string such as ``"2G"``, ``"512MB"``."""
-    if isinstance(value, bool):
-        raise InputError(f"{name} must be a number of bytes or a size such as '2G', got {value!r}")
-    if isinstance(value, (int, np.integer, float, np.floating)):
-        out = float(value)
-    else:
-        mt = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([kmgt]?b?)\s*", str(value).lower())
-        if mt is None:
-            raise InputError(f"{name} must be a number of bytes or a size such as '2G', got {value!r}")
-        out = float(mt.group(1)) * _UNITS[mt.group(2)]
-    if not math.isfinite(out) or out < MIN_MEMORY:
-        raise InputError(f"{name} must be at least {MIN_MEMORY // 2**20} MB, got {value!r}")
-    return int(out)
 
 
 @dataclass(frozen=True)
