@@ -23,7 +23,7 @@ from relu_gating.search._stream import Plan, n_parts, open_rows, plan, stream_pa
 from relu_gating.search._stream_ckpt import StreamCheckpoint, cached_parts
 from relu_gating.search.objectives import Objective, with_rank
 from relu_gating.search.result import NeuronResult
-from relu_gating.search.state import fingerprint
+from relu_gating.search.state import EXACT, fingerprint
 from relu_gating.search.tasks import prune_target, solve_chunk
 
 __all__ = ["stream_best_neuron", "stream_search"]
@@ -186,7 +186,8 @@ def _exact_phase(obj: Objective, store: PatternStore, cands: _Candidates, best: 
 
     need = batch_size * (1 if executor is None else PARALLEL_BATCHES)
     n = store.n
-    with Progress(None, "exact solves", enabled=progress) as bar:
+    with Progress(None, "exact phase", enabled=progress) as bar:  # patterns closed; the note: solved exactly
+        solved = 0
         while True:
             thr = best.threshold(alpha, tol)
             cands.prune(thr)
@@ -208,7 +209,8 @@ def _exact_phase(obj: Objective, store: PatternStore, cands: _Candidates, best: 
                 if ckpt is not None:
                     ckpt.record(out)
                     ckpt.maybe_save()
-                bar.update(out.index.size, note=f"best {best.value:.6f}")
+                solved += int(np.count_nonzero(out.status == EXACT))
+                bar.update(out.index.size, note=f"solved exactly {solved:,}  best {best.value:.6f}")
                 check_stop()  # Ctrl-C from the command line (relu_gating._interrupt)
 
 

@@ -302,7 +302,8 @@ def _bound_phase(run: _Run, state: SearchState, saver: _Saver, chunk_size: int, 
 def _exact_phase(run: _Run, state: SearchState, saver: _Saver, alpha: float, tol: float, method: str,
                  batch_size: int) -> None:
     """Exact solves, largest bound first, until ``best >= alpha * (largest open bound)``."""
-    with Progress(None, "exact solves", enabled=run.progress) as bar:
+    with Progress(None, "exact phase", enabled=run.progress) as bar:  # patterns closed; the note: solved
+        solved = 0  # exactly (the summary's count: the rest of those closed here are settled by bound)
         while True:
             open_idx = state.open_patterns(alpha, tol)
             if open_idx.size == 0:
@@ -315,7 +316,8 @@ def _exact_phase(run: _Run, state: SearchState, saver: _Saver, alpha: float, tol
                      for part in (take[s:s + batch_size] for s in range(0, take.size, batch_size))]
             for out in _executor_map(run.executor, solve_chunk, tasks):
                 state.absorb(out)
-                bar.update(out.index.size, note=f"best {state.best_value:.6f}")
+                solved += int(np.count_nonzero(out.status == EXACT))
+                bar.update(out.index.size, note=f"solved exactly {solved:,}  best {state.best_value:.6f}")
             saver.maybe_save()
             check_stop()
 
