@@ -7,10 +7,16 @@ so tests that must know the work has begun (to press Ctrl-C during it) read them
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import threading
 import time
+
+
+def _default_sigint() -> None:
+    """Ctrl-C as at a terminal, even when these tests run in a background job (which ignores SIGINT)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 class TerminalRun:
@@ -19,7 +25,7 @@ class TerminalRun:
     def __init__(self, args: list[str], cwd: str | None = None) -> None:
         master, slave = os.openpty()
         self.proc = subprocess.Popen([sys.executable, "-m", "relu_gating", *args], stdout=subprocess.PIPE,
-                                     stderr=slave, stdin=subprocess.DEVNULL, cwd=cwd)
+                                     stderr=slave, stdin=subprocess.DEVNULL, cwd=cwd, preexec_fn=_default_sigint)
         os.close(slave)
         self._master, self._chunks, self._lock = master, [], threading.Lock()
         self._reader = threading.Thread(target=self._drain, daemon=True)

@@ -70,3 +70,50 @@ def test_plan_line_only_on_a_terminal(tmp_path):
     assert code == 0 and "gating patterns (Cover's bound)" in err
     code, _, err = TerminalRun([*args, "--quiet"]).finish(timeout=120)
     assert code == 0 and "gating patterns" not in err
+
+
+# -- BLAS threads that fit the machine --------------------------------------------------------------
+
+def test_thread_budget_is_the_usable_cores_capped_by_the_users_setting():
+    import os
+
+    from relu_gating._threads import thread_budget, user_thread_setting
+
+    cores = len(os.sched_getaffinity(0))
+    assert thread_budget({}) == cores
+    assert thread_budget({"OMP_NUM_THREADS": "1"}) == 1
+    assert thread_budget({"OPENBLAS_NUM_THREADS": "64"}) == cores  # never more than the cores we may use
+    assert user_thread_setting({"OMP_NUM_THREADS": "4,2", "MKL_NUM_THREADS": "3"}) == 3  # the smallest wins
+    assert user_thread_setting({"OMP_NUM_THREADS": "", "OPENBLAS_NUM_THREADS": "zero"}) is None
+
+
+def test_blas_threads_limits_the_block_and_restores():
+    from threadpoolctl import threadpool_info
+
+    from relu_gating._threads import blas_threads
+
+    def blas():
+        return [d["num_threads"] for d in threadpool_info() if d["user_api"] == "blas"]
+
+    before = blas()
+    if not before:
+        pytest.skip("no BLAS library found by threadpoolctl")
+    with blas_threads(1):
+        assert set(blas()) == {1}
+    assert blas() == before
+
+
+def test_command_line_respects_the_users_thread_setting(tmp_path):
+    """A child started with OPENBLAS_NUM_THREADS=1 keeps one BLAS thread through the command line's fit."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    code = ("import json, sys; from relu_gating._threads import fit_blas, thread_budget; "
+            "from threadpoolctl import threadpool_info; fit_blas(); "
+            "print(json.dumps([thread_budget(), [d['num_threads'] for d in threadpool_info() if d['user_api'] == 'blas']]))")
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60, check=True)
+    budget, threads = json.loads(out.stdout)
+    assert budget == 1 and set(threads) <= {1}

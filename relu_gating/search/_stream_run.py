@@ -116,7 +116,10 @@ def _absorb_parts(obj: Objective, pl: Plan, store: PatternStore, cands: _Candida
     inc = cands.defer  # the pilot's value
     parts = cached_parts(ckpt, lambda miss: stream_parts(obj, pl, tol, executor, patterns, only=miss, incumbent=inc),
                          n_parts(pl, patterns))
-    with Progress(pl.bound, "patterns (bounded)", enabled=progress) as bar:
+    from relu_gating import _threads
+
+    with Progress(pl.bound, "patterns (bounded)", enabled=progress) as bar, \
+            _threads.blas_threads(_threads.BOUND_PASS_THREADS):  # skinny GEMMs: see relu_gating._threads
         for part in parts:
             off = store.N
             store.append(packed=part.packed, witnesses=part.witnesses, upper=part.upper, lower=part.lower,

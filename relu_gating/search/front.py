@@ -291,7 +291,10 @@ def _bound_phase(run: _Run, state: SearchState, saver: _Saver, chunk_size: int, 
     run.incumbent = inc
     tasks: Iterable[tuple] = ((run.obj, rows, take_rows(masks.packed, rows), take_rows(witnesses, rows), tol, inc, pair)
                               for rows, pair in todo)  # in-process: each chunk's copy made as it is bounded
-    with Progress(sum(rows.size for rows, _ in todo), "bounds", enabled=run.progress) as bar:
+    from relu_gating import _threads
+
+    with Progress(sum(rows.size for rows, _ in todo), "bounds", enabled=run.progress) as bar, \
+            _threads.blas_threads(_threads.BOUND_PASS_THREADS):  # skinny GEMMs: see relu_gating._threads
         for out in _executor_map(run.executor, chunk_bounds, tasks):
             state.absorb(out)
             bar.update(out.index.size)
