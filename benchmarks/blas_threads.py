@@ -56,6 +56,9 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--load", action="store_true", help="keep the other core busy with a busy-loop process")
     args = ap.parse_args()
+    import signal
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a kill still ends the busy loop (finally below)
     busy = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if args.load else None
     try:
         time.sleep(0.5 if busy else 0)

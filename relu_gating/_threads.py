@@ -56,9 +56,13 @@ def thread_budget(environ: dict | None = None) -> int:
 
 
 def _controller():
-    from relu_gating.patterns._exact import _blas_controller  # one controller per process (a rescan costs 2 ms)
+    """A controller of every BLAS loaded now: numpy's and scipy's (which may be another OpenBLAS), so
+    scipy.linalg is imported first. A fresh scan (about 2 ms): a kept controller misses libraries
+    loaded after it was made."""
+    import scipy.linalg  # noqa: F401 - loads scipy's BLAS, so that the limit reaches it too
+    from threadpoolctl import ThreadpoolController
 
-    return _blas_controller()
+    return ThreadpoolController()
 
 
 def fit_blas(budget: int | None = None) -> int:

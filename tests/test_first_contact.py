@@ -88,6 +88,7 @@ def test_thread_budget_is_the_usable_cores_capped_by_the_users_setting():
 
 
 def test_blas_threads_limits_the_block_and_restores():
+    import scipy.linalg  # noqa: F401 - its BLAS too (a second OpenBLAS): every one loaded is limited
     from threadpoolctl import threadpool_info
 
     from relu_gating._threads import blas_threads

@@ -46,8 +46,8 @@ def _settled(n: int, d: int, seed: int, shift: float = 0.0):
     return Phi, U, res, masks, cand, got
 
 
-@pytest.mark.parametrize("n,d,seed,shift", [(40, 3, 0, 0.0), pytest.param(24, 4, 1, 0.0, marks=pytest.mark.slow),
-                                            (36, 3, 0, 1e4)])
+@pytest.mark.parametrize("n,d,seed,shift", [pytest.param(40, 3, 0, 0.0, marks=pytest.mark.slow),
+                                            pytest.param(24, 4, 1, 0.0, marks=pytest.mark.slow), (36, 3, 0, 1e4)])
 def test_two_row_claims_dominate_the_exact_maximum_and_verify(n, d, seed, shift):
     Phi, U, res, masks, cand, got = _settled(n, d, seed, shift)
     assert got, "the two-row step settled nothing: the test would not see it"
@@ -75,7 +75,7 @@ def test_tampered_two_row_evidence_is_not_proven():
         assert np.sum(proven > claims * (1 + 1e-9)) >= len(keys) // 2
 
 
-@pytest.mark.parametrize("n,d,seed", [(80, 3, 3), (24, 4, 4)])
+@pytest.mark.parametrize("n,d,seed", [pytest.param(80, 3, 3, marks=pytest.mark.slow), (24, 4, 4)])
 def test_answer_unchanged_without_the_two_row_step(n, d, seed, monkeypatch):
     Phi, U = _instance(n, d, seed)
     res = rg.best_neuron(Phi, U)
