@@ -137,6 +137,7 @@ def test_relu_layer_wider_than_input_is_complete():
     assert len(ps.exact_witnesses) >= 1
 
 
+@pytest.mark.slow  # n = 100; the exact completeness check runs in the default tier on the float families below
 def test_perturbed_grid_is_complete():
     Phi = perturbed_grid()
     ps = enumerate_quietly(Phi)
