@@ -9,7 +9,7 @@ loaded, against 6.0 s with one (``benchmarks/blas_threads.py``).
 :func:`thread_budget` is the number of threads the process should use: the cores it may run on
 (``os.sched_getaffinity``), never more than the user's own ``OMP_NUM_THREADS``,
 ``OPENBLAS_NUM_THREADS`` or ``MKL_NUM_THREADS`` (the smallest one set wins). :func:`fit_blas`
-applies it for the rest of the process (the command line calls it first);
+applies it for the rest of the process (`best-neuron` and `demo` call it once the input is read);
 :func:`blas_threads` limits a block (the enumeration's bound pass: one thread, see
 :data:`BOUND_PASS_THREADS`). Both go through threadpoolctl, a dependency already.
 """

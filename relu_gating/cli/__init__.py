@@ -61,9 +61,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version, or a one-line usage error
         return int(exc.code or 0)
-    from relu_gating._threads import fit_blas
-
-    fit_blas()  # BLAS threads <= the cores this process may use, and <= the user's OMP/OPENBLAS/MKL setting
     shown = warnings.showwarning
     if not args.debug:  # warnings as one line naming the command (none with --quiet), not a source line
         warnings.showwarning = _one_line_warning(args.command, getattr(args, "quiet", False))

@@ -15,6 +15,7 @@ import numpy as np
 from relu_gating.cli._json import dumps
 from relu_gating._interrupt import Interrupted, run_interruptible
 from relu_gating._progress import say
+from relu_gating._threads import fit_blas
 from relu_gating._files import atomic_write, check_writable, file_sha256
 from relu_gating.search.state import check_checkpoint_path
 from relu_gating.errors import InputError
@@ -195,6 +196,7 @@ def run(args: argparse.Namespace) -> int:
         parse_memory(args.memory, "--memory")
     problem = problem_from_args(args)
     features, spec = features_from_spec(args.features, problem.H, problem.n)
+    fit_blas()  # the input is valid: BLAS threads <= the usable cores and the user's OMP/OPENBLAS/MKL setting
     progress = None if not args.quiet else False
     strategy = _strategy(args, problem.Phi)
     if strategy == "branch-and-bound":  # main thread: Ctrl-C ends the search with a valid tree certificate

@@ -95,6 +95,9 @@ def run(args: argparse.Namespace) -> int:
         _require_matplotlib()
         check_writable(args.plot, "--plot")
     X, described = _data(args)
+    from relu_gating._threads import fit_blas
+
+    fit_blas()  # BLAS threads <= the usable cores and the user's own setting (relu_gating._threads)
     prob = resolve_problem(InputData(path=f"<{described['input_name']}>", X=X), K=args.K)
     features: object = "bias"
     steps = []
