@@ -141,7 +141,8 @@ def best_neuron(
         interrupt (Ctrl-C); a run called again with the same inputs resumes
         from it, in either phase, without redoing finished work.
     progress : bool or None
-        Progress bar on stderr (None: only on a terminal).
+        Progress on stderr: False none (the default), True a bar, None a bar on a terminal and a plain
+        line every 30 s elsewhere (a pipe, a log file).
     patterns : PatternSet, optional
         The output of :func:`relu_gating.enumerate_patterns` for this ``Phi``,
         to reuse across queries on the same layer (a greedy layer asks one
