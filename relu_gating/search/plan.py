@@ -18,21 +18,63 @@ import numpy as np
 
 from relu_gating.errors import InputError, ProblemTooLargeError
 
-__all__ = ["QueryPlan", "plan_query", "default_max_patterns", "check_max_patterns", "check_plan",
-           "PATTERN_LIMIT", "SECONDS_PER_PATTERN", "BYTES_PER_PATTERN"]
+__all__ = ["QueryPlan", "Estimate", "Choice", "plan_query", "estimate", "choose", "default_max_patterns",
+           "check_max_patterns", "check_plan", "PATTERN_LIMIT", "DEFAULT_MAX_SECONDS", "STREAM_MEMORY"]
 
-#: Hard default ceiling on the patterns of one query (about 10 minutes here), whatever the memory.
+#: Hard default ceiling on the patterns of one in-memory enumeration, whatever the memory.
 PATTERN_LIMIT = 30_000_000
-#: Measured seconds per pattern ``a + b * n`` (enumeration, bounds and exact solves; features bias),
-#: times ``WIDE_FACTOR`` for ``m >= 5``, where exact per-pattern solves dominate (benchmarks/sizes.py;
-#: refitted in release 0.3: 1.4 / 1.7 / 4.5 us per pattern at n = 120 / 200 / 1000, m <= 4).
-SECONDS_PER_PATTERN = (1.2e-6, 0.004e-6)
-WIDE_FACTOR = 5.0
-#: Bytes per pattern alive at the peak ``a + b * n + c * m`` (masks unpacked, witnesses, bounds).
-BYTES_PER_PATTERN = (150, 2.125, 24)
+#: The time limit of ``strategy="auto"`` when none is given (``max_seconds``; ``--max-seconds``):
+#: auto plans within it, and a branch and bound it runs stops there with the alpha reached.
+DEFAULT_MAX_SECONDS = 600.0
 #: Fraction of the machine's memory a default query may plan to use.
 MEMORY_FRACTION = 0.5
-_BASE_BYTES = 200 * 2**20  # interpreter, numpy, scipy, cvxpy
+#: The budget of the streamed enumeration auto chooses (``memory="2G"``), at most MEMORY_FRACTION.
+STREAM_MEMORY = 2 * 2**30
+
+# The cost model, fitted to measurements of benchmarks/calibrate_plan.py (docs/plan.md holds the
+# table of predicted against measured; refit there).  Time of the in-memory enumeration (enumerate,
+# bound, solve): ``patterns * (a + b * n) * f(m)`` seconds; f grows with m, where exact solves dominate.
+SECONDS_PER_PATTERN = (1.2e-6, 0.004e-6)
+_M_FACTOR = {2: 1.0, 3: 1.0, 4: 1.0, 5: 1.0, 6: 5.0, 7: 5.0, 8: 5.0, 9: 5.0}
+#: Peak bytes ``a + b * n + c * m`` per pattern of the in-memory enumeration (over the base).
+BYTES_PER_PATTERN = (150, 2.125, 24)
+_BASE_BYTES = 200 * 2**20  # interpreter, numpy, scipy, the problem
+#: Streamed enumeration: this factor times the in-memory time (files, smaller parts).
+STREAM_FACTOR = 1.5
+#: ``relu-gating patterns``: peak bytes per pattern ``a + b * n + c * m`` (masks held unpacked) and
+#: seconds per pattern ``a + b * n`` (enumeration and the independent completeness check).
+PATTERNS_BYTES = (150, 1.125, 24)
+PATTERNS_SECONDS = (1.2e-6, 0.004e-6)
+#: Branch and bound (a rough model: its work depends on the data, not only on the sizes):
+#: ``c * n**p * patterns**q * m**r`` seconds; memory: the tree, small.
+BNB_SECONDS = (1.0e-4, 0.5, 0.6, 1.0)
+BNB_BYTES = 300 * 2**20
+#: Auto refuses only when even the branch and bound's rough estimate exceeds the limit this many times.
+BNB_SLACK = 4.0
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """The predicted cost of one way to answer a query.
+
+    Attributes
+    ----------
+    strategy : str
+        ``"enumerate"`` (in memory), ``"stream"`` (enumeration within ``STREAM_MEMORY``),
+        ``"branch-and-bound"``, or ``"patterns"`` (the ``relu-gating patterns`` command).
+    seconds : float
+        Estimated wall time (one core, an idle machine).
+    memory_bytes : int
+        Estimated peak resident memory.
+    """
+
+    strategy: str
+    seconds: float
+    memory_bytes: int
+
+    def describe(self) -> str:
+        """``12 s and 1.1 GB``."""
+        return f"{format_seconds(self.seconds)} and {format_bytes(self.memory_bytes)}"
 
 
 @dataclass(frozen=True)
@@ -44,9 +86,9 @@ class QueryPlan:
     patterns : int
         Cover's bound on the realized gating patterns (exact in general position).
     seconds : float
-        Estimated wall time on this implementation (one core).
+        Estimated wall time of the in-memory enumeration (one core).
     memory_bytes : int
-        Estimated peak memory.
+        Estimated peak memory of the in-memory enumeration.
     n, m, rank, n_hyperplanes : int
     """
 
@@ -58,10 +100,17 @@ class QueryPlan:
     seconds: float
     memory_bytes: int
 
-    def describe(self) -> str:
-        """One line: ``n = 200, m = 3: at most 2,626,398 patterns (Cover's bound); about 1 min, 1.1 GB``."""
-        return (f"n = {self.n}, m = {self.m}: at most {self.patterns:,} gating patterns (Cover's bound); "
-                f"estimated {format_seconds(self.seconds)} and {format_bytes(self.memory_bytes)}")
+    def describe(self, estimate: bool = True) -> str:
+        """One line: ``n = 200, m = 3: at most 2,626,398 patterns (Cover's bound); estimated 8.1 s and 1.1 GB``
+        (the in-memory enumeration's estimate; left out with ``estimate=False``)."""
+        size = f"n = {self.n}, m = {self.m}: at most {self.patterns:,} gating patterns (Cover's bound)"
+        if not estimate:
+            return size
+        return f"{size}; estimated {format_seconds(self.seconds)} and {format_bytes(self.memory_bytes)}"
+
+    def estimate(self, strategy: str) -> Estimate:
+        """The cost of ``strategy`` on this input (see :func:`estimate`)."""
+        return estimate(strategy, self.n, self.m, self.patterns)
 
 
 def format_seconds(s: float) -> str:
@@ -95,6 +144,45 @@ def _cover_bound(Phi: np.ndarray) -> tuple[int, int, int]:
     return cover_count(red.q, red.rank), int(red.rank), int(red.q)
 
 
+def _m_factor(m: int) -> float:
+    return _M_FACTOR.get(m, _M_FACTOR[max(_M_FACTOR)] * 2.0 ** (m - max(_M_FACTOR)))
+
+
+def estimate(strategy: str, n: int, m: int, patterns: int) -> Estimate:
+    """Predicted time and peak memory of ``strategy`` for ``patterns`` chambers of ``n`` samples, ``m`` columns.
+
+    Parameters
+    ----------
+    strategy : {"enumerate", "stream", "branch-and-bound", "patterns"}
+        In-memory enumeration, streamed enumeration (budget ``STREAM_MEMORY``), branch
+        and bound (a rough estimate: its work depends on the data), or the ``patterns``
+        command (enumeration and completeness check).
+    n, m, patterns : int
+        Samples, columns of ``Phi``, and Cover's bound on the chambers.
+
+    Returns
+    -------
+    Estimate
+    """
+    N = float(patterns)
+    if strategy in ("enumerate", "stream"):
+        a, b = SECONDS_PER_PATTERN
+        ba, bb, bc = BYTES_PER_PATTERN
+        sec = N * (a + b * n) * _m_factor(m)
+        mem = _BASE_BYTES + N * (ba + bb * n + bc * m)
+        if strategy == "stream":
+            return Estimate("stream", STREAM_FACTOR * sec, int(min(mem, _stream_budget())))
+        return Estimate("enumerate", sec, int(mem))
+    if strategy == "patterns":
+        a, b = PATTERNS_SECONDS
+        ba, bb, bc = PATTERNS_BYTES
+        return Estimate("patterns", N * (a + b * n), int(_BASE_BYTES + N * (ba + bb * n + bc * m)))
+    if strategy == "branch-and-bound":
+        c, p, q, r = BNB_SECONDS
+        return Estimate("branch-and-bound", c * n ** p * max(N, 1.0) ** q * m ** r, int(_BASE_BYTES + BNB_BYTES))
+    raise ValueError(f"unknown strategy {strategy!r}")
+
+
 def plan_query(Phi: Any) -> QueryPlan:
     """Predict the patterns, time and memory of ``best_neuron(Phi, ...)`` without enumerating."""
     from relu_gating._validate import as_matrix
@@ -102,11 +190,9 @@ def plan_query(Phi: Any) -> QueryPlan:
     Phi = as_matrix(Phi, "Phi")
     n, m = Phi.shape
     N, rank, q = _cover_bound(Phi)
-    a, b = SECONDS_PER_PATTERN
-    ba, bb, bc = BYTES_PER_PATTERN
-    return QueryPlan(n=n, m=m, rank=rank, n_hyperplanes=q, patterns=N,
-                     seconds=N * (a + b * n) * (WIDE_FACTOR if m >= 5 else 1.0),
-                     memory_bytes=int(_BASE_BYTES + N * (ba + bb * n + bc * m)))
+    est = estimate("enumerate", n, m, N)
+    return QueryPlan(n=n, m=m, rank=rank, n_hyperplanes=q, patterns=N, seconds=est.seconds,
+                     memory_bytes=est.memory_bytes)
 
 
 def _physical_memory() -> float:
@@ -116,10 +202,19 @@ def _physical_memory() -> float:
         return 8e9
 
 
+def memory_budget() -> float:
+    """Bytes a default query may plan to use: ``MEMORY_FRACTION`` of this machine's memory."""
+    return MEMORY_FRACTION * _physical_memory()
+
+
+def _stream_budget() -> int:
+    return int(min(STREAM_MEMORY, memory_budget()))
+
+
 def default_max_patterns(n: int, m: int) -> int:
     """The default ``max_patterns``: what fits in half this machine's memory, at most ``PATTERN_LIMIT``."""
     ba, bb, bc = BYTES_PER_PATTERN
-    fits = (MEMORY_FRACTION * _physical_memory() - _BASE_BYTES) / (ba + bb * n + bc * m)
+    fits = (memory_budget() - _BASE_BYTES) / (ba + bb * n + bc * m)
     return int(max(1000, min(PATTERN_LIMIT, fits)))
 
 
@@ -134,14 +229,110 @@ def check_max_patterns(max_patterns: Any, n: int, m: int) -> int | None:
     return int(max_patterns)
 
 
-def check_plan(plan: QueryPlan, limit: int | None, what: str = "max_patterns") -> None:
-    """Refuse (:class:`ProblemTooLargeError`) a query whose Cover bound exceeds ``limit``, instantly.
+#: What each strategy is called in the plan line, and how to ask for it (the command line's flag
+#: and ``best_neuron``'s keyword argument share the name).
+_NAMES = {"enumerate": "in-memory enumeration", "stream": "streamed enumeration",
+          "branch-and-bound": "branch and bound"}
 
-    A degenerate ``Phi`` may realize far fewer patterns than Cover's bound; the
-    message says so and how to raise the limit.
+
+@dataclass(frozen=True)
+class Choice:
+    """What ``strategy="auto"`` runs, and why (one line).
+
+    Attributes
+    ----------
+    strategy : {"enumerate", "branch-and-bound"}
+    memory : int or None
+        The streamed enumeration's budget in bytes (``best_neuron(memory=...)``); None in memory.
+    estimate : Estimate
+        The predicted cost of the choice.
+    max_seconds : float
+        The time limit the choice was planned within.
+    reason : str
+    """
+
+    strategy: str
+    memory: int | None
+    estimate: Estimate
+    max_seconds: float
+    reason: str
+
+    def describe(self) -> str:
+        """One line: the strategy chosen and why."""
+        return f"{_NAMES[self.estimate.strategy]}: {self.reason}"
+
+
+def _size_flag(b: int) -> str:
+    """``2G``, ``1536M``: a size ``--memory`` reads back."""
+    return f"{b // 2**30}G" if b % 2**30 == 0 else f"{b // 2**20}M"
+
+
+def _option(est: Estimate, flags: bool = True) -> str:
+    """``branch and bound (--strategy branch-and-bound): 30 s and 500 MB, rough``."""
+    flag = {"enumerate": "--strategy enumerate --max-patterns none", "branch-and-bound": "--strategy branch-and-bound",
+            "stream": f"--memory {_size_flag(_stream_budget())}"}[est.strategy]
+    rough = " (rough)" if est.strategy == "branch-and-bound" else ""
+    return f"{_NAMES[est.strategy]}{f' ({flag})' if flags else ''}: {est.describe()}{rough}"
+
+
+def choose(plan: QueryPlan, *, max_seconds: float | None = None, max_patterns: Any = "auto",
+           tree: bool = True) -> Choice:
+    """``strategy="auto"``: the fastest predicted option within the time limit and the memory budget.
+
+    The options are in-memory enumeration (when its peak fits ``memory_budget()`` and its
+    patterns ``max_patterns``), streamed enumeration (``STREAM_MEMORY``) and branch and
+    bound.  When none is predicted within ``max_seconds`` (default ``DEFAULT_MAX_SECONDS``),
+    the branch and bound runs anyway if its rough estimate is within ``BNB_SLACK`` times the
+    limit (it stops at the limit with the alpha reached); otherwise the query is refused.
+    ``tree=False`` leaves the branch and bound out (a certificate of pattern lists is wanted).
+
+    Raises
+    ------
+    ProblemTooLargeError
+        Nothing can answer within the limit; the message names each option with its estimate.
+    """
+    limit = DEFAULT_MAX_SECONDS if max_seconds is None else float(max_seconds)
+    cap = check_max_patterns(max_patterns, plan.n, plan.m)
+    enum, stream, bnb = (plan.estimate(s) for s in ("enumerate", "stream", "branch-and-bound"))
+    within_cap = cap is None or plan.patterns <= cap
+    fits = enum.memory_bytes <= memory_budget() and within_cap
+    allowed = (enum if fits else None, stream if within_cap or max_patterns == "auto" else None,
+               bnb if tree else None)
+    options = [e for e in allowed if e is not None and e.seconds <= limit]
+    if options:
+        best = min(options, key=lambda e: e.seconds)
+        others = ", ".join(_option(e, flags=False) for e in (enum, stream, bnb) if e is not best)
+        why = f"estimated {best.describe()}, the fastest within {format_seconds(limit)} ({others})"
+    elif tree and bnb.seconds <= BNB_SLACK * limit:
+        best = bnb
+        others = ", ".join(_option(e, flags=False) for e in (enum, stream))
+        why = (f"estimated {bnb.describe()} (rough), beyond the {format_seconds(limit)} limit: it stops there with "
+               f"the alpha reached ({others})")
+    else:
+        raise ProblemTooLargeError(
+            f"{plan.describe()}: no strategy is predicted to finish within {format_seconds(limit)} (max_seconds): "
+            + "; ".join(_option(e) for e in (enum, stream, bnb)) + "; options: a longer --max-seconds, --alpha "
+            "below 1 with --strategy branch-and-bound, or fewer samples or input dimensions")
+    return Choice(strategy="enumerate" if best.strategy == "stream" else best.strategy,
+                  memory=_stream_budget() if best.strategy == "stream" else None, estimate=best,
+                  max_seconds=limit, reason=why)
+
+
+def check_plan(plan: QueryPlan, limit: int | None, what: str = "max_patterns") -> None:
+    """Refuse (:class:`ProblemTooLargeError`) an enumeration whose Cover bound exceeds ``limit``, instantly.
+
+    The message gives the in-memory enumeration's estimate and names the options that
+    would answer the query (branch and bound, the streamed enumeration, no limit), each
+    with its estimate.  A degenerate ``Phi`` may realize far fewer patterns than Cover's bound.
     """
     if limit is None or plan.patterns <= limit:
         return
-    raise ProblemTooLargeError(
-        f"{plan.describe()}: more than {what} = {limit:,}; raise it (--max-patterns on the command line) "
-        f"if this machine can afford it, or use fewer samples or input dimensions")
+    enum, stream, bnb = (plan.estimate(s) for s in ("enumerate", "stream", "branch-and-bound"))
+    opts = [e for e in (bnb, stream) if e.seconds <= DEFAULT_MAX_SECONDS]
+    if enum.memory_bytes <= memory_budget() and enum.seconds <= DEFAULT_MAX_SECONDS:
+        opts.append(enum)
+    advice = ("options: " + "; ".join(_option(e) for e in sorted(opts, key=lambda e: e.seconds)) if opts else
+              f"no strategy is predicted within {format_seconds(DEFAULT_MAX_SECONDS)} ("
+              + "; ".join(_option(e) for e in (bnb, stream)) + "): use fewer samples or input dimensions, "
+              "or --alpha below 1 with --strategy branch-and-bound")
+    raise ProblemTooLargeError(f"{plan.describe()}: more than {what} = {limit:,}; {advice}")
