@@ -103,9 +103,11 @@ def _load() -> float:
         return float("nan")
 
 
-def run_case(mode: str, n: int, d: int, seed: int, timeout: float) -> dict:
+def run_case(mode: str, n: int, d: int, seed: int, timeout: float, threads: int | None = None) -> dict:
     """One query in a fresh process: its measurements, or ``{"timeout": ...}``."""
     env = dict(os.environ)
+    if threads is not None:  # BLAS threads spinning on a busy machine inflate CPU time too
+        env.update({k: str(threads) for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")})
     try:
         proc = subprocess.run([sys.executable, "-c", _CHILD, mode, str(n), str(d), str(seed), str(timeout)],
                               capture_output=True, text=True, timeout=timeout + 30, env=env)
@@ -156,6 +158,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeats", type=int, default=1, help="alternating repeats; the median time is reported")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per run (the B&B's max_seconds too)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=int, default=None,
+                   help="BLAS threads of the child (1: its CPU time is the idle single-core wall time)")
     p.add_argument("--save", default=None, metavar="PATH.json")
     p.add_argument("--from", dest="source", default=None, metavar="PATH.json",
                    help="no runs: the saved runs of PATH.json against the current plan")
@@ -173,8 +177,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"mode {a.mode}; load average {load0:.2f}; {os.cpu_count()} cpus", flush=True)
         for _ in range(a.repeats):  # round robin: each case sees the same mix of load
             for n, d in cases:
-                r = run_case(a.mode, n, d, a.seed, a.timeout)
-                r["load"] = _load()
+                r = run_case(a.mode, n, d, a.seed, a.timeout, a.threads)
+                r.update(load=_load(), threads=a.threads)
                 runs[(n, d)].append(r)
                 print(json.dumps(r), file=sys.stderr, flush=True)
     if a.save:  # the raw runs first: a later --from re-reads them against a refitted plan

@@ -78,7 +78,7 @@ def check_size(Phi: np.ndarray, max_patterns: int | str | None, quiet: bool) -> 
         what = f"max_patterns = {limit or 0:,} (what fits in {format_bytes(memory_budget())}, half this machine's memory)"
     else:
         limit = check_max_patterns(max_patterns, *Phi.shape)
-        what = f"--max-patterns {limit:,}" if limit is not None else ""
+        what = f"max_patterns = {limit:,}" if limit is not None else ""
     if limit is not None and plan.patterns > limit:
         bnb = plan.estimate("branch-and-bound")
         raise ProblemTooLargeError(

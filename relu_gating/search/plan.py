@@ -32,22 +32,30 @@ MEMORY_FRACTION = 0.5
 STREAM_MEMORY = 2 * 2**30
 
 # The cost model, fitted to measurements of benchmarks/calibrate_plan.py (docs/plan.md holds the
-# table of predicted against measured; refit there).  Time of the in-memory enumeration (enumerate,
-# bound, solve): ``patterns * (a + b * n) * f(m)`` seconds; f grows with m, where exact solves dominate.
+# table of predicted against measured, and how to refit).  Time of the in-memory enumeration
+# (enumerate, bound, solve): ``T0 + patterns * (a + b * n) * f(m)`` seconds (one core); f grows
+# with m, where the exact solves come to dominate.
+T0_SECONDS = 1.0
 SECONDS_PER_PATTERN = (1.2e-6, 0.004e-6)
 _M_FACTOR = {2: 1.0, 3: 1.0, 4: 1.0, 5: 1.0, 6: 5.0, 7: 5.0, 8: 5.0, 9: 5.0}
-#: Peak bytes ``a + b * n + c * m`` per pattern of the in-memory enumeration (over the base).
-BYTES_PER_PATTERN = (150, 2.125, 24)
-_BASE_BYTES = 200 * 2**20  # interpreter, numpy, scipy, the problem
+#: Peak bytes ``a + b * n + c * m`` per pattern of the in-memory enumeration (the pattern set and the
+#: search state: packed masks, witnesses, bounds), plus ``CHUNK_BYTES`` per sample and pattern of the
+#: bound chunk being worked on (``chunk_size`` patterns, 8192 by default: what dominates at d = 1;
+#: measured 12.6 bytes when there are several chunks, 2.8 when one chunk holds every pattern).
+BYTES_PER_PATTERN = (72.0, 0.1, 0.0)
+CHUNK_BYTES = (12.6, 2.8)
+CHUNK_PATTERNS = 8192
+_BASE_BYTES = 100 * 2**20  # interpreter, numpy, scipy, the problem
 #: Streamed enumeration: this factor times the in-memory time (files, smaller parts).
 STREAM_FACTOR = 1.5
-#: ``relu-gating patterns``: peak bytes per pattern ``a + b * n + c * m`` (masks held unpacked) and
-#: seconds per pattern ``a + b * n`` (enumeration and the independent completeness check).
-PATTERNS_BYTES = (150, 1.125, 24)
+#: ``relu-gating patterns``: peak bytes per pattern ``a + b * n + c * m`` (the completeness check
+#: holds the masks unpacked) and seconds per pattern ``a + b * n`` (enumeration and check).
+PATTERNS_BYTES = (72.0, 2.2, 0.0)
 PATTERNS_SECONDS = (1.2e-6, 0.004e-6)
-#: Branch and bound (a rough model: its work depends on the data, not only on the sizes):
+#: Branch and bound (a rough model: its work depends on the data, not only on the sizes), fitted
+#: to the ten measured runs of docs/plan.md (within 0.6-1.4x of them):
 #: ``c * n**p * patterns**q * m**r`` seconds; memory: the tree, small.
-BNB_SECONDS = (1.0e-4, 0.5, 0.6, 1.0)
+BNB_SECONDS = (1.2e-8, 1.365, 0.329, 5.745)
 BNB_BYTES = 300 * 2**20
 #: Auto refuses only when even the branch and bound's rough estimate exceeds the limit this many times.
 BNB_SLACK = 4.0
@@ -148,6 +156,12 @@ def _m_factor(m: int) -> float:
     return _M_FACTOR.get(m, _M_FACTOR[max(_M_FACTOR)] * 2.0 ** (m - max(_M_FACTOR)))
 
 
+def _chunk_bytes(N: float, n: int) -> float:
+    """Peak working memory of the bound chunk (see ``CHUNK_BYTES``)."""
+    several, one = CHUNK_BYTES
+    return (several * CHUNK_PATTERNS if N > CHUNK_PATTERNS else one * N) * n
+
+
 def estimate(strategy: str, n: int, m: int, patterns: int) -> Estimate:
     """Predicted time and peak memory of ``strategy`` for ``patterns`` chambers of ``n`` samples, ``m`` columns.
 
@@ -168,18 +182,19 @@ def estimate(strategy: str, n: int, m: int, patterns: int) -> Estimate:
     if strategy in ("enumerate", "stream"):
         a, b = SECONDS_PER_PATTERN
         ba, bb, bc = BYTES_PER_PATTERN
-        sec = N * (a + b * n) * _m_factor(m)
-        mem = _BASE_BYTES + N * (ba + bb * n + bc * m)
+        sec = T0_SECONDS + N * (a + b * n) * _m_factor(m)
+        mem = _BASE_BYTES + N * (ba + bb * n + bc * m) + _chunk_bytes(N, n)
         if strategy == "stream":
             return Estimate("stream", STREAM_FACTOR * sec, int(min(mem, _stream_budget())))
         return Estimate("enumerate", sec, int(mem))
     if strategy == "patterns":
         a, b = PATTERNS_SECONDS
         ba, bb, bc = PATTERNS_BYTES
-        return Estimate("patterns", N * (a + b * n), int(_BASE_BYTES + N * (ba + bb * n + bc * m)))
+        return Estimate("patterns", T0_SECONDS + N * (a + b * n), int(_BASE_BYTES + N * (ba + bb * n + bc * m)))
     if strategy == "branch-and-bound":
         c, p, q, r = BNB_SECONDS
-        return Estimate("branch-and-bound", c * n ** p * max(N, 1.0) ** q * m ** r, int(_BASE_BYTES + BNB_BYTES))
+        return Estimate("branch-and-bound", T0_SECONDS + c * n ** p * max(N, 1.0) ** q * m ** r,
+                        int(_BASE_BYTES + BNB_BYTES))
     raise ValueError(f"unknown strategy {strategy!r}")
 
 
@@ -214,7 +229,7 @@ def _stream_budget() -> int:
 def default_max_patterns(n: int, m: int) -> int:
     """The default ``max_patterns``: what fits in half this machine's memory, at most ``PATTERN_LIMIT``."""
     ba, bb, bc = BYTES_PER_PATTERN
-    fits = (memory_budget() - _BASE_BYTES) / (ba + bb * n + bc * m)
+    fits = (memory_budget() - _BASE_BYTES - _chunk_bytes(CHUNK_PATTERNS + 1, n)) / (ba + bb * n + bc * m)
     return int(max(1000, min(PATTERN_LIMIT, fits)))
 
 
