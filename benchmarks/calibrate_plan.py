@@ -88,8 +88,8 @@ else:
     out.update(count=int(res.n_patterns), nodes=int(getattr(res, "n_nodes", 0) or 0),
                phases={k: round(v, 3) for k, v in res.seconds.items()})
 sec = time.perf_counter() - t0
-c1 = resource.getrusage(resource.RUSAGE_SELF)
-cpu = (c1.ru_utime - c0.ru_utime) + (c1.ru_stime - c0.ru_stime)
+c1, ch = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+cpu = (c1.ru_utime - c0.ru_utime) + (c1.ru_stime - c0.ru_stime) + ch.ru_utime + ch.ru_stime
 print(json.dumps(dict(out, mode=mode, n=n, d=d, seed=seed, seconds=sec, cpu_seconds=cpu, certified=certified,
                       peak_bytes=hwm(), base_bytes=base, plan_seconds_to_compute=t_plan,
                       plan_patterns=plan.patterns, m=int(Phi.shape[1]))))

@@ -238,9 +238,11 @@ def _strategy(args: argparse.Namespace, Phi: np.ndarray) -> tuple[str, Any, floa
     plan = plan_query(Phi)
     if args.strategy == "auto":
         resolved = resolve_auto(Phi, max_seconds=args.max_seconds, max_patterns=args.max_patterns,
-                                memory=args.memory, enumerate_only=bool(args.checkpoint), tree=not binary, plan=plan)
+                                memory=args.memory, enumerate_only=bool(args.checkpoint), tree=not binary, plan=plan,
+                                certificate=bool(args.out))
         line = plan.describe() if busy else f"{plan.describe(estimate=False)}; " + choose(
-            plan, max_seconds=args.max_seconds, max_patterns=args.max_patterns, tree=not binary).describe()
+            plan, max_seconds=args.max_seconds, max_patterns=args.max_patterns, tree=not binary,
+            certificate=bool(args.out)).describe()
     elif args.strategy == "branch-and-bound":
         resolved = ("branch-and-bound", None, args.max_seconds, args.max_patterns)
         line = (f"{plan.describe(estimate=False)}; branch and bound: estimated "

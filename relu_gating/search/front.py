@@ -229,12 +229,13 @@ def best_neuron(
 
 
 def resolve_auto(Phi: Any, *, max_seconds: Any, max_patterns: Any, memory: Any, enumerate_only: bool = False,
-                 tree: bool = True, plan: Any = None) -> tuple[str, Any, float | None, Any]:
+                 tree: bool = True, plan: Any = None, certificate: bool = False) -> tuple[str, Any, float | None, Any]:
     """``strategy="auto"`` resolved: ``(strategy, memory, max_seconds, max_patterns)`` to run.
 
     ``memory`` or ``enumerate_only`` (a pattern set or checkpoint was given) keep the
     enumeration; otherwise the plan chooses (:func:`relu_gating.search.plan.choose`; ``tree=False``:
-    not the branch and bound, whose certificate is a tree, not pattern lists; ``plan``: the
+    not the branch and bound, whose certificate is a tree, not pattern lists; ``certificate``: one
+    will be written, rank by search and verification; ``plan``: the
     :func:`~relu_gating.search.plan.plan_query` of ``Phi`` when the caller has it) and
     the limits it checked are lifted for the run (the enumeration's pattern cap, an auto
     time limit the enumeration has no use for).
@@ -245,7 +246,8 @@ def resolve_auto(Phi: Any, *, max_seconds: Any, max_patterns: Any, memory: Any, 
     check_strategy("auto", max_seconds)
     if memory is not None or enumerate_only:
         return "enumerate", memory, None, max_patterns
-    choice = choose(plan if plan is not None else plan_query(Phi), max_seconds=max_seconds, max_patterns=max_patterns, tree=tree)
+    plan = plan if plan is not None else plan_query(Phi)
+    choice = choose(plan, max_seconds=max_seconds, max_patterns=max_patterns, tree=tree, certificate=certificate)
     if choice.strategy == "branch-and-bound":
         return "branch-and-bound", None, choice.max_seconds, max_patterns
     return "enumerate", choice.memory, None, None

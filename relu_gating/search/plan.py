@@ -33,11 +33,14 @@ STREAM_MEMORY = 2 * 2**30
 
 # The cost model, fitted to measurements of benchmarks/calibrate_plan.py (docs/plan.md holds the
 # table of predicted against measured, and how to refit).  Time of the in-memory enumeration
-# (enumerate, bound, solve): ``T0 + patterns * (a + b * n) * f(m)`` seconds (one core); f grows
-# with m, where the exact solves come to dominate.
-T0_SECONDS = 1.0
-SECONDS_PER_PATTERN = (1.2e-6, 0.004e-6)
-_M_FACTOR = {2: 1.0, 3: 1.0, 4: 1.0, 5: 1.0, 6: 5.0, 7: 5.0, 8: 5.0, 9: 5.0}
+# (enumerate, bound, solve) on one core: ``T0_SECONDS + patterns * (a_m + b_m * n)``, with
+# ``(a_m, b_m)`` per column count m in ``ENUM_SECONDS`` (beyond the table: x3 per column, where
+# the exact solves come to dominate).  At d = 1 each pattern's bound costs O(n) (b_2); from
+# d = 2 on, a pattern costs about the same at any n (b_m small).
+T0_SECONDS = 0.3
+ENUM_SECONDS = {2: (2.0e-6, 0.0225e-6), 3: (2.5e-6, 0.0022e-6), 4: (1.5e-6, 0.0022e-6), 5: (1.5e-6, 0.0022e-6),
+                6: (9.0e-6, 0.0022e-6), 7: (12.0e-6, 0.0022e-6), 8: (45.0e-6, 0.0022e-6),
+                9: (150.0e-6, 0.0022e-6)}
 #: Peak bytes ``a + b * n + c * m`` per pattern of the in-memory enumeration (the pattern set and the
 #: search state: packed masks, witnesses, bounds), plus ``CHUNK_BYTES`` per sample and pattern of the
 #: bound chunk being worked on (``chunk_size`` patterns, 8192 by default: what dominates at d = 1;
@@ -51,12 +54,17 @@ STREAM_FACTOR = 1.5
 #: ``relu-gating patterns``: peak bytes per pattern ``a + b * n + c * m`` (the completeness check
 #: holds the masks unpacked) and seconds per pattern ``a + b * n`` (enumeration and check).
 PATTERNS_BYTES = (72.0, 2.2, 0.0)
-PATTERNS_SECONDS = (1.2e-6, 0.004e-6)
+PATTERNS_SECONDS = (1.0e-6, 0.013e-6)
 #: Branch and bound (a rough model: its work depends on the data, not only on the sizes), fitted
 #: to the ten measured runs of docs/plan.md (within 0.6-1.4x of them):
 #: ``c * n**p * patterns**q * m**r`` seconds; memory: the tree, small.
 BNB_SECONDS = (1.2e-8, 1.365, 0.329, 5.745)
+BNB_T0_SECONDS = 1.0  # the first incumbent: 10,000 random neurons and a local search
 BNB_BYTES = 300 * 2**20
+#: Verifying a certificate, in multiples of its search's time: the pattern lists of an enumeration
+#: (measured 166 s against a 32 s search, n = 300, d = 3, binary certificate; issue 26) and a tree.
+#: With a certificate to write (``certificate=True``, ``--out``), auto compares search + verification.
+VERIFY_FACTOR = {"enumerate": 5.0, "stream": 5.0, "branch-and-bound": 1.0}
 #: Auto refuses only when even the branch and bound's rough estimate exceeds the limit this many times.
 BNB_SLACK = 4.0
 
@@ -152,8 +160,11 @@ def _cover_bound(Phi: np.ndarray) -> tuple[int, int, int]:
     return cover_count(red.q, red.rank), int(red.rank), int(red.q)
 
 
-def _m_factor(m: int) -> float:
-    return _M_FACTOR.get(m, _M_FACTOR[max(_M_FACTOR)] * 2.0 ** (m - max(_M_FACTOR)))
+def seconds_per_pattern(n: int, m: int) -> float:
+    """Estimated seconds per pattern of the in-memory enumeration (``ENUM_SECONDS``)."""
+    top = max(ENUM_SECONDS)
+    a, b = ENUM_SECONDS[min(max(m, 2), top)]
+    return (a + b * n) * 3.0 ** max(0, m - top)
 
 
 def _chunk_bytes(N: float, n: int) -> float:
@@ -180,9 +191,8 @@ def estimate(strategy: str, n: int, m: int, patterns: int) -> Estimate:
     """
     N = float(patterns)
     if strategy in ("enumerate", "stream"):
-        a, b = SECONDS_PER_PATTERN
         ba, bb, bc = BYTES_PER_PATTERN
-        sec = T0_SECONDS + N * (a + b * n) * _m_factor(m)
+        sec = T0_SECONDS + N * seconds_per_pattern(n, m)
         mem = _BASE_BYTES + N * (ba + bb * n + bc * m) + _chunk_bytes(N, n)
         if strategy == "stream":
             return Estimate("stream", STREAM_FACTOR * sec, int(min(mem, _stream_budget())))
@@ -193,7 +203,7 @@ def estimate(strategy: str, n: int, m: int, patterns: int) -> Estimate:
         return Estimate("patterns", T0_SECONDS + N * (a + b * n), int(_BASE_BYTES + N * (ba + bb * n + bc * m)))
     if strategy == "branch-and-bound":
         c, p, q, r = BNB_SECONDS
-        return Estimate("branch-and-bound", T0_SECONDS + c * n ** p * max(N, 1.0) ** q * m ** r,
+        return Estimate("branch-and-bound", BNB_T0_SECONDS + c * n ** p * max(N, 1.0) ** q * m ** r,
                         int(_BASE_BYTES + BNB_BYTES))
     raise ValueError(f"unknown strategy {strategy!r}")
 
@@ -291,7 +301,7 @@ def _option(est: Estimate, flags: bool = True) -> str:
 
 
 def choose(plan: QueryPlan, *, max_seconds: float | None = None, max_patterns: Any = "auto",
-           tree: bool = True) -> Choice:
+           tree: bool = True, certificate: bool = False) -> Choice:
     """``strategy="auto"``: the fastest predicted option within the time limit and the memory budget.
 
     The options are in-memory enumeration (when its peak fits ``memory_budget()`` and its
@@ -299,7 +309,9 @@ def choose(plan: QueryPlan, *, max_seconds: float | None = None, max_patterns: A
     bound.  When none is predicted within ``max_seconds`` (default ``DEFAULT_MAX_SECONDS``),
     the branch and bound runs anyway if its rough estimate is within ``BNB_SLACK`` times the
     limit (it stops at the limit with the alpha reached); otherwise the query is refused.
-    ``tree=False`` leaves the branch and bound out (a certificate of pattern lists is wanted).
+    ``tree=False`` leaves the branch and bound out (a certificate of pattern lists is wanted);
+    ``certificate=True`` (a certificate will be written) ranks the options by search and
+    verification (``VERIFY_FACTOR``), the time limit still bounding the search alone.
 
     Raises
     ------
@@ -315,9 +327,11 @@ def choose(plan: QueryPlan, *, max_seconds: float | None = None, max_patterns: A
                bnb if tree else None)
     options = [e for e in allowed if e is not None and e.seconds <= limit]
     if options:
-        best = min(options, key=lambda e: e.seconds)
+        weight = (lambda e: 1.0 + VERIFY_FACTOR[e.strategy]) if certificate else (lambda e: 1.0)
+        best = min(options, key=lambda e: e.seconds * weight(e))
         others = ", ".join(_option(e, flags=False) for e in (enum, stream, bnb) if e is not best)
-        why = f"estimated {best.describe()}, the fastest within {format_seconds(limit)} ({others})"
+        what = "with its certificate's verification, " if certificate else ""
+        why = f"estimated {best.describe()}, {what}the fastest within {format_seconds(limit)} ({others})"
     elif tree and bnb.seconds <= BNB_SLACK * limit:
         best = bnb
         others = ", ".join(_option(e, flags=False) for e in (enum, stream))
