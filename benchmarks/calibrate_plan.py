@@ -181,9 +181,10 @@ def main(argv: list[str] | None = None) -> int:
                 r.update(load=_load(), threads=a.threads)
                 runs[(n, d)].append(r)
                 print(json.dumps(r), file=sys.stderr, flush=True)
-    if a.save:  # the raw runs first: a later --from re-reads them against a refitted plan
-        with open(a.save, "w") as fh:
-            json.dump({"args": vars(a), "load_before": load0, "runs": [r for c in cases for r in runs[c]]}, fh)
+                if a.save:  # the raw runs as they come: a later --from re-reads them against a refitted plan
+                    with open(a.save, "w") as fh:
+                        json.dump({"args": vars(a), "load_before": load0,
+                                   "runs": [x for c in cases for x in runs[c]]}, fh)
     rows = [summarize(runs[c], a.mode) for c in cases]
     print("| n | d | patterns | wall time | CPU time | predicted | ratio (CPU) | peak memory | predicted | ratio |")
     print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")

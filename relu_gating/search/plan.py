@@ -37,8 +37,8 @@ STREAM_MEMORY = 2 * 2**30
 # ``(a_m, b_m)`` per column count m in ``ENUM_SECONDS`` (beyond the table: x3 per column, where
 # the exact solves come to dominate).  At d = 1 each pattern's bound costs O(n) (b_2); from
 # d = 2 on, a pattern costs about the same at any n (b_m small).
-T0_SECONDS = 0.3
-ENUM_SECONDS = {2: (2.0e-6, 0.0225e-6), 3: (2.5e-6, 0.0022e-6), 4: (1.5e-6, 0.0022e-6), 5: (1.5e-6, 0.0022e-6),
+T0_SECONDS = 0.15
+ENUM_SECONDS = {2: (2.0e-6, 0.0225e-6), 3: (2.2e-6, 0.0022e-6), 4: (1.1e-6, 0.0022e-6), 5: (1.1e-6, 0.0022e-6),
                 6: (9.0e-6, 0.0022e-6), 7: (12.0e-6, 0.0022e-6), 8: (45.0e-6, 0.0022e-6),
                 9: (150.0e-6, 0.0022e-6)}
 #: Peak bytes ``a + b * n + c * m`` per pattern of the in-memory enumeration (the pattern set and the
@@ -56,15 +56,17 @@ STREAM_FACTOR = 1.5
 PATTERNS_BYTES = (72.0, 2.2, 0.0)
 PATTERNS_SECONDS = (1.0e-6, 0.013e-6)
 #: Branch and bound (a rough model: its work depends on the data, not only on the sizes), fitted
-#: to the ten measured runs of docs/plan.md (within 0.6-1.4x of them):
-#: ``c * n**p * patterns**q * m**r`` seconds; memory: the tree, small.
-BNB_SECONDS = (1.2e-8, 1.365, 0.329, 5.745)
+#: to the eleven measured runs of docs/plan.md (within 0.59-2.2x of them):
+#: ``BNB_T0_SECONDS + c * n**p * patterns**q * m**r`` seconds; memory: ``BNB_BYTES = (a, b)``,
+#: ``a + b * n`` bytes over the base (the tree and the LPs are small: 106-143 MB peaks measured).
+BNB_SECONDS = (3.21e-8, 1.26, 0.376, 4.977)
 BNB_T0_SECONDS = 1.0  # the first incumbent: 10,000 random neurons and a local search
-BNB_BYTES = 300 * 2**20
+BNB_BYTES = (30e6, 20e3)
 #: Verifying a certificate, in multiples of its search's time: the pattern lists of an enumeration
-#: (measured 166 s against a 32 s search, n = 300, d = 3, binary certificate; issue 26) and a tree.
+#: (binary certificate: 166 s against a 32 s search at n = 300, d = 3, issue 26; 14.3 s against 5 s
+#: at n = 200, d = 3, README) and a tree (4.3 s against 39.9 s CPU at n = 300, d = 3, docs/plan.md).
 #: With a certificate to write (``certificate=True``, ``--out``), auto compares search + verification.
-VERIFY_FACTOR = {"enumerate": 5.0, "stream": 5.0, "branch-and-bound": 1.0}
+VERIFY_FACTOR = {"enumerate": 4.0, "stream": 4.0, "branch-and-bound": 0.2}
 #: Auto refuses only when even the branch and bound's rough estimate exceeds the limit this many times.
 BNB_SLACK = 4.0
 
@@ -204,7 +206,7 @@ def estimate(strategy: str, n: int, m: int, patterns: int) -> Estimate:
     if strategy == "branch-and-bound":
         c, p, q, r = BNB_SECONDS
         return Estimate("branch-and-bound", BNB_T0_SECONDS + c * n ** p * max(N, 1.0) ** q * m ** r,
-                        int(_BASE_BYTES + BNB_BYTES))
+                        int(_BASE_BYTES + BNB_BYTES[0] + BNB_BYTES[1] * n))
     raise ValueError(f"unknown strategy {strategy!r}")
 
 
