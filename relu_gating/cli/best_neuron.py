@@ -41,8 +41,9 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentP
     p.add_argument("--method", default="auto", choices=("auto", "faces", "dnn", "spectral"),
                    help="per-pattern exact method of solvers/ (default auto)")
     p.add_argument("--max-patterns", type=_max_patterns, default="auto", metavar="N|auto|none",
-                   help="refuse, before any work, inputs with more patterns than this (Cover's bound; default "
-                        "auto: what fits in half this machine's memory, at most 30 million)")
+                   help="in-memory enumeration: refuse, before any work, inputs with more patterns than this "
+                        "(Cover's bound; default auto: what the plan says fits in half this machine's memory, at "
+                        "most 30 million); --strategy auto then streams or branches instead")
     p.add_argument("--checkpoint", default=None, metavar="FILE.npz",
                    help="save progress here; rerunning the same command resumes from it")
     p.add_argument("--memory", default=None, metavar="SIZE",

@@ -38,8 +38,8 @@ STREAM_MEMORY = 2 * 2**30
 # the exact solves come to dominate).  At d = 1 each pattern's bound costs O(n) (b_2); from
 # d = 2 on, a pattern costs about the same at any n (b_m small).
 T0_SECONDS = 0.15
-ENUM_SECONDS = {2: (2.0e-6, 0.0225e-6), 3: (2.2e-6, 0.0022e-6), 4: (1.1e-6, 0.0022e-6), 5: (1.1e-6, 0.0022e-6),
-                6: (9.0e-6, 0.0022e-6), 7: (12.0e-6, 0.0022e-6), 8: (45.0e-6, 0.0022e-6),
+ENUM_SECONDS = {2: (2.0e-6, 0.0225e-6), 3: (2.2e-6, 0.0022e-6), 4: (1.1e-6, 0.004e-6), 5: (1.1e-6, 0.004e-6),
+                6: (9.0e-6, 0.0022e-6), 7: (9.0e-6, 0.0022e-6), 8: (45.0e-6, 0.0022e-6),
                 9: (150.0e-6, 0.0022e-6)}
 #: Peak bytes ``a + b * n + c * m`` per pattern of the in-memory enumeration (the pattern set and the
 #: search state: packed masks, witnesses, bounds), plus ``CHUNK_BYTES`` per sample and pattern of the
