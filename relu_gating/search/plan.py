@@ -33,14 +33,15 @@ STREAM_MEMORY = 2 * 2**30
 
 # The cost model, fitted to measurements of benchmarks/calibrate_plan.py (docs/plan.md holds the
 # table of predicted against measured, and how to refit).  Time of the in-memory enumeration
-# (enumerate, bound, solve) on one core: ``T0_SECONDS + patterns * (a_m + b_m * n)``, with
-# ``(a_m, b_m)`` per column count m in ``ENUM_SECONDS`` (beyond the table: x3 per column, where
-# the exact solves come to dominate).  At d = 1 each pattern's bound costs O(n) (b_2); from
-# d = 2 on, a pattern costs about the same at any n (b_m small).
+# (enumerate, bound, solve) on one core: ``T0_SECONDS + patterns * (a_m + b_m * n + c_m * n**2)``,
+# with ``(a_m, b_m, c_m)`` per column count m in ``ENUM_SECONDS`` (beyond the table: x3 per column,
+# where the exact solves come to dominate).  At d = 1 a pattern's bound costs more than O(n)
+# (11 us at n = 2000, 225 us at n = 10,000, over 1 ms at n = 20,000); from d = 2 on, a pattern costs
+# about the same at any n.
 T0_SECONDS = 0.15
-ENUM_SECONDS = {2: (2.0e-6, 0.0225e-6), 3: (2.2e-6, 0.0022e-6), 4: (1.1e-6, 0.004e-6), 5: (1.1e-6, 0.004e-6),
-                6: (9.0e-6, 0.0022e-6), 7: (9.0e-6, 0.0022e-6), 8: (45.0e-6, 0.0022e-6),
-                9: (150.0e-6, 0.0022e-6)}
+ENUM_SECONDS = {2: (2.0e-6, 0.0, 2.25e-12), 3: (2.2e-6, 0.0022e-6, 0.0), 4: (1.1e-6, 0.004e-6, 0.0),
+                5: (1.1e-6, 0.004e-6, 0.0), 6: (9.0e-6, 0.0022e-6, 0.0), 7: (9.0e-6, 0.0022e-6, 0.0),
+                8: (45.0e-6, 0.0022e-6, 0.0), 9: (150.0e-6, 0.0022e-6, 0.0)}
 #: Peak bytes ``a + b * n + c * m`` per pattern of the in-memory enumeration (the pattern set and the
 #: search state: packed masks, witnesses, bounds), plus ``CHUNK_BYTES`` per sample and pattern of the
 #: bound chunk being worked on (``chunk_size`` patterns, 8192 by default: what dominates at d = 1;
@@ -165,8 +166,8 @@ def _cover_bound(Phi: np.ndarray) -> tuple[int, int, int]:
 def seconds_per_pattern(n: int, m: int) -> float:
     """Estimated seconds per pattern of the in-memory enumeration (``ENUM_SECONDS``)."""
     top = max(ENUM_SECONDS)
-    a, b = ENUM_SECONDS[min(max(m, 2), top)]
-    return (a + b * n) * 3.0 ** max(0, m - top)
+    a, b, c = ENUM_SECONDS[min(max(m, 2), top)]
+    return (a + b * n + c * n * n) * 3.0 ** max(0, m - top)
 
 
 def _chunk_bytes(N: float, n: int) -> float:
