@@ -68,6 +68,10 @@ BNB_BYTES = (30e6, 20e3)
 #: at n = 200, d = 3, README) and a tree (4.3 s against 39.9 s CPU at n = 300, d = 3, docs/plan.md).
 #: With a certificate to write (``certificate=True``, ``--out``), auto compares search + verification.
 VERIFY_FACTOR = {"enumerate": 4.0, "stream": 4.0, "branch-and-bound": 0.2}
+#: Auto enumerates only when that is estimated this many times faster than the branch and bound,
+#: whose peak memory is small and whose time suffers less on a busy machine (issue 26: two BLAS
+#: threads at load 3 made the enumeration 3-4x slower; the branch and bound runs on one thread).
+TREE_PREFERENCE = 1.3
 #: Auto refuses only when even the branch and bound's rough estimate exceeds the limit this many times.
 BNB_SLACK = 4.0
 
@@ -303,6 +307,13 @@ def _option(est: Estimate, flags: bool = True) -> str:
     return f"{_NAMES[est.strategy]}{f' ({flag})' if flags else ''}: {est.describe()}{rough}"
 
 
+def _rank(est: Estimate, certificate: bool) -> float:
+    """What auto minimises: estimated seconds (with the certificate's verification when one is written),
+    the branch and bound's divided by ``TREE_PREFERENCE``."""
+    sec = est.seconds * (1.0 + VERIFY_FACTOR[est.strategy] if certificate else 1.0)
+    return sec / TREE_PREFERENCE if est.strategy == "branch-and-bound" else sec
+
+
 def choose(plan: QueryPlan, *, max_seconds: float | None = None, max_patterns: Any = "auto",
            tree: bool = True, certificate: bool = False) -> Choice:
     """``strategy="auto"``: the fastest predicted option within the time limit and the memory budget.
@@ -314,7 +325,8 @@ def choose(plan: QueryPlan, *, max_seconds: float | None = None, max_patterns: A
     limit (it stops at the limit with the alpha reached); otherwise the query is refused.
     ``tree=False`` leaves the branch and bound out (a certificate of pattern lists is wanted);
     ``certificate=True`` (a certificate will be written) ranks the options by search and
-    verification (``VERIFY_FACTOR``), the time limit still bounding the search alone.
+    verification (``VERIFY_FACTOR``), the time limit still bounding the search alone.  The
+    enumeration must be estimated ``TREE_PREFERENCE`` times faster than the branch and bound.
 
     Raises
     ------
@@ -330,8 +342,7 @@ def choose(plan: QueryPlan, *, max_seconds: float | None = None, max_patterns: A
                bnb if tree else None)
     options = [e for e in allowed if e is not None and e.seconds <= limit]
     if options:
-        weight = (lambda e: 1.0 + VERIFY_FACTOR[e.strategy]) if certificate else (lambda e: 1.0)
-        best = min(options, key=lambda e: e.seconds * weight(e))
+        best = min(options, key=lambda e: _rank(e, certificate))
         others = ", ".join(_option(e, flags=False) for e in (enum, stream, bnb) if e is not best)
         what = "with its certificate's verification, " if certificate else ""
         why = f"estimated {best.describe()}, {what}the fastest within {format_seconds(limit)} ({others})"
