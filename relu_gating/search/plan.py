@@ -59,10 +59,11 @@ PATTERNS_SECONDS = (1.0e-6, 0.013e-6)
 #: Branch and bound (a rough model: its work depends on the data, not only on the sizes), fitted
 #: to the eleven measured runs of docs/plan.md (within 0.59-2.2x of them):
 #: ``BNB_T0_SECONDS + c * n**p * patterns**q * m**r`` seconds; memory: ``BNB_BYTES = (a, b)``,
-#: ``a + b * n`` bytes over the base (the tree and the LPs are small: 106-143 MB peaks measured).
+#: ``a + b * n`` bytes over the base: the tree and the LPs are small, the first incumbent's 10,000
+#: random neurons are not (n x 10,000 values: 106 MB peak at n = 30, 558 MB at n = 2000).
 BNB_SECONDS = (3.21e-8, 1.26, 0.376, 4.977)
 BNB_T0_SECONDS = 1.0  # the first incumbent: 10,000 random neurons and a local search
-BNB_BYTES = (30e6, 20e3)
+BNB_BYTES = (5e6, 0.22e6)
 #: Verifying a certificate, in multiples of its search's time: the pattern lists of an enumeration
 #: (binary certificate: 166 s against a 32 s search at n = 300, d = 3, issue 26; 14.3 s against 5 s
 #: at n = 200, d = 3, README) and a tree (4.3 s against 39.9 s CPU at n = 300, d = 3, docs/plan.md).
