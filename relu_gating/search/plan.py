@@ -1,11 +1,15 @@
-"""What a query will cost, known before any heavy work: patterns, time, memory, and the default limit.
+"""What a query will cost, known before any heavy work, and which strategy answers it.
 
 The pattern count is Cover's bound on the distinct hyperplanes (instant and an
-upper bound; exact in general position).  Time and memory follow the measured
-per-pattern costs of this implementation (``benchmarks/sizes.py`` measures them
-and prints the README's table of practical sizes, with these predictions side
-by side).  They are estimates: the count is an upper bound on degenerate data,
-and the machine may be busy.
+upper bound; exact in general position).  From it, :func:`estimate` predicts the
+time and peak memory of each strategy (in-memory enumeration, streamed
+enumeration, branch and bound, the ``patterns`` command), following the costs of
+this implementation measured by ``benchmarks/calibrate_plan.py`` (docs/plan.md:
+the table of predicted against measured).  :func:`choose` is ``strategy="auto"``:
+the fastest option within the time limit and half the memory, or a refusal naming
+every option with its estimate.  They are estimates: the count is an upper bound
+on degenerate data, the branch and bound's work depends on the data, and the
+machine may be busy.
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ STREAM_MEMORY = 2 * 2**30
 # (enumerate, bound, solve) on one core: ``T0_SECONDS + patterns * (a_m + b_m * n + c_m * n**2)``,
 # with ``(a_m, b_m, c_m)`` per column count m in ``ENUM_SECONDS`` (beyond the table: x3 per column,
 # where the exact solves come to dominate).  At d = 1 a pattern's bound costs more than O(n)
-# (11 us at n = 2000, 225 us at n = 10,000, over 1 ms at n = 20,000); from d = 2 on, a pattern costs
+# (under 25 us at n = 2000, 225 us at n = 10,000, over 1 ms at n = 20,000); from d = 2 on, a pattern costs
 # about the same at any n.
 T0_SECONDS = 0.15
 ENUM_SECONDS = {2: (2.0e-6, 0.0, 2.25e-12), 3: (2.2e-6, 0.0022e-6, 0.0), 4: (1.1e-6, 0.004e-6, 0.0),
