@@ -315,7 +315,8 @@ def _option(est: Estimate, flags: bool = True) -> str:
 def _rank(est: Estimate, certificate: bool) -> float:
     """What auto minimises: estimated seconds (with the certificate's verification when one is written),
     the branch and bound's divided by ``TREE_PREFERENCE``."""
-    sec = est.seconds * (1.0 + VERIFY_FACTOR[est.strategy] if certificate else 1.0)
+    fixed = BNB_T0_SECONDS if est.strategy == "branch-and-bound" else T0_SECONDS  # not verified again
+    sec = fixed + (est.seconds - fixed) * (1.0 + VERIFY_FACTOR[est.strategy] if certificate else 1.0)
     return sec / TREE_PREFERENCE if est.strategy == "branch-and-bound" else sec
 
 
