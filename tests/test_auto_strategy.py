@@ -195,3 +195,17 @@ def test_cli_auto_with_binary_out_keeps_pattern_lists(tmp_path, capsys, monkeypa
     monkeypatch.setattr(planmod, "seconds_per_pattern", lambda n, m: 1e-3)  # still within the limit, but slower
     assert main(["best-neuron", str(tmp_path / "X.npy"), "--K", "3", "--quiet", "--json", "--out", str(out)]) == 0
     assert json.loads(capsys.readouterr().out)["n_patterns"] == _cover(20, 2) and out.exists()
+
+
+def test_auto_answers_what_the_enumeration_refuses(tmp_path, capsys):
+    """A pattern cap the enumeration cannot meet: auto branches instead of refusing (exit 0, certified);
+    the enumeration alone refuses it (exit 2)."""
+    from relu_gating.cli import main
+
+    np.save(tmp_path / "X.npy", np.random.default_rng(5).normal(size=(20, 2)))
+    assert main(["best-neuron", str(tmp_path / "X.npy"), "--K", "3", "--max-patterns", "10", "--json"]) == 0
+    cap = capsys.readouterr()
+    assert json.loads(cap.out)["certified"] and "branch and bound: estimated" in cap.err
+    argv = ["best-neuron", str(tmp_path / "X.npy"), "--K", "3", "--max-patterns", "10", "--strategy", "enumerate"]
+    assert main(argv) == 2
+    assert "more than max_patterns = 10; options: " in capsys.readouterr().err
