@@ -63,7 +63,7 @@ CASES = [
     (["demo", "--plot", "{d}/nope/x.png"], "--plot"),
     (["demo", "--plot", "{d}"], "--plot"),
     (["report", "{d}/x.npy", "--laplacian", "normalized"], "--laplacian"),
-    (["best-neuron", "{d}/x.npy", "--max-patterns", "10"], "max_patterns = 10"),
+    (["best-neuron", "{d}/x.npy", "--strategy", "enumerate", "--max-patterns", "10"], "max_patterns = 10"),
     (["best-neuron", "{d}/x.npy", "--max-patterns", "0"], "--max-patterns"),
 ]
 
