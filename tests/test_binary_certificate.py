@@ -16,7 +16,7 @@ import zipfile
 import numpy as np
 import pytest
 
-import relu_gating.certificate._binary_verify as bv
+import relu_gating.checker._binary as bv
 from relu_gating import CertificateError, best_neuron, verify
 from relu_gating.certificate import BINARY_FORMAT, read_binary_meta, save_binary
 from relu_gating.cli import main
