@@ -25,12 +25,12 @@ from fractions import Fraction
 
 import numpy as np
 
-from relu_gating.checker._constants import BOUND_SLACK, CHUNK, EXACT_LIMIT, EXCLUDE_RTOL
+from relu_gating.checker._constants import BOUND_SLACK, CHUNK, EXACT_LIMIT, EXCLUDE_RTOL, ROUNDING_STEP
 from relu_gating.checker._floats import allow
 from relu_gating.checker._problem import StatedProblem
 from relu_gating.checker._rational import is_psd
 
-__all__ = ["prove", "excluded", "exact_claim", "pattern_pencils", "cap_bound", "pencil_bounds"]
+__all__ = ["prove", "excluded", "exact_claim", "exact_cap", "ladder", "pattern_pencils", "cap_bound", "pencil_bounds"]
 
 _TINY = np.finfo(float).tiny
 
@@ -111,6 +111,22 @@ def cap_bound(P: StatedProblem) -> float:
     return float(min(top_u, top * top + allow(n, K) * K))
 
 
+def ladder(claim: float) -> list:
+    """Where exact proofs of a claim are tried, in order (see ``ROUNDING_STEP``)."""
+    return [claim, claim + ROUNDING_STEP * max(1.0, abs(claim)), claim + BOUND_SLACK]
+
+
+def exact_cap(P: StatedProblem, claims: list) -> float:
+    """The first of ``claims`` at least ``lambda_max(M^T M)`` (the global cap), decided exactly."""
+    G = P.exact.mtm()
+    K = len(G)
+    for u in sorted(claims):
+        U = Fraction(float(u))
+        if np.isfinite(u) and is_psd([[U * (i == j) - G[i][j] for j in range(K)] for i in range(K)]):
+            return float(u)
+    return np.inf
+
+
 def _estimate(A: np.ndarray, B: np.ndarray, D: np.ndarray) -> float:
     """A float estimate of ``sup v^T (A + D) v / v^T B v`` (where to try an exact proof; decides nothing)."""
     w, W = np.linalg.eigh(B)
@@ -175,7 +191,7 @@ def _dual(P: StatedProblem, mask: np.ndarray, claim: float, rows: np.ndarray, N:
     proven = float(pencil_bounds(P, A, B, np.array([claim]), D[None], float(np.abs(Nc).sum()))[0])
     if proven > claim:
         est = _estimate(A[0], B[0], D)
-        return min(proven, exact_claim(P, mask, [claim, est * (1 + 1e-12) + 1e-15, claim + BOUND_SLACK], rows, N))
+        return min(proven, exact_claim(P, mask, ladder(claim) + [est * (1 + 1e-12) + 1e-15], rows, N))
     return proven
 
 
@@ -183,8 +199,8 @@ def prove(P: StatedProblem, masks: np.ndarray, claims: np.ndarray, evidence: dic
           exact: bool = False) -> np.ndarray:
     """The bound proven per pattern (min of pencil, support, cap and dual evidence; ``-inf`` where
     no neuron is admissible).  ``exact``: every claim decided in exact rationals."""
-    if exact:
-        return _prove_exact(P, masks, claims, evidence, pruned)
+    if exact:  # the float proofs only choose where the exact ones are tried
+        return _prove_exact(P, masks, claims, evidence, pruned, prove(P, masks, claims, evidence, pruned))
     out = np.empty(claims.size)
     cap = cap_bound(P)
     for s in range(0, claims.size, CHUNK):
@@ -199,10 +215,12 @@ def prove(P: StatedProblem, masks: np.ndarray, claims: np.ndarray, evidence: dic
     for i, (rows, N) in evidence.items():
         if 0 <= i < out.size and out[i] > claims[i]:
             out[i] = min(out[i], _dual(P, masks[i], claims[i], rows, N))
-    coarse = np.flatnonzero((out > claims + BOUND_SLACK) & np.isfinite(claims) & ~pruned)
+    # floats too coarse: claims unproven, or proven only above every claim (they would raise the upper bound)
+    top = float(np.max(claims[np.isfinite(claims)], initial=-np.inf))
+    coarse = np.flatnonzero(((out > claims + BOUND_SLACK) | ((out > claims) & (out > top))) & np.isfinite(claims)
+                            & ~pruned)
     for i in coarse[:EXACT_LIMIT]:
-        if int(i) not in evidence:
-            out[i] = min(out[i], exact_claim(P, masks[i], [claims[i], claims[i] + BOUND_SLACK]))
+        out[i] = min(out[i], exact_claim(P, masks[i], ladder(claims[i])))
     for i in np.flatnonzero(pruned | (out > claims + BOUND_SLACK)):
         if excluded(P, masks[i]):
             out[i] = -np.inf
@@ -210,17 +228,17 @@ def prove(P: StatedProblem, masks: np.ndarray, claims: np.ndarray, evidence: dic
 
 
 def _prove_exact(P: StatedProblem, masks: np.ndarray, claims: np.ndarray, evidence: dict,
-                 pruned: np.ndarray) -> np.ndarray:
+                 pruned: np.ndarray, floats: np.ndarray) -> np.ndarray:
     out = np.full(claims.size, np.inf)
     for i in range(claims.size):
         if pruned[i] and excluded(P, masks[i]):
             out[i] = -np.inf
             continue
-        ladder = [claims[i], claims[i] + BOUND_SLACK]
+        steps = sorted(set(ladder(claims[i]) + (ladder(floats[i]) if np.isfinite(floats[i]) else [])))
         rows, N = evidence.get(i, (None, None))
-        out[i] = exact_claim(P, masks[i], ladder, rows, N)
+        out[i] = min(exact_claim(P, masks[i], steps, rows, N), exact_cap(P, steps))
         if not np.isfinite(out[i]):
-            out[i] = exact_claim(P, masks[i], ladder)
+            out[i] = exact_claim(P, masks[i], steps)
         if not np.isfinite(out[i]) and excluded(P, masks[i]):
             out[i] = -np.inf
     return out

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["VALUE_TOL", "BOUND_SLACK", "EXCLUDE_RTOL", "PATTERN_RTOL", "FORM_EPS_FACTOR", "SIGMA_MIN",
+__all__ = ["VALUE_TOL", "BOUND_SLACK", "ROUNDING_STEP", "EXCLUDE_RTOL", "PATTERN_RTOL", "FORM_EPS_FACTOR", "SIGMA_MIN",
            "UK_ORTHONORMAL_TOL", "EXACT_LIMIT", "CHUNK", "MAX_INT", "MAX_NODES", "MAX_MEMBER_BYTES", "EPS"]
 
 EPS = float(np.finfo(float).eps)
@@ -22,6 +22,10 @@ VALUE_TOL = 1e-9
 #: rounds its bounds, and an exact proof at ``claim + BOUND_SLACK`` is accepted as proving
 #: ``claim + BOUND_SLACK``.
 BOUND_SLACK = 1e-7
+#: Where floats cannot prove a claim ``u``, exact proofs are tried at ``u``, at
+#: ``u + ROUNDING_STEP * max(1, |u|)`` (a claim rounded to nearest, not up, by the search) and at
+#: ``u + BOUND_SLACK``; the first that holds is the proven bound.
+ROUNDING_STEP = 2.0**-40
 #: The objective's own definition: a neuron with ``||(I - Pi_H) h|| <= EXCLUDE_RTOL ||h||`` is
 #: excluded.  An exclusion *claim* is decided exactly against this definition.
 EXCLUDE_RTOL = 1e-9

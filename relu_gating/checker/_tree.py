@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from relu_gating.checker._bounds import cap_bound, exact_claim, excluded, prove
-from relu_gating.checker._constants import BOUND_SLACK, MAX_NODES, SIGMA_MIN
+from relu_gating.checker._bounds import cap_bound, exact_cap, exact_claim, excluded, ladder, prove
+from relu_gating.checker._constants import MAX_NODES, SIGMA_MIN
 from relu_gating.checker._floats import allow, fro, gamma, projector_gap
 from relu_gating.checker._problem import StatedProblem, pow2_scales
 from relu_gating.checker._rational import is_psd, solve
@@ -89,7 +89,7 @@ def _exact_node(P: StatedProblem, signs: np.ndarray, zero: np.ndarray, ladder: l
     zrows = [(i, E.Y[i] + [0] * len(und)) for i in np.flatnonzero((signs > 0) & ~zero).tolist()]
     zrows += [(i, [0] * (r + k) + [1] + [0] * (len(und) - k - 1)) for k, i in enumerate(und)]
     A, B, _ = E.forms(zrows, p)
-    for u in ladder:
+    for u in sorted(ladder):
         U = Fraction(float(u))
         if is_psd([[U * B[i][j] - A[i][j] for j in range(p)] for i in range(p)]):
             return float(u)
@@ -195,9 +195,11 @@ def _leaf(node: list, signs: np.ndarray, N: _Node, exact: bool) -> tuple[float, 
         return np.inf, np.inf, "a leaf bound is not a number"
     if np.isnan(claim):
         return np.inf, np.inf, "a leaf bound is not a number"
-    ladder = [claim, claim + BOUND_SLACK]
-    proven = _exact_node(P, signs, N.zero, ladder) if exact else min(node_bound(N, signs), N.cap)
-    if kind == "c" and decided and len(node) >= 4 and proven > claim:
+    proven = min(node_bound(N, signs), N.cap)
+    steps = sorted(set(ladder(claim) + (ladder(proven) if np.isfinite(proven) else [])))
+    if exact:  # the float bound only chooses where the exact proofs are tried
+        proven = min(_exact_node(P, signs, N.zero, steps), exact_cap(P, steps))
+    if kind == "c" and decided and len(node) >= 4 and (proven > claim or exact):
         try:
             rows = np.array([as_int(j, "a chamber leaf's row", 0, P.n - 1) for j in node[2]], dtype=np.int64)
             Nm = np.asarray(node[3], dtype=float).reshape(rows.size, rows.size)
@@ -208,7 +210,7 @@ def _leaf(node: list, signs: np.ndarray, N: _Node, exact: bool) -> tuple[float, 
     if kind == "d" and len(node) == 5 and proven > claim and not exact:
         proven = min(proven, lifted_bound(P, signs, N.zero, claim, node[2], node[3], node[4]))
     if kind == "d" and exact and proven > claim:
-        proven = min(proven, exact_claim(P, mask, ladder) if decided else np.inf)
+        proven = min(proven, exact_claim(P, mask, steps) if decided else np.inf)
     return claim, proven, ""
 
 
