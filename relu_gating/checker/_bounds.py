@@ -70,7 +70,7 @@ def pencil_bounds(P: StatedProblem, A: np.ndarray, B: np.ndarray, ub: np.ndarray
     ubc = np.where(np.isfinite(ub), ub, 0.0)
     C = ubc[:, None, None] * B - A - (0.0 if D is None else D)
     mag = np.abs(ubc) * _trace(B) + _trace(A) + (0.0 if D is None else np.abs(D).sum(axis=(1, 2)))
-    delta = allow(P.n, r) * mag + np.array([P.basis_allowance(u, normD) for u in ubc]) + _TINY
+    delta = allow(P.n, r) * mag + P.basis_allowance(ubc, normD) + _TINY
     lam = np.linalg.eigvalsh(C)[:, 0]
     beta = np.linalg.eigvalsh(B)[:, 0] - allow(P.n, r) * _trace(B) - P.basis_allowance(1.0)
     short = np.maximum(delta - lam, 0.0)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["VALUE_TOL", "BOUND_SLACK", "ROUNDING_STEP", "EXCLUDE_RTOL", "PATTERN_RTOL", "FORM_EPS_FACTOR", "SIGMA_MIN",
-           "UK_ORTHONORMAL_TOL", "EXACT_LIMIT", "CHUNK", "MAX_INT", "MAX_NODES", "MAX_MEMBER_BYTES", "EPS"]
+           "UK_ORTHONORMAL_TOL", "EXACT_LIMIT", "CHUNK", "MAX_INT", "MAX_NODES", "FARKAS_BATCH", "MAX_MEMBER_BYTES", "EPS"]
 
 EPS = float(np.finfo(float).eps)
 
@@ -48,6 +48,8 @@ EXACT_LIMIT = 20_000
 CHUNK = 4096
 #: Largest integer accepted in a certificate's integer fields (sizes, counts, indices).
 MAX_INT = 1 << 62
+#: Implied signs of a tree collected before one vectorised float check (bounded memory).
+FARKAS_BATCH = 8192
 #: Tree certificates with more nodes than this are refused as malformed.
 MAX_NODES = 50_000_000
 #: Largest ``.npz`` member the checker reads whole (meta and evidence); the per-pattern columns

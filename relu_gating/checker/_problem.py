@@ -70,12 +70,12 @@ class StatedProblem:
         """The same problem in exact arithmetic (built on first use)."""
         return ExactProblem(self)
 
-    def basis_allowance(self, u: float, extra: float = 0.0) -> float:
+    def basis_allowance(self, u: Any, extra: float = 0.0) -> Any:
         """How much the float pencil ``u B_S - A_S - D`` in the basis ``Q`` (``||D|| <= extra``)
         can differ in norm from the exact one in an exact orthonormal basis of ``col(Phi)``."""
         e = self.eps_Q
         normM = fro(self.M)
-        return ((2 * e + e * e) * (abs(u) + normM**2 + extra) + abs(u) * self.eta_H
+        return ((2 * e + e * e) * (np.abs(u) + normM**2 + extra) + np.abs(u) * self.eta_H
                 + self.d_M * (2 * normM + self.d_M))
 
 

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from relu_gating.checker._bounds import cap_bound, exact_cap, exact_claim, excluded, ladder, prove
-from relu_gating.checker._constants import MAX_NODES, SIGMA_MIN
+from relu_gating.checker._constants import FARKAS_BATCH, MAX_NODES, SIGMA_MIN
 from relu_gating.checker._floats import allow, fro, gamma, projector_gap
 from relu_gating.checker._problem import StatedProblem, pow2_scales
 from relu_gating.checker._rational import is_psd, solve
@@ -144,40 +144,61 @@ def lifted_bound(P: StatedProblem, signs: np.ndarray, zero: np.ndarray, claim: f
     return float(claim) if float(np.linalg.eigvalsh(0.5 * (slack + slack.T))[0]) > allowance else np.inf
 
 
-def _implied_float(A: np.ndarray, b: np.ndarray) -> int:
-    """Signs of the solution of a square ``A y = b``: 1 all positive, -1 one negative, 0 undecided,
-    from ``X ~ A^{-1}`` with ``delta >= ||I - X A||_inf < 1/2`` (products bounded by ``gamma``)."""
-    m = A.shape[0]
-    if not (np.all(np.isfinite(A)) and np.all(np.isfinite(b))):
-        return 0
+def _implied_float(A: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Signs of the solutions of a stack of square systems ``A y = b`` (c, r, r), (c, r): 1 all
+    positive, -1 one negative, 0 undecided; from ``X ~ A^{-1}`` with ``delta >= ||I - X A||_inf <
+    1/2`` (products bounded by ``gamma``), every ``|y_j - y~_j| <= ||X||_inf / (1 - delta) rho``."""
+    c, r = b.shape
+    out = np.zeros(c, dtype=np.int8)
     with np.errstate(all="ignore"):
-        try:
-            X = np.linalg.inv(A)
-        except np.linalg.LinAlgError:
-            return 0
+        fine = np.all(np.isfinite(A), axis=(1, 2)) & np.all(np.isfinite(b), axis=1)
+        fine &= (np.abs(A).max(axis=(1, 2)) < 1e150) & (np.abs(b).max(axis=1) < 1e150)
+        sv = np.linalg.svd(np.where(fine[:, None, None], A, np.eye(r)), compute_uv=False)
+        fine &= sv[:, -1] > 1e-12 * sv[:, 0]  # only chooses which systems floats try; the rest go exact
+        idx = np.flatnonzero(fine)
+        if idx.size == 0:
+            return out
+        A, b = A[idx], b[idx]
+        X = np.linalg.inv(A)
         aX, aA = np.abs(X), np.abs(A)
-        delta = 2.0 * (np.abs(np.eye(m) - X @ A).sum(axis=1).max() + gamma(m + 1) * (aX @ aA).sum(axis=1).max())
-        y = X @ b
-        rho = 2.0 * (np.abs(b - A @ y).max() + gamma(m + 2) * (np.abs(b) + aA @ np.abs(y)).max()) + 1e-300
-        margin = 2.0 * aX.sum(axis=1).max() / (1.0 - delta) * rho
-    if not (np.isfinite(margin) and np.all(np.isfinite(y)) and delta < 0.5 and aX.max() < 1e150 and aA.max() < 1e150):
-        return 0
-    return 1 if np.all(y > margin) else (-1 if np.any(y < -margin) else 0)
+        delta = 2.0 * (np.abs(np.eye(r) - X @ A).sum(axis=2).max(axis=1) + gamma(r + 1) * (aX @ aA).sum(axis=2).max(axis=1))
+        y = (X @ b[:, :, None])[:, :, 0]
+        res = np.abs(b - (A @ y[:, :, None])[:, :, 0]).max(axis=1)
+        rho = 2.0 * (res + gamma(r + 2) * (np.abs(b) + (aA @ np.abs(y)[:, :, None])[:, :, 0]).max(axis=1)) + 1e-300
+        margin = 2.0 * aX.sum(axis=2).max(axis=1) / (1.0 - delta) * rho
+        good = (delta < 0.5) & np.all(np.isfinite(y), axis=1) & np.isfinite(margin) & (aX.max(axis=(1, 2)) < 1e150)
+    pos = good & np.all(y > margin[:, None], axis=1)
+    neg = good & np.any(y < -margin[:, None], axis=1)
+    out[idx[pos]] = 1
+    out[idx[neg & ~pos]] = -1
+    return out
 
 
-def implied(P: StatedProblem, i: int, s: int, rows: list[int], rsigns: list[int], exact: bool) -> bool:
-    """``s phi_i = sum_j y_j s_j phi_j`` with ``y >= 0`` over the decided ``rows``: floats accept or
-    refuse with a rigorous margin (square systems), else the basic solution in exact rationals."""
-    Phi = P.Phi_r
-    A = (np.array(rsigns, dtype=float)[:, None] * Phi[rows]).T
-    if not exact and len(rows) == Phi.shape[1]:
-        got = _implied_float(A, s * Phi[i])
-        if got:
-            return got > 0
-    E = P.exact
-    Ai = [[rsigns[c] * E.Y[rows[c]][t] for c in range(len(rows))] for t in range(Phi.shape[1])]
-    y = solve(Ai, [s * v for v in E.Y[i]])
+def _implied_exact(P: StatedProblem, i: int, s: int, rows: list[int], rsigns: list[int]) -> bool:
+    """The basic solution of ``s phi_i = sum_j y_j s_j phi_j`` in exact rationals, all ``y_j >= 0``."""
+    Y = P.exact.Y
+    Ai = [[rsigns[c] * Y[rows[c]][t] for c in range(len(rows))] for t in range(len(Y[i]))]
+    y = solve(Ai, [s * v for v in Y[i]])
     return y is not None and all(v >= 0 for v in y)
+
+
+def implied(P: StatedProblem, claims: list, exact: bool) -> int | None:
+    """Check implied signs ``(node, i, s, rows, row signs)``: ``s phi_i`` a nonnegative combination of
+    the signed decided rows.  Floats accept or refuse square systems in one vectorised pass with a
+    rigorous margin; the rest are decided exactly.  Returns the first failing node, or None."""
+    r = P.Phi_r.shape[1]
+    dec = np.zeros(len(claims), dtype=np.int8)
+    sq = [k for k, cl in enumerate(claims) if len(cl[3]) == r]
+    if sq and not exact:
+        R = np.array([claims[k][3] for k in sq], dtype=np.int64)
+        RS = np.array([claims[k][4] for k in sq], dtype=float)
+        A = np.transpose(RS[:, :, None] * P.Phi_r[R], (0, 2, 1))
+        b = np.array([claims[k][2] for k in sq], dtype=float)[:, None] * P.Phi_r[[claims[k][1] for k in sq]]
+        dec[sq] = _implied_float(A, b)
+    for k, (node, i, s, rows, rs) in enumerate(claims):
+        if dec[k] < 0 or (dec[k] == 0 and not _implied_exact(P, i, s, rows, rs)):
+            return node
+    return None
 
 
 def _leaf(node: list, signs: np.ndarray, N: _Node, exact: bool) -> tuple[float, float, str]:
@@ -214,6 +235,15 @@ def _leaf(node: list, signs: np.ndarray, N: _Node, exact: bool) -> tuple[float, 
     return claim, proven, ""
 
 
+def _failed(P: StatedProblem, pending: list, exact: bool) -> list[str]:
+    """Check the collected implied signs (emptying ``pending``): the first failure as a reason."""
+    bad = implied(P, pending, exact) if pending else None
+    out = [] if bad is None else [f"node {bad}: the implied sign of row {next(c[1] for c in pending if c[0] == bad)} "
+                                  f"is not proven by its Farkas rows"]
+    pending.clear()
+    return out
+
+
 def walk(nodes: Any, P: StatedProblem, exact: bool = False) -> tuple[list, list[str], dict]:
     """Check the tree's structure and every leaf: (leaves as (index, claim, proven), reasons, counts)."""
     if not isinstance(nodes, list) or len(nodes) > MAX_NODES:
@@ -221,7 +251,7 @@ def walk(nodes: Any, P: StatedProblem, exact: bool = False) -> tuple[list, list[
     N = _Node(P)
     signs = np.where(N.zero, -1, 0).astype(np.int8)
     stack: list = [("visit",)]
-    pos, leaves, reasons = 0, [], []
+    pos, leaves, reasons, pending = 0, [], [], []
     counts = {"split": 0, "implied": 0, "leaves": 0}
     while stack and not reasons:
         task = stack.pop()
@@ -245,11 +275,14 @@ def walk(nodes: Any, P: StatedProblem, exact: bool = False) -> tuple[list, list[
                 s = node[2] if len(node) == 4 else None
                 rows = [as_int(j, f"tree node {idx} row", 0, P.n - 1) for j in node[3]] \
                     if len(node) == 4 and isinstance(node[3], list) else []
-                if s not in (1, -1) or isinstance(s, bool) or not rows or any(signs[j] == 0 or j == i for j in rows) \
-                        or not implied(P, i, int(s), rows, [int(signs[j]) for j in rows], exact):
+                if s not in (1, -1) or isinstance(s, bool) or not rows or any(signs[j] == 0 or j == i for j in rows):
                     reasons.append(f"node {idx}: the implied sign of row {i} is not proven by its Farkas rows")
+                    break
+                pending.append((idx, i, int(s), rows, [int(signs[j]) for j in rows]))
+                if len(pending) >= FARKAS_BATCH:
+                    reasons += _failed(P, pending, exact)
                 counts["implied"] += 1
-                stack += [("set", i, 0), ("visit",), ("set", i, int(s or 1))]
+                stack += [("set", i, 0), ("visit",), ("set", i, int(s))]
         elif kind in ("b", "c", "d", "x"):
             counts["leaves"] += 1
             claim, proven, why = _leaf(node, signs, N, exact)
@@ -258,6 +291,8 @@ def walk(nodes: Any, P: StatedProblem, exact: bool = False) -> tuple[list, list[
             leaves.append((idx, claim, proven))
         else:
             reasons.append(f"node {idx}: unknown node {node!r:.40}")
+    if not reasons:
+        reasons += _failed(P, pending, exact)
     if not reasons and pos != len(nodes):
         reasons.append(f"tree has {len(nodes) - pos} node(s) beyond its last leaf")
     return leaves, reasons, counts
