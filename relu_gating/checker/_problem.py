@@ -147,12 +147,11 @@ def _features(features: Any, n: int) -> tuple[np.ndarray | None, str, str | None
     return H, "array", array_sha256(H)
 
 
-def _basis(X: np.ndarray, rank: int) -> tuple[np.ndarray, float]:
-    """Orthonormal basis of ``col(X)`` (columns scaled by powers of two, SVD, the exact rank) and
-    its proven distance to an exact one."""
-    Xs = X * pow2_scales(X)
-    O = np.linalg.svd(Xs, full_matrices=False)[0][:, :rank]
-    return O, basis_error(O, Xs[:, pivot_columns(Xs)])
+def _basis(Xs: np.ndarray, piv: list[int]) -> tuple[np.ndarray, float]:
+    """Orthonormal basis of ``col(Xs)`` (SVD, the exact rank ``len(piv)``) and its proven distance
+    to an exact one."""
+    O = np.linalg.svd(Xs, full_matrices=False)[0][:, :len(piv)]
+    return O, basis_error(O, Xs[:, piv])
 
 
 def state_problem(Phi: Any, U_K: Any, features: Any) -> StatedProblem:
@@ -170,12 +169,13 @@ def state_problem(Phi: Any, U_K: Any, features: Any) -> StatedProblem:
     H, spec, sha = _features(features, n)
     Phi_s = Phi * pow2_scales(Phi)
     piv = pivot_columns(Phi_s)
-    Q, eps_Q = _basis(Phi, len(piv))
+    Q, eps_Q = _basis(Phi_s, piv)
     QH, eta_H, d_M, M = None, 0.0, 0.0, U
     if H is not None:
-        QH, _ = _basis(H, len(pivot_columns(H)))
         Hs = H * pow2_scales(H)
-        eta_H = projector_gap(QH, Hs[:, pivot_columns(Hs)])[0]
+        hpiv = pivot_columns(Hs)
+        QH, _ = _basis(Hs, hpiv)
+        eta_H = projector_gap(QH, Hs[:, hpiv])[0]
         M = U - QH @ (QH.T @ U)
         d_M = eta_H * fro(U) + gamma(n + QH.shape[1] + 2) * fro(np.abs(U) + np.abs(QH) @ (np.abs(QH).T @ np.abs(U)))
     return StatedProblem(Phi, U, H, Q, M, QH, Phi_s[:, piv], spec, sha, eps_Q, eta_H, d_M)

@@ -74,9 +74,9 @@ def is_psd(C: Sequence[Sequence]) -> bool:
 
 
 def pivot_columns(A: np.ndarray) -> list[int]:
-    """Pivot columns of a float matrix taken as exact rationals (their number is its rank)."""
+    """Pivot columns of a float matrix taken as exact rationals (their number is its rank):
+    fraction-free elimination on its rows scaled to integers (row scaling keeps the pivots)."""
     rows = [row_to_ints(r) for r in np.asarray(A, dtype=float) if np.any(r != 0)]
-    rows = [[Fraction(x) for x in r] for r in rows]
     piv: list[int] = []
     for c in range(A.shape[1] if A.ndim == 2 else 0):
         p = next((i for i in range(len(piv), len(rows)) if rows[i][c] != 0), None)
@@ -84,10 +84,14 @@ def pivot_columns(A: np.ndarray) -> list[int]:
             continue
         k = len(piv)
         rows[k], rows[p] = rows[p], rows[k]
+        pr = rows[k]
         for i in range(k + 1, len(rows)):
             if rows[i][c] != 0:
-                f = rows[i][c] / rows[k][c]
-                rows[i] = [a - f * b for a, b in zip(rows[i], rows[k])]
+                new = [a * pr[c] - rows[i][c] * b for a, b in zip(rows[i], pr)]
+                g = 0
+                for x in new:
+                    g = math.gcd(g, x)
+                rows[i] = [x // g for x in new] if g > 1 else new
         piv.append(c)
     return piv
 
