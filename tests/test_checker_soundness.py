@@ -271,3 +271,45 @@ def test_absurd_declared_shape_in_binary_certificate_refused(small, tmp_path):
     with pytest.raises(CertificateError) as err:
         verify(str(out), Phi, U, "bias")
     assert "\n" not in str(err.value) and "stored bytes" in str(err.value)
+
+
+# ---------------------------------------------------------------- near-duplicate samples
+
+
+def _near_duplicates(seed: int):
+    """7 points in 3-d, each duplicated with 1e-13 jitter; kNN graph, K = 4; bias features (the
+    issue's family: the old verifier accepted a bound beaten by an exact witness on seeds 7 and 10)."""
+    import relu_gating as rg
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(7, 3))
+    X = np.r_[X, X + 1e-13 * rng.normal(size=(7, 3))]
+    U = rg.low_frequency_basis(rg.laplacian(rg.sample_graph(X, kind="knn", n_neighbors=4)), 4).U_K
+    return rg.layer_input(X), U
+
+
+@pytest.mark.parametrize("seed", [0, 7, 10] + [pytest.param(s, marks=pytest.mark.slow) for s in (1, 2, 3, 4, 5, 6, 8, 9, 11)])
+def test_near_duplicates_no_accepted_bound_beaten_by_an_exact_interior_point(seed):
+    """Every pattern bound the checker accepts is at least the exact objective of that pattern's
+    strict witness (an interior point; the old verifier accepted a bound of 8.4e-13 on a chamber
+    whose witness has exact objective 0.194), and a certified answer is at least every witness."""
+    from relu_gating.checker._bounds import prove
+    from relu_gating.checker._problem import state_problem
+    from relu_gating.checker._read import parse_patterns
+
+    Phi, U = _near_duplicates(seed)
+    d = json.loads(json.dumps(best_neuron(Phi, U).to_dict()))
+    rep = verify(d, Phi, U, "bias")
+    P = state_problem(Phi, U, "bias")
+    p = parse_patterns(d, *Phi.shape)
+    masks = np.unpackbits(p.packed, axis=1, count=Phi.shape[0]).astype(bool)
+    proven = prove(P, masks, p.bounds, p.evidence, p.settlement == 3)
+    H = np.ones((Phi.shape[0], 1))
+    for k, w in enumerate(p.witnesses):
+        h = np.maximum(Phi @ w, 0)
+        if not h.any() or np.ptp(h[h > 0]) == 0 and h.all():
+            continue  # an excluded neuron (0, or constant): no objective
+        q = exact_objective(Phi, U, H, w)
+        assert q <= Fraction(float(proven[k])) + Fraction(1, 10**12), (k, float(q), proven[k], p.bounds[k])
+        if rep.certified:
+            assert float(q) <= rep.value / rep.alpha + 1e-9
