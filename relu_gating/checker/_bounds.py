@@ -155,12 +155,19 @@ def exact_claim(P: StatedProblem, mask: np.ndarray, claims: list, rows: np.ndarr
     E = P.exact
     r = P.Phi_r.shape[1]
     A, B, _ = E.forms(E.pattern(mask), r)
-    D = _exact_D(P, mask, rows, N) if rows is not None and len(rows) else None
+    Ds = [None]
+    if rows is not None and len(rows):
+        # the evidence, then its multipliers on the active rows only (still valid evidence: where
+        # S Phi has an exact kernel, inactive rows see it and the active ones do not)
+        act = np.flatnonzero(mask[rows])
+        Ds = [_exact_D(P, mask, rows, N)] + ([_exact_D(P, mask, rows[act], N[np.ix_(act, act)])]
+                                             if 0 < act.size < len(rows) else [])
     for u in sorted({float(c) for c in claims if np.isfinite(c)}):
         U = Fraction(u)
-        C = [[U * B[i][j] - A[i][j] - (0 if D is None else D[i][j]) for j in range(r)] for i in range(r)]
-        if is_psd(C):
-            return u
+        for D in Ds:
+            C = [[U * B[i][j] - A[i][j] - (0 if D is None else D[i][j]) for j in range(r)] for i in range(r)]
+            if is_psd(C):
+                return u
     return np.inf
 
 
