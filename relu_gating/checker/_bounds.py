@@ -30,7 +30,7 @@ from relu_gating.checker._floats import allow
 from relu_gating.checker._problem import StatedProblem
 from relu_gating.checker._rational import is_psd
 
-__all__ = ["prove", "excluded", "exact_claim", "exact_cap", "ladder", "pattern_pencils", "cap_bound", "pencil_bounds"]
+__all__ = ["prove", "excluded", "exact_claim", "exact_cap", "ladder", "psd_excluding", "pattern_pencils", "cap_bound", "pencil_bounds"]
 
 _TINY = np.finfo(float).tiny
 
@@ -154,7 +154,7 @@ def exact_claim(P: StatedProblem, mask: np.ndarray, claims: list, rows: np.ndarr
     """The first of ``claims`` at which ``u B_S - A_S - D`` is PSD in exact rationals (``inf`` if none)."""
     E = P.exact
     r = P.Phi_r.shape[1]
-    A, B, _ = E.forms(E.pattern(mask), r)
+    A, B, ZZ = E.forms(E.pattern(mask), r)
     Ds = [None]
     if rows is not None and len(rows):
         # the evidence, then its multipliers on the active rows only (still valid evidence: where
@@ -163,12 +163,26 @@ def exact_claim(P: StatedProblem, mask: np.ndarray, claims: list, rows: np.ndarr
         Ds = [_exact_D(P, mask, rows, N)] + ([_exact_D(P, mask, rows[act], N[np.ix_(act, act)])]
                                              if 0 < act.size < len(rows) else [])
     for u in sorted({float(c) for c in claims if np.isfinite(c)}):
-        U = Fraction(u)
         for D in Ds:
-            C = [[U * B[i][j] - A[i][j] - (0 if D is None else D[i][j]) for j in range(r)] for i in range(r)]
-            if is_psd(C):
+            if psd_excluding(u, A, B, ZZ, D):
                 return u
     return np.inf
+
+
+def psd_excluding(u: float, A: list, B: list, ZZ: list, D: list | None) -> bool:
+    """``u`` bounds the objective: ``u B - A - D`` PSD, or, counting only admissible neurons
+    (``B > EXCLUDE_RTOL^2 ZZ``; S-lemma with ``lam = ROUNDING_STEP max(1, |u|)``),
+    ``(u - lam) B - A - D + lam EXCLUDE_RTOL^2 ZZ`` PSD: then ``u B - A >= D + lam (B - tau^2 ZZ) >= 0``
+    on every admissible neuron of the cone (nearly excluded directions no longer count)."""
+    r = len(A)
+    U, lam = Fraction(u), Fraction(ROUNDING_STEP * max(1.0, abs(u)))
+    t2 = lam * Fraction(EXCLUDE_RTOL) ** 2
+    for V, w in ((U, 0), (U - lam, t2)):
+        C = [[V * B[i][j] - A[i][j] - (0 if D is None else D[i][j]) + w * ZZ[i][j] for j in range(r)]
+             for i in range(r)]
+        if is_psd(C):
+            return True
+    return False
 
 
 def excluded(P: StatedProblem, mask: np.ndarray) -> bool:

@@ -17,16 +17,15 @@ In exact mode every leaf bound and implied sign is decided in rationals instead.
 
 from __future__ import annotations
 
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-from relu_gating.checker._bounds import cap_bound, exact_cap, exact_claim, excluded, ladder, prove
+from relu_gating.checker._bounds import cap_bound, exact_cap, exact_claim, excluded, ladder, prove, psd_excluding
 from relu_gating.checker._constants import FARKAS_BATCH, MAX_NODES, SIGMA_MIN
 from relu_gating.checker._floats import allow, fro, gamma, projector_gap
 from relu_gating.checker._problem import StatedProblem, pow2_scales
-from relu_gating.checker._rational import is_psd, solve
+from relu_gating.checker._rational import solve
 from relu_gating.checker._read import as_int
 from relu_gating.errors import CertificateError
 
@@ -88,10 +87,9 @@ def _exact_node(P: StatedProblem, signs: np.ndarray, zero: np.ndarray, ladder: l
     p = r + len(und)
     zrows = [(i, E.Y[i] + [0] * len(und)) for i in np.flatnonzero((signs > 0) & ~zero).tolist()]
     zrows += [(i, [0] * (r + k) + [1] + [0] * (len(und) - k - 1)) for k, i in enumerate(und)]
-    A, B, _ = E.forms(zrows, p)
+    A, B, ZZ = E.forms(zrows, p)
     for u in sorted(ladder):
-        U = Fraction(float(u))
-        if is_psd([[U * B[i][j] - A[i][j] for j in range(p)] for i in range(p)]):
+        if psd_excluding(float(u), A, B, ZZ, None):
             return float(u)
     return np.inf
 
