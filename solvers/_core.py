@@ -28,6 +28,7 @@ from solvers.problem import ConeEigProblem, memo
 from solvers.result import ConeEigResult, Status
 
 __all__ = ["Context", "prepare", "witness_quotient", "FlatCheck", "check_flat", "interior_lower", "finish",
+           "exact_flat_kernel",
            "check_options", "bound", "upper_bound", "certified_upper", "Fragile", "fallback", "REALIZED_RTOL",
            "EXACT_RTOL", "BOUND_ALLOWANCE", "ALLOWANCE_FACTOR"]
 
@@ -90,8 +91,25 @@ def _pencil_fragility(ctx: Context, s: np.ndarray, U: np.ndarray) -> str:
     Z = nullspace(fr_matrix(ctx.problem.B), ctx.problem.m)
     if Z and any(any(matvec(fr_matrix(ctx.problem.A), z)) for z in Z):
         return "A does not vanish on the exact ker B"
-    ctx.notes["kernel"] = "exact" if len(Z) == int(small.sum()) else "rounding-level common kernel"
+    if len(Z) != int(small.sum()):  # a float threshold never makes a kernel (issue 23)
+        return "B is singular on span(C) to rounding but not exactly (decided exactly)"
+    ctx.notes["kernel"] = "exact"
     return ""
+
+
+def exact_flat_kernel(ctx: Context, grows: list[int], nker: int) -> None:
+    """Raise :class:`Fragile` unless ``dim(ker B cap null(G_J)) == nker`` exactly (``grows``:
+    the rows ``J`` of ``G`` that define a flat on which float64 found an ``nker``-dimensional
+    ``ker B``).  With the counts equal, the float kernel is the exact one up to rounding (the
+    eigenvalues kept are above RANK_RTOL): a float threshold never makes a kernel."""
+    key = ("flat_kernel", tuple(sorted(grows)))
+    memo_ = memo(ctx.problem)
+    dim = memo_.get(key)
+    if dim is None:
+        rows = fr_matrix(ctx.problem.G[grows]) if grows else []
+        dim = memo_[key] = len(nullspace(rows + fr_matrix(ctx.problem.B), ctx.problem.m))
+    if dim != nker:
+        raise Fragile(f"float64 sees a {nker}-dimensional ker B on a flat whose exact one has dimension {dim}")
 
 
 def _failed_reduction(problem: ConeEigProblem, exc: Exception) -> ConeReduction:
