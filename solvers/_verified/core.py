@@ -32,8 +32,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from solvers._exact import Vec, combine, compress, dot, float_down, fr_matrix, nonneg, nullspace, pow2, quad, quotient_lower
-from solvers._linalg import NOISE_RTOL
+from solvers._exact import Vec, combine, compress, dot, float_down, fr_matrix, nonneg, pow2, quad, quotient_lower
 from solvers._verified.cone import ExactCone, exact_cone, exact_unbounded
 from solvers._verified.flats import Flat, children, evaluate
 from solvers._verified.realize import realize
