@@ -405,6 +405,28 @@ def test_tilted_thin_cones_slow(family, seed, m):
     _run(family, seed, m)
 
 
+@pytest.mark.parametrize("family,seed,m", TILT_FAST)
+def test_tilted_thin_cones_dual(family, seed, m):
+    """:func:`solvers.cone_dual` never certifies below the optimum either: a tiny eigenvalue of
+    ``B`` that is not an exact zero is not a kernel (``"kernel"``, ``upper = inf``)."""
+    c, ref = _case(family, seed, m)
+    d = solvers.cone_dual(c.A, c.B, c.G)
+    with mpmath.workdps(DPS):
+        assert d.upper == np.inf or mpmath.mpf(d.upper) >= ref.value * (1 - REF_RTOL), (d.upper, ref.value, d.status)
+
+
+def test_rounding_level_kernel_is_not_a_kernel():
+    """``B = diag(1, 2^-70)``, ``A = diag(1, 2^-50)`` on ``x >= 0``: both vanish on ``e_1`` to
+    rounding, but not exactly, and the optimum is ``2^20`` at ``e_1``.  The float path's
+    "rounding-level common kernel" and cone_dual's ``RANK_RTOL`` kernel both reported 1."""
+    A, B, G = np.diag([1.0, 2.0 ** -50]), np.diag([1.0, 2.0 ** -70]), np.eye(2)
+    for method in METHODS:
+        r = solvers.solve(ConeEigProblem(A, B, G), method)
+        assert r.upper >= 2.0 ** 20, (method, r.status, r.upper)
+        assert r.status is Status.EXACT and 2.0 ** 20 * (1 - 1e-12) <= r.lower <= 2.0 ** 20, (method, r.lower)
+    assert solvers.cone_dual(A, B, G).upper >= 2.0 ** 20
+
+
 def test_tilted_kernel_regression():
     """Issue 23, the repro class (``tilted_case(48, 2)``, written out): ``B`` has the exact
     eigenvalue ~2^-80 along ``(1, -3 2^-30)``, 1e-9 off the thin cone ``0 <= x_1 <= 2^-30 x_0``.
