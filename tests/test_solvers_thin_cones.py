@@ -489,3 +489,41 @@ def test_thin_cones_any_coordinates(family, seed, m):
             else:
                 assert r.status is not Status.UNBOUNDED
                 assert mpmath.mpf(r.lower) <= truth + slack and mpmath.mpf(r.upper) >= truth - slack, method
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_sign_tolerance_covers_the_eigenvector_error(seed):
+    """:func:`solvers._core.sign_tolerance` (the float path's only licence to call a top
+    eigenvector outside the cone) bounds ``|h^T (y - v)|`` for the float eigenvector ``y``
+    and the true ``v`` (60-digit mpmath on the exact rationals), also when the top gap is
+    1e-8..1e-12 relative, where the 1e-9 floor alone is far too small."""
+    from solvers._core import sign_tolerance
+
+    rng = np.random.default_rng([seed, 11])
+    gap = 10.0 ** -float(rng.integers(8, 13))
+    Q, _ = np.linalg.qr(rng.standard_normal((3, 3)))
+    k = rng.integers(-3, 4, size=3).astype(float)
+    D = np.diag(2.0 ** k)  # B = D^2, A = D Q diag Q^T D: the pencil's top gap is ~gap
+    A = D @ (Q @ np.diag([1.0, 1.0 - gap, 0.3]) @ Q.T) @ D
+    A = 0.5 * (A + A.T)
+    B = D @ D
+    s, U = np.linalg.eigh(B)
+    W = U / np.sqrt(s)
+    mu, Y = np.linalg.eigh(0.5 * (W.T @ A @ W + (W.T @ A @ W).T))
+    y = W @ Y[:, -1]
+    H = rng.standard_normal((8, 3))
+    tol = sign_tolerance(A, B, H, y, mu, s, W)
+    with mpmath.workdps(60):
+        Am = mpmath.matrix([[mpmath.mpf(v) for v in r] for r in A])
+        Bm = mpmath.matrix([[mpmath.mpf(v) for v in r] for r in B])
+        Lc = mpmath.cholesky(Bm)
+        Li = mpmath.inverse(Lc)
+        C = Li * Am * Li.T
+        E, V = mpmath.eigsy((C + C.T) / 2)
+        v = Li.T * V[:, max(range(3), key=lambda i: E[i])]
+        ym = mpmath.matrix([mpmath.mpf(t) for t in y])
+        c = (v.T * Bm * ym)[0] / (v.T * Bm * v)[0]
+        for i in range(H.shape[0]):
+            h = mpmath.matrix([mpmath.mpf(t) for t in H[i]])
+            err = abs((h.T * (ym - c * v))[0])
+            assert err <= tol[i], (gap, i, float(err), tol[i])

@@ -11,7 +11,8 @@ import numpy as np
 
 from solvers._reduction import polish
 from solvers._core import (guarded, EXACT_RTOL, REALIZED_RTOL, Fragile, check_flat, check_options,
-                           exact_flat_kernel, finish, interior_lower, upper_bound, witness_quotient)
+                           exact_flat_kernel, finish, interior_lower, sign_tolerance, upper_bound,
+                           witness_quotient)
 from solvers._linalg import EIG_RTOL, RANK_RTOL, top_eig
 from solvers._registry import register
 from solvers.problem import ConeEigProblem
@@ -138,10 +139,14 @@ def _level_eig(level: np.ndarray, Az: np.ndarray, Bz: np.ndarray, H: np.ndarray,
     simple = good if dv == 1 else good & (mu[:, -1] - mu[:, -2] > EIG_RTOL * np.abs(mu[:, -1]))
     if H.shape[0] == 0:
         return vals, np.zeros(n, dtype=bool), bmin, nker
-    z = np.einsum("ndk,nk->nd", level, np.einsum("nkl,nl->nk", W, Y[:, :, -1]))
-    hz = np.einsum("fd,nd->nf", H, z) / np.linalg.norm(z, axis=1)[:, None]
-    inside = (hz.min(axis=1) >= -1e-9) | (hz.max(axis=1) <= 1e-9)
-    return vals, simple & ~inside, bmin, nker
+    y = np.einsum("nkl,nl->nk", W, Y[:, :, -1])
+    Hv = np.einsum("fd,ndk->nfk", H, level)
+    hz = np.einsum("nfk,nk->nf", Hv, y)
+    settled = np.zeros(n, dtype=bool)
+    for j in np.flatnonzero(simple & (hz.min(axis=1) < 0) & (hz.max(axis=1) > 0)):
+        tol = sign_tolerance(Av[j], Bv[j], Hv[j], y[j], mu[j], s[j], W[j])  # a float may only accept
+        settled[j] = bool(np.any(hz[j] < -tol) and np.any(hz[j] > tol))
+    return vals, settled, bmin, nker
 
 
 @register("faces")
