@@ -20,7 +20,7 @@ from fractions import Fraction
 import numpy as np
 
 from solvers._reduction import ConeReduction, polish, reduce_cone
-from solvers._exact import fr_matrix, is_psd, matvec, nullspace, pow2, quotient_lower
+from solvers._exact import dot, fr_matrix, is_psd, matvec, nullspace, pow2, quotient_lower
 from solvers._linalg import NOISE_RTOL, RANK_RTOL, top_eig
 from solvers._lp import solve_lp
 from solvers.errors import LPNumericsError, ProblemError
@@ -106,8 +106,12 @@ def exact_flat_kernel(ctx: Context, grows: list[int], nker: int) -> None:
     memo_ = memo(ctx.problem)
     dim = memo_.get(key)
     if dim is None:
-        rows = fr_matrix(ctx.problem.G[grows]) if grows else []
-        dim = memo_[key] = len(nullspace(rows + fr_matrix(ctx.problem.B), ctx.problem.m))
+        GZ = memo_.get("G_kerB")
+        if GZ is None:  # G times an exact basis of ker B, once per problem
+            Z = nullspace(fr_matrix(ctx.problem.B), ctx.problem.m)
+            GZ = memo_["G_kerB"] = (len(Z), [[dot(g, z) for z in Z] for g in fr_matrix(ctx.problem.G)])
+        k, rows = GZ
+        dim = memo_[key] = len(nullspace([rows[i] for i in grows], k)) if k else 0
     if dim != nker:
         raise Fragile(f"float64 sees a {nker}-dimensional ker B on a flat whose exact one has dimension {dim}")
 
