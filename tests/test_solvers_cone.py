@@ -85,7 +85,7 @@ def test_interior_point_thin_is_not_lower_dimensional():
     assert ip.dim == 3 and ip.implicit_equalities.size == 0
     G2 = np.vstack([G, [0.0, -1.0, 0.0]])  # x_1 = 0 exactly: rows 0 and 4 are implicit equalities
     ip2 = solvers.interior_point(G2)
-    assert ip2.dim == 2 and set(ip2.implicit_equalities.tolist()) == {0, 4}  # certified exactly
+    assert ip2.dim == 2 and set(ip2.implicit_equalities.tolist()) == {0, 4} and ip2.certified
 
 
 def test_realizable_feasible_and_infeasible():
