@@ -28,7 +28,7 @@ from solvers.problem import ConeEigProblem, memo
 from solvers.result import ConeEigResult, Status
 
 __all__ = ["Context", "prepare", "witness_quotient", "FlatCheck", "check_flat", "interior_lower", "finish",
-           "exact_flat_kernel", "sign_tolerance", "DK_SAFETY", "SIGN_FLOOR",
+           "exact_flat_kernel", "sign_tolerance", "DK_SAFETY", "SIGN_FLOOR", "LP_OUTSIDE_MARGIN",
            "check_options", "bound", "upper_bound", "certified_upper", "Fragile", "fallback", "REALIZED_RTOL",
            "EXACT_RTOL", "BOUND_ALLOWANCE", "ALLOWANCE_FACTOR"]
 
@@ -311,6 +311,19 @@ def _outside_both(ctx: Context, V: np.ndarray, HV: np.ndarray) -> bool:
     return bool(np.any(hz < -tol) and np.any(hz > tol))
 
 
+#: A float LP may call a top eigenspace (plus ``ker B``) outside the cone only when its best
+#: relative margin (columns equilibrated, unit rows) is below minus this: far beyond the LP's
+#: tolerances (1e-9) and the rounding of the float eigenvectors; else the verified path decides.
+LP_OUTSIDE_MARGIN = 1e-7
+
+
+def _lp_margin(R: np.ndarray, S: np.ndarray) -> float:
+    """The best margin ``mu`` of ``R y + S n >= mu`` with some ``y_i = +-1`` (equilibrated)."""
+    from solvers._verified.realize import _lp_point
+
+    return float(_lp_point(R, S)[0])
+
+
 def check_flat(ctx: Context, V: np.ndarray) -> FlatCheck:
     """Is the top eigenvalue of the pencil compressed to ``span(V)`` attained in the cone?
 
@@ -347,6 +360,8 @@ def check_flat(ctx: Context, V: np.ndarray) -> FlatCheck:
         sol, lps = _lp_realize(R, S, ctx)
         if sol is not None:
             z = te.E @ sol[:k] + te.N @ sol[k:]
+        elif _lp_margin(R, S) > -LP_OUTSIDE_MARGIN:
+            raise Fragile("the top eigenspace (plus ker B) may touch the cone: a float LP cannot decide")
     if z is None and k == 1 and r == 0 and R.shape[0] and not _outside_both(ctx, V, HV):
         raise Fragile("a top eigenvector too close to the cone's boundary for float64")
     if z is None:
