@@ -399,6 +399,19 @@ def test_tilted_thin_cones(family, seed, m):
     _run(family, seed, m)
 
 
+@pytest.mark.parametrize("family,seed,m", TILT_FAST)
+def test_tilted_thin_cones_are_settled(family, seed, m):
+    """Exact arithmetic settles them (the exact Davis-Kahan sign test of the verified path:
+    without it half of these stay BOUNDED), and the value is the reference's (``spectral``, the
+    cone-free bound, may stay BOUNDED)."""
+    c, ref = _case(family, seed, m)
+    for method in ("faces", "dnn", "auto"):
+        r = solvers.solve(ConeEigProblem(c.A, c.B, c.G), method)
+        assert r.status is Status.EXACT, (method, r.status, r.message)
+        with mpmath.workdps(DPS):
+            assert abs(mpmath.mpf(r.lower) - ref.value) <= 1e-9 * ref.value, (method, r.lower)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("family,seed,m", TILT_SLOW)
 def test_tilted_thin_cones_slow(family, seed, m):
