@@ -28,7 +28,7 @@ from solvers.problem import ConeEigProblem, memo
 from solvers.result import ConeEigResult, Status
 
 __all__ = ["Context", "prepare", "witness_quotient", "FlatCheck", "check_flat", "interior_lower", "finish",
-           "exact_flat_kernel", "sign_tolerance", "DK_SAFETY", "SIGN_FLOOR", "LP_OUTSIDE_MARGIN",
+           "exact_flat_kernel", "sign_tolerance", "sign_tolerance_flat", "DK_SAFETY", "SIGN_FLOOR", "LP_OUTSIDE_MARGIN",
            "check_options", "bound", "upper_bound", "certified_upper", "Fragile", "fallback", "REALIZED_RTOL",
            "EXACT_RTOL", "BOUND_ALLOWANCE", "ALLOWANCE_FACTOR"]
 
@@ -269,30 +269,53 @@ DK_SAFETY = 16.0
 SIGN_FLOOR = 1e-9
 
 
+def _dk_ratio(Av, Bv, y, mu, s, W) -> np.ndarray:
+    """``|r|_{B^-1} / delta`` per flat (see :func:`sign_tolerance`; ``+inf`` without a gap)."""
+    dv = y.shape[1]
+    ay = np.abs(y)
+    top = mu[:, -1]
+    r = np.einsum("nij,nj->ni", Av, y) - top[:, None] * np.einsum("nij,nj->ni", Bv, y)
+    err_r = (dv + 2) * _EPS * (np.einsum("nij,nj->ni", np.abs(Av), ay)
+                               + np.abs(top)[:, None] * np.einsum("nij,nj->ni", np.abs(Bv), ay))
+    rB = np.linalg.norm(np.einsum("nji,nj->ni", W, r), axis=1) + np.linalg.norm(err_r, axis=1) / np.sqrt(s[:, 0])
+    err_mu = 16 * (dv + 2) * _EPS * np.abs(mu).max(axis=1) * np.sqrt(s[:, -1] / s[:, 0])
+    delta = mu[:, -1] - mu[:, -2] - 2 * err_mu
+    return np.where(delta > 0, rB / np.where(delta > 0, delta, 1.0), np.inf)
+
+
 def sign_tolerance(Av: np.ndarray, Bv: np.ndarray, Hv: np.ndarray, y: np.ndarray, mu: np.ndarray,
                    s: np.ndarray, W: np.ndarray) -> np.ndarray:
-    """Per row ``h`` of ``Hv`` (flat coordinates), a bound on ``|h^T (y - v)|`` for the float
-    top eigenvector ``y`` of the PD pencil ``(Av, Bv)`` and the true one ``v`` (scaled alike):
-    ``|h^T e| <= |h|_{B^-1} |r|_{B^-1} / delta`` (Davis-Kahan in the ``B``-norm; ``r`` the
-    residual recomputed from ``Av``, ``Bv``, ``delta`` the gap below the top eigenvalue less
-    its rounding), times DK_SAFETY, floored at ``SIGN_FLOOR |y|`` (``Hv``: unit rows of the cone
-    projected on the flat; a row that vanishes on the flat is at rounding level, never a sign).
-    ``+inf`` without a gap.  ``s``, ``W``: eigenvalues of ``Bv`` and ``W`` with
-    ``W^T Bv W = I``; ``mu``: the pencil's eigenvalues (ascending)."""
-    dv = Av.shape[0]
-    floor = np.full(Hv.shape[0], SIGN_FLOOR * float(np.linalg.norm(y)))  # unit rows, before projection
+    """Per flat and row ``h`` of ``Hv`` (flat coordinates), a bound on ``|h^T (y - v)|`` for the
+    float top eigenvector ``y`` of the PD pencil ``(Av, Bv)`` and the true one ``v`` (scaled
+    alike): ``|h^T e| <= |h|_{B^-1} |r|_{B^-1} / delta`` (Davis-Kahan in the ``B``-norm; ``r``
+    the residual recomputed from ``Av``, ``Bv``; ``delta`` the gap below the top eigenvalue
+    less its rounding), times DK_SAFETY, floored at ``SIGN_FLOOR |y|`` (``Hv``: unit rows of
+    the cone projected on the flat; a row that vanishes on the flat is at rounding level,
+    never a sign).  ``+inf`` without a gap.
+
+    Batched: ``Av``, ``Bv``, ``W`` (n, k, k) with ``W^T Bv W = I``, ``Hv`` (n, f, k), ``y``,
+    ``mu`` (the pencil's eigenvalues, ascending), ``s`` (``Bv``'s) (n, k); returns (n, f).
+    """
+    n, dv = y.shape
+    floor = SIGN_FLOOR * np.linalg.norm(y, axis=1)[:, None]  # unit rows, before projection
     if dv == 1:
-        return floor
-    ay = np.abs(y)
-    r = Av @ y - mu[-1] * (Bv @ y)
-    err_r = (dv + 2) * _EPS * (np.abs(Av) @ ay + abs(mu[-1]) * (np.abs(Bv) @ ay))
-    rB = float(np.linalg.norm(W.T @ r)) + float(np.linalg.norm(err_r)) / np.sqrt(float(s[0]))
-    err_mu = 16 * (dv + 2) * _EPS * float(np.abs(mu).max()) * np.sqrt(float(s[-1] / s[0]))
-    delta = float(mu[-1] - mu[-2]) - 2 * err_mu
-    if not delta > 0:
-        return np.full(Hv.shape[0], np.inf)
-    hB = np.linalg.norm(Hv @ W, axis=1)
-    return np.maximum(DK_SAFETY * hB * rB / delta + (dv + 2) * _EPS * (np.abs(Hv) @ ay), floor)
+        return np.broadcast_to(floor, Hv.shape[:2]).copy()
+    hB = np.linalg.norm(np.einsum("nfk,nkj->nfj", Hv, W), axis=2)
+    dk = DK_SAFETY * hB * _dk_ratio(Av, Bv, y, mu, s, W)[:, None]
+    return np.maximum(dk + (dv + 2) * _EPS * np.einsum("nfk,nk->nf", np.abs(Hv), np.abs(y)), floor)
+
+
+def sign_tolerance_flat(Av: np.ndarray, Bv: np.ndarray, y: np.ndarray, mu: np.ndarray, s: np.ndarray,
+                        W: np.ndarray) -> np.ndarray:
+    """One bound per flat that covers every unit row: :func:`sign_tolerance` with
+    ``|h|_{B^-1} <= 1 / sqrt(lambda_min(Bv))`` and ``|h| <= 1`` (cheap; looser by at most
+    the condition of ``Bv``).  Shape (n,)."""
+    n, dv = y.shape
+    ny = np.linalg.norm(y, axis=1)
+    if dv == 1:
+        return SIGN_FLOOR * ny
+    dk = DK_SAFETY * _dk_ratio(Av, Bv, y, mu, s, W) / np.sqrt(s[:, 0])
+    return np.maximum(dk + (dv + 2) * _EPS * np.sqrt(dv) * ny, SIGN_FLOOR * ny)
 
 
 def _outside_both(ctx: Context, V: np.ndarray, HV: np.ndarray) -> bool:
@@ -307,7 +330,7 @@ def _outside_both(ctx: Context, V: np.ndarray, HV: np.ndarray) -> bool:
     mu, Y = np.linalg.eigh(0.5 * (M + M.T))
     y = W @ Y[:, -1]
     hz = HV @ y
-    tol = sign_tolerance(Av, Bv, HV, y, mu, s, W)
+    tol = sign_tolerance(Av[None], Bv[None], HV[None], y[None], mu[None], s[None], W[None])[0]
     return bool(np.any(hz < -tol) and np.any(hz > tol))
 
 

@@ -506,11 +506,11 @@ def test_thin_cones_any_coordinates(family, seed, m):
 
 @pytest.mark.parametrize("seed", range(6))
 def test_sign_tolerance_covers_the_eigenvector_error(seed):
-    """:func:`solvers._core.sign_tolerance` (the float path's only licence to call a top
+    """:func:`solvers._core.sign_tolerance` and its per-flat form (the float path's only licence to call a top
     eigenvector outside the cone) bounds ``|h^T (y - v)|`` for the float eigenvector ``y``
     and the true ``v`` (60-digit mpmath on the exact rationals), also when the top gap is
     1e-8..1e-12 relative, where the 1e-9 floor alone is far too small."""
-    from solvers._core import sign_tolerance
+    from solvers._core import sign_tolerance, sign_tolerance_flat
 
     rng = np.random.default_rng([seed, 11])
     gap = 10.0 ** -float(rng.integers(8, 13))
@@ -525,7 +525,10 @@ def test_sign_tolerance_covers_the_eigenvector_error(seed):
     mu, Y = np.linalg.eigh(0.5 * (W.T @ A @ W + (W.T @ A @ W).T))
     y = W @ Y[:, -1]
     H = rng.standard_normal((8, 3))
-    tol = sign_tolerance(A, B, H, y, mu, s, W)
+    H /= np.linalg.norm(H, axis=1)[:, None]  # unit rows, as the cone's
+    tol = sign_tolerance(A[None], B[None], H[None], y[None], mu[None], s[None], W[None])[0]
+    tol_flat = float(sign_tolerance_flat(A[None], B[None], y[None], mu[None], s[None], W[None])[0])
+    assert np.all(tol <= tol_flat * (1 + 1e-12))
     with mpmath.workdps(60):
         Am = mpmath.matrix([[mpmath.mpf(v) for v in r] for r in A])
         Bm = mpmath.matrix([[mpmath.mpf(v) for v in r] for r in B])

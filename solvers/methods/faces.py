@@ -11,7 +11,7 @@ import numpy as np
 
 from solvers._reduction import polish
 from solvers._core import (guarded, EXACT_RTOL, REALIZED_RTOL, Fragile, check_flat, check_options,
-                           exact_flat_kernel, finish, interior_lower, sign_tolerance, upper_bound,
+                           exact_flat_kernel, finish, interior_lower, sign_tolerance_flat, upper_bound,
                            witness_quotient)
 from solvers._linalg import EIG_RTOL, RANK_RTOL, top_eig
 from solvers._registry import register
@@ -140,12 +140,12 @@ def _level_eig(level: np.ndarray, Az: np.ndarray, Bz: np.ndarray, H: np.ndarray,
     if H.shape[0] == 0:
         return vals, np.zeros(n, dtype=bool), bmin, nker
     y = np.einsum("nkl,nl->nk", W, Y[:, :, -1])
-    Hv = np.einsum("fd,ndk->nfk", H, level)
-    hz = np.einsum("nfk,nk->nf", Hv, y)
+    hz = np.einsum("fd,nd->nf", H, np.einsum("ndk,nk->nd", level, y))
     settled = np.zeros(n, dtype=bool)
-    for j in np.flatnonzero(simple & (hz.min(axis=1) < 0) & (hz.max(axis=1) > 0)):
-        tol = sign_tolerance(Av[j], Bv[j], Hv[j], y[j], mu[j], s[j], W[j])  # a float may only accept
-        settled[j] = bool(np.any(hz[j] < -tol) and np.any(hz[j] > tol))
+    c = np.flatnonzero(simple & (hz.min(axis=1) < 0) & (hz.max(axis=1) > 0))
+    if c.size:  # a float may only accept: beyond the eigenvector's error bound (else check_flat)
+        tol = sign_tolerance_flat(Av[c], Bv[c], y[c], mu[c], s[c], W[c])[:, None]
+        settled[c] = np.any(hz[c] < -tol, axis=1) & np.any(hz[c] > tol, axis=1)
     return vals, settled, bmin, nker
 
 
