@@ -20,7 +20,7 @@ from fractions import Fraction
 import numpy as np
 
 from solvers._reduction import ConeReduction, polish, reduce_cone
-from solvers._exact import fr_matrix, is_psd, matvec, nullspace, pow2, quotient_lower
+from solvers._exact import dot, fr_matrix, is_psd, matvec, nullspace, pow2, quotient_lower
 from solvers._linalg import NOISE_RTOL, RANK_RTOL, top_eig
 from solvers._lp import solve_lp
 from solvers.errors import LPNumericsError, ProblemError
@@ -28,6 +28,7 @@ from solvers.problem import ConeEigProblem, memo
 from solvers.result import ConeEigResult, Status
 
 __all__ = ["Context", "prepare", "witness_quotient", "FlatCheck", "check_flat", "interior_lower", "finish",
+           "exact_flat_kernel", "sign_tolerance", "sign_tolerance_flat", "DK_SAFETY", "SIGN_FLOOR", "LP_OUTSIDE_MARGIN",
            "check_options", "bound", "upper_bound", "certified_upper", "Fragile", "fallback", "REALIZED_RTOL",
            "EXACT_RTOL", "BOUND_ALLOWANCE", "ALLOWANCE_FACTOR"]
 
@@ -90,8 +91,29 @@ def _pencil_fragility(ctx: Context, s: np.ndarray, U: np.ndarray) -> str:
     Z = nullspace(fr_matrix(ctx.problem.B), ctx.problem.m)
     if Z and any(any(matvec(fr_matrix(ctx.problem.A), z)) for z in Z):
         return "A does not vanish on the exact ker B"
-    ctx.notes["kernel"] = "exact" if len(Z) == int(small.sum()) else "rounding-level common kernel"
+    if len(Z) != int(small.sum()):  # a float threshold never makes a kernel (issue 23)
+        return "B is singular on span(C) to rounding but not exactly (decided exactly)"
+    ctx.notes["kernel"] = "exact"
     return ""
+
+
+def exact_flat_kernel(ctx: Context, grows: list[int], nker: int) -> None:
+    """Raise :class:`Fragile` unless ``dim(ker B cap null(G_J)) == nker`` exactly (``grows``:
+    the rows ``J`` of ``G`` that define a flat on which float64 found an ``nker``-dimensional
+    ``ker B``).  With the counts equal, the float kernel is the exact one up to rounding (the
+    eigenvalues kept are above RANK_RTOL): a float threshold never makes a kernel."""
+    key = ("flat_kernel", tuple(sorted(grows)))
+    memo_ = memo(ctx.problem)
+    dim = memo_.get(key)
+    if dim is None:
+        GZ = memo_.get("G_kerB")
+        if GZ is None:  # G times an exact basis of ker B, once per problem
+            Z = nullspace(fr_matrix(ctx.problem.B), ctx.problem.m)
+            GZ = memo_["G_kerB"] = (len(Z), [[dot(g, z) for z in Z] for g in fr_matrix(ctx.problem.G)])
+        k, rows = GZ
+        dim = memo_[key] = len(nullspace([rows[i] for i in grows], k)) if k else 0
+    if dim != nker:
+        raise Fragile(f"float64 sees a {nker}-dimensional ker B on a flat whose exact one has dimension {dim}")
 
 
 def _failed_reduction(problem: ConeEigProblem, exc: Exception) -> ConeReduction:
@@ -241,6 +263,90 @@ def _lp_realize(R: np.ndarray, S: np.ndarray, ctx: Context) -> tuple[np.ndarray 
     return None, lps
 
 
+#: Safety factor on the a posteriori (Davis-Kahan) bound of a float top eigenvector's error.
+DK_SAFETY = 16.0
+#: Below this (relative to ``|y|``, unit rows) a row's sign at a float eigenvector is never trusted.
+SIGN_FLOOR = 1e-9
+
+
+def _dk_ratio(Av, Bv, y, mu, s, W) -> np.ndarray:
+    """``|r|_{B^-1} / delta`` per flat (see :func:`sign_tolerance`; ``+inf`` without a gap)."""
+    dv = y.shape[1]
+    ay = np.abs(y)
+    top = mu[:, -1]
+    r = np.einsum("nij,nj->ni", Av, y) - top[:, None] * np.einsum("nij,nj->ni", Bv, y)
+    err_r = (dv + 2) * _EPS * (np.einsum("nij,nj->ni", np.abs(Av), ay)
+                               + np.abs(top)[:, None] * np.einsum("nij,nj->ni", np.abs(Bv), ay))
+    rB = np.linalg.norm(np.einsum("nji,nj->ni", W, r), axis=1) + np.linalg.norm(err_r, axis=1) / np.sqrt(s[:, 0])
+    err_mu = 16 * (dv + 2) * _EPS * np.abs(mu).max(axis=1) * np.sqrt(s[:, -1] / s[:, 0])
+    delta = mu[:, -1] - mu[:, -2] - 2 * err_mu
+    return np.where(delta > 0, rB / np.where(delta > 0, delta, 1.0), np.inf)
+
+
+def sign_tolerance(Av: np.ndarray, Bv: np.ndarray, Hv: np.ndarray, y: np.ndarray, mu: np.ndarray,
+                   s: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """Per flat and row ``h`` of ``Hv`` (flat coordinates), a bound on ``|h^T (y - v)|`` for the
+    float top eigenvector ``y`` of the PD pencil ``(Av, Bv)`` and the true one ``v`` (scaled
+    alike): ``|h^T e| <= |h|_{B^-1} |r|_{B^-1} / delta`` (Davis-Kahan in the ``B``-norm; ``r``
+    the residual recomputed from ``Av``, ``Bv``; ``delta`` the gap below the top eigenvalue
+    less its rounding), times DK_SAFETY, floored at ``SIGN_FLOOR |y|`` (``Hv``: unit rows of
+    the cone projected on the flat; a row that vanishes on the flat is at rounding level,
+    never a sign).  ``+inf`` without a gap.
+
+    Batched: ``Av``, ``Bv``, ``W`` (n, k, k) with ``W^T Bv W = I``, ``Hv`` (n, f, k), ``y``,
+    ``mu`` (the pencil's eigenvalues, ascending), ``s`` (``Bv``'s) (n, k); returns (n, f).
+    """
+    n, dv = y.shape
+    floor = SIGN_FLOOR * np.linalg.norm(y, axis=1)[:, None]  # unit rows, before projection
+    if dv == 1:
+        return np.broadcast_to(floor, Hv.shape[:2]).copy()
+    hB = np.linalg.norm(np.einsum("nfk,nkj->nfj", Hv, W), axis=2)
+    dk = DK_SAFETY * hB * _dk_ratio(Av, Bv, y, mu, s, W)[:, None]
+    return np.maximum(dk + (dv + 2) * _EPS * np.einsum("nfk,nk->nf", np.abs(Hv), np.abs(y)), floor)
+
+
+def sign_tolerance_flat(Av: np.ndarray, Bv: np.ndarray, y: np.ndarray, mu: np.ndarray, s: np.ndarray,
+                        W: np.ndarray) -> np.ndarray:
+    """One bound per flat that covers every unit row: :func:`sign_tolerance` with
+    ``|h|_{B^-1} <= 1 / sqrt(lambda_min(Bv))`` and ``|h| <= 1`` (cheap; looser by at most
+    the condition of ``Bv``).  Shape (n,)."""
+    n, dv = y.shape
+    ny = np.linalg.norm(y, axis=1)
+    if dv == 1:
+        return SIGN_FLOOR * ny
+    dk = DK_SAFETY * _dk_ratio(Av, Bv, y, mu, s, W) / np.sqrt(s[:, 0])
+    return np.maximum(dk + (dv + 2) * _EPS * np.sqrt(dv) * ny, SIGN_FLOOR * ny)
+
+
+def _outside_both(ctx: Context, V: np.ndarray, HV: np.ndarray) -> bool:
+    """Both ``+-v`` (``v`` the simple top eigenvector on the flat ``V``, ``B`` nonsingular there)
+    violate a row beyond :func:`sign_tolerance`: the flat's top eigenvalue is not attained."""
+    Av, Bv = V.T @ ctx.Az @ V, V.T @ ctx.Bz @ V
+    s, U = np.linalg.eigh(0.5 * (Bv + Bv.T))
+    if not s[0] > 0:
+        return False
+    W = U / np.sqrt(s)
+    M = W.T @ Av @ W
+    mu, Y = np.linalg.eigh(0.5 * (M + M.T))
+    y = W @ Y[:, -1]
+    hz = HV @ y
+    tol = sign_tolerance(Av[None], Bv[None], HV[None], y[None], mu[None], s[None], W[None])[0]
+    return bool(np.any(hz < -tol) and np.any(hz > tol))
+
+
+#: A float LP may call a top eigenspace (plus ``ker B``) outside the cone only when its best
+#: relative margin (columns equilibrated, unit rows) is below minus this: far beyond the LP's
+#: tolerances (1e-9) and the rounding of the float eigenvectors; else the verified path decides.
+LP_OUTSIDE_MARGIN = 1e-7
+
+
+def _lp_margin(R: np.ndarray, S: np.ndarray) -> float:
+    """The best margin ``mu`` of ``R y + S n >= mu`` with some ``y_i = +-1`` (equilibrated)."""
+    from solvers._verified.realize import _lp_point
+
+    return float(_lp_point(R, S)[0])
+
+
 def check_flat(ctx: Context, V: np.ndarray) -> FlatCheck:
     """Is the top eigenvalue of the pencil compressed to ``span(V)`` attained in the cone?
 
@@ -277,6 +383,10 @@ def check_flat(ctx: Context, V: np.ndarray) -> FlatCheck:
         sol, lps = _lp_realize(R, S, ctx)
         if sol is not None:
             z = te.E @ sol[:k] + te.N @ sol[k:]
+        elif _lp_margin(R, S) > -LP_OUTSIDE_MARGIN:
+            raise Fragile("the top eigenspace (plus ker B) may touch the cone: a float LP cannot decide")
+    if z is None and k == 1 and r == 0 and R.shape[0] and not _outside_both(ctx, V, HV):
+        raise Fragile("a top eigenvector too close to the cone's boundary for float64")
     if z is None:
         return FlatCheck(value, False, None, -np.inf, lps, upper)
     x = polish(red, prob.G, red.Q @ (V @ z))
