@@ -337,3 +337,23 @@ def test_absurd_declared_shape_is_refused_before_allocation(tmp_path):
         load_input(tmp_path / "a.npz")
     np.savez_compressed(tmp_path / "ok.npz", X=np.ones((5, 2)))
     assert load_input(tmp_path / "ok.npz").X.shape == (5, 2)
+
+
+def test_binary_writer_writes_zero_padding_bits(tmp_path):
+    """Masks whose packbits padding bits are set (n = 13: three of them) are written canonical."""
+    import dataclasses
+    import zipfile
+
+    from relu_gating.certificate import save_binary
+
+    rng = np.random.default_rng(2)
+    Phi = np.c_[rng.normal(size=(13, 1)), np.ones(13)]
+    U = np.linalg.qr(rng.normal(size=(13, 2)))[0]
+    res = best_neuron(Phi, U)
+    dirty = res.packed.copy()
+    dirty[:, -1] |= 0x07
+    save_binary(dataclasses.replace(res, packed=dirty), tmp_path / "c.npz")
+    with zipfile.ZipFile(tmp_path / "c.npz") as z, z.open("masks.npy") as fh:
+        masks = np.lib.format.read_array(fh)
+    assert np.array_equal(masks, res.packed) and not np.any(masks[:, -1] & 0x07)
+    assert verify(tmp_path / "c.npz", Phi, U).certified == res.certified
