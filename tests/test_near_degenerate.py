@@ -25,6 +25,10 @@ from relu_gating import best_neuron, verify
 
 STRATEGIES = ("enumerate", "branch-and-bound")
 TOL = 1e-9
+#: false certificates of verify seen on the way (reported by the sweep; the checker helper's)
+VERIFY_FALSE: list = []
+#: instances verify certifies and the search does not (verify accepting an unproven bound)
+PERMISSIVE: list = []
 
 
 def six_samples(g: float) -> tuple[np.ndarray, np.ndarray]:
@@ -47,8 +51,16 @@ def _check(Phi, U, features, strategy, rng, masks=None, witnesses=None, top=None
     res = _run(Phi, U, features, strategy)
     bad = []
     rep = verify(res, Phi, U, features)
-    if res.certified != rep.certified:
-        bad.append(f"{strategy}: the search says certified={res.certified}, verify says {rep.certified}")
+    # the search may be more cautious than verify where verify accepts a bound that no exact check
+    # proves (a float kernel decision: the checker helper's; see the xfail test below), never the
+    # other way round; those cases are counted in PERMISSIVE
+    if res.certified and not rep.certified:
+        bad.append(f"{strategy}: the search says certified, verify does not")
+    elif rep.certified and not res.certified:
+        PERMISSIVE.append(f"{strategy}: verify certifies, the search does not")
+    if top is not None and rep.certified and rep.upper_bound < top - TOL:
+        VERIFY_FALSE.append(f"{strategy}: verify certifies an upper bound {rep.upper_bound!r} below the exact "
+                            f"optimum {top!r}")
     if res.certified and not rep.valid:
         bad.append(f"{strategy}: certified but the certificate does not verify: {rep.reasons}")
     if strategy == "enumerate":
@@ -136,7 +148,8 @@ def _family_case(family: str, seed: int, d: int, strategy: str) -> list[str]:
 
 
 FAST_CASES = [("near_duplicates", 0, 1, "enumerate"), ("tiny_gaps", 1, 1, "branch-and-bound"),
-              ("near_features", 1, 1, "enumerate"), ("near_features", 1, 1, "branch-and-bound")]
+              ("near_features", 1, 1, "enumerate"), ("near_features", 1, 1, "branch-and-bound"),
+              ("near_features", 9, 1, "enumerate")]
 
 
 @pytest.mark.parametrize("family,seed,d,strategy", FAST_CASES)
@@ -153,16 +166,18 @@ def test_near_duplicates_false_chamber_bounds():
 
 @pytest.mark.xfail(strict=True, reason="checker helper: verify proves 0.0872 for a chamber whose exact "
                                        "maximum is 0.0884 (a float kernel decision in its dual bound)")
-def test_verify_rejects_a_chamber_bound_below_its_exact_maximum():
-    """H within 1e-9 of col(Phi): the all-active chamber holds neurons with ``h`` within 1e-9 of
-    ``col(H)`` whose gain is exactly 0.08836; a claim of 0.0873 there must not verify."""
-    inst = near_degenerate(0, "near_features", 1)
+@pytest.mark.parametrize("seed,forged,exact", [(0, 0.0873, 0.0883)])
+def test_verify_rejects_a_chamber_bound_below_its_exact_maximum(seed, forged, exact):
+    """H within 1e-9 of col(Phi): the all-active chamber holds neurons whose gain is exactly
+    ``exact`` (seed 0: 0.08836, some with ``||(I - Pi_H) h|| = 3.7e-8 ||h||``, admissible even by
+    verify's ``EXCLUDE_RTOL``); a claim of ``forged`` there must not verify."""
+    inst = near_degenerate(seed, "near_features", 1)
     res = _run(inst.Phi, inst.U, inst.features, "enumerate")
     full = int(np.flatnonzero(res.masks.all(axis=1))[0])
     top = chamber_max_2d(inst.Phi, inst.U, exact_features(inst.features, inst.n), res.masks[full])
-    assert top > 0.0883
+    assert top > exact
     d = res.to_dict()
-    d["patterns"]["bounds"][full] = 0.0873
+    d["patterns"]["bounds"][full] = forged
     d["evidence"] = {k: v for k, v in d.get("evidence", {}).items() if int(k) != full}
     d["evidence"][str(full)] = {"rows": [], "N": []}
     rep = verify(d, inst.Phi, inst.U, inst.features)
@@ -174,10 +189,14 @@ def test_verify_rejects_a_chamber_bound_below_its_exact_maximum():
 @pytest.mark.parametrize("d", [1, 2])
 def test_near_degenerate_sweep(family, d):
     bad = []
-    for seed in range(12):
+    VERIFY_FALSE.clear()
+    PERMISSIVE.clear()
+    for seed in range(12 if d == 1 else 4):  # two features: about 30 s per query on degenerate data
         for strategy in STRATEGIES:
             bad += _family_case(family, seed, d, strategy)
     assert bad == []
+    assert VERIFY_FALSE == []  # verify never certifies a false optimum on these either
+    print(f"{family}, d = {d}: verify certifies where the search does not on {len(PERMISSIVE)} run(s)")
 
 
 # ---------------------------------------------------------------- the exact decisions themselves
@@ -295,6 +314,7 @@ def _tree(seed: int):
     return inst, res, json.loads(json.dumps(res.to_dict()))
 
 
+@pytest.mark.slow
 def test_forged_lowered_chamber_leaf_is_rejected():
     """The leaf holding the optimum (on thin, nearly collinear data) claims half the value: verify
     rejects the tree (its exact chamber holds theta, of objective ``value``)."""
@@ -331,3 +351,28 @@ def test_forged_chamber_leaves_below_their_exact_maximum_are_rejected(seed):
         if verify(forged, inst.Phi, inst.U, inst.features).valid:
             accepted.append((i, top))
     assert accepted == []
+
+
+@pytest.mark.slow
+def test_search_and_verify_agree_on_the_fuzz(capsys):
+    """On the verify fuzz (seeds 0..199), the search's ``certified`` is verify's, except where the
+    search says a solved bound is not proven (then it does not certify; the count is printed)."""
+    import json
+
+    from _fuzz_instances import instance
+
+    bad, cautious = [], 0
+    for seed in range(200):
+        inst = instance(seed)
+        res = _run(inst.Phi, inst.U, inst.features, "enumerate")
+        rep = verify(json.loads(json.dumps(res.to_dict(), allow_nan=False)), inst.Phi, inst.U, inst.features)
+        if res.certified == rep.certified:
+            continue
+        if not res.certified and any("not proven" in s for s in res.notes):
+            cautious += 1
+        else:
+            bad.append((inst.recipe(), res.certified, rep.certified))
+    with capsys.disabled():
+        print(f"\nsearch vs verify on 200 fuzz instances: {len(bad)} disagreements, {cautious} where the "
+              f"search does not certify an unproven solved bound that verify accepts")
+    assert bad == []

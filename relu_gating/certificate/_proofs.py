@@ -33,7 +33,7 @@ from fractions import Fraction
 
 import numpy as np
 
-__all__ = ["pattern_pencils", "pencil_bounds", "support_bounds", "cap_bound", "dual_bound", "FORM_EPS_FACTOR",
+__all__ = ["pattern_pencils", "pencil_bounds", "gross_scale", "support_bounds", "cap_bound", "dual_bound", "FORM_EPS_FACTOR",
            "SINGULAR_RTOL", "exact_slack_pd", "exact_claim", "exact_excluded", "exact_feature_basis",
            "exact_pencil", "exact_psd", "exact_parts", "exact_below"]
 
@@ -83,18 +83,27 @@ def _trace(X: np.ndarray) -> np.ndarray:
     return np.abs(np.einsum("kii->k", X))
 
 
+def gross_scale(masks: np.ndarray, Q: np.ndarray) -> np.ndarray:
+    """``trace(Q^T S Q)`` per mask (k,): the size of the terms ``B_S`` is formed from.  With
+    features, ``B_S = Q^T S Q - E^T E`` may cancel to far below it (``h`` near ``col(H)``): its
+    rounding is relative to this, not to ``B_S``."""
+    return masks @ np.einsum("ij,ij->i", Q, Q)
+
+
 def pencil_bounds(A: np.ndarray, B: np.ndarray, ub: np.ndarray, n: int,
-                  D: np.ndarray | None = None) -> np.ndarray:
+                  D: np.ndarray | None = None, gross: np.ndarray | None = None) -> np.ndarray:
     """Proven bounds from the claims ``ub`` (k,): ``ub`` itself when ``ub B - A - D ⪰ 0`` holds
-    with margin, else ``ub`` plus the shortfall over ``lambda_min(B)``, else ``+inf``."""
+    with margin, else ``ub`` plus the shortfall over ``lambda_min(B)``, else ``+inf``.  ``gross``
+    (:func:`gross_scale`): the size of the terms ``B`` was formed from, when it cancels."""
     r = A.shape[1]
     ubc = np.where(np.isfinite(ub), ub, 0.0)
     C = ubc[:, None, None] * B - A - (0.0 if D is None else D)
-    mag = np.abs(ubc) * _trace(B) + _trace(A) + (0.0 if D is None else np.abs(D).sum(axis=(1, 2)))
+    tB = _trace(B) if gross is None else np.maximum(_trace(B), gross)
+    mag = np.abs(ubc) * tB + _trace(A) + (0.0 if D is None else np.abs(D).sum(axis=(1, 2)))
     delta = _allow(n, r) * mag + np.finfo(float).tiny
     lam = np.linalg.eigvalsh(C)[:, 0]
     wB = np.linalg.eigvalsh(B)
-    beta = wB[:, 0] - _allow(n, r) * _trace(B)
+    beta = wB[:, 0] - _allow(n, r) * tB
     ok_beta = beta > SINGULAR_RTOL * np.maximum(wB[:, -1], np.finfo(float).tiny)
     short = np.maximum(delta - lam, 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -75,7 +75,7 @@ def _float_bounds(S: Any, masks: np.ndarray, claims: np.ndarray, ev: list) -> np
     """What the float pencil check proves for each claim, with its rigorous rounding allowance: the
     claim itself when ``u B - A - D`` is clearly positive definite, else the claim plus the shortfall
     over a proven lower bound of ``lambda_min(B)``, else ``inf`` (never a decision by a threshold)."""
-    from relu_gating.certificate._proofs import pattern_pencils, pencil_bounds
+    from relu_gating.certificate._proofs import gross_scale, pattern_pencils, pencil_bounds
 
     A, B = pattern_pencils(masks.astype(float), S.Q, S.M, S.QH)
     D = np.zeros_like(A)
@@ -85,7 +85,7 @@ def _float_bounds(S: Any, masks: np.ndarray, claims: np.ndarray, ev: list) -> np
             G = np.where(masks[k, rows], 1.0, -1.0)[:, None] * S.Q[rows]
             N = np.asarray(N, dtype=float).reshape(rows.size, rows.size)
             D[k] = G.T @ np.maximum(0.5 * (N + N.T), 0.0) @ G
-    return pencil_bounds(A, B, claims, S.n, D)
+    return pencil_bounds(A, B, claims, S.n, D, None if S.QH is None else gross_scale(masks.astype(float), S.Q))
 
 
 def proven_claim(obj: Any, S: Any, mask: np.ndarray, claim: float, rows: np.ndarray, N: np.ndarray,
