@@ -43,8 +43,11 @@ def _raise_to_checkable(obj: Objective, store: PatternStore, evidence: dict) -> 
     if not evidence:
         return notes
     idx = np.array(sorted(evidence), dtype=np.int64)
+    idx = idx[store.take("status", idx) != PRUNED]  # no admissible neuron (decided exactly above)
+    if idx.size == 0:
+        return notes
     st = store.take("status", idx)
-    bounds = np.where(st == PRUNED, 0.0, store.take("upper", idx))
+    bounds = store.take("upper", idx)
     got = settle_claims(obj, _unpack(store.take("packed", idx), obj.n), bounds, [evidence[int(i)] for i in idx])
     store.patch("upper", idx, got.bounds)
     for i in idx[~got.keep_evidence].tolist():

@@ -349,14 +349,17 @@ def _finish(obj, patterns, masks: Any, state: SearchState, alpha: float, tol: fl
 def _checkable(obj: Objective, masks: Any, bounds: np.ndarray, evidence: dict, status: np.ndarray) -> list[str]:
     """Claims raised or lowered to what is proven (in place on ``bounds``, ``evidence`` and
     ``status``; :func:`relu_gating.search._claims.settle_claims`): a solver's claim that no check
-    proves falls back to a claim-free bound and its pattern to ``BOUND``; a pattern settled as
-    having no admissible neuron must be so exactly.  Returns notes for the result."""
+    proves is replaced by the least proven bound and its pattern becomes ``BOUND``; a pattern
+    settled as having no admissible neuron must be so exactly.  Returns notes for the result."""
     from relu_gating.search._claims import checked_exclusions, settle_claims
 
     notes = checked_exclusions(obj, masks, bounds, status)
     if not evidence:
         return notes
     idx = np.array(sorted(evidence), dtype=np.int64)
+    idx = idx[status[idx] != PRUNED]  # no admissible neuron (decided exactly above): nothing to claim
+    if idx.size == 0:
+        return notes
     got = settle_claims(obj, masks[idx], bounds[idx], [evidence[int(i)] for i in idx])
     bounds[idx] = got.bounds
     for i in idx[~got.keep_evidence].tolist():
