@@ -209,7 +209,8 @@ def settle_claims(obj: Any, masks: np.ndarray, claims: np.ndarray, evidence: lis
     out[up] = checker[up]  # what the checker cannot confirm is raised to what it proves
     down = np.flatnonzero(np.isfinite(checker) & (checker < out) & keep)
     for i in down.tolist():  # the checker proves more: claim it too, if it is proven here as well
-        d = proven_claim(obj, S, masks[i], float(checker[i]), *evidence[i], budget)
+        rows, N = evidence[i]
+        d = proven_claim(obj, S, masks[i], float(checker[i]), rows, N, budget)
         if d <= checker[i]:
             out[i] = d
     return Claims(out, keep, fell)
