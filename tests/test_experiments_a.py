@@ -40,7 +40,7 @@ def test_greedy_rate_numbers_obey_the_claims(rate_rows):
     steps, starts, kappas, cert = rate_rows
     assert all(c.holds for c in _checks(steps, starts, kappas, cert))
     K, kappa = 2, kappas[0]["kappa_upper"]
-    X, Phi, U = _problem(7, K, 0)
+    X, Phi, U, _ = _problem(7, K, 0)
     H0s = _starts(X, Phi, U, 0)
     for st in starts:
         sel = [r for r in steps if r["start"] == st["start"]]
