@@ -110,3 +110,36 @@ def test_prop55_fails_with_a_dropped_principal_pair(rate):
     p55["N_K"], p55["s_K"] = captured_features(H, U), coverage_gap(H, U)
     assert GR.check_prop55(starts).holds
     assert not GR.check_prop55(bad).holds
+
+
+def test_clusters_checks_fail_on_wrong_inputs():
+    from relu_gating.experiments import clusters as CL
+
+    row, steps = CL._config(24, 0.4, 0.4, 3, 0)
+    assert CL.check_example([row]).holds and GR.check_lemma59(steps).holds
+    bad = copy.deepcopy(row)
+    bad["omega_1"] = 0.4 * row["chi1_upper"]  # a wrong spread-to-margin ratio
+    assert not CL.check_example([bad]).holds
+    k_min = max(r["kappa_implied"] for r in steps if r["t"])
+    from relu_gating.experiments._theory import lemma59_bound
+
+    shrunk = copy.deepcopy(steps)
+    for r in shrunk:  # kappa(chi) shrunk below what Lemma 5.9 allows with this eps
+        if r["t"]:
+            r["lemma59"] = lemma59_bound(r["s_prev"], r["eps"], 0.9 * k_min)
+    assert not GR.check_lemma59(shrunk).holds
+    k = {"n": 9, "kappa_chi_lower": 3.0, "kappa_chi_upper": 3.1, "kappa_chi_explicit": 2.5,
+         "kappa_UK_lower": 1.0, "kappa_UK_upper": 2.0}
+    assert not CL.check_kappa_chi([k]).holds  # a dual lower end above a feasible decomposition
+    assert CL.check_kappa_chi([{**k, "kappa_chi_lower": 2.4}]).holds
+    pred = {**row, "two_eps": 0.01, "t_at_s0.1": 50, "t_pred_example_s0.1": 10.0}
+    assert not CL.check_prediction([pred]).holds
+
+
+def test_fit_rate_recovers_a_line():
+    from relu_gating.experiments.clusters import fit_rate
+
+    s = np.array([0.5, 0.3, 0.2])
+    a, b = fit_rate(s, 2 + 0.25 / s**2)
+    assert a == pytest.approx(2) and b == pytest.approx(0.25)
+    assert np.isnan(fit_rate([0.5], [3])[1])
