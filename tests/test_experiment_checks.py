@@ -143,3 +143,81 @@ def test_fit_rate_recovers_a_line():
     a, b = fit_rate(s, 2 + 0.25 / s**2)
     assert a == pytest.approx(2) and b == pytest.approx(0.25)
     assert np.isnan(fit_rate([0.5], [3])[1])
+
+
+def test_graph_choice_checks_fail_with_a_wrong_laplacian():
+    from relu_gating.data.datasets import two_moons
+    from relu_gating.experiments import graph_choice as GC
+    from relu_gating.spectral.graphs import laplacian, sample_graph
+    from relu_gating.spectral.spectra import low_frequency_basis
+
+    X = two_moons(12, noise=0.1, seed=0)
+    f = GC.targets(X, 0)["smooth + noise"]
+    L = laplacian(sample_graph(X, kind="knn", n_neighbors=4))
+    b = low_frequency_basis(L, 3)
+    Z = np.c_[np.ones(12), np.maximum(X[:, 0], 0)]
+    good = GC.bound_row(Z, f, b.U_K, L, b.next_eigenvalue)
+    rows = [{**good, "K": 3}]
+    assert all(c.holds for c in GC._checks(rows))
+    wrong = {**GC.bound_row(Z, f, b.U_K, 1e-4 * L, b.next_eigenvalue), "K": 3}  # E(f) from a rescaled Laplacian
+    assert not GC.check_lemma21([wrong]).holds
+    both = GC.bound_row(np.eye(12), f, b.U_K, 1e-4 * L, b.next_eigenvalue)  # wrong Laplacian and wrong gap
+    assert not GC.check_cor31([{**good, "cor31_bound": both["cor31_bound"]}]).holds
+    full = GC.bound_row(np.eye(12), f, b.U_K, L, b.next_eigenvalue)  # s_K of other features (Z = I: s = 0)
+    mixed = {**good, "K": 3, "cor31_projection_bound": full["cor31_projection_bound"], "s_K": full["s_K"],
+             "rem61_bound": full["rem61_bound"], "N_K": 3.0}
+    assert good["readout_error"] > full["cor31_projection_bound"]
+    assert not GC.check_cor31_first([mixed]).holds
+    assert not GC.check_rem61([{**good, "K": 3, "N_K": 3.0}]).holds  # N_K of other features: s^2 > K - N_K
+
+
+def _kendall_by_pairs(a, b) -> float:
+    """Kendall's tau-a by counting pairs (no ties): an oracle sharing no code with scipy."""
+    n, s = len(a), 0
+    for i in range(n):
+        for j in range(i + 1, n):
+            s += np.sign(a[i] - a[j]) * np.sign(b[i] - b[j])
+    return s / (n * (n - 1) / 2)
+
+
+def test_rank_agreement_against_pair_counting():
+    from relu_gating.experiments.graph_choice import rank_agreement
+
+    rng = np.random.default_rng(5)
+    for _ in range(5):
+        a, b = rng.standard_normal(7), rng.standard_normal(7)
+        r = rank_agreement(a, b)
+        assert r["kendall"] == pytest.approx(_kendall_by_pairs(a, b))
+        ra, rb = np.argsort(np.argsort(a)), np.argsort(np.argsort(b))
+        assert r["spearman"] == pytest.approx(np.corrcoef(ra, rb)[0, 1])
+        assert r["argmin_agrees"] == (np.argmin(a) == np.argmin(b))
+    assert rank_agreement([1, 2, 3], [3, 2, 1])["kendall"] == pytest.approx(-1)
+
+
+def test_depth_rem56_and_cor54_fail_on_wrong_layers():
+    from relu_gating.coverage.metrics import captured_features
+    from relu_gating.experiments import depth as D
+    from relu_gating.experiments.certification import moons_problem
+    from relu_gating.layers.greedy import greedy_layer
+    from relu_gating.layers.networks import copy_neurons, preserving_layer
+
+    prob = moons_problem(12, 3, seed=0, n_neighbors=4)
+    X, Phi, U = prob["X"], prob["Phi"], prob["U_K"]
+    NPhi = captured_features(Phi, U)
+    pl = preserving_layer(Phi, U, seed=0)
+    P55 = np.maximum(Phi @ pl.Theta, 0)
+    one = np.ones((12, 1))
+    row = {"arch": "Rem 5.6", "N_K_Phi1": NPhi, "N_K_P55": captured_features(np.c_[P55, one], U)}
+    row["N_K"] = row["N_K_P55"]
+    assert D.check_rem56([row]).holds
+    keep = [0, 1, 6, 7]  # two of the pairs sigma(±p_i) dropped
+    dropped = captured_features(np.c_[P55[:, keep], one], U)
+    assert dropped < NPhi - 1e-8
+    assert not D.check_rem56([{**row, "N_K_P55": dropped, "N_K": dropped}]).holds
+    W, b = copy_neurons(X, first_layer=True)
+    Hc = np.c_[np.maximum(X @ W + b, 0), one]
+    g = greedy_layer(Phi, U, 1, initial=Hc)
+    good = {"arch": "Cor 5.4", "N_K_Phi1": NPhi, "N_K": float(g.captured[-1])}
+    assert D.check_cor54([good]).holds
+    copy_again = captured_features(np.c_[Hc, np.maximum(X[:, 0], 0)], U)  # a zero-gain neuron: a copy again
+    assert not D.check_cor54([{**good, "N_K_Phi1": copy_again, "N_K": copy_again}]).holds
