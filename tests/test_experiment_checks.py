@@ -221,3 +221,59 @@ def test_depth_rem56_and_cor54_fail_on_wrong_layers():
     assert D.check_cor54([good]).holds
     copy_again = captured_features(np.c_[Hc, np.maximum(X[:, 0], 0)], U)  # a zero-gain neuron: a copy again
     assert not D.check_cor54([{**good, "N_K_Phi1": copy_again, "N_K": copy_again}]).holds
+
+
+def test_certification_checks_fail_on_wrong_inputs():
+    from types import SimpleNamespace
+
+    from relu_gating.experiments import certification as CE
+
+    g = SimpleNamespace(certified=True, captured=np.array([1.0, 1.5, 1.8]), gains=np.array([0.5, 0.3]))
+    steps = [{"t": 1, "method": "certified", "gain": 0.5, "upper_bound": 0.5},
+             {"t": 1, "method": "local search", "gain": 0.4, "upper_bound": 0.5}]
+    layers = [{"t": 1, "method": "certified", "N_K": 1.5}, {"t": 1, "method": "local search", "N_K": 1.4}]
+    assert all(c.holds and c.tests and c.fails_if for c in CE._checks(g, steps, layers))
+    res = CE._checks(SimpleNamespace(**{**vars(g), "certified": False}), steps, layers)
+    assert not res[0].holds
+    assert not CE._checks(g, steps + [{**steps[1], "gain": 0.6}], layers)[1].holds  # a heuristic above the bound
+    assert not CE._checks(SimpleNamespace(**{**vars(g), "gains": np.array([0.5, 0.2])}), steps, layers)[2].holds
+    assert not CE._checks(g, steps, layers + [{"t": 1, "method": "random sampling", "N_K": 1.6}])[3].holds
+
+
+def test_alpha_checks_fail_on_wrong_inputs():
+    from relu_gating.experiments import alpha as AL
+
+    steps = [{"alpha": a, "gain": 0.9, "exact_value": 0.9, "exact_upper_bound": 0.9, "certified": True} for a in AL.ALPHAS]
+    summary = [{"exact_solves": k} for k in (5, 4, 3, 2)]
+    assert all(c.holds and c.tests and c.fails_if for c in AL._checks(steps, summary))
+    low = [{**r, "gain": 0.3} for r in steps]  # a search that stopped too early
+    assert not AL._checks(low, summary)[0].holds
+    assert not AL._checks([{**steps[0], "certified": False}] + steps[1:], summary)[1].holds
+    assert not AL._checks([{**steps[0], "exact_upper_bound": 0.5}] + steps[1:], summary)[2].holds
+    assert not AL._checks(steps, [{"exact_solves": k} for k in (2, 3, 4, 5)])[3].holds
+
+
+def test_depth_checks_fail_on_wrong_inputs():
+    from relu_gating.experiments import depth as D
+
+    n, K = 6, 2
+    rows = [{"arch": a, "seed": 0, "layer": k, "N_K": 1.0 + 0.2 * k * (a == "skip"), "ceiling": 2.0,
+             "classes_out": n, "thm53_identity_residual": 0.0, "witness_gain": 0.1, "N_K_own": 1.5}
+            for a in D.ARCHS for k in (1, 2)]
+    cert = [{"ceiling": 2.0, "N_K_own": 1.5, "G_star": 0.2, "certified": True, "upper_bound": 0.2,
+             "witness_gain": 0.1}]
+    good = D._checks(rows, cert, n, K)
+    assert all(c.holds and c.tests and c.fails_if for c in good)
+
+    def mutated(i, key, value, which="rows"):
+        rs, cs = copy.deepcopy(rows), copy.deepcopy(cert)
+        (rs if which == "rows" else cs)[i][key] = value
+        return D._checks(rs, cs, n, K)
+
+    assert not mutated(3, "N_K", 0.5)[0].holds  # a skip layer that lost coverage
+    assert not mutated(0, "N_K", 2.5)[1].holds  # above the Cor 5.2 ceiling
+    assert not mutated(2, "classes_out", n - 1)[2].holds  # merged rows in a skip network
+    assert not mutated(0, "thm53_identity_residual", 1e-3)[3].holds
+    assert not mutated(0, "witness_gain", 0.0)[4].holds  # below the ceiling yet no witness gains
+    assert not mutated(0, "G_star", 0.0, "cert")[5].holds  # G* = 0 below the ceiling
+    assert not mutated(0, "upper_bound", 0.05, "cert")[6].holds  # a bound below the witness
