@@ -286,7 +286,8 @@ def figure(result: ExperimentResult) -> Any:
     from relu_gating.experiments._plotting import figure as new_figure
 
     rows, p = result.tables["layers"], result.params
-    fig, axs = new_figure(result.title, 2, width=5.6)
+    cl = result.tables.get("certified_layers", [])
+    fig, axs = new_figure(result.title, 3 if cl else 2, width=5.6)
     layers = np.arange(1, p["depth"] + 1)
     def grid(arch: str, key: str) -> np.ndarray:
         """(seeds, layers) array of ``key`` for one architecture."""
@@ -303,8 +304,15 @@ def figure(result: ExperimentResult) -> Any:
     label(axs[0], "captured low frequencies after each layer", "layer l", "N_K (captured dims, of K)")
     label(axs[1], "samples still told apart (Cor 5.2: merged rows stay merged)", "layer l",
           "classes of identical rows (count)")
-    for a in axs:
+    for a in axs[:2]:
         a.xaxis.set_major_locator(MaxNLocator(integer=True))
+    if cl:
+        names = [f"{r['arch']}, layer {r['layer']} (width {r['width']})" for r in cl]
+        axs[2].barh(range(len(cl)), [r["N_K"] for r in cl], color="tab:green")
+        axs[2].axvline(cl[0]["N_K_Phi1"], color="k", ls="--", lw=1, label="N_K([X, 1])")
+        axs[2].set_yticks(range(len(cl)), names, fontsize=6)
+        label(axs[2], "certified layers vs one layer of the same width", "N_K([H, 1]) (captured dims, of K)",
+              "architecture (total width)")
     return fig
 
 
