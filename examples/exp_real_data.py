@@ -35,12 +35,12 @@ def main(argv: list[str] | None = None) -> int:
     graphs = [("knn k=5", {"kind": "knn", "n_neighbors": 5}), ("knn k=10", {"kind": "knn", "n_neighbors": 10}),
               ("gaussian median", {"kind": "gaussian"})]
     rows = compare_graphs(d.X, {"class": f}, graphs, [2, 4], args.t)
-    print(f"{'graph':16s} {'K':>2s} {'E/sqrt(l)':>9s} {'s||f||':>8s} {'Cor3.1':>8s} {'error':>8s} {'N_K':>6s}")
+    print(f"{'graph / operator':26s} {'K':>2s} {'E/sqrt(l)':>9s} {'s||f||':>8s} {'Cor3.1':>8s} {'error':>8s} {'N_K':>6s}")
     for r in rows:
-        print(f"{r['graph']:16s} {r['K']:2d} {r['energy_term']:9.4f} {r['coverage_term']:8.4f} "
+        print(f"{r['graph'] + ' / ' + r['operator']:26s} {r['K']:2d} {r['energy_term']:9.4f} {r['coverage_term']:8.4f} "
               f"{r['cor31_bound']:8.4f} {r['readout_error']:8.4f} {r['N_K']:6.3f}")
     best = min(rows, key=lambda r: r["cor31_bound"])
-    print(f"smallest Cor 3.1 bound: {best['graph']}, K = {best['K']} "
+    print(f"smallest Cor 3.1 bound: {best['graph']} / {best['operator']}, K = {best['K']} "
           f"(bound {best['cor31_bound']:.4f}, readout error {best['readout_error']:.4f})")
     ok = all(r["readout_error"] <= r["cor31_bound"] + 1e-8 for r in rows)
     print("readout error <= Cor 3.1 bound for every graph:", ok)

@@ -62,13 +62,19 @@ def _checks(steps: list[dict], summary: list[dict]) -> tuple[Check, ...]:
     solves = [s["exact_solves"] for s in summary]
     return (
         Check("each alpha-run's gain >= alpha * exact optimum on the same H - tol",
-              slack >= -TOL, f"min gain - alpha * optimum = {slack:.3g}"),
+              slack >= -TOL, f"min gain - alpha * optimum = {slack:.3g}",
+              tests="the alpha stopping rule against an exact search on the same features",
+              fails_if="a search that stops before its value reaches alpha times the optimum"),
         Check("each step certified at its alpha (gain >= alpha * bound - tol)",
-              all(r["certified"] for r in steps), f"{len(steps)} steps"),
+              all(r["certified"] for r in steps), f"{len(steps)} steps",
+              tests="the certificate flag of every step", fails_if="a step ended without a certificate"),
         Check("no gain exceeds the certified bound of the alpha = 1 search on the same H",
-              all(r["gain"] <= r["exact_upper_bound"] + TOL for r in steps), ""),
+              all(r["gain"] <= r["exact_upper_bound"] + TOL for r in steps), "",
+              tests="the exact search's bound against the alpha searches' recomputed values",
+              fails_if="an exact bound below a neuron's value (a missed pattern)"),
         Check("alpha = 0.5 needs no more exact solves than alpha = 1", solves[-1] <= solves[0],
-              f"exact solves per alpha {dict(zip(ALPHAS, solves))}"),
+              f"exact solves per alpha {dict(zip(ALPHAS, solves))}",
+              tests="that a looser alpha prunes earlier", fails_if="a stopping rule that ignores alpha"),
     )
 
 

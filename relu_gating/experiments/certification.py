@@ -114,16 +114,24 @@ def _checks(g: Any, steps: list[dict], layers: list[dict]) -> tuple[Check, ...]:
     first = {r["method"]: r["N_K"] for r in layers if r["t"] == 1}
     inc = np.diff(g.captured)
     return (
-        Check("every certified step certified", bool(g.certified), f"{g.gains.size} steps"),
+        Check("every certified step certified", bool(g.certified), f"{g.gains.size} steps",
+              tests="the search's stopping rule (value >= alpha * largest open bound)",
+              fails_if="a step whose search ended without a certificate"),
         Check("no heuristic beats the certified bound (gain <= G* + tol)",
               worst["gain"] <= worst["upper_bound"] + TOL,
-              f"largest gain - G* = {worst['gain'] - worst['upper_bound']:.3g} ({worst['method']}, t = {worst['t']})"),
+              f"largest gain - G* = {worst['gain'] - worst['upper_bound']:.3g} ({worst['method']}, t = {worst['t']})",
+              tests="the certified bound against every heuristic's recomputed gain (independent lower bounds)",
+              fails_if="a bound below the true optimum (a missed pattern or a wrong per-pattern bound)"),
         Check("certified gain = N_K(H_t) - N_K(H_t-1) (Prop 4.5)",
               bool(np.allclose(inc, g.gains, atol=1e-7, rtol=0)),
-              f"max difference {float(np.max(np.abs(inc - g.gains), initial=0.0)):.3g}"),
+              f"max difference {float(np.max(np.abs(inc - g.gains), initial=0.0)):.3g}",
+              tests="that the reported gain is the captured increase of the appended neuron",
+              fails_if="a perturbed neuron appended, or a gain formula that differs from N_K's increase"),
         Check("first neuron: no method's layer beats the certified one",
               all(v <= first["certified"] + TOL for v in first.values()),
-              ", ".join(f"{k}: {v:.6f}" for k, v in first.items())),
+              ", ".join(f"{k}: {v:.6f}" for k, v in first.items()),
+              tests="the certified first neuron against each method's first neuron",
+              fails_if="a certified neuron that is not optimal (a heuristic's first layer captures more)"),
     )
 
 

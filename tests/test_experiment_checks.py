@@ -1,0 +1,279 @@
+"""Every recorded check of the experiments can fail: each is fed a deliberately wrong input.
+
+Each test first runs the check on the experiment's own numbers at a tiny size (it holds), then on
+the same numbers with one thing made wrong -- kappa shrunk below what Lemma 5.9 allows, a perturbed
+neuron appended, a wrong Laplacian, a Prop 5.5 neuron dropped -- and sees it fail.  The check
+functions are called directly, so these stay fast (default tier).
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+from relu_gating.experiments import greedy_rate as GR
+
+
+@pytest.fixture(scope="module")
+def rate():
+    """greedy-rate numbers for one seed at n = 7, K = 2, two steps (about a second)."""
+    steps, starts, kappas, _ = GR._one_seed(7, 2, 2, 0, 2, 0)
+    return steps, starts, kappas
+
+
+def _with_kappa(steps: list, kappa: float) -> list:
+    """The step rows recomputed with another kappa (as the experiment would have recorded them)."""
+    from relu_gating.experiments._theory import gap_bound, lemma59_bound, rate_bound
+
+    out = copy.deepcopy(steps)
+    d0 = {}
+    for r in out:
+        d0.setdefault((r["seed"], r["start"]), r["delta"])
+        r["kappa"] = kappa
+        r["rate_bound"] = rate_bound(d0[(r["seed"], r["start"])], r["t"], 2, kappa, r["alpha"])
+        if r["t"]:
+            r["lemma59"] = lemma59_bound(r["s_prev"], r["eps"], kappa)
+            r["s2_bound"] = gap_bound(r["t"], 2, kappa, r["alpha"], r["eps"])
+    return out
+
+
+def test_every_check_has_its_description(rate):
+    for c in GR._checks(*rate):
+        assert c.holds, c
+        assert c.tests and c.fails_if, c.name
+
+
+def test_lemma59_fails_with_kappa_below_what_the_search_allows(rate):
+    steps, _, _ = rate
+    assert GR.check_lemma59(steps).holds
+    k_min = max(r["kappa_implied"] for r in steps if r["t"])  # Lemma 5.9 read backwards
+    assert GR.check_lemma59(_with_kappa(steps, 1.01 * k_min)).holds
+    assert not GR.check_lemma59(_with_kappa(steps, 0.9 * k_min)).holds
+
+
+def test_kappa_interval_fails_when_the_upper_end_is_too_small(rate):
+    steps, _, kappas = rate
+    bad = copy.deepcopy(kappas)
+    bad[0]["kappa_upper"] = 0.5 * bad[0]["kappa_lower"]  # kappa halved below its certified lower end
+    assert not GR.check_kappa_interval(bad, steps).holds
+    k_min = max(r["kappa_implied"] for r in steps if r["t"])
+    bad = copy.deepcopy(kappas)
+    bad[0]["kappa_lower"], bad[0]["kappa_upper"] = 0.5 * k_min, 0.9 * k_min  # below Lemma 5.9's lower end
+    assert not GR.check_kappa_interval(bad, steps).holds
+
+
+def test_prop45_fails_with_a_perturbed_neuron(rate):
+    from relu_gating.coverage.metrics import captured_features
+
+    steps, _, _ = rate
+    X, Phi, U, _ = GR._problem(7, 2, 0)
+    from relu_gating.layers.greedy import greedy_layer
+
+    g = greedy_layer(Phi, U, 1)
+    theta = g.thetas[0] + np.array([0.3, -0.2, 0.1])  # a perturbed neuron replaces the certified one
+    H = np.c_[np.ones(7), np.maximum(Phi @ theta, 0)]
+    bad = copy.deepcopy([r for r in steps if r["start"] == GR.STARTS[0]][:2])
+    bad[1]["delta"] = 2 - captured_features(H, U)
+    assert GR.check_prop45(bad[:2]).holds is False
+    assert GR.check_prop45([r for r in steps if r["start"] == GR.STARTS[0]]).holds
+
+
+def test_gain_bound_and_rate_and_thm513_fail_on_wrong_numbers(rate):
+    steps, _, _ = rate
+    bad = copy.deepcopy(steps)
+    r = next(r for r in bad if r["t"])
+    r["bound_G"] = 0.5 * r["gain"]  # a search bound below its own witness
+    assert not GR.check_gain_below_bound(bad).holds
+    tiny = _with_kappa(steps, 1e-3)  # kappa shrunk by orders of magnitude: both Thm 5.10 bounds fail
+    assert not GR.check_rate(tiny).holds and not GR.check_gap_rate(tiny).holds
+    bad = copy.deepcopy(steps)
+    r = next(r for r in bad if r["eta_next"] > 1e-6)
+    r["s"] = 0.5 * r["eta_next"]  # a gap below the Ky Fan limit
+    assert not GR.check_thm513(bad).holds
+    bad = copy.deepcopy(steps)
+    bad[2]["delta"], bad[1]["delta"] = bad[1]["delta"], bad[2]["delta"] + 0.1
+    assert not GR.check_monotone(bad).holds
+
+
+def test_prop55_fails_with_a_dropped_principal_pair(rate):
+    from relu_gating.coverage.metrics import captured_features, coverage_gap
+    from relu_gating.layers.networks import preserving_layer
+
+    _, starts, _ = rate
+    X, Phi, U, _ = GR._problem(7, 2, 0)
+    pl = preserving_layer(Phi, U, seed=0)
+    H = np.c_[np.maximum(Phi @ pl.Theta[:, [0, 1, 4, 5]], 0), np.ones(7)]  # the pair sigma(±p_2) dropped
+    bad = copy.deepcopy(starts)
+    p55 = next(r for r in bad if r["start"] == GR.STARTS[2])
+    p55["N_K"], p55["s_K"] = captured_features(H, U), coverage_gap(H, U)
+    assert GR.check_prop55(starts).holds
+    assert not GR.check_prop55(bad).holds
+
+
+def test_clusters_checks_fail_on_wrong_inputs():
+    from relu_gating.experiments import clusters as CL
+
+    row, steps = CL._config(24, 0.4, 0.4, 3, 0)
+    assert CL.check_example([row]).holds and GR.check_lemma59(steps).holds
+    bad = copy.deepcopy(row)
+    bad["omega_1"] = 0.4 * row["chi1_upper"]  # a wrong spread-to-margin ratio
+    assert not CL.check_example([bad]).holds
+    k_min = max(r["kappa_implied"] for r in steps if r["t"])
+    from relu_gating.experiments._theory import lemma59_bound
+
+    shrunk = copy.deepcopy(steps)
+    for r in shrunk:  # kappa(chi) shrunk below what Lemma 5.9 allows with this eps
+        if r["t"]:
+            r["lemma59"] = lemma59_bound(r["s_prev"], r["eps"], 0.9 * k_min)
+    assert not GR.check_lemma59(shrunk).holds
+    k = {"n": 9, "kappa_chi_lower": 3.0, "kappa_chi_upper": 3.1, "kappa_chi_explicit": 2.5,
+         "kappa_UK_lower": 1.0, "kappa_UK_upper": 2.0}
+    assert not CL.check_kappa_chi([k]).holds  # a dual lower end above a feasible decomposition
+    assert CL.check_kappa_chi([{**k, "kappa_chi_lower": 2.4}]).holds
+    pred = {**row, "two_eps": 0.01, "t_at_s0.1": 50, "t_pred_example_s0.1": 10.0}
+    assert not CL.check_prediction([pred]).holds
+
+
+def test_fit_rate_recovers_a_line():
+    from relu_gating.experiments.clusters import fit_rate
+
+    s = np.array([0.5, 0.3, 0.2])
+    a, b = fit_rate(s, 2 + 0.25 / s**2)
+    assert a == pytest.approx(2) and b == pytest.approx(0.25)
+    assert np.isnan(fit_rate([0.5], [3])[1])
+
+
+def test_graph_choice_checks_fail_with_a_wrong_laplacian():
+    from relu_gating.data.datasets import two_moons
+    from relu_gating.experiments import graph_choice as GC
+    from relu_gating.spectral.graphs import laplacian, sample_graph
+    from relu_gating.spectral.spectra import low_frequency_basis
+
+    X = two_moons(12, noise=0.1, seed=0)
+    f = GC.targets(X, 0)["smooth + noise"]
+    L = laplacian(sample_graph(X, kind="knn", n_neighbors=4))
+    b = low_frequency_basis(L, 3)
+    Z = np.c_[np.ones(12), np.maximum(X[:, 0], 0)]
+    good = GC.bound_row(Z, f, b.U_K, L, b.next_eigenvalue)
+    rows = [{**good, "K": 3}]
+    assert all(c.holds for c in GC._checks(rows))
+    wrong = {**GC.bound_row(Z, f, b.U_K, 1e-4 * L, b.next_eigenvalue), "K": 3}  # E(f) from a rescaled Laplacian
+    assert not GC.check_lemma21([wrong]).holds
+    both = GC.bound_row(np.eye(12), f, b.U_K, 1e-4 * L, b.next_eigenvalue)  # wrong Laplacian and wrong gap
+    assert not GC.check_cor31([{**good, "cor31_bound": both["cor31_bound"]}]).holds
+    full = GC.bound_row(np.eye(12), f, b.U_K, L, b.next_eigenvalue)  # s_K of other features (Z = I: s = 0)
+    mixed = {**good, "K": 3, "cor31_projection_bound": full["cor31_projection_bound"], "s_K": full["s_K"],
+             "rem61_bound": full["rem61_bound"], "N_K": 3.0}
+    assert good["readout_error"] > full["cor31_projection_bound"]
+    assert not GC.check_cor31_first([mixed]).holds
+    assert not GC.check_rem61([{**good, "K": 3, "N_K": 3.0}]).holds  # N_K of other features: s^2 > K - N_K
+
+
+def _kendall_by_pairs(a, b) -> float:
+    """Kendall's tau-a by counting pairs (no ties): an oracle sharing no code with scipy."""
+    n, s = len(a), 0
+    for i in range(n):
+        for j in range(i + 1, n):
+            s += np.sign(a[i] - a[j]) * np.sign(b[i] - b[j])
+    return s / (n * (n - 1) / 2)
+
+
+def test_rank_agreement_against_pair_counting():
+    from relu_gating.experiments.graph_choice import rank_agreement
+
+    rng = np.random.default_rng(5)
+    for _ in range(5):
+        a, b = rng.standard_normal(7), rng.standard_normal(7)
+        r = rank_agreement(a, b)
+        assert r["kendall"] == pytest.approx(_kendall_by_pairs(a, b))
+        ra, rb = np.argsort(np.argsort(a)), np.argsort(np.argsort(b))
+        assert r["spearman"] == pytest.approx(np.corrcoef(ra, rb)[0, 1])
+        assert r["argmin_agrees"] == (np.argmin(a) == np.argmin(b))
+    assert rank_agreement([1, 2, 3], [3, 2, 1])["kendall"] == pytest.approx(-1)
+
+
+def test_depth_rem56_and_cor54_fail_on_wrong_layers():
+    from relu_gating.coverage.metrics import captured_features
+    from relu_gating.experiments import depth as D
+    from relu_gating.experiments.certification import moons_problem
+    from relu_gating.layers.greedy import greedy_layer
+    from relu_gating.layers.networks import copy_neurons, preserving_layer
+
+    prob = moons_problem(12, 3, seed=0, n_neighbors=4)
+    X, Phi, U = prob["X"], prob["Phi"], prob["U_K"]
+    NPhi = captured_features(Phi, U)
+    pl = preserving_layer(Phi, U, seed=0)
+    P55 = np.maximum(Phi @ pl.Theta, 0)
+    one = np.ones((12, 1))
+    row = {"arch": "Rem 5.6", "N_K_Phi1": NPhi, "N_K_P55": captured_features(np.c_[P55, one], U)}
+    row["N_K"] = row["N_K_P55"]
+    assert D.check_rem56([row]).holds
+    keep = [0, 1, 6, 7]  # two of the pairs sigma(±p_i) dropped
+    dropped = captured_features(np.c_[P55[:, keep], one], U)
+    assert dropped < NPhi - 1e-8
+    assert not D.check_rem56([{**row, "N_K_P55": dropped, "N_K": dropped}]).holds
+    W, b = copy_neurons(X, first_layer=True)
+    Hc = np.c_[np.maximum(X @ W + b, 0), one]
+    g = greedy_layer(Phi, U, 1, initial=Hc)
+    good = {"arch": "Cor 5.4", "N_K_Phi1": NPhi, "N_K": float(g.captured[-1])}
+    assert D.check_cor54([good]).holds
+    copy_again = captured_features(np.c_[Hc, np.maximum(X[:, 0], 0)], U)  # a zero-gain neuron: a copy again
+    assert not D.check_cor54([{**good, "N_K_Phi1": copy_again, "N_K": copy_again}]).holds
+
+
+def test_certification_checks_fail_on_wrong_inputs():
+    from types import SimpleNamespace
+
+    from relu_gating.experiments import certification as CE
+
+    g = SimpleNamespace(certified=True, captured=np.array([1.0, 1.5, 1.8]), gains=np.array([0.5, 0.3]))
+    steps = [{"t": 1, "method": "certified", "gain": 0.5, "upper_bound": 0.5},
+             {"t": 1, "method": "local search", "gain": 0.4, "upper_bound": 0.5}]
+    layers = [{"t": 1, "method": "certified", "N_K": 1.5}, {"t": 1, "method": "local search", "N_K": 1.4}]
+    assert all(c.holds and c.tests and c.fails_if for c in CE._checks(g, steps, layers))
+    res = CE._checks(SimpleNamespace(**{**vars(g), "certified": False}), steps, layers)
+    assert not res[0].holds
+    assert not CE._checks(g, steps + [{**steps[1], "gain": 0.6}], layers)[1].holds  # a heuristic above the bound
+    assert not CE._checks(SimpleNamespace(**{**vars(g), "gains": np.array([0.5, 0.2])}), steps, layers)[2].holds
+    assert not CE._checks(g, steps, layers + [{"t": 1, "method": "random sampling", "N_K": 1.6}])[3].holds
+
+
+def test_alpha_checks_fail_on_wrong_inputs():
+    from relu_gating.experiments import alpha as AL
+
+    steps = [{"alpha": a, "gain": 0.9, "exact_value": 0.9, "exact_upper_bound": 0.9, "certified": True} for a in AL.ALPHAS]
+    summary = [{"exact_solves": k} for k in (5, 4, 3, 2)]
+    assert all(c.holds and c.tests and c.fails_if for c in AL._checks(steps, summary))
+    low = [{**r, "gain": 0.3} for r in steps]  # a search that stopped too early
+    assert not AL._checks(low, summary)[0].holds
+    assert not AL._checks([{**steps[0], "certified": False}] + steps[1:], summary)[1].holds
+    assert not AL._checks([{**steps[0], "exact_upper_bound": 0.5}] + steps[1:], summary)[2].holds
+    assert not AL._checks(steps, [{"exact_solves": k} for k in (2, 3, 4, 5)])[3].holds
+
+
+def test_depth_checks_fail_on_wrong_inputs():
+    from relu_gating.experiments import depth as D
+
+    n, K = 6, 2
+    rows = [{"arch": a, "seed": 0, "layer": k, "N_K": 1.0 + 0.2 * k * (a == "skip"), "ceiling": 2.0,
+             "classes_out": n, "thm53_identity_residual": 0.0, "witness_gain": 0.1, "N_K_own": 1.5}
+            for a in D.ARCHS for k in (1, 2)]
+    cert = [{"ceiling": 2.0, "N_K_own": 1.5, "G_star": 0.2, "certified": True, "upper_bound": 0.2,
+             "witness_gain": 0.1}]
+    good = D._checks(rows, cert, n, K)
+    assert all(c.holds and c.tests and c.fails_if for c in good)
+
+    def mutated(i, key, value, which="rows"):
+        rs, cs = copy.deepcopy(rows), copy.deepcopy(cert)
+        (rs if which == "rows" else cs)[i][key] = value
+        return D._checks(rs, cs, n, K)
+
+    assert not mutated(3, "N_K", 0.5)[0].holds  # a skip layer that lost coverage
+    assert not mutated(0, "N_K", 2.5)[1].holds  # above the Cor 5.2 ceiling
+    assert not mutated(2, "classes_out", n - 1)[2].holds  # merged rows in a skip network
+    assert not mutated(0, "thm53_identity_residual", 1e-3)[3].holds
+    assert not mutated(0, "witness_gain", 0.0)[4].holds  # below the ceiling yet no witness gains
+    assert not mutated(0, "G_star", 0.0, "cert")[5].holds  # G* = 0 below the ceiling
+    assert not mutated(0, "upper_bound", 0.05, "cert")[6].holds  # a bound below the witness
