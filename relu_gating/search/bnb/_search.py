@@ -239,7 +239,7 @@ class Search(Chambers):
         """``("empty", rows, s)`` when an exhaustive exact search proves row ``i`` forced to ``s``
         (the side seen, or either side when neither was), else ``("unproven", None, s_obs)``."""
         got = exhaustive_farkas(dec, i, (s_obs,) if seen else (1, -1), self.obj.rank,
-                                lambda i_, s_, rows: self._implied(signs, i_, s_, rows))
+                                lambda i_, s_, rows: self._implied(signs, i_, s_, rows), (self.Gn, signs))
         self.stats["exhaustive"] += 1
         return ("unproven", None, s_obs) if got is None else ("empty", got[1], got[0])
 
