@@ -177,3 +177,24 @@ def test_the_float_screen_of_the_exhaustive_search_loses_no_proof(kind, d, seed)
     assert len(n_screened) <= len(n_plain)
     if kind != "thin":
         assert len(n_screened) < len(n_plain)
+
+
+@pytest.mark.parametrize("seed", [4, 8, 32, 50, 55, 59])
+def test_nodes_without_evidence_are_split_anyway_beyond_the_exact_chamber_list(seed, monkeypatch):
+    """Without the exact chamber list (as beyond Cover's bound of ``_thin.MAX_CHAMBERS``), the
+    thin fuzz instances used to keep leaves without interior ("unproven_empty": not certified,
+    seed 8 with a worse value): those nodes are now split anyway and their pointless sides
+    decided exactly (relu_gating.search.bnb._blind); the enumeration's answer is certified and
+    the verifier accepts the tree."""
+    from relu_gating import best_neuron, verify
+    from relu_gating.search.bnb import _thin
+
+    monkeypatch.setattr(_thin, "MAX_CHAMBERS", 0)
+    I = instance(seed)
+    b = best_neuron(I.Phi, I.U, features=I.features, strategy="branch-and-bound")
+    e = best_neuron(I.Phi, I.U, features=I.features)
+    st = b.tree["stats"]
+    assert st["thin_exact"] == 0 and st["unproven_empty"] == 0 and st["blind"] > 0
+    assert b.certified and e.certified and abs(b.value - e.value) <= 1e-9 * max(1.0, abs(e.value))
+    rep = verify(json.loads(json.dumps(b.to_dict())), I.Phi, I.U, I.features)
+    assert rep.valid and rep.certified
