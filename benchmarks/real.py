@@ -15,9 +15,9 @@ leaves without interior; the certificate written to JSON and verified from the s
 ``--no-verify``); the best of ``--random`` Gaussian neurons and of fixed-gating local search (50
 starts), uncertified (``relu_gating.search.baselines``).
 
-``--against REV`` runs every case on that commit too (a temporary git worktree), alternating with
-``HEAD`` (a snapshot too: uncommitted edits are not measured) case by case in the same run, so that
-the load of the shared machine hits both alike.
+The cases run on a snapshot of ``HEAD`` (a temporary git worktree: uncommitted edits are not
+measured).  ``--against REV`` runs every case on that commit too, alternating the two case by case in
+the same run, so that the load of the shared machine hits both alike.
 ``--greedy`` times an 8-step greedy layer on iris beside 8 independent queries (same features as the
 layer's steps), in the same run.
 
@@ -291,7 +291,7 @@ def run_all(args: argparse.Namespace) -> list[dict]:
     records: list[dict] = []
     child = ["--budget", str(args.budget), "--random", str(args.random)] + (["--no-verify"] if args.no_verify else [])
     timeout = 2 * args.budget + 900 if not args.greedy else 20 * args.budget + 900
-    with checkout(args.against and "HEAD") as this, checkout(args.against) as other:
+    with checkout("HEAD") as this, checkout(args.against) as other:
         roots = [this] + ([other] if args.against else [])  # both snapshots: edits during the run do not leak in
         for name in (["greedy"] if args.greedy else args.names):
             for root in roots:
