@@ -156,13 +156,13 @@ def run_greedy(budget: float, steps: int = 8) -> dict:
 
     Phi, U, K, what = case_problem("iris")
     t = time.perf_counter()
-    layer = greedy_layer(Phi, U, steps, strategy="branch-and-bound", max_seconds=budget)
+    layer = greedy_layer(Phi, U, steps, max_seconds=budget)  # strategy "auto": the branch and bound here
     t_layer = time.perf_counter() - t
     singles = []
     for s in range(len(layer.gains)):
         H = layer.features[:, : 1 + s]
         t = time.perf_counter()
-        r = best_neuron(Phi, U, features=H, strategy="branch-and-bound", max_seconds=budget)
+        r = best_neuron(Phi, U, features=H, strategy="auto", max_seconds=budget)
         singles.append({"seconds": time.perf_counter() - t, "certified": bool(r.certified),
                         "value": float(r.value), "alpha": float(r.value / r.upper_bound) if r.upper_bound > 0 else 1.0})
     return {"case": "greedy-iris", "data": what, "K": K, "budget": budget, "steps": len(layer.gains),
