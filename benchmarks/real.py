@@ -125,6 +125,7 @@ def run_child(name: str, budget: float, verify: bool, n_random: int) -> dict:
     row.update(value=float(b.value), upper=float(b.upper_bound), certified=bool(b.certified),
                alpha=float(b.value / b.upper_bound) if b.upper_bound > 0 else 1.0, nodes=int(b.n_nodes),
                solved=int(st.get("chambers", 0)), unproven_empty=int(st.get("unproven_empty", 0)),
+               blind=int(st.get("blind", 0)),
                stats={k: v for k, v in st.items() if isinstance(v, (int, float, str))})
     if verify:
         row.update(_verify(b, Phi, U))
@@ -208,18 +209,18 @@ def _f(x, fmt: str) -> str:
 def table(records: list[dict]) -> str:
     """The markdown table of the case records."""
     cols = ["case", "n x d", "K", "chambers", "commit", "budget s", "result", "seconds", "nodes", "chambers solved",
-            "unsettled empty", "verified", "B&B value", "random value", "local search value"]
+            "kept unsettled", "split anyway", "verified", "B&B value", "random value", "local search value"]
     out = ["| " + " | ".join(cols) + " |", "| " + " | ".join(["---"] * 2 + ["---:"] * (len(cols) - 2)) + " |"]
     for r in records:
         if "error" in r:
-            out.append(f"| {r['case']} | | | | {r.get('commit', '')} | | error: {r['error']} |" + " |" * 8)
+            out.append(f"| {r['case']} | | | | {r.get('commit', '')} | | error: {r['error']} |" + " |" * 9)
             continue
         res = "**certified**" if r["certified"] else f"alpha {r['alpha']:.4f}"
         ver = "-" if "verified" not in r else ("yes" if r["verified"] else "NO")
         out.append("| " + " | ".join([
             r["case"], f"{r['n']} x {r['d']}", str(r["K"]), f"{r['chambers']:.1e}", r.get("commit", ""),
             _f(r["budget"], ".0f"), res, _f(r["seconds"], ".1f"), _f(r["nodes"], ","), _f(r["solved"], ","),
-            _f(r["unproven_empty"], "d"), ver, _f(r["value"], ".6f"), _f(r["random_value"], ".6f"),
+            _f(r["unproven_empty"], "d"), _f(r.get("blind"), "d"), ver, _f(r["value"], ".6f"), _f(r["random_value"], ".6f"),
             _f(r["ls_value"], ".6f")]) + " |")
     return "\n".join(out)
 
