@@ -220,7 +220,7 @@ def table(records: list[dict]) -> str:
         out.append("| " + " | ".join([
             r["case"], f"{r['n']} x {r['d']}", str(r["K"]), f"{r['chambers']:.1e}", r.get("commit", ""),
             _f(r["budget"], ".0f"), res, _f(r["seconds"], ".1f"), _f(r["nodes"], ","), _f(r["solved"], ","),
-            _f(r["unproven_empty"], "d"), _f(r.get("blind"), "d"), ver, _f(r["value"], ".6f"), _f(r["random_value"], ".6f"),
+            _f(r["unproven_empty"], "d"), _f(r.get("blind", r.get("stats", {}).get("blind")), "d"), ver, _f(r["value"], ".6f"), _f(r["random_value"], ".6f"),
             _f(r["ls_value"], ".6f")]) + " |")
     return "\n".join(out)
 
