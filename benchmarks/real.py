@@ -274,6 +274,11 @@ def main(argv=None) -> None:
         records = run_all(args)
     text = table([r for r in records if r.get("case") != "greedy-iris"])
     print(text)
+    for r in records:
+        if r.get("case") == "greedy-iris" and "error" not in r:
+            print(f"greedy layer on iris ({r['commit']}): {r['steps']} steps in {r['layer_seconds']:.1f} s, "
+                  f"{sum(x['certified'] for x in r['singles'])}/{len(r['singles'])} independent queries certified in "
+                  f"{r['singles_seconds']:.1f} s; alpha per step " + ", ".join(f"{a:.4f}" for a in r["step_alpha"]))
     if args.write_docs:
         write_docs(text)
 
