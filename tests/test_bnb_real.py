@@ -115,3 +115,26 @@ def test_benchmark_table_and_docs_generator(tmp_path):
         real.write_docs(text, tmp_path / "plain.md")
     with pytest.raises(SystemExit):
         real.parse_args(["--cases", "nope"])
+
+
+def test_split_anyway_on_executor_subtrees(monkeypatch):
+    """The same iris node split anyway inside subtrees searched on an executor (threads: the
+    patched limit holds there): the pointless side travels with its subtree, one tree verifies."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from relu_gating import best_neuron, verify
+    from relu_gating.search.bnb import _thin, branch_and_bound
+    from relu_gating.spectral.graphs import laplacian, sample_graph
+    from relu_gating.spectral.spectra import low_frequency_basis
+
+    monkeypatch.setattr(_thin, "MAX_CHAMBERS", 0)
+    X = _iris_sepals(30)
+    U = np.asarray(low_frequency_basis(laplacian(sample_graph(X, kind="knn")), 3).U_K)
+    Phi = np.c_[X, np.ones(X.shape[0])]
+    with ThreadPoolExecutor(2) as ex:
+        b = branch_and_bound(Phi, U, executor=ex)
+    assert b.tree["stats"]["blind"] > 0 and b.tree["stats"]["unproven_empty"] == 0
+    e = best_neuron(Phi, U)
+    assert b.certified and abs(b.value - e.value) <= 1e-9
+    rep = verify(json.loads(json.dumps(b.to_dict())), Phi, U, "bias")
+    assert rep.valid and rep.certified
