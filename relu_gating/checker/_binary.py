@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from relu_gating.checker._bounds import prove
+from relu_gating.checker._complete import bad_witnesses
 from relu_gating.checker._constants import BOUND_SLACK
 from relu_gating.checker._problem import StatedProblem
 from relu_gating.checker._read import BinaryReader
@@ -53,15 +54,13 @@ def _has_duplicates(h: np.ndarray, path: str) -> bool:
 
 def stream(rd: BinaryReader, P: StatedProblem, exact: bool) -> tuple[list, bool, float, int, list, bool]:
     """``(bad witnesses, duplicates, top proven bound, unproven count, first unproven, live)``."""
-    from relu_gating.checker._verify import _bad_witnesses
-
     ev_idx = np.array(sorted(rd.evidence), dtype=np.int64)
     bad: list[int] = []
     hashes, first = [], []
     top, unproven, live = -np.inf, 0, False
     for s, cols in rd.chunks():
         pk, k = cols["masks"], cols["bounds"].size
-        bad += _bad_witnesses(P, s, pk, cols["witnesses"], rd.exact, exact)
+        bad += bad_witnesses(P, s, pk, cols["witnesses"], rd.exact, exact)
         hashes.append(_row_hash(pk))
         lo, hi = np.searchsorted(ev_idx, [s, s + k])
         ev = {int(i) - s: rd.evidence[int(i)] for i in ev_idx[lo:hi]}

@@ -20,9 +20,9 @@ import numpy as np
 from relu_gating.checker._constants import EPS
 from relu_gating.checker._floats import gamma
 from relu_gating.checker._problem import StatedProblem
-from relu_gating.checker._rational import row_to_ints
+from relu_gating.checker._rational import row_to_ints, to_ints
 
-__all__ = ["witnesses_ok", "exact_witness_ok", "hyperplanes", "cover_count", "chamber_count", "duplicates"]
+__all__ = ["bad_witnesses", "witnesses_ok", "exact_witness_ok", "hyperplanes", "cover_count", "chamber_count", "duplicates"]
 
 
 def witnesses_ok(P: StatedProblem, packed: np.ndarray, W: np.ndarray) -> np.ndarray:
@@ -130,3 +130,22 @@ def duplicates(packed: np.ndarray) -> bool:
         return False
     rows = np.ascontiguousarray(packed).view(np.dtype((np.void, packed.shape[1]))).ravel()
     return np.unique(rows).size != rows.size
+
+
+def bad_witnesses(P: StatedProblem, s: int, packed: np.ndarray, W: np.ndarray, exact_w: dict, exact: bool) -> list:
+    """Indices (offset ``s``) of the patterns whose witness does not strictly realize the mask."""
+    n = P.n
+    ok = witnesses_ok(P, packed, W) if not exact else np.zeros(len(W), dtype=bool)
+    bad = []
+    for j in range(len(W)):
+        if s + j in exact_w:
+            ok[j] = exact_witness_ok(P, np.unpackbits(packed[j], count=n).astype(bool), exact_w[s + j])
+        elif exact and not ok[j]:
+            ok[j] = _exact_w(P, packed[j], W[j])
+        if not ok[j]:
+            bad.append(s + j)
+    return bad
+
+
+def _exact_w(P: StatedProblem, packed: np.ndarray, w: np.ndarray) -> bool:
+    return exact_witness_ok(P, np.unpackbits(packed, count=P.n).astype(bool), tuple(to_ints(w)[0]))

@@ -14,8 +14,7 @@ from typing import Any
 import numpy as np
 
 from relu_gating.checker._bounds import prove
-from relu_gating.checker._complete import (chamber_count, cover_count, duplicates, exact_witness_ok, hyperplanes,
-                                           witnesses_ok)
+from relu_gating.checker._complete import bad_witnesses, chamber_count, cover_count, duplicates, hyperplanes
 from relu_gating.checker._constants import BOUND_SLACK, EXCLUDE_RTOL, PATTERN_RTOL, VALUE_TOL
 from relu_gating.checker._problem import StatedProblem, state_problem
 from relu_gating.checker._read import (FORMAT, BinaryReader, Claim, is_binary, load_json, parse_claim,
@@ -159,27 +158,6 @@ def _completeness(P: StatedProblem, N: int, bad: list, dup: bool, exact_w: dict)
     return info, ([f"pattern set is not a complete list of realized patterns: {why}"] if why else [])
 
 
-def _bad_witnesses(P: StatedProblem, s: int, packed: np.ndarray, W: np.ndarray, exact_w: dict, exact: bool) -> list:
-    """Indices (offset ``s``) of the patterns whose witness does not strictly realize the mask."""
-    n = P.n
-    ok = witnesses_ok(P, packed, W) if not exact else np.zeros(len(W), dtype=bool)
-    bad = []
-    for j in range(len(W)):
-        if s + j in exact_w:
-            ok[j] = exact_witness_ok(P, np.unpackbits(packed[j], count=n).astype(bool), exact_w[s + j])
-        elif exact and not ok[j]:
-            ok[j] = _exact_w(P, packed[j], W[j])
-        if not ok[j]:
-            bad.append(s + j)
-    return bad
-
-
-def _exact_w(P: StatedProblem, packed: np.ndarray, w: np.ndarray) -> bool:
-    from relu_gating.checker._rational import to_ints
-
-    return exact_witness_ok(P, np.unpackbits(packed, count=P.n).astype(bool), tuple(to_ints(w)[0]))
-
-
 def _verify_patterns(d: dict, P: StatedProblem, exact: bool) -> VerifyReport:
     c = parse_claim(d)
     mismatch = _mismatch(d.get("problem"), P)
@@ -189,7 +167,7 @@ def _verify_patterns(d: dict, P: StatedProblem, exact: bool) -> VerifyReport:
     checks: dict[str, Any] = {"problem": {"ok": True}}
     value, reasons = check_value(c, P, bool(np.any(p.packed[p.settlement != _PRUNED])), exact)
     checks["value"] = {"ok": not reasons, "recomputed": value}
-    bad = _bad_witnesses(P, 0, p.packed, p.witnesses, p.exact_witnesses, exact)
+    bad = bad_witnesses(P, 0, p.packed, p.witnesses, p.exact_witnesses, exact)
     info, why = _completeness(P, len(p.bounds), bad, duplicates(p.packed), p.exact_witnesses)
     checks["completeness"] = info
     reasons += why
