@@ -13,7 +13,12 @@ import scipy.sparse as sp
 
 from relu_gating.errors import InputError
 
-__all__ = ["as_matrix", "as_vector", "check_K", "check_same_rows", "as_square_operator"]
+__all__ = ["as_matrix", "as_vector", "check_K", "check_same_rows", "as_square_operator", "shape_warning",
+           "warn_suspicious_shape", "SuspiciousShapeWarning"]
+
+
+class SuspiciousShapeWarning(UserWarning):
+    """The samples-as-rows array has a shape that is legal but usually a mistake (a transposed input)."""
 
 
 def _as_float_array(x: Any, name: str) -> np.ndarray:
@@ -110,3 +115,26 @@ def check_same_rows(n: int, **arrays: np.ndarray) -> None:
     for name, arr in arrays.items():
         if arr is not None and arr.shape[0] != n:
             raise InputError(f"{name} must have n = {n} rows (one per sample), got shape {arr.shape}")
+
+
+def shape_warning(n: int, d: int, name: str, m: int | None = None) -> str | None:
+    """One line when ``n`` samples in ``d`` dimensions (``m`` columns of ``Phi``) look transposed, else None.
+
+    Legal but suspicious: ``n < m`` (fewer samples than the layer's columns: every sign pattern is
+    realizable and the question is degenerate) or ``n < 2 d`` (3 samples in 300 dimensions is
+    usually a 300 x 3 array read the wrong way round).
+    """
+    m = d + 1 if m is None else m
+    if n >= m and n >= 2 * d:
+        return None
+    return (f"{name} has n = {n} samples (rows) in d = {d} dimensions (columns): fewer than "
+            f"{'m = ' + str(m) + ' columns of Phi' if n < m else '2 d'}; samples must be rows: is it transposed?")
+
+
+def warn_suspicious_shape(n: int, d: int, name: str, m: int | None = None) -> None:
+    """Issue :class:`SuspiciousShapeWarning` (one line on the command line) for :func:`shape_warning`'s cases."""
+    import warnings
+
+    msg = shape_warning(n, d, name, m)
+    if msg is not None:
+        warnings.warn(msg, SuspiciousShapeWarning, stacklevel=3)

@@ -18,8 +18,8 @@ from _fuzz_instances import instance, oracle_lower
 
 from relu_gating import best_neuron, verify
 
-DEFAULT = list(range(12))
-SLOW = list(range(12, 60))
+DEFAULT = [s for s in range(12) if s != 4]  # instance 4 (the slowest of the first 12) runs in the slow tier
+SLOW = [4] + list(range(12, 60))
 
 
 def _check(seed: int) -> None:

@@ -876,7 +876,7 @@ def test_cli_human_output_and_errors(tmp_path, capsys):
     assert main(["verify", str(tmp_path / "missing.json"), str(inp), "--K", "3"]) == 2
 
 
-@pytest.mark.parametrize("features", [None, "bias"])
+@pytest.mark.parametrize("features", [pytest.param(None, marks=pytest.mark.slow), "bias"])
 def test_rounding_thin_chambers_certify_and_verify(features):
     # points on lines computed in floating point: rows dependent only to within
     # rounding, some chambers too thin for any float64 witness (exact witnesses then)

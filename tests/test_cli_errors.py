@@ -113,21 +113,20 @@ def test_ctrl_c_answers_within_a_second(tmp_path, sig):
     saying what was saved."""
     import signal
 
+    from _terminal import TerminalRun
+
     np.save(tmp_path / "big.npy", np.random.default_rng(0).normal(size=(300, 3)))  # 8.9M patterns: minutes
-    proc = subprocess.Popen([sys.executable, "-m", "relu_gating", "best-neuron", str(tmp_path / "big.npy"),
-                             "--K", "4", "--checkpoint", str(tmp_path / "ck.npz")],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        first = proc.stderr.readline()  # the predicted size, printed just before the work starts
-        assert "gating patterns" in first, first
+    run = TerminalRun(["best-neuron", str(tmp_path / "big.npy"), "--K", "4", "--checkpoint", str(tmp_path / "ck.npz")])
+    try:  # on a terminal: the predicted size is printed just before the work starts (a pipe silences it)
+        run.wait_for("gating patterns")
         time.sleep(1.5)
-        assert proc.poll() is None
+        assert run.proc.poll() is None
         t0 = time.perf_counter()
-        proc.send_signal(getattr(signal, sig))
-        _, err = proc.communicate(timeout=30)
+        run.proc.send_signal(getattr(signal, sig))
+        run.proc.wait(timeout=30)
         latency = time.perf_counter() - t0
     finally:
-        proc.kill()
-    assert proc.returncode == 130 and latency < 1.5, (latency, err)
+        code, _, err = run.finish()
+    assert code == 130 and latency < 1.5, (latency, err)
     last = err.strip().splitlines()[-1]
     assert "interrupted" in last and ("saved" in last or "none saved" in last) and "Traceback" not in err

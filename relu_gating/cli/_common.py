@@ -34,8 +34,15 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
 
 def problem_from_args(args: argparse.Namespace) -> Problem:
     """Load ``args.input`` and resolve it with the graph options into a :class:`Problem`."""
+    from relu_gating._validate import warn_suspicious_shape
+
+    data = load_input(args.input)
+    if data.X is not None:  # before the graph: a transposed input is told at once (one line on stderr)
+        warn_suspicious_shape(data.X.shape[0], data.X.shape[1], args.input)
+    elif data.Phi is not None:
+        warn_suspicious_shape(data.Phi.shape[0], data.Phi.shape[1] - 1, args.input, m=data.Phi.shape[1])
     return resolve_problem(
-        load_input(args.input),
+        data,
         K=args.K,
         graph=args.graph,
         laplacian=args.laplacian,

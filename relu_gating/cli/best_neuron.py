@@ -14,12 +14,20 @@ import numpy as np
 
 from relu_gating.cli._json import dumps
 from relu_gating._interrupt import Interrupted, run_interruptible
+from relu_gating._progress import say
+from relu_gating._threads import fit_blas
 from relu_gating._files import atomic_write, check_writable, file_sha256
 from relu_gating.search.state import check_checkpoint_path
 from relu_gating.errors import InputError
 from relu_gating.cli._common import add_input_arguments, problem_from_args
 
-__all__ = ["add_parser", "run", "features_from_spec", "summary_dict", "input_record", "PROBLEM_OPTIONS"]
+__all__ = ["add_parser", "run", "features_from_spec", "summary_dict", "input_record", "PROBLEM_OPTIONS",
+           "EXIT_OK", "EXIT_UNCERTIFIED", "EXIT_INTERRUPTED", "exit_code"]
+
+#: Exit codes of ``best-neuron`` (docs/cli.md): certified at the requested alpha; a valid answer that
+#: is not certified at it (a --max-seconds stop, an uncertified search: as ``verify``'s 3); interrupted.
+#: Unusable input exits 2 (:data:`relu_gating.cli.EXIT_USAGE`).
+EXIT_OK, EXIT_UNCERTIFIED, EXIT_INTERRUPTED = 0, 3, 130
 
 SUMMARY_KEYS = ("objective", "value", "upper_bound", "alpha", "certified", "theta", "pattern", "n_patterns",
                 "settled", "seconds", "notes")
@@ -188,16 +196,18 @@ def run(args: argparse.Namespace) -> int:
         parse_memory(args.memory, "--memory")
     problem = problem_from_args(args)
     features, spec = features_from_spec(args.features, problem.H, problem.n)
+    fit_blas()  # the input is valid: BLAS threads <= the usable cores and the user's OMP/OPENBLAS/MKL setting
     progress = None if not args.quiet else False
     strategy = _strategy(args, problem.Phi)
     if strategy == "branch-and-bound":  # main thread: Ctrl-C ends the search with a valid tree certificate
+        announce_bnb(problem.Phi, args.max_seconds, args.quiet)
         client = _executor(args.scheduler, args.scheduler_timeout) or _local_pool(args.workers)
         try:
             res = best_neuron(problem.Phi, problem.U_K, features=features, alpha=args.alpha, method=args.method,
                               progress=progress, strategy=strategy, max_seconds=args.max_seconds, executor=client)
         finally:
             _close(client)
-        return _report(args, res, problem, spec)
+        return _report(args, res, problem, spec)  # exit 130 after the report if Ctrl-C stopped it
     announce_plan(problem.Phi, args.max_patterns, args.quiet)
     client = _executor(args.scheduler, args.scheduler_timeout) or _local_pool(args.workers)
     try:
@@ -255,7 +265,34 @@ def _report(args: argparse.Namespace, res: Any, problem: Any, spec: str) -> int:
         print(dumps(summary, "best-neuron"))
     else:
         print(format_result(res, cert))
-    return 0
+    code = exit_code(res)
+    if code != EXIT_OK:
+        print(f"relu-gating best-neuron: {_exit_reason(res, code)}", file=sys.stderr)
+    return code
+
+
+def _stop(res: Any) -> str:
+    """Why the search ended: ``"settled"``, ``"time"`` (--max-seconds) or ``"interrupted"`` (Ctrl-C)."""
+    tree = getattr(res, "tree", None) or {}
+    return str(tree.get("stats", {}).get("stop", "settled"))
+
+
+def exit_code(res: Any) -> int:
+    """0 certified at the requested alpha, 130 interrupted (the valid answer reached is still reported),
+    3 a valid answer not certified at the requested alpha (a --max-seconds stop included)."""
+    if _stop(res) == "interrupted":
+        return EXIT_INTERRUPTED
+    return EXIT_OK if res.certified else EXIT_UNCERTIFIED
+
+
+def _exit_reason(res: Any, code: int) -> str:
+    """One line for stderr: why the exit code is not 0."""
+    reached = res.value / res.upper_bound if res.upper_bound > 0 else 1.0
+    if code == EXIT_INTERRUPTED:
+        return f"interrupted: the answer above is valid, certified to the alpha reached {reached:.6f}; exit {code}"
+    why = "stopped by --max-seconds" if _stop(res) == "time" else "not certified"
+    return (f"{why}: the answer is valid, but alpha reached {reached:.6f} < the requested alpha = {res.alpha:g}; "
+            f"exit {code}")
 
 
 def announce_plan(Phi, max_patterns, quiet: bool) -> None:
@@ -264,8 +301,18 @@ def announce_plan(Phi, max_patterns, quiet: bool) -> None:
 
     plan = plan_query(Phi)
     limit = check_max_patterns(max_patterns, *Phi.shape)
-    if not quiet and (limit is None or plan.patterns <= limit):
-        print(f"relu-gating best-neuron: {plan.describe()}", file=sys.stderr)
+    if limit is None or plan.patterns <= limit:  # on a terminal only: a pipe or --quiet silences it
+        say(f"relu-gating best-neuron: {plan.describe()}", quiet)
+
+
+def announce_bnb(Phi, max_seconds: float | None, quiet: bool) -> None:
+    """The branch and bound's size line on stderr (a terminal only): the chambers it may visit, the limit."""
+    from relu_gating.search.plan import plan_query
+
+    plan = plan_query(Phi)
+    limit = "no time limit" if max_seconds is None else f"stops after {max_seconds:g} s"
+    say(f"relu-gating best-neuron: branch and bound, n = {plan.n}, m = {plan.m}: a tree over at most "
+        f"{plan.patterns:,} chambers (Cover's bound), most settled by bound without a visit; {limit}", quiet)
 
 
 def interrupted(exc: Interrupted, checkpoint: str | None) -> int:
@@ -298,8 +345,7 @@ def format_result(res, cert: dict) -> str:
         f"certified        {'yes' if res.certified else 'NO'} (alpha = {res.alpha:g}, tol = {res.tol:g})",
         f"theta            [{', '.join(f'{t:.6g}' for t in res.theta)}]",
         f"active samples   {int(res.pattern.sum())} of {res.pattern.size}",
-        f"patterns         {res.n_patterns} realized: {res.n_exact} solved exactly, {res.n_bound} settled by "
-        f"bound, {res.n_pruned} pruned",
+        _settled_line(res),
         "seconds          " + ", ".join(f"{k} {v:.3f}" for k, v in res.seconds.items()),
     ]
     lines += [f"note             {n}" for n in res.notes[:10]]
@@ -308,6 +354,18 @@ def format_result(res, cert: dict) -> str:
                      "maximized by the constant neuron when u_1 is constant; the marginal gain over the "
                      "bias (--features bias) is the informative query")
     return "\n".join(lines)
+
+
+def _settled_line(res) -> str:
+    """How the answer was settled, in the search's own units: patterns (enumeration) or tree nodes."""
+    if getattr(res, "strategy", "enumerate") != "branch-and-bound":
+        return (f"patterns         {res.n_patterns:,} realized: {res.n_exact:,} solved exactly, {res.n_bound:,} "
+                f"settled by bound, {res.n_pruned:,} pruned")
+    reached = res.value / res.upper_bound if res.upper_bound > 0 else 1.0
+    stop = {"time": "stopped by --max-seconds", "interrupted": "interrupted"}.get(_stop(res), "settled")
+    return (f"branch and bound {res.n_nodes:,} nodes, {res.n_exact + res.n_pruned:,} chambers visited ("
+            f"{res.n_exact:,} solved exactly, {res.n_pruned:,} empty), {res.n_bound:,} leaves settled by bound; "
+            f"gap {res.gap:.3g}, alpha reached {reached:.6f} ({stop})")
 
 
 def _problem_line(rec: dict, res) -> str:

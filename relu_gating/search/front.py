@@ -114,7 +114,8 @@ def best_neuron(
         interrupt (Ctrl-C); a run called again with the same inputs resumes
         from it, in either phase, without redoing finished work.
     progress : bool or None
-        Progress bar on stderr (None: only on a terminal).
+        Progress on stderr: False none (the default), True a bar, None a bar on a terminal and a plain
+        line every 30 s elsewhere (a pipe, a log file).
     patterns : PatternSet, optional
         The output of :func:`relu_gating.enumerate_patterns` for this ``Phi``,
         to reuse across queries on the same layer (a greedy layer asks one
@@ -264,7 +265,10 @@ def _bound_phase(run: _Run, state: SearchState, saver: _Saver, chunk_size: int, 
     run.incumbent = inc
     tasks: Iterable[tuple] = ((run.obj, rows, take_rows(masks.packed, rows), take_rows(witnesses, rows), tol, inc, pair)
                               for rows, pair in todo)  # in-process: each chunk's copy made as it is bounded
-    with Progress(sum(rows.size for rows, _ in todo), "bounds", enabled=run.progress) as bar:
+    from relu_gating import _threads
+
+    with Progress(sum(rows.size for rows, _ in todo), "bounds", enabled=run.progress) as bar, \
+            _threads.blas_threads(_threads.BOUND_PASS_THREADS):  # skinny GEMMs: see relu_gating._threads
         for out in _executor_map(run.executor, chunk_bounds, tasks):
             state.absorb(out)
             bar.update(out.index.size)
@@ -275,7 +279,8 @@ def _bound_phase(run: _Run, state: SearchState, saver: _Saver, chunk_size: int, 
 def _exact_phase(run: _Run, state: SearchState, saver: _Saver, alpha: float, tol: float, method: str,
                  batch_size: int) -> None:
     """Exact solves, largest bound first, until ``best >= alpha * (largest open bound)``."""
-    with Progress(None, "exact solves", enabled=run.progress) as bar:
+    with Progress(None, "exact phase", enabled=run.progress) as bar:  # patterns closed; the note: solved
+        solved = 0  # exactly (the summary's count: the rest of those closed here are settled by bound)
         while True:
             open_idx = state.open_patterns(alpha, tol)
             if open_idx.size == 0:
@@ -288,7 +293,8 @@ def _exact_phase(run: _Run, state: SearchState, saver: _Saver, alpha: float, tol
                      for part in (take[s:s + batch_size] for s in range(0, take.size, batch_size))]
             for out in _executor_map(run.executor, solve_chunk, tasks):
                 state.absorb(out)
-                bar.update(out.index.size, note=f"best {state.best_value:.6f}")
+                solved += int(np.count_nonzero(out.status == EXACT))
+                bar.update(out.index.size, note=f"solved exactly {solved:,}  best {state.best_value:.6f}")
             saver.maybe_save()
             check_stop()
 

@@ -156,7 +156,8 @@ def test_time_budget_keeps_time_for_writing_the_tree(monkeypatch):
         gc.unfreeze()
 
 
-def test_preorder_written_inline_equals_the_node_by_node_form(monkeypatch):
+@pytest.mark.parametrize("n,d", [(16, 2), pytest.param(30, 3, marks=pytest.mark.slow)])
+def test_preorder_written_inline_equals_the_node_by_node_form(monkeypatch, n, d):
     """``to_nodes`` (split and implied nodes inline, the collector paused) against the plain
     recursion over ``_json`` on a tree of every kind, and the tree of a real search."""
     from relu_gating.search.bnb import _search
@@ -191,9 +192,9 @@ def test_preorder_written_inline_equals_the_node_by_node_form(monkeypatch):
         return why
 
     monkeypatch.setattr(_search.Search, "run", run)
-    Phi, U = _instance("gauss", 30, 3, 2)
-    branch_and_bound(Phi, U, features="bias")
-    assert seen == [True]
+    Phi, U = _instance("gauss", n, d, 2)
+    res = branch_and_bound(Phi, U, features="bias")
+    assert seen == [True] and res.n_nodes > 10  # a real tree of several kinds of nodes
 
 
 def test_strategy_options():

@@ -120,7 +120,7 @@ def test_strong_bound_is_never_below_the_true_maximum(chambers, k, free):
 
 
 @pytest.mark.parametrize("n,d,seed,clustered", [(14, 2, 0, False), (12, 3, 2, True),
-                                                (10, 4, 4, False)])
+                                                pytest.param(10, 4, 4, False, marks=pytest.mark.slow)])
 def test_search_with_lifted_leaves_matches_enumeration(n, d, seed, clustered):
     Phi, U = _instance(n, d, seed, clustered)
     bb = branch_and_bound(Phi, U, features="bias", lifted=True)

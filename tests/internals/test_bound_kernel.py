@@ -249,7 +249,8 @@ def test_pilot_value_is_attained_and_the_answer_unchanged(monkeypatch, n, d, fea
     assert off.certified and off.value == pytest.approx(res.value, abs=1e-9)
 
 
-@pytest.mark.parametrize("kind,features", [("gauss", "bias"), ("translated", "none"), ("rescaled", "matrix")])
+@pytest.mark.parametrize("kind,features", [("gauss", "bias"), pytest.param("translated", "none", marks=pytest.mark.slow),
+                                           pytest.param("rescaled", "matrix", marks=pytest.mark.slow)])
 def test_the_cut_bound_is_a_certified_bound_and_only_where_it_holds(kind, features):
     """pencil_bounds(..., cut): a pattern gets the bound ``cut`` only when its unconstrained
     maximum (scipy's generalized eigenvalues of the accurately formed pencil) is at most ``cut``;
@@ -275,7 +276,7 @@ def test_the_cut_bound_is_a_certified_bound_and_only_where_it_holds(kind, featur
     np.testing.assert_array_equal(pb.reliable, pb.reliable | at_cut)
 
 
-@pytest.mark.parametrize("kind,features", [("gauss", "bias"), ("translated", "none")])
+@pytest.mark.parametrize("kind,features", [("gauss", "bias"), pytest.param("translated", "none", marks=pytest.mark.slow)])
 def test_the_query_with_the_cut_is_the_query_without_it(monkeypatch, kind, features):
     """Chunks large enough for the cut (more than ALL_ATTAINED_WORK pattern-samples): the same
     certified answer with and without it, every pattern cut is pruned, and the certificate

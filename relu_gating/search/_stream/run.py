@@ -25,7 +25,7 @@ from relu_gating.search._stream.parts import Plan, n_parts, open_rows, plan, str
 from relu_gating.search._stream.checkpoint import StreamCheckpoint, cached_parts
 from relu_gating.search.objectives import Objective, with_rank
 from relu_gating.search.result import NeuronResult
-from relu_gating.search.state import fingerprint
+from relu_gating.search.state import EXACT, fingerprint
 from relu_gating.search._exact.tasks import prune_target, solve_chunk
 
 __all__ = ["stream_best_neuron", "stream_search"]
@@ -118,7 +118,10 @@ def _absorb_parts(obj: Objective, pl: Plan, store: PatternStore, cands: _Candida
     inc = cands.defer  # the pilot's value
     parts = cached_parts(ckpt, lambda miss: stream_parts(obj, pl, tol, executor, patterns, only=miss, incumbent=inc),
                          n_parts(pl, patterns))
-    with Progress(pl.bound, "patterns (bounded)", enabled=progress) as bar:
+    from relu_gating import _threads
+
+    with Progress(pl.bound, "patterns (bounded)", enabled=progress) as bar, \
+            _threads.blas_threads(_threads.BOUND_PASS_THREADS):  # skinny GEMMs: see relu_gating._threads
         for part in parts:
             off = store.N
             store.append(packed=part.packed, witnesses=part.witnesses, upper=part.upper, lower=part.lower,
@@ -186,7 +189,8 @@ def _exact_phase(obj: Objective, store: PatternStore, cands: _Candidates, best: 
                  ckpt: StreamCheckpoint | None) -> None:
     need = batch_size * (1 if executor is None else PARALLEL_BATCHES)
     n = store.n
-    with Progress(None, "exact solves", enabled=progress) as bar:
+    with Progress(None, "exact phase", enabled=progress) as bar:  # patterns closed; the note: solved exactly
+        solved = 0
         while True:
             thr = best.threshold(alpha, tol)
             cands.prune(thr)
@@ -208,7 +212,8 @@ def _exact_phase(obj: Objective, store: PatternStore, cands: _Candidates, best: 
                 if ckpt is not None:
                     ckpt.record(out)
                     ckpt.maybe_save()
-                bar.update(out.index.size, note=f"best {best.value:.6f}")
+                solved += int(np.count_nonzero(out.status == EXACT))
+                bar.update(out.index.size, note=f"solved exactly {solved:,}  best {best.value:.6f}")
                 check_stop()  # Ctrl-C from the command line (relu_gating._interrupt)
 
 

@@ -75,7 +75,7 @@ def expand_until(search: Search, end: float | None, bar: Any = None, pause: Any 
 
 def _note(search: Search, u: float, busy: int = 0) -> str:
     extra = f"  tasks {busy}" if busy else ""
-    return f"open {len(search.heap)}  bound {max(u, search.best_value):.6f}  best {search.best_value:.6f}{extra}"
+    return search.progress_note(u) + extra
 
 
 # ---------------------------------------------------------------------- subtrees as flat lists

@@ -357,6 +357,14 @@ class Search(Chambers):
         return FINISH_PER_NODE * (self.stats["nodes"] + self.stats["implied"])
 
     # ------------------------------------------------------------------ loop
+    def progress_note(self, u: float) -> str:
+        """The progress bar's note in the search's units: chambers visited, open nodes, gap, alpha reached."""
+        best = self.best_value if np.isfinite(self.best_value) else 0.0
+        bound = max(u, best)
+        alpha = best / bound if bound > 0 else 1.0
+        return (f"chambers visited {self.stats['chambers']:,}  open {len(self.heap):,}  "
+                f"gap {bound - best:.3g}  alpha reached {alpha:.6f}")
+
     def run(self, deadline: float | None, bar: Any = None) -> str:
         """Expand until settled; returns ``"settled"``, ``"time"`` or ``"interrupted"``."""
         try:
@@ -379,8 +387,7 @@ class Search(Chambers):
                 node = heapq.heappop(self.heap)[-1]
                 self.expand(node)
                 if bar is not None:
-                    bar.update(1, note=f"open {len(self.heap)}  bound {max(u, self.best_value):.6f}  "
-                                       f"best {self.best_value:.6f}")
+                    bar.update(1, note=self.progress_note(u))
         except KeyboardInterrupt:
             return "interrupted"
         finally:

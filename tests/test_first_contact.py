@@ -1,0 +1,120 @@
+"""What a new user meets first: a warning for a transposed input, progress that suits a pipe or a terminal."""
+
+from __future__ import annotations
+
+import io
+import time
+
+import numpy as np
+import pytest
+
+from relu_gating._progress import Progress, on_terminal
+from relu_gating._validate import shape_warning
+from relu_gating.cli import main
+
+
+@pytest.mark.parametrize("n,d,warned", [(3, 300, True), (5, 3, True), (4, 4, True), (6, 3, False),
+                                        (100, 2, False), (2, 1, False)])
+def test_shape_warning_cases(n, d, warned):
+    assert (shape_warning(n, d, "X") is not None) == warned
+
+
+def test_transposed_input_is_one_line_on_stderr(tmp_path, capsys):
+    np.save(tmp_path / "t.npy", np.random.default_rng(0).normal(size=(3, 30)))  # 3 samples in 30 dimensions
+    assert main(["best-neuron", str(tmp_path / "t.npy"), "--K", "1", "--json"]) == 0
+    err = [ln for ln in capsys.readouterr().err.splitlines() if "transposed" in ln]
+    assert len(err) == 1 and err[0].startswith("relu-gating best-neuron: warning: ") and "n = 3" in err[0]
+    np.save(tmp_path / "ok.npy", np.random.default_rng(0).normal(size=(30, 3)))
+    assert main(["best-neuron", str(tmp_path / "ok.npy"), "--K", "3", "--json"]) == 0
+    assert "transposed" not in capsys.readouterr().err
+    assert main(["best-neuron", str(tmp_path / "t.npy"), "--K", "1", "--json", "--quiet"]) == 0
+    assert "transposed" not in capsys.readouterr().err  # --quiet silences warnings
+
+
+def test_progress_on_a_pipe_is_a_plain_periodic_line():
+    """Not a terminal: no bar (no carriage return); work longer than the period prints whole lines."""
+    buf = io.StringIO()
+    assert not on_terminal(buf)
+    with Progress(100, "bounds", stream=buf, plain_every=0.05) as bar:
+        for _ in range(10):
+            time.sleep(0.02)
+            bar.update(10, note="best 0.5")
+    text = buf.getvalue()
+    assert "\r" not in text and text.count("\n") >= 2
+    assert all(ln.startswith("relu-gating: bounds ") for ln in text.splitlines())
+    assert text.splitlines()[-1].startswith("relu-gating: bounds 100% 100/100 patterns")
+    quick = io.StringIO()
+    with Progress(100, "bounds", stream=quick) as bar:  # shorter than the period: silent
+        bar.update(100)
+    assert quick.getvalue() == ""
+    off = io.StringIO()
+    with Progress(100, "bounds", stream=off, enabled=False, plain_every=0.0) as bar:  # --quiet
+        time.sleep(0.01)
+        bar.update(100)
+    assert off.getvalue() == ""
+
+
+def test_plan_line_only_on_a_terminal(tmp_path):
+    """The plan line goes to a person at a terminal; a pipe (and --quiet) silences it."""
+    import subprocess
+    import sys
+
+    from _terminal import TerminalRun
+
+    np.save(tmp_path / "x.npy", np.random.default_rng(1).normal(size=(20, 2)))
+    args = ["best-neuron", str(tmp_path / "x.npy"), "--K", "3"]
+    piped = subprocess.run([sys.executable, "-m", "relu_gating", *args], capture_output=True, text=True, timeout=120)
+    assert piped.returncode == 0 and "gating patterns" not in piped.stderr
+    run = TerminalRun(args)
+    code, _, err = run.finish(timeout=120)
+    assert code == 0 and "gating patterns (Cover's bound)" in err
+    code, _, err = TerminalRun([*args, "--quiet"]).finish(timeout=120)
+    assert code == 0 and "gating patterns" not in err
+
+
+# -- BLAS threads that fit the machine --------------------------------------------------------------
+
+def test_thread_budget_is_the_usable_cores_capped_by_the_users_setting():
+    import os
+
+    from relu_gating._threads import thread_budget, user_thread_setting
+
+    cores = len(os.sched_getaffinity(0))
+    assert thread_budget({}) == cores
+    assert thread_budget({"OMP_NUM_THREADS": "1"}) == 1
+    assert thread_budget({"OPENBLAS_NUM_THREADS": "64"}) == cores  # never more than the cores we may use
+    assert user_thread_setting({"OMP_NUM_THREADS": "4,2", "MKL_NUM_THREADS": "3"}) == 3  # the smallest wins
+    assert user_thread_setting({"OMP_NUM_THREADS": "", "OPENBLAS_NUM_THREADS": "zero"}) is None
+
+
+def test_blas_threads_limits_the_block_and_restores():
+    import scipy.linalg  # noqa: F401 - its BLAS too (a second OpenBLAS): every one loaded is limited
+    from threadpoolctl import threadpool_info
+
+    from relu_gating._threads import blas_threads
+
+    def blas():
+        return [d["num_threads"] for d in threadpool_info() if d["user_api"] == "blas"]
+
+    before = blas()
+    if not before:
+        pytest.skip("no BLAS library found by threadpoolctl")
+    with blas_threads(1):
+        assert set(blas()) == {1}
+    assert blas() == before
+
+
+def test_command_line_respects_the_users_thread_setting(tmp_path):
+    """A child started with OPENBLAS_NUM_THREADS=1 keeps one BLAS thread through the command line's fit."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    code = ("import json, sys; from relu_gating._threads import fit_blas, thread_budget; "
+            "from threadpoolctl import threadpool_info; fit_blas(); "
+            "print(json.dumps([thread_budget(), [d['num_threads'] for d in threadpool_info() if d['user_api'] == 'blas']]))")
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60, check=True)
+    budget, threads = json.loads(out.stdout)
+    assert budget == 1 and set(threads) <= {1}
