@@ -90,3 +90,37 @@ def test_subprocess(tmp_path):
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert out["count"] == cover(9, 4) and out["complete"] is True
+
+
+def test_oversize_is_refused_before_any_work_in_one_line(tmp_path, capsys, monkeypatch):
+    """The default guard: what the plan says exceeds half the memory is refused (exit 2) before enumerating."""
+    import relu_gating.cli.patterns as cli_patterns
+    from relu_gating.search import plan as planmod
+
+    p = tmp_path / "x.npy"
+    np.save(p, np.random.default_rng(3).normal(size=(60, 3)))
+    est = planmod.estimate("patterns", 60, 4, cover(60, 4))
+    monkeypatch.setattr(planmod, "_physical_memory", lambda: 1.5 * est.memory_bytes)  # half of it: too little
+    monkeypatch.setattr(cli_patterns, "enumerate_patterns", lambda *a, **k: pytest.fail("enumerated"))
+    assert main(["patterns", str(p), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("relu-gating patterns: error: n = 60, m = 4: at most")
+    assert f"estimated {est.describe()}: more than max_patterns = " in err
+    assert "--max-patterns none" in err and "relu-gating best-neuron" in err and "branch and bound" in err
+    monkeypatch.setattr(planmod, "_physical_memory", lambda: 4 * est.memory_bytes)  # fits: runs
+    monkeypatch.undo()
+    assert main(["patterns", str(p), "--quiet", "--max-patterns", "none", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["count"] == cover(60, 4)
+
+
+def test_timings_cover_every_phase(xfile, tmp_path, capsys):
+    p, _ = xfile
+    o = tmp_path / "pat.npz"
+    assert main(["patterns", str(p), "--json", "--quiet", "--out", str(o)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    phases = out["enumerate_seconds"] + out["check_seconds"] + out["write_seconds"]
+    assert 0 < phases <= out["seconds"]
+    assert main(["patterns", str(p)]) == 0
+    cap = capsys.readouterr()
+    assert "(enumerate " in cap.out and ", check " in cap.out
+    assert "relu-gating patterns: n = 12, m = 3: at most 134 gating patterns (Cover's bound); estimated" in cap.err

@@ -217,7 +217,7 @@ def test_max_patterns_refuses_before_enumerating():
 
     Phi, U_K = _instance(30, 2, 3, 0)
     with pytest.raises(ProblemTooLargeError):
-        best_neuron(Phi, U_K, max_patterns=100)
+        best_neuron(Phi, U_K, max_patterns=100, strategy="enumerate")  # auto would branch instead
 
 
 def test_features_containing_col_phi_prune_the_all_active_pattern():

@@ -49,8 +49,9 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentP
     p.add_argument("--method", default="auto", choices=("auto", "faces", "dnn", "spectral"),
                    help="per-pattern exact method of solvers/ (default auto)")
     p.add_argument("--max-patterns", type=_max_patterns, default="auto", metavar="N|auto|none",
-                   help="refuse, before any work, inputs with more patterns than this (Cover's bound; default "
-                        "auto: what fits in half this machine's memory, at most 30 million)")
+                   help="in-memory enumeration: refuse, before any work, inputs with more patterns than this "
+                        "(Cover's bound; default auto: what the plan says fits in half this machine's memory, at "
+                        "most 30 million); --strategy auto then streams or branches instead")
     p.add_argument("--checkpoint", default=None, metavar="FILE.npz",
                    help="save progress here; rerunning the same command resumes from it")
     p.add_argument("--memory", default=None, metavar="SIZE",
@@ -66,11 +67,14 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentP
     p.add_argument("--out", default=None, metavar="CERT.json|CERT.npz",
                    help="write the full certificate here (.npz: the binary form, written as a stream)")
     p.add_argument("--quiet", action="store_true", help="no progress output")
-    p.add_argument("--strategy", default="enumerate", choices=("enumerate", "branch-and-bound", "auto"),
-                   help="enumerate every chamber (default), branch and bound over the arrangement (a tree "
-                        "certificate), or auto (by the predicted chamber count)")
+    p.add_argument("--strategy", default="auto", choices=("auto", "enumerate", "branch-and-bound"),
+                   help="auto (default): what the plan predicts fastest within --max-seconds and half this "
+                        "machine's memory (in-memory or streamed enumeration, or branch and bound; the line "
+                        "printed first says which and why); enumerate every chamber; or branch and bound over "
+                        "the arrangement (a tree certificate)")
     p.add_argument("--max-seconds", type=float, default=None, metavar="SECONDS",
-                   help="branch and bound: stop after this long with the incumbent and the alpha reached")
+                   help="time limit of auto (default 600) and of the branch and bound, which stops there with "
+                        "the incumbent and the alpha reached")
     p.set_defaults(run=run)
     return p
 
@@ -198,23 +202,21 @@ def run(args: argparse.Namespace) -> int:
     features, spec = features_from_spec(args.features, problem.H, problem.n)
     fit_blas()  # the input is valid: BLAS threads <= the usable cores and the user's OMP/OPENBLAS/MKL setting
     progress = None if not args.quiet else False
-    strategy = _strategy(args, problem.Phi)
+    strategy, memory, max_seconds, max_patterns = _strategy(args, problem.Phi)
     if strategy == "branch-and-bound":  # main thread: Ctrl-C ends the search with a valid tree certificate
-        announce_bnb(problem.Phi, args.max_seconds, args.quiet)
         client = _executor(args.scheduler, args.scheduler_timeout) or _local_pool(args.workers)
         try:
             res = best_neuron(problem.Phi, problem.U_K, features=features, alpha=args.alpha, method=args.method,
-                              progress=progress, strategy=strategy, max_seconds=args.max_seconds, executor=client)
+                              progress=progress, strategy=strategy, max_seconds=max_seconds, executor=client)
         finally:
             _close(client)
         return _report(args, res, problem, spec)  # exit 130 after the report if Ctrl-C stopped it
-    announce_plan(problem.Phi, args.max_patterns, args.quiet)
     client = _executor(args.scheduler, args.scheduler_timeout) or _local_pool(args.workers)
     try:
         res = run_interruptible(lambda: best_neuron(
             problem.Phi, problem.U_K, features=features, alpha=args.alpha, method=args.method,
-            max_patterns=args.max_patterns, checkpoint=args.checkpoint, executor=client, progress=progress,
-            memory=args.memory))
+            max_patterns=max_patterns, checkpoint=args.checkpoint, executor=client, progress=progress,
+            memory=memory, strategy="enumerate"))
     except Interrupted as exc:
         return interrupted(exc, args.checkpoint)
     finally:
@@ -222,9 +224,15 @@ def run(args: argparse.Namespace) -> int:
     return _report(args, res, problem, spec)
 
 
-def _strategy(args: argparse.Namespace, Phi: np.ndarray) -> str:
-    """``--strategy`` resolved (auto: by the predicted chamber count, or branch and bound with --max-seconds)."""
-    from relu_gating.search.bnb import check_strategy, choose_strategy
+def _strategy(args: argparse.Namespace, Phi: np.ndarray) -> tuple[str, Any, float | None, Any]:
+    """``--strategy`` resolved, with the plan line on stderr: ``(strategy, memory, max_seconds, max_patterns)``.
+
+    auto: the plan's choice (:func:`relu_gating.search.plan.choose`), or the enumeration when
+    --checkpoint or --memory is given; an oversize query is refused here, before any work.
+    """
+    from relu_gating.search.bnb import check_strategy
+    from relu_gating.search.front import resolve_auto
+    from relu_gating.search.plan import check_max_patterns, check_plan, choose, plan_query
 
     check_strategy(args.strategy, args.max_seconds)
     if args.max_seconds is not None and args.strategy == "enumerate":
@@ -234,13 +242,27 @@ def _strategy(args: argparse.Namespace, Phi: np.ndarray) -> str:
     busy = args.checkpoint or args.memory is not None
     if args.strategy == "branch-and-bound" and busy:
         raise InputError("--checkpoint and --memory apply to --strategy enumerate only")
-    if args.strategy != "enumerate" and args.out and args.out.lower().endswith(".npz"):
+    binary = bool(args.out and args.out.lower().endswith(".npz"))
+    if args.strategy == "branch-and-bound" and binary:
         raise InputError("--out CERT.npz (binary) holds pattern lists; a branch-and-bound tree is written as .json")
+    plan = plan_query(Phi)
     if args.strategy == "auto":
-        if busy:
-            return "enumerate"
-        return "branch-and-bound" if args.max_seconds is not None else choose_strategy(Phi, "auto")
-    return args.strategy
+        resolved = resolve_auto(Phi, max_seconds=args.max_seconds, max_patterns=args.max_patterns,
+                                memory=args.memory, enumerate_only=bool(args.checkpoint), tree=not binary, plan=plan,
+                                certificate=bool(args.out))
+        line = plan.describe() if busy else f"{plan.describe(estimate=False)}; " + choose(
+            plan, max_seconds=args.max_seconds, max_patterns=args.max_patterns, tree=not binary,
+            certificate=bool(args.out)).describe()
+    elif args.strategy == "branch-and-bound":
+        resolved = ("branch-and-bound", None, args.max_seconds, args.max_patterns)
+        line = (f"{plan.describe(estimate=False)}; branch and bound: estimated "
+                f"{plan.estimate(args.strategy).describe()} (rough)")
+    else:
+        if args.memory is None:
+            check_plan(plan, check_max_patterns(args.max_patterns, *Phi.shape))
+        resolved, line = ("enumerate", args.memory, None, args.max_patterns), plan.describe()
+    say(f"relu-gating best-neuron: {line}", args.quiet)  # on a terminal only: a pipe or --quiet silences it
+    return resolved
 
 
 def _report(args: argparse.Namespace, res: Any, problem: Any, spec: str) -> int:
@@ -293,26 +315,6 @@ def _exit_reason(res: Any, code: int) -> str:
     why = "stopped by --max-seconds" if _stop(res) == "time" else "not certified"
     return (f"{why}: the answer is valid, but alpha reached {reached:.6f} < the requested alpha = {res.alpha:g}; "
             f"exit {code}")
-
-
-def announce_plan(Phi, max_patterns, quiet: bool) -> None:
-    """Say the predicted size on stderr before the work (and refuse an oversize input now)."""
-    from relu_gating.search.plan import check_max_patterns, plan_query
-
-    plan = plan_query(Phi)
-    limit = check_max_patterns(max_patterns, *Phi.shape)
-    if limit is None or plan.patterns <= limit:  # on a terminal only: a pipe or --quiet silences it
-        say(f"relu-gating best-neuron: {plan.describe()}", quiet)
-
-
-def announce_bnb(Phi, max_seconds: float | None, quiet: bool) -> None:
-    """The branch and bound's size line on stderr (a terminal only): the chambers it may visit, the limit."""
-    from relu_gating.search.plan import plan_query
-
-    plan = plan_query(Phi)
-    limit = "no time limit" if max_seconds is None else f"stops after {max_seconds:g} s"
-    say(f"relu-gating best-neuron: branch and bound, n = {plan.n}, m = {plan.m}: a tree over at most "
-        f"{plan.patterns:,} chambers (Cover's bound), most settled by bound without a visit; {limit}", quiet)
 
 
 def interrupted(exc: Interrupted, checkpoint: str | None) -> int:

@@ -76,7 +76,7 @@ def best_neuron(
     progress: bool | None = False,
     patterns: Any = None,
     memory: Any = None,
-    strategy: str = "enumerate",
+    strategy: str = "auto",
     max_seconds: float | None = None,
 ) -> NeuronResult:
     """Find the certified best single ReLU neuron.
@@ -127,17 +127,20 @@ def best_neuron(
         only the patterns whose bound can still win stay in memory, and the
         result's per-pattern arrays are read-only memory maps.  Same answer as
         the in-memory path (default); no ``checkpoint``.
-    strategy : {"enumerate", "branch-and-bound", "auto"}
-        ``"enumerate"`` (default) lists every chamber; ``"branch-and-bound"``
-        (:mod:`relu_gating.search.bnb`) discards whole cones of weights at once
-        and returns a tree certificate (``result.tree``; the per-pattern arrays
-        are empty); ``"auto"`` branches when Cover's bound predicts more than
-        enumeration may do by default (``max_patterns="auto"``) or a ``max_seconds`` is given, and
-        enumerates otherwise (or when ``patterns``/``checkpoint``/``memory``
-        is given).
+    strategy : {"auto", "enumerate", "branch-and-bound"}
+        ``"auto"`` (default) runs what :func:`relu_gating.search.plan.choose` predicts
+        fastest within ``max_seconds`` and half this machine's memory: in-memory
+        enumeration, streamed enumeration (``memory="2G"``) or branch and bound; it
+        enumerates whenever ``patterns``, ``checkpoint`` or ``memory`` is given, and
+        refuses (:class:`~relu_gating.errors.ProblemTooLargeError`, naming the options
+        with their estimates) only when no strategy is predicted within the limit.
+        ``"enumerate"`` lists every chamber; ``"branch-and-bound"``
+        (:mod:`relu_gating.search.bnb`) discards whole cones of weights at once and
+        returns a tree certificate (``result.tree``; the per-pattern arrays are empty).
     max_seconds : float, optional
-        Branch and bound only: time budget; the run then ends with the
-        incumbent and a valid certificate of the alpha reached.
+        Time limit of ``"auto"`` (default 600 s, ``plan.DEFAULT_MAX_SECONDS``) and budget
+        of the branch and bound, which then ends with the incumbent and a valid
+        certificate of the alpha reached; not accepted with ``"enumerate"``.
 
     Returns
     -------
@@ -156,6 +159,10 @@ def best_neuron(
     """
     t0 = time.perf_counter()
     _check_options(alpha, tol, chunk_size, batch_size)
+    if strategy == "auto":  # resolved by the plan (relu_gating.search.plan.choose)
+        strategy, memory, max_seconds, max_patterns = resolve_auto(
+            Phi, max_seconds=max_seconds, max_patterns=max_patterns, memory=memory,
+            enumerate_only=patterns is not None or checkpoint is not None)
     if strategy != "enumerate" or max_seconds is not None:  # the branch and bound (relu_gating.search.bnb)
         from relu_gating.search.bnb import dispatch
 
@@ -193,6 +200,31 @@ def best_neuron(
     return _finish(obj, patterns, run.masks, state, alpha, tol, key, resumed,
                    {"enumerate": t_enum - t0, "bounds": t_bounds - t_enum, "solve": t_solve - t_bounds,
                     "total": time.perf_counter() - t0})
+
+
+def resolve_auto(Phi: Any, *, max_seconds: Any, max_patterns: Any, memory: Any, enumerate_only: bool = False,
+                 tree: bool = True, plan: Any = None, certificate: bool = False) -> tuple[str, Any, float | None, Any]:
+    """``strategy="auto"`` resolved: ``(strategy, memory, max_seconds, max_patterns)`` to run.
+
+    ``memory`` or ``enumerate_only`` (a pattern set or checkpoint was given) keep the
+    enumeration; otherwise the plan chooses (:func:`relu_gating.search.plan.choose`; ``tree=False``:
+    not the branch and bound, whose certificate is a tree, not pattern lists; ``certificate``: one
+    will be written, rank by search and verification; ``plan``: the
+    :func:`~relu_gating.search.plan.plan_query` of ``Phi`` when the caller has it) and
+    the limits it checked are lifted for the run (the enumeration's pattern cap, an auto
+    time limit the enumeration has no use for).
+    """
+    from relu_gating.search.bnb import check_strategy
+    from relu_gating.search.plan import choose, plan_query
+
+    check_strategy("auto", max_seconds)
+    if memory is not None or enumerate_only:
+        return "enumerate", memory, None, max_patterns
+    plan = plan if plan is not None else plan_query(Phi)
+    choice = choose(plan, max_seconds=max_seconds, max_patterns=max_patterns, tree=tree, certificate=certificate)
+    if choice.strategy == "branch-and-bound":
+        return "branch-and-bound", None, choice.max_seconds, max_patterns
+    return "enumerate", choice.memory, None, None
 
 
 def _check_options(alpha: Any, tol: Any, chunk_size: Any, batch_size: Any) -> None:

@@ -1,11 +1,15 @@
-"""What a query will cost, known before any heavy work: patterns, time, memory, and the default limit.
+"""What a query will cost, known before any heavy work, and which strategy answers it.
 
 The pattern count is Cover's bound on the distinct hyperplanes (instant and an
-upper bound; exact in general position).  Time and memory follow the measured
-per-pattern costs of this implementation (``benchmarks/sizes.py`` measures them
-and prints the README's table of practical sizes, with these predictions side
-by side).  They are estimates: the count is an upper bound on degenerate data,
-and the machine may be busy.
+upper bound; exact in general position).  From it, :func:`estimate` predicts the
+time and peak memory of each strategy (in-memory enumeration, streamed
+enumeration, branch and bound, the ``patterns`` command), following the costs of
+this implementation measured by ``benchmarks/calibrate_plan.py`` (docs/plan.md:
+the table of predicted against measured).  :func:`choose` is ``strategy="auto"``:
+the fastest option within the time limit and half the memory, or a refusal naming
+every option with its estimate.  They are estimates: the count is an upper bound
+on degenerate data, the branch and bound's work depends on the data, and the
+machine may be busy.
 """
 
 from __future__ import annotations
@@ -20,21 +24,88 @@ import numpy as np
 
 from relu_gating.errors import InputError, ProblemTooLargeError
 
-__all__ = ["QueryPlan", "plan_query", "default_max_patterns", "check_max_patterns", "check_plan",
-           "PATTERN_LIMIT", "SECONDS_PER_PATTERN", "BYTES_PER_PATTERN", "parse_memory"]
+__all__ = ["QueryPlan", "Estimate", "Choice", "plan_query", "estimate", "choose", "default_max_patterns",
+           "check_max_patterns", "check_plan", "PATTERN_LIMIT", "DEFAULT_MAX_SECONDS", "STREAM_MEMORY",
+           "BYTES_PER_PATTERN", "parse_memory"]
 
-#: Hard default ceiling on the patterns of one query (about 10 minutes here), whatever the memory.
+#: Hard default ceiling on the patterns of one in-memory enumeration, whatever the memory.
 PATTERN_LIMIT = 30_000_000
-#: Measured seconds per pattern ``a + b * n`` (enumeration, bounds and exact solves; features bias),
-#: times ``WIDE_FACTOR`` for ``m >= 5``, where exact per-pattern solves dominate (benchmarks/sizes.py;
-#: refitted in release 0.3: 1.4 / 1.7 / 4.5 us per pattern at n = 120 / 200 / 1000, m <= 4).
-SECONDS_PER_PATTERN = (1.2e-6, 0.004e-6)
-WIDE_FACTOR = 5.0
-#: Bytes per pattern alive at the peak ``a + b * n + c * m`` (masks unpacked, witnesses, bounds).
-BYTES_PER_PATTERN = (150, 2.125, 24)
+#: The time limit of ``strategy="auto"`` when none is given (``max_seconds``; ``--max-seconds``):
+#: auto plans within it, and a branch and bound it runs stops there with the alpha reached.
+DEFAULT_MAX_SECONDS = 600.0
 #: Fraction of the machine's memory a default query may plan to use.
 MEMORY_FRACTION = 0.5
-_BASE_BYTES = 200 * 2**20  # interpreter, numpy, scipy, cvxpy
+#: The budget of the streamed enumeration auto chooses (``memory="2G"``), at most MEMORY_FRACTION.
+STREAM_MEMORY = 2 * 2**30
+
+# The cost model, fitted to measurements of benchmarks/calibrate_plan.py (docs/plan.md holds the
+# table of predicted against measured, and how to refit).  Time of the in-memory enumeration
+# (enumerate, bound, solve) on one core: ``T0_SECONDS + patterns * (a_m + b_m * n + c_m * n**2)``,
+# with ``(a_m, b_m, c_m)`` per column count m in ``ENUM_SECONDS`` (beyond the table: x3 per column,
+# where the exact solves come to dominate).  At d = 1 a pattern's bound costs more than O(n)
+# (under 25 us at n = 2000, 225 us at n = 10,000, over 1 ms at n = 20,000); from d = 2 on, a pattern costs
+# about the same at any n.
+T0_SECONDS = 0.15
+ENUM_SECONDS = {2: (2.0e-6, 0.0, 2.25e-12), 3: (2.2e-6, 0.0022e-6, 0.0), 4: (1.1e-6, 0.004e-6, 0.0),
+                5: (1.1e-6, 0.004e-6, 0.0), 6: (9.0e-6, 0.0022e-6, 0.0), 7: (9.0e-6, 0.0022e-6, 0.0),
+                8: (45.0e-6, 0.0022e-6, 0.0), 9: (150.0e-6, 0.0022e-6, 0.0)}
+#: Peak bytes ``a + b * n + c * m`` per pattern of the in-memory enumeration (the pattern set and the
+#: search state: packed masks, witnesses, bounds), plus ``CHUNK_BYTES`` per sample and pattern of the
+#: bound chunk being worked on (``chunk_size`` patterns, 8192 by default: what dominates at d = 1;
+#: measured 12.6 bytes when there are several chunks, 2.8 when one chunk holds every pattern).
+BYTES_PER_PATTERN = (72.0, 0.1, 0.0)
+CHUNK_BYTES = (12.6, 2.8)
+CHUNK_PATTERNS = 8192
+_BASE_BYTES = 100 * 2**20  # interpreter, numpy, scipy, the problem
+#: Streamed enumeration: this factor times the in-memory time (files, smaller parts).
+STREAM_FACTOR = 1.5
+#: ``relu-gating patterns``: peak bytes per pattern ``a + b * n + c * m`` (the completeness check
+#: holds the masks unpacked) and seconds per pattern ``a + b * n`` (enumeration and check).
+PATTERNS_BYTES = (72.0, 2.2, 0.0)
+PATTERNS_SECONDS = (1.0e-6, 0.013e-6)
+#: Branch and bound (a rough model: its work depends on the data, not only on the sizes), fitted
+#: to the eleven measured runs of docs/plan.md (within 0.59-2.2x of them):
+#: ``BNB_T0_SECONDS + c * n**p * patterns**q * m**r`` seconds; memory: ``BNB_BYTES = (a, b)``,
+#: ``a + b * n`` bytes over the base: the tree and the LPs are small, the first incumbent's 10,000
+#: random neurons are not (n x 10,000 values: 106 MB peak at n = 30, 558 MB at n = 2000).
+BNB_SECONDS = (3.21e-8, 1.26, 0.376, 4.977)
+BNB_T0_SECONDS = 1.0  # the first incumbent: 10,000 random neurons and a local search
+BNB_BYTES = (5e6, 0.22e6)
+#: Verifying a certificate, in multiples of its search's time: the pattern lists of an enumeration
+#: (binary certificate: 166 s against a 32 s search at n = 300, d = 3, issue 26; 14.3 s against 5 s
+#: at n = 200, d = 3, README) and a tree (4.3 s against 39.9 s CPU at n = 300, d = 3, docs/plan.md).
+#: With a certificate to write (``certificate=True``, ``--out``), auto compares search + verification.
+VERIFY_FACTOR = {"enumerate": 4.0, "stream": 4.0, "branch-and-bound": 0.2}
+#: Auto enumerates only when that is estimated this many times faster than the branch and bound,
+#: whose peak memory is small and whose time suffers less on a busy machine (issue 26: two BLAS
+#: threads at load 3 made the enumeration 3-4x slower; the branch and bound runs on one thread).
+TREE_PREFERENCE = 1.3
+#: Auto refuses only when even the branch and bound's rough estimate exceeds the limit this many times.
+BNB_SLACK = 4.0
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """The predicted cost of one way to answer a query.
+
+    Attributes
+    ----------
+    strategy : str
+        ``"enumerate"`` (in memory), ``"stream"`` (enumeration within ``STREAM_MEMORY``),
+        ``"branch-and-bound"``, or ``"patterns"`` (the ``relu-gating patterns`` command).
+    seconds : float
+        Estimated wall time (one core, an idle machine).
+    memory_bytes : int
+        Estimated peak resident memory.
+    """
+
+    strategy: str
+    seconds: float
+    memory_bytes: int
+
+    def describe(self) -> str:
+        """``12 s and 1.1 GB``."""
+        return f"{format_seconds(self.seconds)} and {format_bytes(self.memory_bytes)}"
 
 
 @dataclass(frozen=True)
@@ -46,9 +117,9 @@ class QueryPlan:
     patterns : int
         Cover's bound on the realized gating patterns (exact in general position).
     seconds : float
-        Estimated wall time on this implementation (one core).
+        Estimated wall time of the in-memory enumeration (one core).
     memory_bytes : int
-        Estimated peak memory.
+        Estimated peak memory of the in-memory enumeration.
     n, m, rank, n_hyperplanes : int
     """
 
@@ -60,10 +131,17 @@ class QueryPlan:
     seconds: float
     memory_bytes: int
 
-    def describe(self) -> str:
-        """One line: ``n = 200, m = 3: at most 2,626,398 patterns (Cover's bound); about 1 min, 1.1 GB``."""
-        return (f"n = {self.n}, m = {self.m}: at most {self.patterns:,} gating patterns (Cover's bound); "
-                f"estimated {format_seconds(self.seconds)} and {format_bytes(self.memory_bytes)}")
+    def describe(self, estimate: bool = True) -> str:
+        """One line: ``n = 200, m = 3: at most 2,626,398 patterns (Cover's bound); estimated 8.1 s and 1.1 GB``
+        (the in-memory enumeration's estimate; left out with ``estimate=False``)."""
+        size = f"n = {self.n}, m = {self.m}: at most {self.patterns:,} gating patterns (Cover's bound)"
+        if not estimate:
+            return size
+        return f"{size}; estimated {format_seconds(self.seconds)} and {format_bytes(self.memory_bytes)}"
+
+    def estimate(self, strategy: str) -> Estimate:
+        """The cost of ``strategy`` on this input (see :func:`estimate`)."""
+        return estimate(strategy, self.n, self.m, self.patterns)
 
 
 def format_seconds(s: float) -> str:
@@ -96,6 +174,54 @@ def _cover_bound(Phi: np.ndarray) -> tuple[int, int, int]:
     return cover_count(red.q, red.rank), int(red.rank), int(red.q)
 
 
+def seconds_per_pattern(n: int, m: int) -> float:
+    """Estimated seconds per pattern of the in-memory enumeration (``ENUM_SECONDS``)."""
+    top = max(ENUM_SECONDS)
+    a, b, c = ENUM_SECONDS[min(max(m, 2), top)]
+    return (a + b * n + c * n * n) * 3.0 ** max(0, m - top)
+
+
+def _chunk_bytes(N: float, n: int) -> float:
+    """Peak working memory of the bound chunk (see ``CHUNK_BYTES``)."""
+    several, one = CHUNK_BYTES
+    return (several * CHUNK_PATTERNS if N > CHUNK_PATTERNS else one * N) * n
+
+
+def estimate(strategy: str, n: int, m: int, patterns: int) -> Estimate:
+    """Predicted time and peak memory of ``strategy`` for ``patterns`` chambers of ``n`` samples, ``m`` columns.
+
+    Parameters
+    ----------
+    strategy : {"enumerate", "stream", "branch-and-bound", "patterns"}
+        In-memory enumeration, streamed enumeration (budget ``STREAM_MEMORY``), branch
+        and bound (a rough estimate: its work depends on the data), or the ``patterns``
+        command (enumeration and completeness check).
+    n, m, patterns : int
+        Samples, columns of ``Phi``, and Cover's bound on the chambers.
+
+    Returns
+    -------
+    Estimate
+    """
+    N = float(patterns)
+    if strategy in ("enumerate", "stream"):
+        ba, bb, bc = BYTES_PER_PATTERN
+        sec = T0_SECONDS + N * seconds_per_pattern(n, m)
+        mem = _BASE_BYTES + N * (ba + bb * n + bc * m) + _chunk_bytes(N, n)
+        if strategy == "stream":
+            return Estimate("stream", STREAM_FACTOR * sec, int(min(mem, _stream_budget())))
+        return Estimate("enumerate", sec, int(mem))
+    if strategy == "patterns":
+        a, b = PATTERNS_SECONDS
+        ba, bb, bc = PATTERNS_BYTES
+        return Estimate("patterns", T0_SECONDS + N * (a + b * n), int(_BASE_BYTES + N * (ba + bb * n + bc * m)))
+    if strategy == "branch-and-bound":
+        c, p, q, r = BNB_SECONDS
+        return Estimate("branch-and-bound", BNB_T0_SECONDS + c * n ** p * max(N, 1.0) ** q * m ** r,
+                        int(_BASE_BYTES + BNB_BYTES[0] + BNB_BYTES[1] * n))
+    raise ValueError(f"unknown strategy {strategy!r}")
+
+
 def plan_query(Phi: Any) -> QueryPlan:
     """Predict the patterns, time and memory of ``best_neuron(Phi, ...)`` without enumerating."""
     from relu_gating._validate import as_matrix
@@ -103,11 +229,9 @@ def plan_query(Phi: Any) -> QueryPlan:
     Phi = as_matrix(Phi, "Phi")
     n, m = Phi.shape
     N, rank, q = _cover_bound(Phi)
-    a, b = SECONDS_PER_PATTERN
-    ba, bb, bc = BYTES_PER_PATTERN
-    return QueryPlan(n=n, m=m, rank=rank, n_hyperplanes=q, patterns=N,
-                     seconds=N * (a + b * n) * (WIDE_FACTOR if m >= 5 else 1.0),
-                     memory_bytes=int(_BASE_BYTES + N * (ba + bb * n + bc * m)))
+    est = estimate("enumerate", n, m, N)
+    return QueryPlan(n=n, m=m, rank=rank, n_hyperplanes=q, patterns=N, seconds=est.seconds,
+                     memory_bytes=est.memory_bytes)
 
 
 #: Smallest memory budget accepted (``memory=``, ``--memory``: the streamed search's floor).
@@ -140,10 +264,19 @@ def _physical_memory() -> float:
         return 8e9
 
 
+def memory_budget() -> float:
+    """Bytes a default query may plan to use: ``MEMORY_FRACTION`` of this machine's memory."""
+    return MEMORY_FRACTION * _physical_memory()
+
+
+def _stream_budget() -> int:
+    return int(min(STREAM_MEMORY, memory_budget()))
+
+
 def default_max_patterns(n: int, m: int) -> int:
     """The default ``max_patterns``: what fits in half this machine's memory, at most ``PATTERN_LIMIT``."""
     ba, bb, bc = BYTES_PER_PATTERN
-    fits = (MEMORY_FRACTION * _physical_memory() - _BASE_BYTES) / (ba + bb * n + bc * m)
+    fits = (memory_budget() - _BASE_BYTES - _chunk_bytes(CHUNK_PATTERNS + 1, n)) / (ba + bb * n + bc * m)
     return int(max(1000, min(PATTERN_LIMIT, fits)))
 
 
@@ -158,14 +291,121 @@ def check_max_patterns(max_patterns: Any, n: int, m: int) -> int | None:
     return int(max_patterns)
 
 
-def check_plan(plan: QueryPlan, limit: int | None, what: str = "max_patterns") -> None:
-    """Refuse (:class:`ProblemTooLargeError`) a query whose Cover bound exceeds ``limit``, instantly.
+#: What each strategy is called in the plan line, and how to ask for it (the command line's flag
+#: and ``best_neuron``'s keyword argument share the name).
+_NAMES = {"enumerate": "in-memory enumeration", "stream": "streamed enumeration",
+          "branch-and-bound": "branch and bound"}
 
-    A degenerate ``Phi`` may realize far fewer patterns than Cover's bound; the
-    message says so and how to raise the limit.
+
+@dataclass(frozen=True)
+class Choice:
+    """What ``strategy="auto"`` runs, and why (one line).
+
+    Attributes
+    ----------
+    strategy : {"enumerate", "branch-and-bound"}
+    memory : int or None
+        The streamed enumeration's budget in bytes (``best_neuron(memory=...)``); None in memory.
+    estimate : Estimate
+        The predicted cost of the choice.
+    max_seconds : float
+        The time limit the choice was planned within.
+    reason : str
+    """
+
+    strategy: str
+    memory: int | None
+    estimate: Estimate
+    max_seconds: float
+    reason: str
+
+    def describe(self) -> str:
+        """One line: the strategy chosen and why."""
+        return f"{_NAMES[self.estimate.strategy]}: {self.reason}"
+
+
+def _size_flag(b: int) -> str:
+    """``2G``, ``1536M``: a size ``--memory`` reads back."""
+    return f"{b // 2**30}G" if b % 2**30 == 0 else f"{b // 2**20}M"
+
+
+def _option(est: Estimate, flags: bool = True) -> str:
+    """``branch and bound (--strategy branch-and-bound): 30 s and 500 MB, rough``."""
+    flag = {"enumerate": "--strategy enumerate --max-patterns none", "branch-and-bound": "--strategy branch-and-bound",
+            "stream": f"--memory {_size_flag(_stream_budget())}"}[est.strategy]
+    rough = " (rough)" if est.strategy == "branch-and-bound" else ""
+    return f"{_NAMES[est.strategy]}{f' ({flag})' if flags else ''}: {est.describe()}{rough}"
+
+
+def _rank(est: Estimate, certificate: bool) -> float:
+    """What auto minimises: estimated seconds (with the certificate's verification when one is written),
+    the branch and bound's divided by ``TREE_PREFERENCE``."""
+    sec = est.seconds * (1.0 + VERIFY_FACTOR[est.strategy] if certificate else 1.0)
+    return sec / TREE_PREFERENCE if est.strategy == "branch-and-bound" else sec
+
+
+def choose(plan: QueryPlan, *, max_seconds: float | None = None, max_patterns: Any = "auto",
+           tree: bool = True, certificate: bool = False) -> Choice:
+    """``strategy="auto"``: the fastest predicted option within the time limit and the memory budget.
+
+    The options are in-memory enumeration (when its peak fits ``memory_budget()`` and its
+    patterns ``max_patterns``), streamed enumeration (``STREAM_MEMORY``) and branch and
+    bound.  When none is predicted within ``max_seconds`` (default ``DEFAULT_MAX_SECONDS``),
+    the branch and bound runs anyway if its rough estimate is within ``BNB_SLACK`` times the
+    limit (it stops at the limit with the alpha reached); otherwise the query is refused.
+    ``tree=False`` leaves the branch and bound out (a certificate of pattern lists is wanted);
+    ``certificate=True`` (a certificate will be written) ranks the options by search and
+    verification (``VERIFY_FACTOR``), the time limit still bounding the search alone.  The
+    enumeration must be estimated ``TREE_PREFERENCE`` times faster than the branch and bound.
+
+    Raises
+    ------
+    ProblemTooLargeError
+        Nothing can answer within the limit; the message names each option with its estimate.
+    """
+    limit = DEFAULT_MAX_SECONDS if max_seconds is None else float(max_seconds)
+    cap = check_max_patterns(max_patterns, plan.n, plan.m)
+    enum, stream, bnb = (plan.estimate(s) for s in ("enumerate", "stream", "branch-and-bound"))
+    within_cap = cap is None or plan.patterns <= cap
+    fits = enum.memory_bytes <= memory_budget() and within_cap
+    allowed = (enum if fits else None, stream if within_cap or max_patterns == "auto" else None,
+               bnb if tree else None)
+    options = [e for e in allowed if e is not None and e.seconds <= limit]
+    if options:
+        best = min(options, key=lambda e: _rank(e, certificate))
+        others = ", ".join(_option(e, flags=False) for e in (enum, stream, bnb) if e is not best)
+        what = "with its certificate's verification, " if certificate else ""
+        why = f"estimated {best.describe()}, {what}the fastest within {format_seconds(limit)} ({others})"
+    elif tree and bnb.seconds <= BNB_SLACK * limit:
+        best = bnb
+        others = ", ".join(_option(e, flags=False) for e in (enum, stream))
+        why = (f"estimated {bnb.describe()} (rough), beyond the {format_seconds(limit)} limit: it stops there with "
+               f"the alpha reached ({others})")
+    else:
+        raise ProblemTooLargeError(
+            f"{plan.describe()}: no strategy is predicted to finish within {format_seconds(limit)} (max_seconds): "
+            + "; ".join(_option(e) for e in (enum, stream, bnb)) + "; options: a longer --max-seconds, --alpha "
+            "below 1 with --strategy branch-and-bound, or fewer samples or input dimensions")
+    return Choice(strategy="enumerate" if best.strategy == "stream" else best.strategy,
+                  memory=_stream_budget() if best.strategy == "stream" else None, estimate=best,
+                  max_seconds=limit, reason=why)
+
+
+def check_plan(plan: QueryPlan, limit: int | None, what: str = "max_patterns") -> None:
+    """Refuse (:class:`ProblemTooLargeError`) an enumeration whose Cover bound exceeds ``limit``, instantly.
+
+    The message gives the in-memory enumeration's estimate and names the options that
+    would answer the query (branch and bound, the streamed enumeration, no limit), each
+    with its estimate.  A degenerate ``Phi`` may realize far fewer patterns than Cover's bound.
     """
     if limit is None or plan.patterns <= limit:
         return
-    raise ProblemTooLargeError(
-        f"{plan.describe()}: more than {what} = {limit:,}; raise it (--max-patterns on the command line) "
-        f"if this machine can afford it, or use fewer samples or input dimensions")
+    enum, stream, bnb = (plan.estimate(s) for s in ("enumerate", "stream", "branch-and-bound"))
+    opts = [e for e in (bnb, stream) if e.seconds <= DEFAULT_MAX_SECONDS]
+    if enum.memory_bytes <= memory_budget() and enum.seconds <= DEFAULT_MAX_SECONDS:
+        opts.append(enum)
+    advice = ("options: " + "; ".join(_option(e) for e in sorted(opts, key=lambda e: e.seconds)) if opts else
+              f"no strategy is predicted within {format_seconds(DEFAULT_MAX_SECONDS)} ("
+              + "; ".join(_option(e) for e in (bnb, stream)) + "): use fewer samples or input dimensions, "
+              "or --alpha below 1 with --strategy branch-and-bound")
+    raise ProblemTooLargeError(f"{plan.describe()}: more than {what} = {limit:,}; {advice}")

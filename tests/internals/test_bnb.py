@@ -204,7 +204,7 @@ def test_strategy_options():
     with pytest.raises(InputError, match="max_seconds"):
         best_neuron(Phi, U, strategy="branch-and-bound", max_seconds=-1)
     with pytest.raises(InputError, match="max_seconds"):
-        best_neuron(Phi, U, max_seconds=5)
+        best_neuron(Phi, U, max_seconds=5, strategy="enumerate")
     with pytest.raises(InputError, match="enumerate"):
         best_neuron(Phi, U, strategy="branch-and-bound", checkpoint="x.npz")
     assert choose_strategy(Phi, "auto") == "enumerate"

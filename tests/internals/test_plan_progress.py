@@ -40,8 +40,12 @@ def test_oversize_query_is_refused_instantly_with_the_estimate():
     X = np.random.default_rng(0).normal(size=(2000, 4))
     U = np.linalg.qr(np.random.default_rng(1).normal(size=(2000, 3)))[0]
     t0 = time.perf_counter()
-    with pytest.raises(rg.ProblemTooLargeError, match="gating patterns.*estimated.*max_patterns"):
-        rg.best_neuron(rg.layer_input(X), U)  # default "auto" limit
+    with pytest.raises(rg.ProblemTooLargeError, match="gating patterns.*estimated.*max_patterns.*"
+                                                       "branch and bound.*--memory 2G"):
+        rg.best_neuron(rg.layer_input(X), U, strategy="enumerate")  # default "auto" limit
+    with pytest.raises(rg.ProblemTooLargeError, match="gating patterns.*no strategy is predicted to finish within "
+                                                       "10.0 min.*branch and bound.*--max-seconds"):
+        rg.best_neuron(rg.layer_input(X), U)  # auto: nothing answers 1.3e12 chambers in 10 minutes
     assert time.perf_counter() - t0 < 2.0
 
 

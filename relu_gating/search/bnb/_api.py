@@ -37,14 +37,20 @@ def check_strategy(strategy: Any, max_seconds: Any) -> None:
 
 
 def choose_strategy(Phi: Any, strategy: str) -> str:
-    """``"auto"`` resolved by the predicted chamber count (Cover's bound, instant)."""
+    """``"auto"`` resolved by the plan (:func:`relu_gating.search.plan.choose`; instant): the strategy
+    it runs, "enumerate" (in memory or streamed) or "branch-and-bound" (also where it refuses)."""
     if strategy != "auto":
         return strategy
-    from relu_gating.search.plan import default_max_patterns, plan_query
+    from relu_gating.errors import ProblemTooLargeError
+    from relu_gating.search.plan import choose, plan_query
 
     plan = plan_query(Phi)
-    limit = AUTO_CHAMBERS if AUTO_CHAMBERS is not None else default_max_patterns(plan.n, plan.m)
-    return "enumerate" if plan.patterns <= limit else "branch-and-bound"
+    if AUTO_CHAMBERS is not None:
+        return "enumerate" if plan.patterns <= AUTO_CHAMBERS else "branch-and-bound"
+    try:
+        return choose(plan).strategy
+    except ProblemTooLargeError:
+        return "branch-and-bound"
 
 
 def dispatch(Phi: Any, U_K: Any, *, features: Any, alpha: float, method: str, tol: float, progress: bool | None,
