@@ -14,7 +14,9 @@ Requirements, for every instance:
   certificate its own verifier rejects, certified or not;
 * a certificate best_neuron calls certified is certified by ``verify``;
 * a certified value is at least the oracle's (any neuron the oracle samples)
-  less 1e-9; every value is at most verify's proven upper bound.
+  less 1e-9; every value is at most verify's proven upper bound;
+* ``verify(..., exact=True)`` (every claim decided in rationals) reaches the float
+  verify's verdict (valid, certified).
 
 Instances best_neuron leaves uncertified are recorded (not failures) and listed
 in the slow test's summary.  The default run takes ~40 instances; the
@@ -41,8 +43,12 @@ def check_instance(seed: int) -> tuple[list[str], dict]:
     res = best_neuron(I.Phi, I.U, features=I.features)
     cert = json.loads(json.dumps(res.to_dict(), allow_nan=False))
     rep = verify(cert, I.Phi, I.U, I.features)
+    exact = verify(cert, I.Phi, I.U, I.features, exact=True)
     orc = oracle_lower(I.Phi, I.U, I.H, seed=seed)
     problems = []
+    if (exact.valid, exact.certified) != (rep.valid, rep.certified):
+        problems.append(f"exact verify disagrees: valid/certified {exact.valid}/{exact.certified} (float "
+                        f"{rep.valid}/{rep.certified}); exact reasons {list(exact.reasons)[:2]}")
     if not rep.valid:
         problems.append(f"verify rejects the certificate: {list(rep.reasons)}")
     if res.certified and not rep.certified:

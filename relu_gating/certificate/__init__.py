@@ -5,14 +5,23 @@
 * :func:`save_binary` / :func:`read_binary_meta`: the binary ``.npz`` form
   (``relu-gating-certificate-npz/1``), written and verified as a stream;
 * :func:`verify`: re-checks a certificate against the problem stated by the
-  caller, with its own tolerances and its own short checks of the evidence
-  (no solver code of the search is imported).
+  caller; all checking lives in :mod:`relu_gating.checker` (small, separate,
+  its own primitives), to which this delegates.
 """
 
 from relu_gating.certificate._codes import Settlement
 from relu_gating.certificate._format import FORMAT, Certificate, load_certificate, parse_certificate, result_to_dict
 from relu_gating.certificate._binary import BINARY_FORMAT, is_binary, read_binary_meta, save_binary
-from relu_gating.certificate._verify import BOUND_SLACK, EXCLUDE_RTOL, VALUE_TOL, VerifyReport, prove_bounds, verify
+from relu_gating.certificate._verify import BOUND_SLACK, EXCLUDE_RTOL, VALUE_TOL, prove_bounds, verify
+
+
+def __getattr__(name: str):
+    if name == "VerifyReport":  # the checker's report, loaded on first use
+        from relu_gating.checker import VerifyReport
+
+        return VerifyReport
+    raise AttributeError(name)
+
 
 __all__ = ["FORMAT", "Settlement", "Certificate", "load_certificate", "parse_certificate", "result_to_dict", "verify",
            "VerifyReport", "prove_bounds", "VALUE_TOL", "BOUND_SLACK", "EXCLUDE_RTOL", "BINARY_FORMAT", "is_binary",

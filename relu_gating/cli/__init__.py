@@ -37,7 +37,8 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or of the command ``only`` (the others' modules not imported)."""
     parser = _Parser(
         prog="relu-gating",
         description="Exact, certified best-ReLU-neuron search on a sample graph.",
@@ -49,6 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name, module in _COMMANDS.items():
+        if only is not None and name != only:
+            continue
         mod = importlib.import_module(f"relu_gating.cli.{module}")
         mod.add_parser(sub, name)
     return parser
@@ -56,7 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``relu-gating`` console script; returns the exit code."""
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = next((a for a in argv if not a.startswith("-")), None)
+    parser = build_parser(command if command in _COMMANDS else None)  # e.g. verify loads no search
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version, or a one-line usage error

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import os
+import zipfile
+
+import numpy as np
 
 from relu_gating.data.io import DEFAULT_K, Problem, load_input, resolve_problem
+from relu_gating.errors import InputError
 
-__all__ = ["add_input_arguments", "problem_from_args"]
+__all__ = ["add_input_arguments", "problem_from_args", "features_from_spec", "PROBLEM_OPTIONS"]
 
 
 def add_input_arguments(parser: argparse.ArgumentParser) -> None:
@@ -50,3 +55,37 @@ def problem_from_args(args: argparse.Namespace) -> Problem:
         sigma=args.sigma,
         epsilon=args.epsilon,
     )
+
+
+def features_from_spec(spec: str | None, data_H: np.ndarray | None, n: int) -> tuple[object, str]:
+    """Resolve ``--features`` into an argument of ``best_neuron`` and a spec string to record."""
+    if spec is None:
+        return (data_H, "input:H") if data_H is not None else ("bias", "bias")
+    if spec in ("none", "bias"):
+        return (None if spec == "none" else "bias"), spec
+    if not os.path.isfile(spec):
+        raise InputError(f"--features must be 'bias', 'none' or an existing file, got {spec!r}")
+    try:
+        return _read_features(spec), os.path.basename(spec)
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        raise InputError(f"--features {spec}: cannot read ({type(exc).__name__}: {exc})") from exc
+
+
+def _read_features(spec: str) -> np.ndarray:
+    ext = os.path.splitext(spec)[1].lower()
+    if ext == ".npz":
+        with np.load(spec, allow_pickle=False) as z:
+            if "H" not in z.files:
+                raise InputError(f"--features file {spec!r} has no key 'H'")
+            H = z["H"]
+    elif ext == ".npy":
+        H = np.load(spec, allow_pickle=False)
+    elif ext == ".csv":
+        H = np.loadtxt(spec, delimiter=",", ndmin=2)
+    else:
+        raise InputError(f"--features file {spec!r}: unsupported extension {ext!r} (use .npy, .csv or .npz)")
+    return H
+
+
+#: Options of the stated problem that a certificate records and ``verify`` compares.
+PROBLEM_OPTIONS = ("source", "graph", "laplacian", "K", "n_neighbors", "sigma", "epsilon")

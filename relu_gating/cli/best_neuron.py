@@ -7,7 +7,6 @@ import json
 import os
 import sys
 import time
-import zipfile
 from typing import Any
 
 import numpy as np
@@ -19,7 +18,7 @@ from relu_gating._threads import fit_blas
 from relu_gating._files import atomic_write, check_writable, file_sha256
 from relu_gating.search.state import check_checkpoint_path
 from relu_gating.errors import InputError
-from relu_gating.cli._common import add_input_arguments, problem_from_args
+from relu_gating.cli._common import PROBLEM_OPTIONS, add_input_arguments, features_from_spec, problem_from_args
 
 __all__ = ["add_parser", "run", "features_from_spec", "summary_dict", "input_record", "PROBLEM_OPTIONS",
            "EXIT_OK", "EXIT_UNCERTIFIED", "EXIT_INTERRUPTED", "exit_code"]
@@ -96,40 +95,6 @@ def _max_patterns(text: str):
         return _positive_int(text)
     except argparse.ArgumentTypeError:
         raise argparse.ArgumentTypeError(f"expected a positive integer, 'auto' or 'none', got {text!r}") from None
-
-
-def features_from_spec(spec: str | None, data_H: np.ndarray | None, n: int) -> tuple[object, str]:
-    """Resolve ``--features`` into an argument of ``best_neuron`` and a spec string to record."""
-    if spec is None:
-        return (data_H, "input:H") if data_H is not None else ("bias", "bias")
-    if spec in ("none", "bias"):
-        return (None if spec == "none" else "bias"), spec
-    if not os.path.isfile(spec):
-        raise InputError(f"--features must be 'bias', 'none' or an existing file, got {spec!r}")
-    try:
-        return _read_features(spec), os.path.basename(spec)
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
-        raise InputError(f"--features {spec}: cannot read ({type(exc).__name__}: {exc})") from exc
-
-
-def _read_features(spec: str) -> np.ndarray:
-    ext = os.path.splitext(spec)[1].lower()
-    if ext == ".npz":
-        with np.load(spec, allow_pickle=False) as z:
-            if "H" not in z.files:
-                raise InputError(f"--features file {spec!r} has no key 'H'")
-            H = z["H"]
-    elif ext == ".npy":
-        H = np.load(spec, allow_pickle=False)
-    elif ext == ".csv":
-        H = np.loadtxt(spec, delimiter=",", ndmin=2)
-    else:
-        raise InputError(f"--features file {spec!r}: unsupported extension {ext!r} (use .npy, .csv or .npz)")
-    return H
-
-
-#: Options of the stated problem that a certificate records and ``verify`` compares.
-PROBLEM_OPTIONS = ("source", "graph", "laplacian", "K", "n_neighbors", "sigma", "epsilon")
 
 
 def input_record(problem, path: str, features_spec: str) -> dict:

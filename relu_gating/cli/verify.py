@@ -5,16 +5,18 @@ as ``best-neuron`` (``--K``, ``--graph``, ``--laplacian``, ``--neighbors``,
 ``--sigma``, ``--epsilon``, ``--features``); a certificate recorded for
 another problem is rejected, saying how.  Exit status: 0 certified as
 required, 1 invalid, 2 unusable input, 3 valid but weaker than required
-(``--require-alpha``, default 1).
+(``--require-alpha``, default 1).  One verdict word, the same in the headline, the
+text and the JSON: ``CERTIFIED`` (exit 0), ``VALID-NOT-CERTIFIED`` (exit 3), ``INVALID`` (exit 1).
+
+This command loads the checker (:mod:`relu_gating.checker`) and the input reader only: nothing of
+the search, the enumerator, ``solvers/`` or cvxpy.
 """
 
 from __future__ import annotations
 
 import argparse
 
-from relu_gating.certificate import VALUE_TOL, is_binary, load_certificate, read_binary_meta, verify
-from relu_gating.cli._common import add_input_arguments, problem_from_args
-from relu_gating.cli.best_neuron import PROBLEM_OPTIONS, features_from_spec
+from relu_gating.cli._common import PROBLEM_OPTIONS, add_input_arguments, features_from_spec, problem_from_args
 from relu_gating.cli._json import dumps
 
 __all__ = ["add_parser", "run", "EXIT_OK", "EXIT_INVALID", "EXIT_WEAKER"]
@@ -35,6 +37,8 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentP
                    help="features of the query, as for best-neuron (default: H from INPUT if present, else bias)")
     p.add_argument("--require-alpha", type=float, default=1.0, metavar="A",
                    help="exit 3 unless the certificate proves value >= A * upper bound - 1e-9 (default 1: exact)")
+    p.add_argument("--exact", action="store_true",
+                   help="decide every claim in exact rational arithmetic (slow; for small n)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress or warnings on stderr")
     p.set_defaults(run=run)
@@ -73,40 +77,58 @@ def _stage_printer(quiet: bool):
     return say
 
 
+def _meta(path: str, binary: bool) -> dict:
+    """The certificate's JSON (for a binary one, its ``meta`` only; the checker streams the rest)."""
+    from relu_gating.checker._read import BinaryReader, load_json
+
+    if not binary:
+        return load_json(path)
+    with BinaryReader(path) as rd:
+        return rd.meta
+
+
+def _print_text(word: str, report, reasons: list, require: float) -> None:
+    head = {"CERTIFIED": f"CERTIFIED: a valid certificate proving alpha >= {require:g}",
+            "VALID-NOT-CERTIFIED": f"VALID-NOT-CERTIFIED: a valid certificate, but weaker than required "
+                                   f"(alpha {require:g})",
+            "INVALID": "INVALID"}[word]
+    print(head)
+    if word != "INVALID":
+        print(f"  value {report.value:.12g}   upper bound {report.upper_bound:.12g}   proven alpha "
+              f"{report.alpha_proven:.12g}   required alpha {require:g}   (the certificate claims alpha "
+              f"{report.alpha:g})")
+    for r in reasons:
+        print(f"  - {r}")
+
+
 def run(args: argparse.Namespace) -> int:
+    from relu_gating.checker import VALUE_TOL, is_binary, verdict_word, verify
     from relu_gating.errors import InputError
 
     if not 0 < args.require_alpha <= 1:
         raise InputError(f"--require-alpha must be in (0, 1], got {args.require_alpha!r}")
-    binary = is_binary(args.certificate)  # .npz: only its meta here; verify() streams the rest
+    binary = is_binary(args.certificate)
     say = _stage_printer(args.quiet)
     say(f"reading {args.certificate} ({_size(args.certificate)})")
-    cert = read_binary_meta(args.certificate) if binary else load_certificate(args.certificate)
+    cert = _meta(args.certificate, binary)
     say(f"checking {cert.get('n_patterns', '?'):,} patterns against the stated problem" if isinstance(
         cert.get("n_patterns"), int) else "checking the certificate against the stated problem")
     problem = problem_from_args(args)
     features, spec = features_from_spec(args.features, problem.H, problem.n)
     differ = _option_mismatch(cert, problem, spec)
-    report = verify(args.certificate if binary else cert, problem.Phi, problem.U_K, features)
+    report = verify(args.certificate if binary else cert, problem.Phi, problem.U_K, features, exact=args.exact)
     reasons = (["certificate was made for other problem options: " + "; ".join(differ)] if differ else [])
     reasons += list(report.reasons)
     valid = report.valid and not differ
-    strong = valid and report.value >= args.require_alpha * report.upper_bound - VALUE_TOL
-    code = EXIT_OK if strong else (EXIT_WEAKER if valid else EXIT_INVALID)
+    word = verdict_word(valid, valid and report.value >= args.require_alpha * report.upper_bound - VALUE_TOL)
+    code = {"CERTIFIED": EXIT_OK, "VALID-NOT-CERTIFIED": EXIT_WEAKER, "INVALID": EXIT_INVALID}[word]
     if args.json:
-        print(dumps({"valid": valid, "certified": report.certified, "value": report.value,
+        print(dumps({"verdict": word, "valid": valid, "certified": word == "CERTIFIED", "value": report.value,
                      "upper_bound": report.upper_bound, "alpha": report.alpha,
-                     "alpha_proven": report.alpha_proven, "require_alpha": args.require_alpha,
+                     "alpha_proven": report.alpha_proven, "require_alpha": args.require_alpha, "exact": args.exact,
                      "exit_code": code, "reasons": reasons, "checks": report.checks}, "verify", default=str)
-              if valid else dumps({"valid": False, "exit_code": code, "reasons": reasons}, "verify"))
+              if valid else dumps({"verdict": word, "valid": False, "certified": False, "exit_code": code,
+                                   "reasons": reasons}, "verify"))
     else:
-        verdict = {EXIT_OK: "VALID, certified", EXIT_WEAKER: "VALID, but weaker than required",
-                   EXIT_INVALID: "INVALID"}[code]
-        print(verdict)
-        if valid:
-            print(f"  value {report.value:.12g}   upper bound {report.upper_bound:.12g}   alpha {report.alpha:g}"
-                  f"   proven alpha {report.alpha_proven:.12g}   certified {'yes' if report.certified else 'no'}"
-                  f"   (required {args.require_alpha:g})")
-        for r in reasons:
-            print(f"  - {r}")
+        _print_text(word, report, reasons, args.require_alpha)
     return code

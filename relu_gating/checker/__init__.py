@@ -1,0 +1,15 @@
+"""The certificate checker: small, separate, and sound.
+
+It reads a certificate (JSON or binary ``.npz``), states the problem from the caller's inputs,
+and checks every claim with its own primitives (exact rationals where floats cannot decide; a
+float may only accept a claim, with a rigorous error bound).  It holds no writer and imports
+nothing of the search, the enumerator, ``solvers/`` or cvxpy.  The tolerances are the named
+constants of :mod:`relu_gating.checker._constants` (listed in ``relu_gating/certificate/FORMAT.md``).
+"""
+
+from relu_gating.checker._constants import BOUND_SLACK, EXCLUDE_RTOL, VALUE_TOL
+from relu_gating.checker._read import BINARY_FORMAT, FORMAT, is_binary
+from relu_gating.checker._verify import VerifyReport, verdict_word, verify
+
+__all__ = ["verify", "VerifyReport", "verdict_word", "VALUE_TOL", "BOUND_SLACK", "EXCLUDE_RTOL", "FORMAT",
+           "BINARY_FORMAT", "is_binary"]

@@ -1,0 +1,244 @@
+"""Proofs of the claimed pattern bounds and of exclusions (the checker's own).
+
+For a gating pattern ``S`` every neuron is ``h = S Q v`` (``Q`` an orthonormal basis of
+``col(Phi)``) with ``v`` in the pattern's cone, and its objective is ``v^T A_S v / v^T B_S v``
+with ``A_S = Q^T S M M^T S Q``, ``B_S = Q^T S (I - Pi_H) S Q``.  A claim ``u`` is proven by:
+
+* **pencil**: ``u B_S - A_S - D`` positive semidefinite (``D = G_T^T N G_T`` for dual evidence,
+  else 0).  Floats *accept* when the smallest computed eigenvalue clears a rigorous allowance
+  (rounding of the formation and of ``eigvalsh``, and the distance of ``Q``, ``QH``, ``M`` from
+  their exact counterparts); with a proven lower bound ``beta > 0`` on ``lambda_min(B_S)`` a
+  shortfall proves ``u + shortfall / beta``.  Where floats cannot accept, the inequality is
+  decided in exact rationals, in the coordinates ``theta`` of ``Phi`` itself
+  (:meth:`ExactProblem.forms`): at the claim, at the float estimate of the supremum, and at
+  ``claim + BOUND_SLACK``.  No direction is ever dropped as a "kernel";
+* **support**: the maximum over all ``h`` supported on the active samples (``K x K`` form);
+* **cap**: ``1`` for ``N_K``, ``||M||_2^2`` for ``G_H``.
+
+An exclusion (every neuron of a pattern has ``||(I - Pi_H) h|| <= EXCLUDE_RTOL ||h||``) is
+decided exactly: ``EXCLUDE_RTOL^2 Z^T Z - Z^T (I - Pi_H) Z`` PSD on ``Z = S Phi``.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from relu_gating.checker._constants import BOUND_SLACK, CHUNK, EXACT_LIMIT, EXCLUDE_RTOL, ROUNDING_STEP
+from relu_gating.checker._floats import allow
+from relu_gating.checker._problem import StatedProblem
+from relu_gating.checker._rational import is_psd
+
+__all__ = ["prove", "excluded", "exact_claim", "exact_cap", "ladder", "pattern_pencils", "cap_bound", "pencil_bounds"]
+
+_TINY = np.finfo(float).tiny
+
+
+def _masked(masks: np.ndarray, *pairs: tuple[np.ndarray, np.ndarray]) -> list[np.ndarray]:
+    """``L^T S R`` for every mask ``S`` (rows of ``masks``) and every pair ``(L, R)``: (k, a, b)."""
+    blocks = [(L[:, :, None] * R[:, None, :]).reshape(L.shape[0], -1) for L, R in pairs]
+    out = masks @ np.concatenate(blocks, axis=1)
+    res, c = [], 0
+    for L, R in pairs:
+        w = L.shape[1] * R.shape[1]
+        res.append(out[:, c:c + w].reshape(-1, L.shape[1], R.shape[1]))
+        c += w
+    return res
+
+
+def _trace(X: np.ndarray) -> np.ndarray:
+    return np.abs(np.einsum("kii->k", X))
+
+
+def pattern_pencils(masks: np.ndarray, P: StatedProblem) -> tuple[np.ndarray, np.ndarray]:
+    """``(A_S, B_S)`` for a stack of float 0/1 masks (k, n): shapes (k, r, r)."""
+    Q, M, QH = P.Q, P.M, P.QH
+    got = _masked(masks, *([(M, Q), (Q, Q)] + ([] if QH is None else [(QH, Q)])))
+    C, B = got[0], got[1]
+    A = np.einsum("kai,kaj->kij", C, C)
+    if QH is not None:
+        B = B - np.einsum("kai,kaj->kij", got[2], got[2])
+    return 0.5 * (A + np.transpose(A, (0, 2, 1))), 0.5 * (B + np.transpose(B, (0, 2, 1)))
+
+
+def pencil_bounds(P: StatedProblem, A: np.ndarray, B: np.ndarray, ub: np.ndarray, D: np.ndarray | None = None,
+                  normD: float = 0.0) -> np.ndarray:
+    """Proven bounds from the claims ``ub`` (k,): ``ub`` when ``ub B - A - D`` is PSD with margin,
+    else ``ub`` plus the shortfall over a proven ``beta <= lambda_min(B)``, else ``+inf``."""
+    r = A.shape[1]
+    ubc = np.where(np.isfinite(ub), ub, 0.0)
+    C = ubc[:, None, None] * B - A - (0.0 if D is None else D)
+    mag = np.abs(ubc) * _trace(B) + _trace(A) + (0.0 if D is None else np.abs(D).sum(axis=(1, 2)))
+    delta = allow(P.n, r) * mag + P.basis_allowance(ubc, normD) + _TINY
+    lam = np.linalg.eigvalsh(C)[:, 0]
+    beta = np.linalg.eigvalsh(B)[:, 0] - allow(P.n, r) * _trace(B) - P.basis_allowance(1.0)
+    short = np.maximum(delta - lam, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        via_beta = np.where(beta > 0, ubc + short / np.where(beta > 0, beta, 1.0), np.inf)
+    return np.where(np.isfinite(ub), np.where(lam >= delta, ubc, via_beta), np.inf)
+
+
+def support_bounds(P: StatedProblem, masks: np.ndarray) -> np.ndarray:
+    """Max of the objective over all ``h`` supported on the active samples (k,): ``||U_A||_2^2``
+    for ``N_K``; for ``G_H`` the top eigenvalue of ``M_A^T M_A + X (I - QH_A^T QH_A)^{-1} X^T``
+    (``X = M_A^T QH_A``), ``+inf`` where ``I - QH_A^T QH_A`` is not proven nonsingular."""
+    U, M, QH = P.U, P.M, P.QH
+    n, K = U.shape
+    if QH is None:
+        (T,) = _masked(masks, (U, U))
+        return np.linalg.eigvalsh(T)[:, -1] + allow(n, K) * _trace(T)
+    q = QH.shape[1]
+    QQ, X, MM = _masked(masks, (QH, QH), (M, QH), (M, M))
+    Gq = np.eye(q)[None] - QQ
+    wq = np.linalg.eigvalsh(Gq)[:, 0] - allow(n, q) * q - 2 * P.eta_H
+    ok = wq > 0
+    Gs = np.where(ok[:, None, None], Gq, np.eye(q)[None])
+    T = MM + X @ np.linalg.solve(Gs, np.transpose(X, (0, 2, 1)))
+    top = np.linalg.eigvalsh(0.5 * (T + np.transpose(T, (0, 2, 1))))[:, -1]
+    slack = (allow(n, K + q) * (_trace(T) + 1.0) + 4 * (P.eta_H + P.d_M) * (1.0 + _trace(T))) / np.where(ok, wq, 1.0)
+    return np.where(ok, top + slack, np.inf)
+
+
+def cap_bound(P: StatedProblem) -> float:
+    """The global cap: ``lambda_max(U_K^T U_K)`` (1 to rounding) for ``N_K``; ``||M||_2^2`` for
+    ``G_H`` (``<= ||U_K||_2^2``), each with its rounding and the error of ``M``."""
+    n, K = P.U.shape
+    top_u = float(np.linalg.eigvalsh(P.U.T @ P.U)[-1]) + allow(n, K) * K
+    if P.QH is None:
+        return top_u
+    top = float(np.linalg.norm(P.M, 2)) * (1 + allow(n, K)) + P.d_M
+    return float(min(top_u, top * top + allow(n, K) * K))
+
+
+def ladder(claim: float) -> list:
+    """Where exact proofs of a claim are tried, in order (see ``ROUNDING_STEP``)."""
+    return [claim, claim + ROUNDING_STEP * max(1.0, abs(claim)), claim + BOUND_SLACK]
+
+
+def exact_cap(P: StatedProblem, claims: list) -> float:
+    """The first of ``claims`` at least ``lambda_max(M^T M)`` (the global cap), decided exactly."""
+    G = P.exact.mtm()
+    K = len(G)
+    for u in sorted(claims):
+        U = Fraction(float(u))
+        if np.isfinite(u) and is_psd([[U * (i == j) - G[i][j] for j in range(K)] for i in range(K)]):
+            return float(u)
+    return np.inf
+
+
+def _estimate(A: np.ndarray, B: np.ndarray, D: np.ndarray) -> float:
+    """A float estimate of ``sup v^T (A + D) v / v^T B v`` (where to try an exact proof; decides nothing)."""
+    w, W = np.linalg.eigh(B)
+    keep = w > 1e-12 * max(float(w[-1]), _TINY)
+    if not keep.any():
+        return np.inf
+    R = W[:, keep] / np.sqrt(w[keep])
+    T = R.T @ (A + D) @ R
+    return float(np.linalg.eigvalsh(0.5 * (T + T.T))[-1])
+
+
+def _exact_D(P: StatedProblem, mask: np.ndarray, rows: np.ndarray, N: np.ndarray) -> list:
+    """``G_T^T N G_T`` in exact rationals, in the coordinates of ``Phi_r`` (``N`` made symmetric, >= 0)."""
+    E = P.exact
+    r = P.Phi_r.shape[1]
+    G = [[(1 if mask[i] else -1) * y for y in E.Y[int(i)]] for i in rows]
+    Nc = [[max((Fraction(N[a, b]) + Fraction(N[b, a])) / 2, Fraction(0)) for b in range(len(rows))]
+          for a in range(len(rows))]
+    NG = [[sum(Nc[a][c] * G[c][j] for c in range(len(rows))) for j in range(r)] for a in range(len(rows))]
+    return [[sum(G[a][i] * NG[a][j] for a in range(len(rows))) for j in range(r)] for i in range(r)]
+
+
+def exact_claim(P: StatedProblem, mask: np.ndarray, claims: list, rows: np.ndarray | None = None,
+                N: np.ndarray | None = None) -> float:
+    """The first of ``claims`` at which ``u B_S - A_S - D`` is PSD in exact rationals (``inf`` if none)."""
+    E = P.exact
+    r = P.Phi_r.shape[1]
+    A, B, _ = E.forms(E.pattern(mask), r)
+    D = _exact_D(P, mask, rows, N) if rows is not None and len(rows) else None
+    for u in sorted({float(c) for c in claims if np.isfinite(c)}):
+        U = Fraction(u)
+        C = [[U * B[i][j] - A[i][j] - (0 if D is None else D[i][j]) for j in range(r)] for i in range(r)]
+        if is_psd(C):
+            return u
+    return np.inf
+
+
+def excluded(P: StatedProblem, mask: np.ndarray) -> bool:
+    """Every neuron of the pattern is excluded (``h = 0`` or ``||(I - Pi_H) h|| <= EXCLUDE_RTOL ||h||``),
+    decided exactly (floats only refuse the clear cases)."""
+    if not mask.any():
+        return True
+    if P.QH is None:
+        return False
+    SQ = P.Q * mask[:, None]
+    s = np.linalg.svd(SQ - P.QH @ (P.QH.T @ SQ), compute_uv=False)
+    if s[0] > 2 * EXCLUDE_RTOL + 1e-6:  # some neuron of the span is clearly not excluded: refuse
+        return False
+    E = P.exact
+    r = P.Phi_r.shape[1]
+    _, B, ZZ = E.forms(E.pattern(mask), r)
+    t2 = Fraction(EXCLUDE_RTOL) ** 2
+    return is_psd([[t2 * ZZ[i][j] - B[i][j] for j in range(r)] for i in range(r)])
+
+
+def _dual(P: StatedProblem, mask: np.ndarray, claim: float, rows: np.ndarray, N: np.ndarray) -> float:
+    """The bound proven by dual evidence: floats with their allowance, else exactly."""
+    A, B = pattern_pencils(mask.astype(float)[None], P)
+    G = np.where(mask[rows], 1.0, -1.0)[:, None] * P.Q[rows]
+    Nc = np.maximum(0.5 * (N + N.T), 0.0)
+    D = G.T @ Nc @ G
+    proven = float(pencil_bounds(P, A, B, np.array([claim]), D[None], float(np.abs(Nc).sum()))[0])
+    if proven > claim:
+        est = _estimate(A[0], B[0], D)
+        return min(proven, exact_claim(P, mask, ladder(claim) + [est * (1 + 1e-12) + 1e-15], rows, N))
+    return proven
+
+
+def prove(P: StatedProblem, masks: np.ndarray, claims: np.ndarray, evidence: dict, pruned: np.ndarray,
+          exact: bool = False) -> np.ndarray:
+    """The bound proven per pattern (min of pencil, support, cap and dual evidence; ``-inf`` where
+    no neuron is admissible).  ``exact``: every claim decided in exact rationals."""
+    if exact:  # the float proofs only choose where the exact ones are tried
+        return _prove_exact(P, masks, claims, evidence, pruned, prove(P, masks, claims, evidence, pruned))
+    out = np.empty(claims.size)
+    cap = cap_bound(P)
+    for s in range(0, claims.size, CHUNK):
+        mk = masks[s:s + CHUNK].astype(float)
+        A, B = pattern_pencils(mk, P)
+        claim = claims[s:s + CHUNK]
+        pen = np.minimum(pencil_bounds(P, A, B, claim), cap)
+        weak = np.flatnonzero(pen > claim)
+        if weak.size:
+            pen[weak] = np.minimum(pen[weak], support_bounds(P, mk[weak]))
+        out[s:s + CHUNK] = pen
+    for i, (rows, N) in evidence.items():
+        if 0 <= i < out.size and out[i] > claims[i]:
+            out[i] = min(out[i], _dual(P, masks[i], claims[i], rows, N))
+    # floats too coarse: claims unproven, or proven only above every claim (they would raise the upper bound)
+    top = float(np.max(claims[np.isfinite(claims)], initial=-np.inf))
+    coarse = np.flatnonzero(((out > claims + BOUND_SLACK) | ((out > claims) & (out > top))) & np.isfinite(claims)
+                            & ~pruned)
+    for i in coarse[:EXACT_LIMIT]:
+        out[i] = min(out[i], exact_claim(P, masks[i], ladder(claims[i])))
+    for i in np.flatnonzero(pruned | (out > claims + BOUND_SLACK)):
+        if excluded(P, masks[i]):
+            out[i] = -np.inf
+    return out
+
+
+def _prove_exact(P: StatedProblem, masks: np.ndarray, claims: np.ndarray, evidence: dict,
+                 pruned: np.ndarray, floats: np.ndarray) -> np.ndarray:
+    out = np.full(claims.size, np.inf)
+    for i in range(claims.size):
+        if pruned[i] and excluded(P, masks[i]):
+            out[i] = -np.inf
+            continue
+        steps = sorted(set(ladder(claims[i]) + (ladder(floats[i]) if np.isfinite(floats[i]) else [])))
+        rows, N = evidence.get(i, (None, None))
+        out[i] = min(exact_claim(P, masks[i], steps, rows, N), exact_cap(P, steps))
+        if not np.isfinite(out[i]):
+            out[i] = exact_claim(P, masks[i], steps)
+        if not np.isfinite(out[i]) and excluded(P, masks[i]):
+            out[i] = -np.inf
+    return out

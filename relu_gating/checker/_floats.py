@@ -1,0 +1,79 @@
+"""Rigorous float64 error bounds (the checker's own): a float result may *accept* a claim only
+through these (Higham, *Accuracy and Stability of Numerical Algorithms*, Thm 3.5 for products)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from relu_gating.checker._constants import EPS, FORM_EPS_FACTOR
+
+__all__ = ["gamma", "allow", "fro", "sigma_min_lower", "projector_gap", "basis_error"]
+
+
+def gamma(j: int) -> float:
+    """Higham's ``gamma_j = j u / (1 - j u)``: relative error of a j-term float dot product."""
+    return j * EPS / (1.0 - j * EPS)
+
+
+def allow(n: int, d: int) -> float:
+    """Relative allowance of a formed ``d x d`` matrix (sums of ``n`` products) and its eigenvalues."""
+    return FORM_EPS_FACTOR * (n + d * d) * EPS
+
+
+def fro(A: np.ndarray) -> float:
+    """Frobenius norm."""
+    a = np.asarray(A).ravel()
+    return math.sqrt(float(a @ a))
+
+
+def sigma_min_lower(Y: np.ndarray, Z: np.ndarray | None = None) -> float:
+    """A proven lower bound on ``sigma_min(Y)`` of a small square ``Y`` (0 if none is found):
+    with ``Z ~ Y^{-1}`` and ``beta >= ||I - Z Y||_2 < 1/2``, ``||Y^{-1}|| <= ||Z||_F / (1 - beta)``."""
+    c = Y.shape[0]
+    if Z is None:
+        try:
+            Z = np.linalg.inv(Y)
+        except np.linalg.LinAlgError:
+            return 0.0
+    if not np.isfinite(Z).all():
+        return 0.0
+    E = np.eye(c) - Z @ Y
+    beta = (fro(E) + gamma(c + 1) * fro(np.abs(Z) @ np.abs(Y)) + c * EPS) * (1 + 4 * EPS)
+    if beta >= 0.5:
+        return 0.0
+    return (1.0 - beta) / (fro(Z) * (1 + 4 * EPS)) * (1 - 4 * EPS)
+
+
+def projector_gap(O: np.ndarray, X: np.ndarray, Z: np.ndarray | None = None) -> tuple[float, float, float]:
+    """``(eta, s, delta)``: proven ``eta >= ||P_X - O O^T||_2`` (``inf`` if none is found),
+    ``s <= sigma_min(X)`` and ``delta >= ||O^T O - I||_2``, from residuals computed here (nothing
+    trusted from the SVD that gave ``O``; ``Z ~ (O^T X)^{-1}`` only sharpens the bound).
+
+    With ``Y = O^T X`` and ``R = X - O Y``: ``sigma_min(X) >= sqrt(1 - delta) sigma_min(Y) - ||R||``;
+    a unit ``x`` of ``col(X)`` is within ``||R|| / sigma_min(X)`` of ``col(O)`` (same dimension),
+    and ``||P_O - O O^T|| <= (1 + delta) delta / (1 - delta)``.
+    """
+    k, c = X.shape
+    aO, aX = np.abs(O), np.abs(X)
+    delta = (fro(O.T @ O - np.eye(c)) + gamma(k + 1) * fro(O) ** 2 + c * EPS) * (1 + 4 * EPS)
+    if delta >= 0.5:
+        return np.inf, 0.0, delta
+    Y = O.T @ X
+    R = X - O @ Y
+    aOX = aO.T @ aX
+    rho = (fro(R) + gamma(k + c + 2) * 2.0 * fro(aO @ aOX) + gamma(1) * fro(aX)) * (1 + 4 * EPS)
+    sy = max(sigma_min_lower(Y, Z) - gamma(k) * fro(aOX) * (1 + 4 * EPS), 0.0)
+    s = (math.sqrt(1.0 - delta) * sy - rho) * (1 - 4 * EPS)
+    if s <= 0:
+        return np.inf, 0.0, delta
+    return (rho / s + (1 + delta) * delta / (1 - delta)) * (1 + 4 * EPS), s, delta
+
+
+def basis_error(O: np.ndarray, X: np.ndarray) -> float:
+    """A proven ``eps >= ||O - O*||_2`` for some exactly orthonormal basis ``O*`` of ``col(X)``
+    (``O`` computed for it; ``inf`` when unproven): ``4 (eta + delta)`` by the bounds of
+    :func:`projector_gap` (``(I - P_X) O`` and the orthonormalisation of ``P_X O``)."""
+    eta, _, delta = projector_gap(O, X)
+    return 4.0 * (eta + delta) * (1 + delta) if np.isfinite(eta) else np.inf

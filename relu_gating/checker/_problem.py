@@ -1,0 +1,181 @@
+"""The problem stated by the caller, and everything the checks derive from it alone.
+
+``Q`` is the checker's orthonormal basis of ``col(Phi)`` (its rank decided
+exactly), ``M = (I - Pi_H) U_K`` and ``QH`` an orthonormal basis of ``col(H)``
+(None without features), with proven bounds on how far these floats are from
+their exact counterparts (``eps_Q``, ``eta_H``, ``d_M``).  :class:`ExactProblem`
+holds the same problem in exact integers and fractions: every float input is
+the exact rational it is.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from relu_gating._validate import as_matrix, check_same_rows
+from relu_gating.checker._constants import UK_ORTHONORMAL_TOL
+from relu_gating.checker._floats import basis_error, fro, gamma, projector_gap
+from relu_gating.checker._rational import pivot_columns, solve, to_ints
+from relu_gating.errors import InputError
+
+__all__ = ["StatedProblem", "ExactProblem", "state_problem", "array_sha256", "pow2_scales"]
+
+
+def array_sha256(a: np.ndarray) -> str:
+    """SHA-256 of an array's float64 C-ordered bytes and shape."""
+    a = np.ascontiguousarray(a, dtype=np.float64)
+    return hashlib.sha256(str(a.shape).encode() + a.tobytes()).hexdigest()
+
+
+def pow2_scales(A: np.ndarray, axis: int = 0) -> np.ndarray:
+    """Per column (``axis=0``) or row (``axis=1``), the power of two bringing its largest entry
+    into ``[0.5, 1)``: multiplying by it is exact (1 for a zero column or row)."""
+    top = np.abs(A).max(axis=axis, keepdims=axis == 1)
+    return np.ldexp(1.0, -np.frexp(np.where(top > 0, top, 1.0))[1])
+
+
+@dataclass(frozen=True)
+class StatedProblem:
+    """What the caller asks to be checked (see the module docstring)."""
+
+    Phi: np.ndarray
+    U: np.ndarray
+    H: np.ndarray | None
+    Q: np.ndarray
+    M: np.ndarray
+    QH: np.ndarray | None
+    Phi_r: np.ndarray  # the independent columns of Phi, scaled by powers of two: col(Phi_r) = col(Phi)
+    features: str
+    features_sha256: str | None
+    eps_Q: float  # ||Q - Q*|| for an exactly orthonormal basis Q* of col(Phi)
+    eta_H: float  # ||QH QH^T - Pi_H||
+    d_M: float  # ||M - (I - Pi_H) U_K||_2, rounding included
+
+    @property
+    def n(self) -> int:
+        return self.Phi.shape[0]
+
+    @property
+    def objective(self) -> str:
+        return "captured" if self.QH is None else "marginal"
+
+    @cached_property
+    def exact(self) -> "ExactProblem":
+        """The same problem in exact arithmetic (built on first use)."""
+        return ExactProblem(self)
+
+    def basis_allowance(self, u: Any, extra: float = 0.0) -> Any:
+        """How much the float pencil ``u B_S - A_S - D`` in the basis ``Q`` (``||D|| <= extra``)
+        can differ in norm from the exact one in an exact orthonormal basis of ``col(Phi)``."""
+        e = self.eps_Q
+        normM = fro(self.M)
+        return ((2 * e + e * e) * (np.abs(u) + normM**2 + extra) + np.abs(u) * self.eta_H
+                + self.d_M * (2 * normM + self.d_M))
+
+
+class ExactProblem:
+    """The stated problem in integers and fractions: ``Y`` the rows of ``Phi_r`` (common scale),
+    ``U`` and ``H`` (its independent columns) as integers, ``(H^T H)^{-1}`` and ``H^T U``."""
+
+    def __init__(self, P: StatedProblem) -> None:
+        self.Y, _ = to_ints(P.Phi_r)
+        self.Ui, self.su = to_ints(P.U)
+        self.K = P.U.shape[1]
+        self.Hi = None
+        if P.H is not None:
+            Hp = P.H[:, pivot_columns(P.H)]
+            self.Hi, _ = to_ints(Hp)
+            q = Hp.shape[1]
+            G = [[sum(h[a] * h[b] for h in self.Hi) for b in range(q)] for a in range(q)]
+            cols = [solve(G, [int(a == b) for a in range(q)]) for b in range(q)]
+            self.Ginv = [[cols[b][a] for b in range(q)] for a in range(q)]
+            HU = [[sum(h[a] * u[k] for h, u in zip(self.Hi, self.Ui)) for k in range(self.K)] for a in range(q)]
+            self.GinvHU = [[sum(self.Ginv[a][b] * HU[b][k] for b in range(q)) for k in range(self.K)]
+                           for a in range(q)]
+
+    def forms(self, zrows: list, p: int) -> tuple[list, list, list]:
+        """``(A, B, ZZ)`` (fractions, p x p) for the subspace ``col(Z)``, ``Z`` given by its nonzero
+        rows ``[(i, z_i), ...]``: ``A = Z^T M M^T Z``, ``B = Z^T (I - Pi_H) Z``, ``ZZ = Z^T Z``."""
+        ZZ = [[sum(z[a] * z[b] for _, z in zrows) for b in range(p)] for a in range(p)]
+        UZ = [[sum(self.Ui[i][k] * z[b] for i, z in zrows) for b in range(p)] for k in range(self.K)]
+        B = [row[:] for row in ZZ]
+        if self.Hi is not None:
+            q = len(self.Ginv)
+            HZ = [[sum(self.Hi[i][a] * z[b] for i, z in zrows) for b in range(p)] for a in range(q)]
+            GHZ = [[sum(self.Ginv[a][c] * HZ[c][b] for c in range(q)) for b in range(p)] for a in range(q)]
+            B = [[ZZ[a][b] - sum(HZ[c][a] * GHZ[c][b] for c in range(q)) for b in range(p)] for a in range(p)]
+            UZ = [[UZ[k][b] - sum(self.GinvHU[c][k] * HZ[c][b] for c in range(q)) for b in range(p)]
+                  for k in range(self.K)]
+        scale = Fraction(1, 1 << (2 * self.su))
+        A = [[sum(UZ[k][a] * UZ[k][b] for k in range(self.K)) * scale for b in range(p)] for a in range(p)]
+        return A, B, ZZ
+
+    def mtm(self) -> list:
+        """``M^T M = U^T (I - Pi_H) U`` (fractions, K x K)."""
+        K = self.K
+        G = [[sum(u[a] * u[b] for u in self.Ui) for b in range(K)] for a in range(K)]
+        if self.Hi is not None:
+            q = len(self.Ginv)
+            HU = [[sum(h[c] * u[k] for h, u in zip(self.Hi, self.Ui)) for k in range(K)] for c in range(q)]
+            G = [[G[a][b] - sum(HU[c][a] * self.GinvHU[c][b] for c in range(q)) for b in range(K)] for a in range(K)]
+        scale = Fraction(1, 1 << (2 * self.su))
+        return [[x * scale for x in row] for row in G]
+
+    def pattern(self, mask: np.ndarray) -> list:
+        """The nonzero rows of ``Z = S Phi_r`` for a mask ``S``."""
+        return [(int(i), self.Y[int(i)]) for i in np.flatnonzero(mask)]
+
+
+def _features(features: Any, n: int) -> tuple[np.ndarray | None, str, str | None]:
+    if features is None or (isinstance(features, str) and features == "none"):
+        return None, "none", None
+    if isinstance(features, str):
+        if features != "bias":
+            raise InputError(f"features must be None, 'none', 'bias' or an array with n = {n} rows, "
+                             f"got {features!r}")
+        return np.ones((n, 1)), "bias", None
+    H = as_matrix(features, "features", allow_1d=True)
+    check_same_rows(n, features=H)
+    if not np.any(H):
+        raise InputError("features is all zeros: pass features=None for the N_K objective")
+    return H, "array", array_sha256(H)
+
+
+def _basis(Xs: np.ndarray, piv: list[int]) -> tuple[np.ndarray, float]:
+    """Orthonormal basis of ``col(Xs)`` (SVD, the exact rank ``len(piv)``) and its proven distance
+    to an exact one."""
+    O = np.linalg.svd(Xs, full_matrices=False)[0][:, :len(piv)]
+    return O, basis_error(O, Xs[:, piv])
+
+
+def state_problem(Phi: Any, U_K: Any, features: Any) -> StatedProblem:
+    """Validate the caller's inputs and derive everything the checks need."""
+    Phi = as_matrix(Phi, "Phi")
+    n = Phi.shape[0]
+    U = as_matrix(U_K, "U_K", allow_1d=True)
+    check_same_rows(n, U_K=U)
+    err = float(np.abs(U.T @ U - np.eye(U.shape[1])).max())
+    if err > UK_ORTHONORMAL_TOL:
+        raise InputError(f"U_K must have orthonormal columns to {UK_ORTHONORMAL_TOL:g} (max |U_K^T U_K - I| = "
+                         f"{err:.2e})")
+    if not np.any(Phi):
+        raise InputError("Phi is all zeros: every neuron is dead")
+    H, spec, sha = _features(features, n)
+    Phi_s = Phi * pow2_scales(Phi)
+    piv = pivot_columns(Phi_s)
+    Q, eps_Q = _basis(Phi_s, piv)
+    QH, eta_H, d_M, M = None, 0.0, 0.0, U
+    if H is not None:
+        Hs = H * pow2_scales(H)
+        hpiv = pivot_columns(Hs)
+        QH, _ = _basis(Hs, hpiv)
+        eta_H = projector_gap(QH, Hs[:, hpiv])[0]
+        M = U - QH @ (QH.T @ U)
+        d_M = eta_H * fro(U) + gamma(n + QH.shape[1] + 2) * fro(np.abs(U) + np.abs(QH) @ (np.abs(QH).T @ np.abs(U)))
+    return StatedProblem(Phi, U, H, Q, M, QH, Phi_s[:, piv], spec, sha, eps_Q, eta_H, d_M)

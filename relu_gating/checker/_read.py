@@ -1,0 +1,341 @@
+"""Reading a certificate for checking (the checker's own reader; no writer lives here).
+
+JSON (``relu-gating-certificate/2``) is parsed strictly: every integer field is range
+checked (a literal ``1e999`` is refused, never an ``OverflowError``), masks must be canonical
+(``numpy.packbits`` with zero padding bits).  The binary ``.npz`` form
+(``relu-gating-certificate-npz/1``) is streamed: member headers are checked against ``n``,
+``m`` and ``n_patterns`` before anything is read, and each chunk's masks are checked canonical.
+Every failure is a one-line :class:`~relu_gating.errors.CertificateError`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import zipfile
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+import numpy as np
+
+from relu_gating.checker._constants import MAX_INT, MAX_MEMBER_BYTES
+from relu_gating.errors import CertificateError
+
+__all__ = ["FORMAT", "BINARY_FORMAT", "Claim", "Patterns", "load_json", "parse_claim", "parse_patterns",
+           "as_int", "int_list", "is_binary", "BinaryReader", "padding_ok"]
+
+FORMAT = "relu-gating-certificate/2"
+BINARY_FORMAT = "relu-gating-certificate-npz/1"
+SETTLEMENT_LETTERS = "UBEP"
+_MAX_DEPTH = 64
+_CHUNK = 1 << 15
+
+
+def as_int(x: Any, what: str, lo: int = 0, hi: int = MAX_INT) -> int:
+    """A certificate's integer field: an int (or an integral float) in ``[lo, hi]``, else refused."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)) or (isinstance(x, float) and not x.is_integer()):
+        raise CertificateError(f"malformed certificate: {what} must be an integer, got {str(x)[:40]!r}")
+    if not lo <= x <= hi:
+        raise CertificateError(f"malformed certificate: {what} = {str(x)[:40]} is out of range [{lo}, {hi}]")
+    return int(x)
+
+
+def int_list(v: Any, what: str, hi: int) -> np.ndarray:
+    """A list of integers in ``[0, hi)`` as int64."""
+    if not isinstance(v, list):
+        raise CertificateError(f"malformed certificate: {what} must be a list of integers")
+    return np.array([as_int(x, what, 0, hi - 1) for x in v], dtype=np.int64)
+
+
+def padding_ok(packed: np.ndarray, n: int) -> bool:
+    """The bits past ``n`` in the last byte of every packed mask are zero (canonical masks)."""
+    pad = 8 * packed.shape[1] - n
+    return pad == 0 or not np.any(packed[:, -1] & np.uint8((1 << pad) - 1))
+
+
+@dataclass(frozen=True)
+class Claim:
+    """The claim of a certificate (pattern or tree form)."""
+
+    d: dict
+    n: int
+    m: int
+    theta: np.ndarray
+    pattern: np.ndarray
+    value: float
+    upper_bound: float
+    alpha: float
+    certified: bool
+
+
+@dataclass(frozen=True)
+class Patterns:
+    """The pattern list of a JSON certificate: canonical packed masks and their columns."""
+
+    packed: np.ndarray
+    witnesses: np.ndarray
+    exact_witnesses: dict
+    bounds: np.ndarray
+    settlement: np.ndarray
+    evidence: dict
+
+
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"non-standard JSON constant {name}")
+
+
+def _depth_ok(obj: Any, depth: int = 0) -> bool:
+    if depth > _MAX_DEPTH:
+        return False
+    if isinstance(obj, dict):
+        return all(_depth_ok(v, depth + 1) for v in obj.values())
+    if isinstance(obj, list):
+        return all(_depth_ok(v, depth + 1) for v in obj[:4])
+    return True
+
+
+def load_json(source: Any) -> dict:
+    """A certificate dict from a result (``to_dict``), a dict, a JSON string or a path."""
+    if hasattr(source, "to_dict"):
+        return source.to_dict()
+    if isinstance(source, dict):
+        return source
+    if isinstance(source, (str, os.PathLike)) and os.path.isfile(source):
+        try:
+            with open(source, encoding="utf-8") as fh:
+                source = fh.read()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CertificateError(f"cannot read certificate {os.fspath(source)!r}: {exc}") from exc
+    try:
+        d = json.loads(source, parse_constant=_reject_constant)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise CertificateError(f"certificate is neither a file, a dict nor strict JSON ({exc})") from exc
+    if not isinstance(d, dict) or not _depth_ok(d):
+        raise CertificateError("certificate JSON must be an object of bounded depth")
+    return d
+
+
+def _finite(x: Any, what: str) -> float:
+    try:
+        v = float(x)
+    except (TypeError, ValueError, OverflowError):
+        v = float("nan")
+    if isinstance(x, bool) or not np.isfinite(v):
+        raise CertificateError(f"malformed certificate: {what} must be a finite number")
+    return v
+
+
+def parse_claim(d: dict) -> Claim:
+    """The problem sizes and the claim (``theta``, ``value``, ``upper_bound``, ``alpha``, ``certified``, ``pattern``)."""
+    prob = d.get("problem")
+    if not isinstance(prob, dict):
+        raise CertificateError("malformed certificate: no problem object")
+    n, m = as_int(prob.get("n"), "problem.n", 1), as_int(prob.get("m"), "problem.m", 1)
+    try:
+        theta = np.array([_finite(t, "theta") for t in d["theta"]], dtype=float)
+        pattern = np.frombuffer(str(d["pattern"]).encode(), dtype=np.uint8) == ord("1")
+    except (KeyError, TypeError) as exc:
+        raise CertificateError(f"malformed certificate: {type(exc).__name__}: {exc}") from None
+    vals = [_finite(d.get(k), k) for k in ("value", "upper_bound", "alpha")]
+    if theta.size != m or pattern.size != n or not isinstance(d.get("certified"), bool):
+        raise CertificateError("malformed certificate: theta must hold m numbers, pattern n bits, certified a boolean")
+    return Claim(d, n, m, theta, pattern, *vals, d["certified"])
+
+
+def _evidence(ev: Any, n: int) -> dict:
+    """Dual evidence by pattern index (an index past the list proves nothing and harms nothing)."""
+    if not isinstance(ev, dict):
+        raise CertificateError("malformed certificate: evidence must be an object")
+    out = {}
+    for k, e in ev.items():
+        i = as_int(int(k) if isinstance(k, str) and k.isdigit() and len(k) < 20 else k, "evidence index")
+        rows = int_list(e.get("rows") if isinstance(e, dict) else None, f"evidence {k} rows", n)
+        try:
+            Nm = np.asarray(e["N"], dtype=float).reshape(rows.size, rows.size)
+        except (KeyError, TypeError, ValueError, OverflowError) as exc:
+            raise CertificateError(f"evidence of pattern {k}: N malformed ({exc})") from None
+        if not np.all(np.isfinite(Nm)):
+            raise CertificateError(f"evidence of pattern {k}: N not finite")
+        out[i] = (rows, Nm)
+    return out
+
+
+def parse_patterns(d: dict, n: int, m: int) -> Patterns:
+    """The pattern list and evidence of a JSON pattern certificate, strictly typed."""
+    N = as_int(d.get("n_patterns"), "n_patterns")
+    nb = (n + 7) // 8
+    try:
+        p = d["patterns"]
+        if not isinstance(p["masks"], list) or len(p["masks"]) != N:
+            raise ValueError("masks must be a list of n_patterns hex strings")
+        packed = np.frombuffer(b"".join(bytes.fromhex(h) for h in p["masks"]), dtype=np.uint8).reshape(N, nb)
+        W = np.asarray(p["witnesses"], dtype=float).reshape(N, m)
+        bounds = np.asarray(p["bounds"], dtype=float).reshape(-1)
+        settlement = np.array([SETTLEMENT_LETTERS.index(c) for c in p["settlement"]], dtype=np.int8)
+        exact = {as_int(int(k), "exact witness index", 0, N - 1): tuple(int(x) for x in v)
+                 for k, v in p.get("exact_witnesses", {}).items()}
+    except CertificateError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
+        raise CertificateError(f"malformed certificate: {type(exc).__name__}: {str(exc)[:120]}") from None
+    if not (bounds.size == settlement.size == N) or not np.all(np.isfinite(W)) or np.any(np.isnan(bounds)):
+        raise CertificateError("malformed certificate: pattern arrays disagree with n_patterns, or witnesses not finite")
+    if any(len(v) != m for v in exact.values()):
+        raise CertificateError(f"malformed certificate: exact witnesses must hold m = {m} integers")
+    if not padding_ok(packed, n):
+        raise CertificateError("malformed certificate: a mask has nonzero padding bits (masks must be canonical)")
+    return Patterns(packed, W, exact, bounds, settlement, _evidence(d.get("evidence", {}), n))
+
+
+def is_binary(source: Any) -> bool:
+    """True for a path to a ZIP (``.npz``) file: a binary certificate, or a corrupt one."""
+    if not isinstance(source, (str, os.PathLike)):
+        return False
+    path = os.fspath(source)
+    if path.lower().endswith(".npz"):
+        return True
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(4) == b"PK\x03\x04"
+    except OSError:
+        return False
+
+
+def _corrupt(path: str, exc: BaseException | str) -> CertificateError:
+    what = exc if isinstance(exc, str) else f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:120]}"
+    return CertificateError(f"binary certificate {path}: truncated or corrupt ({what})")
+
+
+class BinaryReader:
+    """A binary certificate opened for streaming: ``meta``, the evidence and aligned column chunks."""
+
+    def __init__(self, path: Any) -> None:
+        self.path = os.fspath(path)
+        try:
+            self.zf = zipfile.ZipFile(self.path)
+        except (OSError, zipfile.BadZipFile, ValueError, EOFError) as exc:
+            raise _corrupt(self.path, exc) from None
+        try:
+            self.meta = self._meta()
+            self.claim = parse_claim(self.meta)
+            self.n, self.m = self.claim.n, self.claim.m
+            self.N = as_int(self.meta.get("n_patterns"), "n_patterns")
+            self.cols = {"masks": (np.dtype(np.uint8), ((self.n + 7) // 8,)), "witnesses": (np.dtype("<f8"), (self.m,)),
+                         "bounds": (np.dtype("<f8"), ()), "settlement": (np.dtype(np.uint8), ())}
+            for name, (dt, tail) in self.cols.items():  # declared shapes and stored sizes, before any read
+                self._open(name, dt, (self.N,) + tail)[0].close()
+            self.exact = {as_int(int(k), "exact witness index", 0, max(self.N - 1, 0)): tuple(int(x) for x in v)
+                          for k, v in self.meta.get("exact_witnesses", {}).items()}
+            self.evidence = self._evidence()
+        except CertificateError:
+            self.zf.close()
+            raise
+        except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
+            self.zf.close()
+            raise CertificateError(f"binary certificate {self.path}: malformed meta ({type(exc).__name__})") from None
+
+    def __enter__(self) -> "BinaryReader":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.zf.close()
+
+    def _open(self, name: str, dtype: np.dtype | None, shape: tuple | None) -> tuple[Any, np.dtype, tuple]:
+        try:
+            info = self.zf.getinfo(f"{name}.npy")
+            fh = self.zf.open(info)
+            version = np.lib.format.read_magic(fh)
+            read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+            shp, fortran, dt = read(fh)
+        except KeyError:
+            raise _corrupt(self.path, f"no member {name!r}") from None
+        except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
+            raise _corrupt(self.path, exc) from None
+        if fortran or dt.hasobject or (dtype is not None and dt != dtype) or (shape is not None and shp != shape) \
+                or int(np.prod(shp, dtype=object)) * dt.itemsize > info.file_size:
+            fh.close()
+            raise _corrupt(self.path, f"member {name!r} has dtype {dt} shape {shp}, expected {dtype} {shape} "
+                                      f"within its {info.file_size} stored bytes")
+        return fh, dt, shp
+
+    def _read(self, fh: Any, dt: np.dtype, count: int, name: str) -> np.ndarray:
+        nbytes = count * dt.itemsize
+        try:
+            buf = fh.read(nbytes)
+        except (OSError, zipfile.BadZipFile, EOFError, ValueError) as exc:
+            raise _corrupt(self.path, exc) from None
+        if len(buf) != nbytes:
+            raise _corrupt(self.path, f"member {name!r} ends early")
+        return np.frombuffer(buf, dtype=dt).copy()
+
+    def array(self, name: str, dtype: Any = None) -> np.ndarray:
+        """A small member read whole (meta, evidence)."""
+        fh, dt, shp = self._open(name, None if dtype is None else np.dtype(dtype), None)
+        with fh:
+            count = int(np.prod(shp, dtype=object))
+            if count * dt.itemsize > MAX_MEMBER_BYTES:
+                raise _corrupt(self.path, f"member {name!r} is larger than {MAX_MEMBER_BYTES} bytes")
+            a = self._read(fh, dt, count, name).reshape(shp)
+            if fh.read(1):
+                raise _corrupt(self.path, f"member {name!r} has trailing bytes")
+        return a
+
+    def _meta(self) -> dict:
+        raw = self.array("meta", np.uint8)
+        try:
+            d = json.loads(raw.tobytes().decode("utf-8"), parse_constant=_reject_constant)
+        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+            raise _corrupt(self.path, f"meta is not strict JSON: {exc}") from None
+        if not isinstance(d, dict):
+            raise _corrupt(self.path, "meta is not a JSON object")
+        if d.get("format") != BINARY_FORMAT:
+            raise CertificateError(f"binary certificate format must be {BINARY_FORMAT!r}, got {d.get('format')!r}")
+        return d
+
+    def _evidence(self) -> dict:
+        idx, off = self.array("evidence_index", "<i8"), self.array("evidence_offsets", "<i8")
+        rows, flat = self.array("evidence_rows", "<i8"), self.array("evidence_N", "<f8")
+        if idx.ndim != 1 or off.shape != (idx.size + 1,) or off[0] != 0 or np.any(np.diff(off) < 0) \
+                or off[-1] != rows.size:
+            raise CertificateError(f"binary certificate {self.path}: evidence offsets inconsistent")
+        out, pos = {}, 0
+        for k, i in enumerate(idx.tolist()):
+            r = rows[off[k]:off[k + 1]]
+            p = r.size
+            if pos + p * p > flat.size or (p and (r.min() < 0 or r.max() >= self.n)) or not 0 <= i < self.N:
+                raise CertificateError(f"evidence of pattern {i}: rows out of range or N too short")
+            N = flat[pos:pos + p * p].reshape(p, p)
+            if not np.all(np.isfinite(N)):
+                raise CertificateError(f"evidence of pattern {i}: N not finite")
+            out[int(i)] = (r, N)
+            pos += p * p
+        if pos != flat.size:
+            raise CertificateError(f"binary certificate {self.path}: evidence N has {flat.size - pos} extra entries")
+        return out
+
+    def chunks(self, size: int = _CHUNK) -> Iterator[tuple[int, dict]]:
+        """``(start, {column: rows})`` for consecutive chunks (checked: finite witnesses and bounds,
+        settlement codes 0..3, canonical masks); every member is read whole, so its CRC is checked."""
+        handles = {name: self._open(name, dt, (self.N,) + tail) for name, (dt, tail) in self.cols.items()}
+        try:
+            for s in range(0, self.N, size):
+                k = min(size, self.N - s)
+                out = {name: self._read(fh, dt, k * int(np.prod(shp[1:], dtype=np.int64)), name).reshape((k,) + shp[1:])
+                       for name, (fh, dt, shp) in handles.items()}
+                if not (np.all(np.isfinite(out["witnesses"])) and np.all(np.isfinite(out["bounds"]))):
+                    raise CertificateError(f"binary certificate {self.path}: witnesses and bounds must be finite "
+                                           f"(chunk from pattern {s})")
+                if np.any(out["settlement"] > 3):
+                    raise CertificateError(f"binary certificate {self.path}: settlement codes must be 0..3")
+                if not padding_ok(out["masks"], self.n):
+                    raise CertificateError(f"binary certificate {self.path}: a mask has nonzero padding bits "
+                                           f"(chunk from pattern {s}; masks must be canonical)")
+                yield s, out
+            for name, (fh, _, _) in handles.items():
+                if fh.read(1):
+                    raise _corrupt(self.path, f"member {name!r} has trailing bytes")
+        except (OSError, zipfile.BadZipFile, EOFError) as exc:
+            raise _corrupt(self.path, exc) from None
+        finally:
+            for fh, _, _ in handles.values():
+                fh.close()

@@ -1,0 +1,298 @@
+"""The walk of a tree certificate (``"kind": "tree"``; layout in ``FORMAT.md``).
+
+A node is the closed cone of weights on which some rows of ``Phi`` have a fixed sign; the root
+fixes none (rows of ``Phi`` that are exactly zero are always inactive).  The walk checks that the
+leaves partition the weight space (splits on undecided rows, implied signs proven by a Farkas
+combination: accepted in floats with a rigorous margin, else decided in exact rationals) and
+proves every leaf's bound:
+
+* ``b``: the node bound ``lambda_max(M^T M - M^T P_Z M)`` of :func:`node_bound` (``Z`` built from
+  ``Phi``'s and ``H``'s own columns, complements with proven projector gaps), or the cap;
+* ``c``: as a pattern bound (:func:`relu_gating.checker._bounds.prove`, dual evidence included);
+* ``x``: an exclusion, decided exactly (:func:`relu_gating.checker._bounds.excluded`);
+* ``d``: lifted evidence (:func:`lifted_bound`), accepted in floats with an allowance.
+
+In exact mode every leaf bound and implied sign is decided in rationals instead.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from relu_gating.checker._bounds import cap_bound, exact_cap, exact_claim, excluded, ladder, prove
+from relu_gating.checker._constants import FARKAS_BATCH, MAX_NODES, SIGMA_MIN
+from relu_gating.checker._floats import allow, fro, gamma, projector_gap
+from relu_gating.checker._problem import StatedProblem, pow2_scales
+from relu_gating.checker._rational import is_psd, solve
+from relu_gating.checker._read import as_int
+from relu_gating.errors import CertificateError
+
+__all__ = ["walk", "node_bound"]
+
+
+class _Node:
+    """Per-problem data of the node bound."""
+
+    def __init__(self, P: StatedProblem) -> None:
+        self.P = P
+        self.zero = ~np.any(P.Phi != 0, axis=1)
+        self.Hs = None if P.H is None else P.H * pow2_scales(P.H)
+        bias_in_phi = bool(np.any(np.all(P.Phi == P.Phi[:1], axis=0) & (P.Phi[0] != 0)))
+        self.h_in_phi = P.features == "bias" and bias_in_phi
+        self.MtM = P.M.T @ P.M
+        self.trM = float(np.trace(self.MtM))
+        n, K = P.M.shape
+        self.form = (allow(n, K + P.Phi_r.shape[1] + (0 if P.QH is None else P.QH.shape[1])) * (3 * self.trM + 1)
+                     + 6 * P.d_M * (fro(P.U) + P.d_M))
+        self.cap = cap_bound(P)
+
+
+def _complement(Mb: np.ndarray, X: np.ndarray | None) -> tuple[np.ndarray, float]:
+    """``M_b^T (I - O O^T) M_b`` in a block of coordinates (``O`` from the SVD of ``X``) and the
+    proven ``eta >= ||P_X - O O^T||``; ``(0, 0)`` when empty or ``X`` too ill-conditioned (valid)."""
+    K = Mb.shape[1]
+    if Mb.shape[0] == 0:
+        return np.zeros((K, K)), 0.0
+    if X is None or X.shape[1] == 0:
+        return Mb.T @ Mb, 0.0
+    k, c = X.shape
+    if k <= c:
+        return np.zeros((K, K)), 0.0
+    O, sv, Vt = np.linalg.svd(X, full_matrices=False)
+    eta, s, _ = projector_gap(O, X, Vt.T / sv if sv[-1] > 0 else None)
+    if not np.isfinite(eta) or s <= SIGMA_MIN * max(1.0, float(sv[0])) or eta >= 1.0:
+        return np.zeros((K, K)), 0.0
+    C = Mb.T @ O
+    return Mb.T @ Mb - C @ C.T, eta
+
+
+def node_bound(N: _Node, signs: np.ndarray) -> float:
+    """Proven bound of the objective over the node with these signs (see the module docstring)."""
+    P = N.P
+    plus, minus = (signs > 0) & ~N.zero, (signs < 0) | N.zero
+    Cm, em = _complement(P.M[minus], None if N.Hs is None else N.Hs[minus])
+    Xp = P.Phi_r[plus] if (N.Hs is None or N.h_in_phi) else np.hstack([P.Phi_r[plus], N.Hs[plus]])
+    Cp, ep = _complement(P.M[plus], Xp)
+    T = N.MtM - Cm - Cp
+    return float(np.linalg.eigvalsh(0.5 * (T + T.T))[-1]) + max(em, ep) * N.trM + N.form
+
+
+def _exact_node(P: StatedProblem, signs: np.ndarray, zero: np.ndarray, ladder: list) -> float:
+    """The first ``u`` of ``ladder`` proven in rationals over the node's span ``col(D+ Phi) + span{e_i: i in U}``."""
+    E = P.exact
+    r = P.Phi_r.shape[1]
+    und = np.flatnonzero((signs == 0) & ~zero).tolist()
+    p = r + len(und)
+    zrows = [(i, E.Y[i] + [0] * len(und)) for i in np.flatnonzero((signs > 0) & ~zero).tolist()]
+    zrows += [(i, [0] * (r + k) + [1] + [0] * (len(und) - k - 1)) for k, i in enumerate(und)]
+    A, B, _ = E.forms(zrows, p)
+    for u in sorted(ladder):
+        U = Fraction(float(u))
+        if is_psd([[U * B[i][j] - A[i][j] for j in range(p)] for i in range(p)]):
+            return float(u)
+    return np.inf
+
+
+def lifted_bound(P: StatedProblem, signs: np.ndarray, zero: np.ndarray, claim: float, dec: Any, N: Any,
+                 mu: Any) -> float:
+    """``claim`` if the lifted evidence ``(dec, N, mu)`` proves it on the node, else ``inf``
+    (``u B - A - G^T N G - sum mu_i C_i`` PSD in floats with its allowance; ``FORMAT.md``)."""
+    Q, M, QH = P.Q, P.M, P.QH
+    n, r = Q.shape
+    try:
+        dec = np.asarray(dec, dtype=np.int64).reshape(-1)
+        mu = np.asarray(mu, dtype=float).reshape(-1)
+        und = np.flatnonzero((signs == 0) & ~zero)
+        k = und.size
+        N = np.asarray(N, dtype=float).reshape(dec.size + 2 * k, dec.size + 2 * k)
+    except (TypeError, ValueError, OverflowError):
+        return np.inf
+    if (dec.size and (dec.min() < 0 or dec.max() >= n)) or np.any(signs[dec] == 0) or np.any(zero[dec]) \
+            or mu.size != k or not (np.isfinite(claim) and np.all(np.isfinite(N)) and np.all(np.isfinite(mu))):
+        return np.inf
+    plus = np.flatnonzero((signs > 0) & ~zero)
+    E = np.zeros((n, r + k))
+    E[plus, :r] = Q[plus]
+    E[und, r + np.arange(k)] = 1.0
+    aE = np.abs(E)
+    ME = M.T @ E
+    A, B = ME.T @ ME, E.T @ E
+    magA, magB = float(((np.abs(M).T @ aE).T @ (np.abs(M).T @ aE)).sum()), float((aE.T @ aE).sum())
+    if QH is not None:
+        HE = QH.T @ E
+        B = B - HE.T @ HE
+        magB += float(((np.abs(QH).T @ aE).T @ (np.abs(QH).T @ aE)).sum())
+    G = np.zeros((dec.size + 2 * k, r + k))
+    G[:dec.size, :r] = signs[dec, None] * Q[dec]
+    G[dec.size + np.arange(k), r + np.arange(k)] = 1.0
+    G[dec.size + k + np.arange(k), r + np.arange(k)] = 1.0
+    G[dec.size + k:, :r] = -Q[und]
+    Nc = np.maximum(0.5 * (N + N.T), 0.0)
+    C = np.zeros((r + k, r + k))
+    idx = r + np.arange(k)
+    C[idx, idx] = mu
+    C[idx, :r] -= 0.5 * mu[:, None] * Q[und]
+    C[:r, idx] = C[idx, :r].T
+    slack = claim * B - A - G.T @ Nc @ G - C
+    aG = np.abs(G)
+    mag = (abs(claim) * magB + magA + float((aG.T @ Nc @ aG).sum())
+           + float(np.abs(mu).sum() + (np.abs(mu)[:, None] * np.abs(Q[und])).sum()))
+    allowance = 4.0 * allow(n + G.shape[0], r + k) * mag + P.basis_allowance(claim, float(Nc.sum() + np.abs(mu).sum()))
+    return float(claim) if float(np.linalg.eigvalsh(0.5 * (slack + slack.T))[0]) > allowance else np.inf
+
+
+def _implied_float(A: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Signs of the solutions of a stack of square systems ``A y = b`` (c, r, r), (c, r): 1 all
+    positive, -1 one negative, 0 undecided; from ``X ~ A^{-1}`` with ``delta >= ||I - X A||_inf <
+    1/2`` (products bounded by ``gamma``), every ``|y_j - y~_j| <= ||X||_inf / (1 - delta) rho``."""
+    c, r = b.shape
+    out = np.zeros(c, dtype=np.int8)
+    with np.errstate(all="ignore"):
+        fine = np.all(np.isfinite(A), axis=(1, 2)) & np.all(np.isfinite(b), axis=1)
+        fine &= (np.abs(A).max(axis=(1, 2)) < 1e150) & (np.abs(b).max(axis=1) < 1e150)
+        sv = np.linalg.svd(np.where(fine[:, None, None], A, np.eye(r)), compute_uv=False)
+        fine &= sv[:, -1] > 1e-12 * sv[:, 0]  # only chooses which systems floats try; the rest go exact
+        idx = np.flatnonzero(fine)
+        if idx.size == 0:
+            return out
+        A, b = A[idx], b[idx]
+        X = np.linalg.inv(A)
+        aX, aA = np.abs(X), np.abs(A)
+        delta = 2.0 * (np.abs(np.eye(r) - X @ A).sum(axis=2).max(axis=1) + gamma(r + 1) * (aX @ aA).sum(axis=2).max(axis=1))
+        y = (X @ b[:, :, None])[:, :, 0]
+        res = np.abs(b - (A @ y[:, :, None])[:, :, 0]).max(axis=1)
+        rho = 2.0 * (res + gamma(r + 2) * (np.abs(b) + (aA @ np.abs(y)[:, :, None])[:, :, 0]).max(axis=1)) + 1e-300
+        margin = 2.0 * aX.sum(axis=2).max(axis=1) / (1.0 - delta) * rho
+        good = (delta < 0.5) & np.all(np.isfinite(y), axis=1) & np.isfinite(margin) & (aX.max(axis=(1, 2)) < 1e150)
+    pos = good & np.all(y > margin[:, None], axis=1)
+    neg = good & np.any(y < -margin[:, None], axis=1)
+    out[idx[pos]] = 1
+    out[idx[neg & ~pos]] = -1
+    return out
+
+
+def _implied_exact(P: StatedProblem, i: int, s: int, rows: list[int], rsigns: list[int]) -> bool:
+    """The basic solution of ``s phi_i = sum_j y_j s_j phi_j`` in exact rationals, all ``y_j >= 0``."""
+    Y = P.exact.Y
+    Ai = [[rsigns[c] * Y[rows[c]][t] for c in range(len(rows))] for t in range(len(Y[i]))]
+    y = solve(Ai, [s * v for v in Y[i]])
+    return y is not None and all(v >= 0 for v in y)
+
+
+def implied(P: StatedProblem, claims: list, exact: bool) -> int | None:
+    """Check implied signs ``(node, i, s, rows, row signs)``: ``s phi_i`` a nonnegative combination of
+    the signed decided rows.  Floats accept or refuse square systems in one vectorised pass with a
+    rigorous margin; the rest are decided exactly.  Returns the first failing node, or None."""
+    r = P.Phi_r.shape[1]
+    dec = np.zeros(len(claims), dtype=np.int8)
+    sq = [k for k, cl in enumerate(claims) if len(cl[3]) == r]
+    if sq and not exact:
+        R = np.array([claims[k][3] for k in sq], dtype=np.int64)
+        RS = np.array([claims[k][4] for k in sq], dtype=float)
+        A = np.transpose(RS[:, :, None] * P.Phi_r[R], (0, 2, 1))
+        b = np.array([claims[k][2] for k in sq], dtype=float)[:, None] * P.Phi_r[[claims[k][1] for k in sq]]
+        dec[sq] = _implied_float(A, b)
+    for k, (node, i, s, rows, rs) in enumerate(claims):
+        if dec[k] < 0 or (dec[k] == 0 and not _implied_exact(P, i, s, rows, rs)):
+            return node
+    return None
+
+
+def _leaf(node: list, signs: np.ndarray, N: _Node, exact: bool) -> tuple[float, float, str]:
+    """(claim, proven bound, reason if malformed) of a leaf."""
+    P, kind = N.P, node[0]
+    decided = bool(np.all((signs != 0) | N.zero))
+    mask = (signs > 0) & ~N.zero
+    if kind == "x":
+        if not (decided and excluded(P, mask)):
+            return -np.inf, np.inf, "an excluded leaf is not a chamber all of whose neurons are excluded"
+        return -np.inf, -np.inf, ""
+    try:
+        claim = float(node[1])
+    except (TypeError, ValueError, OverflowError, IndexError):
+        return np.inf, np.inf, "a leaf bound is not a number"
+    if np.isnan(claim):
+        return np.inf, np.inf, "a leaf bound is not a number"
+    proven = min(node_bound(N, signs), N.cap)
+    steps = sorted(set(ladder(claim) + (ladder(proven) if np.isfinite(proven) else [])))
+    if exact:  # the float bound only chooses where the exact proofs are tried
+        proven = min(_exact_node(P, signs, N.zero, steps), exact_cap(P, steps))
+    if kind == "c" and decided and len(node) >= 4 and (proven > claim or exact):
+        try:
+            rows = np.array([as_int(j, "a chamber leaf's row", 0, P.n - 1) for j in node[2]], dtype=np.int64)
+            Nm = np.asarray(node[3], dtype=float).reshape(rows.size, rows.size)
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise CertificateError(f"malformed chamber leaf: {type(exc).__name__}: {str(exc)[:80]}") from None
+        ev = {0: (rows, Nm)} if np.all(np.isfinite(Nm)) else {}
+        proven = min(proven, float(prove(P, mask[None], np.array([claim]), ev, np.zeros(1, bool), exact)[0]))
+    if kind == "d" and len(node) == 5 and proven > claim and not exact:
+        proven = min(proven, lifted_bound(P, signs, N.zero, claim, node[2], node[3], node[4]))
+    if kind == "d" and exact and proven > claim:
+        proven = min(proven, exact_claim(P, mask, steps) if decided else np.inf)
+    return claim, proven, ""
+
+
+def _failed(P: StatedProblem, pending: list, exact: bool) -> list[str]:
+    """Check the collected implied signs (emptying ``pending``): the first failure as a reason."""
+    bad = implied(P, pending, exact) if pending else None
+    out = [] if bad is None else [f"node {bad}: the implied sign of row {next(c[1] for c in pending if c[0] == bad)} "
+                                  f"is not proven by its Farkas rows"]
+    pending.clear()
+    return out
+
+
+def walk(nodes: Any, P: StatedProblem, exact: bool = False) -> tuple[list, list[str], dict]:
+    """Check the tree's structure and every leaf: (leaves as (index, claim, proven), reasons, counts)."""
+    if not isinstance(nodes, list) or len(nodes) > MAX_NODES:
+        raise CertificateError("tree certificate: nodes must be a list of bounded length")
+    N = _Node(P)
+    signs = np.where(N.zero, -1, 0).astype(np.int8)
+    stack: list = [("visit",)]
+    pos, leaves, reasons, pending = 0, [], [], []
+    counts = {"split": 0, "implied": 0, "leaves": 0}
+    while stack and not reasons:
+        task = stack.pop()
+        if task[0] == "set":
+            signs[task[1]] = task[2]
+            continue
+        if pos >= len(nodes):
+            reasons.append("tree is truncated: a split or implied node lacks a child")
+            break
+        node, idx = nodes[pos], pos
+        pos += 1
+        kind = node[0] if isinstance(node, list) and node else None
+        if kind in ("s", "i"):
+            i = as_int(node[1] if len(node) > 1 else None, f"tree node {idx} row", 0, P.n - 1)
+            if signs[i] != 0:
+                reasons.append(f"node {idx}: row {i} is not an undecided row of its node")
+            elif kind == "s":
+                counts["split"] += 1
+                stack += [("set", i, 0), ("visit",), ("set", i, -1), ("visit",), ("set", i, 1)]
+            else:
+                s = node[2] if len(node) == 4 else None
+                rows = [as_int(j, f"tree node {idx} row", 0, P.n - 1) for j in node[3]] \
+                    if len(node) == 4 and isinstance(node[3], list) else []
+                if s not in (1, -1) or isinstance(s, bool) or not rows or any(signs[j] == 0 or j == i for j in rows):
+                    reasons.append(f"node {idx}: the implied sign of row {i} is not proven by its Farkas rows")
+                    break
+                pending.append((idx, i, int(s), rows, [int(signs[j]) for j in rows]))
+                if len(pending) >= FARKAS_BATCH:
+                    reasons += _failed(P, pending, exact)
+                counts["implied"] += 1
+                stack += [("set", i, 0), ("visit",), ("set", i, int(s))]
+        elif kind in ("b", "c", "d", "x"):
+            counts["leaves"] += 1
+            claim, proven, why = _leaf(node, signs, N, exact)
+            if why:
+                reasons.append(f"node {idx}: {why}")
+            leaves.append((idx, claim, proven))
+        else:
+            reasons.append(f"node {idx}: unknown node {node!r:.40}")
+    if not reasons:
+        reasons += _failed(P, pending, exact)
+    if not reasons and pos != len(nodes):
+        reasons.append(f"tree has {len(nodes) - pos} node(s) beyond its last leaf")
+    return leaves, reasons, counts
