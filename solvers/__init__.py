@@ -21,10 +21,12 @@ directions the cone sees), every method falls back on exact arithmetic
 (:mod:`solvers._verified.core`: certified implicit equalities, exact LDL^T
 certificates of every bound, exact witnesses) and says so in
 ``certificate["fragile"]``; what cannot be certified is reported loosely
-(BOUNDED, or FAILED with ``upper = inf``), never wrongly.  One convention:
-directions where both ``B`` and ``A`` vanish to rounding (relative 1e-13, not
-exactly) count as a common kernel (``certificate["kernel"]``,
-``["kernel_convention"]``).
+(BOUNDED, or FAILED with ``upper = inf``), never wrongly.  A float may accept
+(with a rigorous error bound), never decide: implicit equalities, kernels of
+``B`` and realizability behind an EXACT status are decided exactly (see
+docs/solvers.md).  There is no kernel convention: a ``B`` that is singular only
+to rounding is not singular (read as exact rationals it may even be indefinite,
+and then the honest answer is ``upper = inf``).
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from fractions import Fraction
 import numpy as np
 
 from solvers._reduction import ConeReduction, polish, reduce_cone
-from solvers._exact import fr_matrix, is_psd, matvec, nullspace, pow2, quotient_lower
+from solvers._exact import dot, fr_matrix, is_psd, matvec, nullspace, pow2, quotient_lower
 from solvers._linalg import NOISE_RTOL, RANK_RTOL, top_eig
 from solvers._lp import solve_lp
 from solvers.errors import LPNumericsError, ProblemError
@@ -28,6 +28,7 @@ from solvers.problem import ConeEigProblem, memo
 from solvers.result import ConeEigResult, Status
 
 __all__ = ["Context", "prepare", "witness_quotient", "FlatCheck", "check_flat", "interior_lower", "finish",
+           "exact_flat_kernel", "sign_tolerance", "DK_SAFETY", "SIGN_FLOOR",
            "check_options", "bound", "upper_bound", "certified_upper", "Fragile", "fallback", "REALIZED_RTOL",
            "EXACT_RTOL", "BOUND_ALLOWANCE", "ALLOWANCE_FACTOR"]
 
@@ -90,8 +91,29 @@ def _pencil_fragility(ctx: Context, s: np.ndarray, U: np.ndarray) -> str:
     Z = nullspace(fr_matrix(ctx.problem.B), ctx.problem.m)
     if Z and any(any(matvec(fr_matrix(ctx.problem.A), z)) for z in Z):
         return "A does not vanish on the exact ker B"
-    ctx.notes["kernel"] = "exact" if len(Z) == int(small.sum()) else "rounding-level common kernel"
+    if len(Z) != int(small.sum()):  # a float threshold never makes a kernel (issue 23)
+        return "B is singular on span(C) to rounding but not exactly (decided exactly)"
+    ctx.notes["kernel"] = "exact"
     return ""
+
+
+def exact_flat_kernel(ctx: Context, grows: list[int], nker: int) -> None:
+    """Raise :class:`Fragile` unless ``dim(ker B cap null(G_J)) == nker`` exactly (``grows``:
+    the rows ``J`` of ``G`` that define a flat on which float64 found an ``nker``-dimensional
+    ``ker B``).  With the counts equal, the float kernel is the exact one up to rounding (the
+    eigenvalues kept are above RANK_RTOL): a float threshold never makes a kernel."""
+    key = ("flat_kernel", tuple(sorted(grows)))
+    memo_ = memo(ctx.problem)
+    dim = memo_.get(key)
+    if dim is None:
+        GZ = memo_.get("G_kerB")
+        if GZ is None:  # G times an exact basis of ker B, once per problem
+            Z = nullspace(fr_matrix(ctx.problem.B), ctx.problem.m)
+            GZ = memo_["G_kerB"] = (len(Z), [[dot(g, z) for z in Z] for g in fr_matrix(ctx.problem.G)])
+        k, rows = GZ
+        dim = memo_[key] = len(nullspace([rows[i] for i in grows], k)) if k else 0
+    if dim != nker:
+        raise Fragile(f"float64 sees a {nker}-dimensional ker B on a flat whose exact one has dimension {dim}")
 
 
 def _failed_reduction(problem: ConeEigProblem, exc: Exception) -> ConeReduction:
@@ -241,6 +263,54 @@ def _lp_realize(R: np.ndarray, S: np.ndarray, ctx: Context) -> tuple[np.ndarray 
     return None, lps
 
 
+#: Safety factor on the a posteriori (Davis-Kahan) bound of a float top eigenvector's error.
+DK_SAFETY = 16.0
+#: Below this (relative to ``|y|``, unit rows) a row's sign at a float eigenvector is never trusted.
+SIGN_FLOOR = 1e-9
+
+
+def sign_tolerance(Av: np.ndarray, Bv: np.ndarray, Hv: np.ndarray, y: np.ndarray, mu: np.ndarray,
+                   s: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """Per row ``h`` of ``Hv`` (flat coordinates), a bound on ``|h^T (y - v)|`` for the float
+    top eigenvector ``y`` of the PD pencil ``(Av, Bv)`` and the true one ``v`` (scaled alike):
+    ``|h^T e| <= |h|_{B^-1} |r|_{B^-1} / delta`` (Davis-Kahan in the ``B``-norm; ``r`` the
+    residual recomputed from ``Av``, ``Bv``, ``delta`` the gap below the top eigenvalue less
+    its rounding), times DK_SAFETY, floored at ``SIGN_FLOOR |y|`` (``Hv``: unit rows of the cone
+    projected on the flat; a row that vanishes on the flat is at rounding level, never a sign).
+    ``+inf`` without a gap.  ``s``, ``W``: eigenvalues of ``Bv`` and ``W`` with
+    ``W^T Bv W = I``; ``mu``: the pencil's eigenvalues (ascending)."""
+    dv = Av.shape[0]
+    floor = np.full(Hv.shape[0], SIGN_FLOOR * float(np.linalg.norm(y)))  # unit rows, before projection
+    if dv == 1:
+        return floor
+    ay = np.abs(y)
+    r = Av @ y - mu[-1] * (Bv @ y)
+    err_r = (dv + 2) * _EPS * (np.abs(Av) @ ay + abs(mu[-1]) * (np.abs(Bv) @ ay))
+    rB = float(np.linalg.norm(W.T @ r)) + float(np.linalg.norm(err_r)) / np.sqrt(float(s[0]))
+    err_mu = 16 * (dv + 2) * _EPS * float(np.abs(mu).max()) * np.sqrt(float(s[-1] / s[0]))
+    delta = float(mu[-1] - mu[-2]) - 2 * err_mu
+    if not delta > 0:
+        return np.full(Hv.shape[0], np.inf)
+    hB = np.linalg.norm(Hv @ W, axis=1)
+    return np.maximum(DK_SAFETY * hB * rB / delta + (dv + 2) * _EPS * (np.abs(Hv) @ ay), floor)
+
+
+def _outside_both(ctx: Context, V: np.ndarray, HV: np.ndarray) -> bool:
+    """Both ``+-v`` (``v`` the simple top eigenvector on the flat ``V``, ``B`` nonsingular there)
+    violate a row beyond :func:`sign_tolerance`: the flat's top eigenvalue is not attained."""
+    Av, Bv = V.T @ ctx.Az @ V, V.T @ ctx.Bz @ V
+    s, U = np.linalg.eigh(0.5 * (Bv + Bv.T))
+    if not s[0] > 0:
+        return False
+    W = U / np.sqrt(s)
+    M = W.T @ Av @ W
+    mu, Y = np.linalg.eigh(0.5 * (M + M.T))
+    y = W @ Y[:, -1]
+    hz = HV @ y
+    tol = sign_tolerance(Av, Bv, HV, y, mu, s, W)
+    return bool(np.any(hz < -tol) and np.any(hz > tol))
+
+
 def check_flat(ctx: Context, V: np.ndarray) -> FlatCheck:
     """Is the top eigenvalue of the pencil compressed to ``span(V)`` attained in the cone?
 
@@ -277,6 +347,8 @@ def check_flat(ctx: Context, V: np.ndarray) -> FlatCheck:
         sol, lps = _lp_realize(R, S, ctx)
         if sol is not None:
             z = te.E @ sol[:k] + te.N @ sol[k:]
+    if z is None and k == 1 and r == 0 and R.shape[0] and not _outside_both(ctx, V, HV):
+        raise Fragile("a top eigenvector too close to the cone's boundary for float64")
     if z is None:
         return FlatCheck(value, False, None, -np.inf, lps, upper)
     x = polish(red, prob.G, red.Q @ (V @ z))

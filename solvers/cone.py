@@ -97,9 +97,13 @@ class InteriorPoint:
     """Answer of :func:`interior_point`.
 
     ``x`` maximizes the margin ``min_i G_i x / ||G_i||`` over ``||x||_inf <= 1``
-    (``margin > 0`` iff the cone is full-dimensional); ``relative_x`` is a
-    relative interior point (unit norm) strictly inside every row except the
-    ``implicit_equalities`` (row indices), and ``dim`` the cone's dimension.
+    (a float LP: a proposal); ``relative_x`` is a relative interior point (unit
+    norm) strictly inside every row except the ``implicit_equalities`` (row
+    indices), and ``dim`` the cone's dimension.  Decided exactly (issue 23):
+    ``implicit_equalities`` are only rows certified by an exact positive
+    dependence, so ``dim`` is an upper bound on the dimension; ``certified``
+    says that it is the dimension (an exact relative interior point was found;
+    ``relative_x`` is its rounding).
     """
 
     x: np.ndarray
@@ -107,6 +111,7 @@ class InteriorPoint:
     relative_x: np.ndarray
     implicit_equalities: np.ndarray
     dim: int
+    certified: bool = False
 
 
 def interior_point(G: Any) -> InteriorPoint:
@@ -133,12 +138,17 @@ def interior_point(G: Any) -> InteriorPoint:
         raise BackendError("margin LP failed: " + "; ".join(sol.failures or (sol.status,)))
     x = sol.x[:m]
     eq, xr, _, _ = implicit_equalities(Gn)
-    from solvers._linalg import null_space
+    from solvers._exact import fr_matrix
+    from solvers._verified.cone import exact_cone
 
-    Q = null_space(Gn[eq]) if eq.any() else np.eye(m)
-    xr = Q @ (Q.T @ xr)
-    xr = xr / max(np.linalg.norm(xr), 1e-300)
-    return InteriorPoint(x, float((Gn @ x).min()), xr, rows[eq], Q.shape[1])
+    guess = np.zeros(G.shape[0], dtype=bool)
+    guess[rows[eq]] = True
+    cone = exact_cone(fr_matrix(G), G, [x, xr], guess, floats=True)
+    if cone.p is not None:  # an exact relative interior point: the dimension is certified
+        p = np.array([float(v) for v in cone.p])
+        xr = p / max(np.linalg.norm(p), 1e-300)
+    return InteriorPoint(x, float((Gn @ x).min()), xr, np.array(sorted(cone.eq), dtype=int), len(cone.span),
+                         cone.p is not None)
 
 
 def facet_rows(G: Any) -> np.ndarray:

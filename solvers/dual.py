@@ -24,8 +24,9 @@ eigenvalue of ``(A + G^T N G, B)`` on ``range(B)``, the ``ker B`` block
 entering through a Schur complement, plus a rounding allowance.  The SDP's
 accuracy therefore affects only tightness.
 
-Singular ``B``.  Assumption (checked; status ``"kernel"`` and
-``upper = +inf`` if it fails): ``ker B`` lies in ``ker A``, true when
+Singular ``B``.  Assumption (checked exactly; status ``"kernel"`` and
+``upper = +inf`` if it fails): ``ker B`` (as many exact null vectors as
+eigenvalues below ``RANK_RTOL``) lies in ``ker A``, true when
 ``0 <= A <= c B`` (the gating use).  On ``ker B`` the certificate reads
 ``(G z)^T N (G z) <= 0``, and ``u B - A - G^T N G`` must vanish on every
 ``z`` in ``ker B`` with ``G z >= 0``.  For facet rows of a full-dimensional
@@ -113,8 +114,9 @@ class ConeDual:
         ``"cone-free"`` (``N = 0``: no usable rows, ``A = 0`` on
         ``range(B)``, ``target`` already met by the cone-free bound, or the
         SDP did not improve on it), ``"failed: <reason>"`` (``N = 0``, the
-        cone-free bound) or ``"kernel"`` (``A`` not zero on ``ker B``:
-        ``upper = +inf``).
+        cone-free bound) or ``"kernel"`` (``upper = +inf``: ``A`` not zero on
+        ``ker B``, or ``B`` singular to rounding (``RANK_RTOL``) but not
+        exactly, or ``A`` not zero on the exact ``ker B``; decided exactly).
     seconds : float
         Wall time.
     """
@@ -191,6 +193,18 @@ def _whiten(B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     s, U = np.linalg.eigh(B)
     live = s > RANK_RTOL * max(float(s[-1]), 1e-300)
     return U[:, live] / np.sqrt(s[live]), U[:, ~live]
+
+
+def _exact_kernel(A: np.ndarray, B: np.ndarray, dim: int) -> bool:
+    """``ker B`` (the input rationals) has dimension ``dim`` exactly and lies in ``ker A``
+    exactly: a float threshold never makes a kernel (issue 23).  Exact elimination."""
+    from solvers._exact import fr_matrix, matvec, nullspace
+
+    Z = nullspace(fr_matrix(B), B.shape[0])
+    if len(Z) != dim:
+        return False
+    Aq = fr_matrix(A)
+    return not any(any(matvec(Aq, z)) for z in Z)
 
 
 def _seen(Z: np.ndarray, G: np.ndarray) -> np.ndarray:
@@ -389,7 +403,8 @@ def cone_dual(A: Any, B: Any, G: Any, *, target: float | None = None, rows: Any 
     A, B, G, idx = _prepare(A, B, G, rows)
     N0 = np.zeros((G.shape[0], G.shape[0]))
     W, Z = _whiten(B)
-    if Z.shape[1] and float(np.abs(A @ Z).max()) > KERNEL_RTOL * max(float(np.abs(A).max()), 1e-300):
+    if Z.shape[1] and (float(np.abs(A @ Z).max()) > KERNEL_RTOL * max(float(np.abs(A).max()), 1e-300)
+                       or not _exact_kernel(A, B, Z.shape[1])):
         return ConeDual(np.inf, N0, "kernel", time.perf_counter() - t0)
     best = (certified_upper(A, B, G, N0), N0, "cone-free")
     if target is not None and best[0] <= target + TARGET_RTOL * max(abs(float(target)), abs(best[0])):

@@ -132,33 +132,50 @@ def gating_instance(seed, n, m, rankA=None):
     return random_psd(rng, m, rankA), random_psd(rng, m) + 0.1 * np.eye(m), G
 
 
+def _int_features(rng, n, m):
+    """``Phi = [X, 1]`` with small integer ``X``: every Gram product below is exact, so a
+    singular ``B`` is singular exactly (a float-rounded ``Phi^T S Phi`` is not: its tiny
+    eigenvalues are rounding, and read as exact rationals it may even be indefinite)."""
+    return np.c_[rng.integers(-4, 5, size=(n, m - 1)), np.ones(n)].astype(float)
+
+
+def _int_frame(rng, n, K):
+    """A small integer ``n x K`` matrix of rank ``K`` (stands in for ``U_K``)."""
+    while True:
+        V = rng.integers(-2, 3, size=(n, K)).astype(float)
+        if np.linalg.matrix_rank(V) == K:
+            return V
+
+
 def realistic_instance(seed, n, m, K=3):
-    """``A = Phi^T S P S Phi``, ``B = Phi^T S Phi``, ``G = (2S - I) Phi``, ``P`` a rank-K projector."""
+    """``A = Phi^T S V V^T S Phi``, ``B = Phi^T S Phi``, ``G = (2S - I) Phi`` (``Phi``, ``V``
+    small integers: ``A``, ``B`` exact, ``ker B`` inside ``ker A`` exactly)."""
     rng = np.random.default_rng(seed)
-    Phi = np.c_[rng.standard_normal((n, m - 1)), np.ones(n)]
+    Phi = _int_features(rng, n, m)
     S = (Phi @ rng.standard_normal(m) > 0).astype(float)
-    U, _ = np.linalg.qr(rng.standard_normal((n, K)))
-    P = U @ U.T
+    V = _int_frame(rng, n, K)
     SPhi = S[:, None] * Phi
-    return SPhi.T @ P @ SPhi, SPhi.T @ SPhi, (2 * S - 1)[:, None] * Phi
+    C = V.T @ SPhi
+    return C.T @ C, SPhi.T @ SPhi, (2 * S - 1)[:, None] * Phi
 
 
 def marginal_instance(seed, n, m, K=3, all_active=False):
-    """Marginal gain over the bias feature (Prop 4.5, ``H = 1``):
-    ``A = Phi^T S M M^T S Phi``, ``B = Phi^T S (I - Pi_H) S Phi``, ``M = (I - Pi_H) U_K``.
-    With every row active, ``theta = e_bias`` gives ``h = 1`` in col(H): ``B`` is singular."""
+    """Marginal gain over the bias feature (Prop 4.5, ``H = 1``), scaled to integers:
+    ``A = Phi^T S M M^T S Phi``, ``B = Phi^T S (n I - 1 1^T) S Phi``, ``M = (n I - 1 1^T) V``.
+    With every row active, ``theta = e_bias`` gives ``h = 1`` in col(H): ``B`` is singular
+    (exactly: ``Phi``, ``V`` small integers)."""
     rng = np.random.default_rng(seed)
-    Phi = np.c_[rng.standard_normal((n, m - 1)), np.ones(n)]
+    Phi = _int_features(rng, n, m)
     if all_active:
         theta0 = np.r_[0.1 * rng.standard_normal(m - 1), 10.0]
     else:
         theta0 = rng.standard_normal(m)
     S = (Phi @ theta0 > 0).astype(float)
-    U, _ = np.linalg.qr(rng.standard_normal((n, K)))
-    Pi = np.full((n, n), 1.0 / n)
-    Mk = (np.eye(n) - Pi) @ U
+    V = _int_frame(rng, n, K)
+    P = n * np.eye(n) - np.ones((n, n))
     SPhi = S[:, None] * Phi
-    return SPhi.T @ Mk @ Mk.T @ SPhi, SPhi.T @ (np.eye(n) - Pi) @ SPhi, (2 * S - 1)[:, None] * Phi
+    C = (P @ V).T @ SPhi
+    return C.T @ C, SPhi.T @ P @ SPhi, (2 * S - 1)[:, None] * Phi
 
 
 def integer_instance(seed):
@@ -173,9 +190,11 @@ def integer_instance(seed):
     A = random_psd(rng, m, int(rng.integers(1, m + 1)))
     if seed % 3 == 0:
         B = np.eye(m)
-    elif seed % 3 == 1:
-        B = random_psd(rng, m, max(1, m - 1))
-        A = B @ A @ B
+    elif seed % 3 == 1:  # integers: ker B exactly inside ker A
+        M = rng.integers(-2, 3, size=(m, max(1, m - 1))).astype(float)
+        B = M @ M.T if M.any() else np.eye(m)
+        Ai = rng.integers(-2, 3, size=(m, m)).astype(float)
+        A = B @ (Ai @ Ai.T) @ B
     else:
         B = np.diag(rng.integers(0, 3, size=m).astype(float))
         A = np.diag(rng.integers(0, 3, size=m).astype(float))
@@ -197,13 +216,13 @@ def degenerate_instances():
     G = np.c_[np.zeros(6), gating_cone(rng, 6, 3)]
     out.append(("contains_line", random_psd(rng, 4), random_psd(rng, 4) + 0.1 * np.eye(4), G))
     # singular B with ker B inside ker A (gating-like), few active rows
-    Phi = np.c_[rng.standard_normal((8, 3)), np.ones(8)]
+    Phi = _int_features(rng, 8, 4)
     S = np.zeros(8)
     S[:2] = 1
     SPhi = S[:, None] * Phi
-    U, _ = np.linalg.qr(rng.standard_normal((8, 2)))
+    C = _int_frame(rng, 8, 2).T @ SPhi
     G = (2 * S - 1)[:, None] * Phi
-    out.append(("singular_B_few_active", SPhi.T @ U @ U.T @ SPhi, SPhi.T @ SPhi, G))
+    out.append(("singular_B_few_active", C.T @ C, SPhi.T @ SPhi, G))
     out.append(("singular_B_realistic", *realistic_instance(3, 9, 4, K=2)))
     # repeated top eigenvalue: A = diag(2, 2, 2, 1), B = I
     out.append(("repeated_eigenvalue", np.diag([2.0, 2, 2, 1]), np.eye(4), gating_cone(rng, 8, 4)))

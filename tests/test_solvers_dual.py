@@ -29,17 +29,18 @@ RANDOM = [(seed, m, p, singular) for m in range(2, 6) for p in range(3, 11) for 
 
 
 def random_instance(seed: int, m: int, p: int, singular: bool):
-    """``A = C^T C`` (``C`` random ``K x m``), ``B`` PD or PSD-singular with ``null(B)`` in
-    ``null(A)``, ``G`` random ``p x m`` with a strictly interior point ``x0``."""
+    """``A = C^T C`` (``C`` random ``K x m``), ``B`` PD or PSD-singular (small integers) with
+    ``null(B)`` in ``null(A)`` exactly, ``G`` random ``p x m`` with a strictly interior point ``x0``."""
     rng = np.random.default_rng([seed, m, p, int(singular)])
     x0 = rng.standard_normal(m)
     G = rng.standard_normal((p, m))
     G *= np.sign(G @ x0)[:, None]
     K = int(rng.integers(1, m + 1))
-    if singular:
-        R = rng.standard_normal((m, int(rng.integers(1, m))))
+    if singular:  # small integers: B singular exactly, null(B) in null(A) exactly
+        R = rng.integers(-3, 4, size=(m, int(rng.integers(1, m)))).astype(float)
+        R[0, 0] = R[0, 0] or 1.0
         B = R @ R.T
-        C = rng.standard_normal((K, R.shape[1])) @ R.T  # rows in range(B): null(B) in null(A)
+        C = rng.integers(-3, 4, size=(K, R.shape[1])).astype(float) @ R.T  # rows in range(B)
     else:
         B = rng.standard_normal((m, m))
         B = B @ B.T + 0.1 * np.eye(m)

@@ -19,13 +19,18 @@ arithmetic, to the reference's precision ``REF_RTOL = 1e-40`` relative):
 * a witness ``x`` lies exactly in the closed cone, with ``x^T B x > 0`` and
   exact quotient ``>= lower``.
 
-The default run takes 40 cases (every method, and ``auto`` again with the
-interior hint when it is a float; a few seconds); ``-m slow`` runs 320 more.
+Plus the family of issue 23 (:func:`tilted_case`): the tiny eigenvector of ``B``
+tilted ~1e-9 off the thin axis, or not; there every upper bound is also checked
+against the exact quotient at exact interior points.
+
+The default run takes 48 cases (every method, and ``auto`` again with the
+interior hint when it is a float; a few seconds); ``-m slow`` runs 520 more.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -53,6 +58,7 @@ class ThinCase:
     G: np.ndarray
     interior: tuple
     hint: np.ndarray | None
+    points: tuple = ()  # more exact strict interior points (rational tuples), if known
 
 
 def _int_psd(rng, m, rank, lo=-3, hi=3):
@@ -217,8 +223,52 @@ def gating_control(seed: int, m: int) -> ThinCase:
     return ThinCase(f"gating(seed={seed},m={m},ker={kind})", A, B, G, p, y0)
 
 
+def tilted_case(seed: int, m: int, tilted: bool) -> ThinCase:
+    """A cone ``0 <= x_j <= w x_0`` (``j >= 1``, width ``w = 2^-30..2^-45``) whose ``B`` has one
+    eigenvalue ``eps = 2^-67..2^-86`` (1e-20..1e-26), EXACTLY: ``B = N^T C N + eps e_0 e_0^T``
+    with rows ``n_j = e_j - tau_j e_0`` and ``C`` an integer PD matrix, so that
+    ``B u = eps e_0`` for ``u = e_0 + sum_j tau_j e_j``.  ``tilted``: ``tau_j = a_j 2^-30``
+    (``a_j`` odd, ``|tau| ~ 1e-9``): the tiny eigenvector is tilted off the thin axis ``e_0``
+    (the attack class of issue 23); else ``tau = 0``.  Coordinates are then signed-permuted
+    (exact).  ``A``: a small integer PSD matrix."""
+    rng = np.random.default_rng([seed, m, 4, int(tilted)])
+    w = 2.0 ** -int(rng.integers(30, 46))
+    eps = 2.0 ** -int(rng.integers(67, 87))
+    G = np.zeros((2 * (m - 1), m))
+    for j in range(1, m):
+        G[2 * j - 2, j] = 1.0
+        G[2 * j - 1, 0], G[2 * j - 1, j] = w, -1.0
+    tau = (rng.choice([-7, -5, -3, -1, 1, 3, 5, 7], size=m - 1) * 2.0 ** -30) if tilted else np.zeros(m - 1)
+    L = rng.integers(-2, 3, size=(m - 1, m - 1)).astype(float)
+    C = L @ L.T + np.eye(m - 1)
+    N = np.hstack([-tau[:, None], np.eye(m - 1)])
+    B = N.T @ C @ N
+    B[0, 0] += eps
+    Bq = [[sum((Fraction(N[a, i]) * Fraction(C[a, b]) * Fraction(N[b, j]) for a in range(m - 1)
+                for b in range(m - 1)), Fraction(0)) + (Fraction(eps) if i == j == 0 else 0) for j in range(m)]
+          for i in range(m)]
+    assert frac(B) == Bq, "B not exact"
+    A = _int_psd(rng, m, int(rng.integers(1, m + 1)))
+    if not A.any():
+        A = np.eye(m)
+    P = np.eye(m)[rng.permutation(m)] * rng.choice([-1.0, 1.0], size=m)[None, :]  # x = P y
+    x0 = np.r_[1.0, np.full(m - 1, w / 2)]
+    y0 = P.T @ x0
+    fr_ = [Fraction(1, 2 ** 20), Fraction(1, 8), Fraction(7, 8), 1 - Fraction(1, 2 ** 20)]
+    Pq = frac(P)
+    pts = []
+    for fs in itertools.product(fr_, repeat=m - 1):
+        xq = [Fraction(1)] + [f * Fraction(w) for f in fs]  # strictly inside, exactly
+        pts.append(tuple(sum((Pq[i][j] * xq[i] for i in range(m)), Fraction(0)) for j in range(m)))  # P^T x
+    pts = tuple(pts)
+    name = f"{'tilted' if tilted else 'untilted'}(seed={seed},m={m},w=2^{np.log2(w):.0f},eps=2^{np.log2(eps):.0f})"
+    return ThinCase(name, P.T @ A @ P, P.T @ B @ P, G @ P, tuple(Fraction(v) for v in y0), y0, pts)
+
+
 def make_case(family: str, seed: int, m: int) -> ThinCase:
     """The seeded case ``(family, seed, m)``; ``rounded`` resamples until a cone is full-dimensional."""
+    if family in ("tilted", "untilted"):
+        return tilted_case(seed, m, family == "tilted")
     if family == "scaled33":
         return scaled_case(seed, m, 33)
     if family == "scaled43":
@@ -261,6 +311,21 @@ def _check_witness(c, r) -> list[str]:
     return []
 
 
+def _check_points(c, r) -> list[str]:
+    """No upper bound (so no EXACT value) below the exact quotient at an exact interior point
+    (the elementary oracle of issue 23, independent of the reference)."""
+    Gq, Aq, Bq = frac(c.G), frac(c.A), frac(c.B)
+    out = []
+    for z in (c.interior,) + c.points:
+        assert strictly_inside(Gq, list(z)), "test bug: point not strictly inside"
+        den = quad(Bq, list(z), list(z))
+        if den > 0 and r.upper != np.inf and Fraction(r.upper) < quad(Aq, list(z), list(z)) / den:
+            q = quad(Aq, list(z), list(z)) / den
+            out.append(f"upper {r.upper!r} below the exact quotient {float(q)!r} at an interior point")
+            break
+    return out
+
+
 def _check_ray(c, r) -> list[str]:
     """The ray certificate (``ray_exact`` strings if given, else the float ``ray``) checked exactly."""
     cert = r.certificate
@@ -297,6 +362,7 @@ def violations(family: str, seed: int, m: int, method: str, hint: bool) -> list[
                 out.append(f"upper {r.upper!r} < optimum {mpmath.nstr(ref.value, 17)}")
     if r.x is not None and r.status is not Status.UNBOUNDED:
         out += _check_witness(c, r)
+    out += _check_points(c, r)
     return [f"{method}{' (hint)' if hint else ''} on {c.name}: {v} [{r.status.name}]" for v in out]
 
 
@@ -319,6 +385,70 @@ def test_thin_cones_bracket_the_truth(family, seed, m):
 @pytest.mark.parametrize("family,seed,m", SLOW)
 def test_thin_cones_bracket_the_truth_slow(family, seed, m):
     _run(family, seed, m)
+
+
+#: The thin-cone sweep of issue 23: cones of width 2^-30..2^-45 whose one tiny eigenvalue of B
+#: (1e-20..1e-26) has its eigenvector tilted ~1e-9 off the thin axis, or not.  A few run by
+#: default, the 200-cone sweep in the slow tier.
+TILT_FAST = [(f, seed, m) for f in ("tilted", "untilted") for m in (2, 3) for seed in (0, 1)]
+TILT_SLOW = [(f, seed, m) for f in ("tilted", "untilted") for m in (2, 3) for seed in range(2, 52)]
+
+
+@pytest.mark.parametrize("family,seed,m", TILT_FAST)
+def test_tilted_thin_cones(family, seed, m):
+    _run(family, seed, m)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family,seed,m", TILT_SLOW)
+def test_tilted_thin_cones_slow(family, seed, m):
+    _run(family, seed, m)
+
+
+@pytest.mark.parametrize("family,seed,m", TILT_FAST)
+def test_tilted_thin_cones_dual(family, seed, m):
+    """:func:`solvers.cone_dual` never certifies below the optimum either: a tiny eigenvalue of
+    ``B`` that is not an exact zero is not a kernel (``"kernel"``, ``upper = inf``)."""
+    c, ref = _case(family, seed, m)
+    d = solvers.cone_dual(c.A, c.B, c.G)
+    with mpmath.workdps(DPS):
+        assert d.upper == np.inf or mpmath.mpf(d.upper) >= ref.value * (1 - REF_RTOL), (d.upper, ref.value, d.status)
+
+
+def test_rounding_level_kernel_is_not_a_kernel():
+    """``B = diag(1, 2^-70)``, ``A = diag(1, 2^-50)`` on ``x >= 0``: both vanish on ``e_1`` to
+    rounding, but not exactly, and the optimum is ``2^20`` at ``e_1``.  The float path's
+    "rounding-level common kernel" and cone_dual's ``RANK_RTOL`` kernel both reported 1."""
+    A, B, G = np.diag([1.0, 2.0 ** -50]), np.diag([1.0, 2.0 ** -70]), np.eye(2)
+    for method in METHODS:
+        r = solvers.solve(ConeEigProblem(A, B, G), method)
+        assert r.upper >= 2.0 ** 20, (method, r.status, r.upper)
+        assert r.status is Status.EXACT and 2.0 ** 20 * (1 - 1e-12) <= r.lower <= 2.0 ** 20, (method, r.lower)
+    assert solvers.cone_dual(A, B, G).upper >= 2.0 ** 20
+
+
+def test_tilted_kernel_regression():
+    """Issue 23, the repro class (``tilted_case(48, 2)``, written out): ``B`` has the exact
+    eigenvalue ~2^-80 along ``(1, -3 2^-30)``, 1e-9 off the thin cone ``0 <= x_1 <= 2^-30 x_0``.
+    The kernel convention took that direction for a common kernel and every method reported
+    EXACT 9.41e16, 27% below the exact quotient at interior points (1.281e17)."""
+    A = np.array([[2.0, 1.0], [1.0, 13.0]])
+    B = np.array([[float.fromhex("0x1.2000010000000p-56"), float.fromhex("0x1.8p-28")],
+                  [float.fromhex("0x1.8p-28"), 2.0]])
+    G = np.array([[0.0, 1.0], [2.0 ** -30, -1.0]])
+    Aq, Bq = frac(A), frac(B)
+    best = Fraction(0)
+    for j in (1, 2 ** 10, 2 ** 19, 2 ** 20 - 1):  # z = (1, j 2^-50): G z > 0 exactly
+        z = [Fraction(1), Fraction(j, 2 ** 50)]
+        assert strictly_inside(frac(G), z)
+        best = max(best, quad(Aq, z, z) / quad(Bq, z, z))
+    assert float(best) > 1.28e17
+    for method in METHODS:
+        r = solvers.solve(ConeEigProblem(A, B, G), method)
+        assert r.upper == np.inf or Fraction(r.upper) >= best, (method, r.status, r.upper, float(best))
+        if r.x is not None:  # the witness is in the cone and its exact quotient is >= lower
+            x = [Fraction(float(v)) for v in r.x]
+            assert in_closed_cone(frac(G), x) and quad(Aq, x, x) / quad(Bq, x, x) >= Fraction(r.lower)
 
 
 def test_reference_sanity():
@@ -359,3 +489,41 @@ def test_thin_cones_any_coordinates(family, seed, m):
             else:
                 assert r.status is not Status.UNBOUNDED
                 assert mpmath.mpf(r.lower) <= truth + slack and mpmath.mpf(r.upper) >= truth - slack, method
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_sign_tolerance_covers_the_eigenvector_error(seed):
+    """:func:`solvers._core.sign_tolerance` (the float path's only licence to call a top
+    eigenvector outside the cone) bounds ``|h^T (y - v)|`` for the float eigenvector ``y``
+    and the true ``v`` (60-digit mpmath on the exact rationals), also when the top gap is
+    1e-8..1e-12 relative, where the 1e-9 floor alone is far too small."""
+    from solvers._core import sign_tolerance
+
+    rng = np.random.default_rng([seed, 11])
+    gap = 10.0 ** -float(rng.integers(8, 13))
+    Q, _ = np.linalg.qr(rng.standard_normal((3, 3)))
+    k = rng.integers(-3, 4, size=3).astype(float)
+    D = np.diag(2.0 ** k)  # B = D^2, A = D Q diag Q^T D: the pencil's top gap is ~gap
+    A = D @ (Q @ np.diag([1.0, 1.0 - gap, 0.3]) @ Q.T) @ D
+    A = 0.5 * (A + A.T)
+    B = D @ D
+    s, U = np.linalg.eigh(B)
+    W = U / np.sqrt(s)
+    mu, Y = np.linalg.eigh(0.5 * (W.T @ A @ W + (W.T @ A @ W).T))
+    y = W @ Y[:, -1]
+    H = rng.standard_normal((8, 3))
+    tol = sign_tolerance(A, B, H, y, mu, s, W)
+    with mpmath.workdps(60):
+        Am = mpmath.matrix([[mpmath.mpf(v) for v in r] for r in A])
+        Bm = mpmath.matrix([[mpmath.mpf(v) for v in r] for r in B])
+        Lc = mpmath.cholesky(Bm)
+        Li = mpmath.inverse(Lc)
+        C = Li * Am * Li.T
+        E, V = mpmath.eigsy((C + C.T) / 2)
+        v = Li.T * V[:, max(range(3), key=lambda i: E[i])]
+        ym = mpmath.matrix([mpmath.mpf(t) for t in y])
+        c = (v.T * Bm * ym)[0] / (v.T * Bm * v)[0]
+        for i in range(H.shape[0]):
+            h = mpmath.matrix([mpmath.mpf(t) for t in H[i]])
+            err = abs((h.T * (ym - c * v))[0])
+            assert err <= tol[i], (gap, i, float(err), tol[i])

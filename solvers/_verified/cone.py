@@ -163,8 +163,11 @@ def exact_cone(Mq, Mf: np.ndarray, hints: list, eq_guess: np.ndarray | None, *, 
     p = pc = None
     if span:
         Zf = np.array([[float(v) for v in z] for z in span]).T
-        for x in cands:
-            c = np.linalg.lstsq(Zf, x, rcond=None)[0]
+        coords = [np.linalg.lstsq(Zf, x, rcond=None)[0] for x in cands]
+        if eq and rows:  # a max-margin LP on the span itself (the cone is full-dimensional there)
+            Hs = np.array([[float(dot(Mq[i], z)) for z in span] for i in rows])
+            coords += interior_candidates(Hs, [])
+        for c in coords:
             y = combine(span, c.tolist())
             if all(dot(Mq[i], y) > 0 for i in rows):
                 p, pc = y, fr_vector(c)

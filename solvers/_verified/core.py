@@ -32,8 +32,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from solvers._exact import Vec, combine, compress, dot, float_down, fr_matrix, nonneg, nullspace, pow2, quad, quotient_lower
-from solvers._linalg import NOISE_RTOL
+from solvers._exact import Vec, combine, compress, dot, float_down, fr_matrix, nonneg, pow2, quad, quotient_lower
 from solvers._verified.cone import ExactCone, exact_cone, exact_unbounded
 from solvers._verified.flats import Flat, children, evaluate
 from solvers._verified.realize import realize
@@ -68,7 +67,6 @@ class _Data:
     Hf: np.ndarray
     hrows: list[int]
     pf: np.ndarray | None
-    convention: bool = False
 
 
 def _unit(Mf: np.ndarray) -> np.ndarray:
@@ -113,17 +111,7 @@ def _setup(problem, red) -> _Data:
     Aq, Bq = fr_matrix(A), fr_matrix(B)
     Ay, By = (Aq, Bq) if cone.full else (compress(Aq, cone.span), compress(Bq, cone.span))
     rows = _select_rows(G, Gq, cone.rows, red) if cone.rows else []
-    conv = _rounding_kernel(B, Bq)
-    return _with_rows(_Data(A, B, G, cone, Aq, Bq, Ay, By, [], np.zeros((0, len(cone.span))), [], None, conv),
-                      Gq, rows)
-
-
-def _rounding_kernel(B: np.ndarray, Bq) -> bool:
-    """``B`` has eigenvalues at rounding level (relative NOISE_RTOL) that are not exact
-    zeros: the kernel convention applies (see KERNEL_SLACK)."""
-    s = np.linalg.eigvalsh(B)
-    small = int(np.sum(np.abs(s) <= NOISE_RTOL * max(float(np.abs(s).max()), 1e-300)))
-    return small > len(nullspace(Bq, B.shape[0]))
+    return _with_rows(_Data(A, B, G, cone, Aq, Bq, Ay, By, [], np.zeros((0, len(cone.span))), [], None), Gq, rows)
 
 
 def _with_rows(data: _Data, Gq, rows: list[int]) -> _Data:
@@ -135,7 +123,7 @@ def _with_rows(data: _Data, Gq, rows: list[int]) -> _Data:
     if cone.full and cone.p is not None:
         x = np.array([float(v) for v in cone.p])
         pf = x / np.linalg.norm(x) if nonneg(G, x, strict=True) else None
-    return _Data(data.A, data.B, G, cone, data.Aq, data.Bq, data.Ay, data.By, H, Hf, rows, pf, data.convention)
+    return _Data(data.A, data.B, G, cone, data.Aq, data.Bq, data.Ay, data.By, H, Hf, rows, pf)
 
 
 def _witness(data: _Data, xq: Vec) -> tuple[float, np.ndarray] | None:
@@ -210,7 +198,7 @@ def _to_x(data: _Data, y: Vec) -> Vec:
 
 def _level(data: _Data, level: list[Flat], lower: float, xb, stats: dict):
     """Evaluate one level: ``(lower, x, expand, terminal_max, evals)``."""
-    evs = [evaluate(data.Ay, data.By, f, lower, data.convention) for f in level]
+    evs = [evaluate(data.Ay, data.By, f, lower) for f in level]
     order = sorted(range(len(level)), key=lambda j: -(evs[j].lam if evs[j].kind == "finite" else
                                                        (np.inf if evs[j].kind == "inf" else -np.inf)))
     expand, terminal = [], -np.inf
@@ -221,8 +209,6 @@ def _level(data: _Data, level: list[Flat], lower: float, xb, stats: dict):
         if ev.kind == "inf":
             expand.append(j)
             continue
-        if ev.convention:
-            stats["kernel_convention"] = True
         st, z = realize(data.H, data.Hf, fl, ev)
         stats[st] = stats.get(st, 0) + 1
         w = None if z is None else _witness(data, _to_x(data, z))

@@ -9,10 +9,10 @@ from fractions import Fraction
 
 import numpy as np
 
-from solvers._exact import Vec, combine, compress, dot, float_up, is_psd, matvec, nullspace, pow2
+from solvers._exact import Vec, combine, compress, dot, float_up, is_psd, matvec, nullspace, pow2, solve_exact
 
 __all__ = ["Flat", "FlatEval", "evaluate", "children", "verify_up", "VERIFY_STEPS", "BISECT_STEPS",
-           "MAX_DOUBLINGS", "CLEAR_TOL", "KERNEL_SLACK"]
+           "MAX_DOUBLINGS", "CLEAR_TOL", "POWER_STEPS"]
 
 #: Relative increments tried on a float eigenvalue before the exact PSD test accepts it as a bound.
 VERIFY_STEPS = (1e-13, 1e-11, 1e-9, 1e-6, 1e-3)
@@ -33,10 +33,13 @@ BISECT_STEPS = 60
 MAX_DOUBLINGS = 400
 #: Float rows farther than this from vanishing on a flat are not tested exactly.
 CLEAR_TOL = 1e-9
-#: Kernel convention: where ``B`` (and ``A``) are at rounding level on a flat but not exactly
-#: singular, the certificate may add ``KERNEL_SLACK (|A_F| + u |B_F|) P`` (``P`` the projector
-#: on those directions): the bound holds up to rounding-level terms there.
-KERNEL_SLACK = 1e-12
+#: Exact power steps ``z <- B_F^-1 A_F z`` that refine the float proposal when ``B_F`` has
+#: eigenvalues at rounding level (float64 cannot see them; they carry the top eigenvalue).
+#: Only a proposal: the bound is certified exactly whatever it is.  There is no kernel
+#: convention: a direction is in ``ker B`` only when it is, exactly (issue 23).
+POWER_STEPS = 4
+#: Refined power vectors are rounded to this many bits (relative) between steps.
+POWER_BITS = 120
 
 
 @dataclass
@@ -61,7 +64,6 @@ class FlatEval:
     lam: float = np.nan
     E: np.ndarray | None = None  # top eigenvectors, flat coordinates (k, r)
     K: list[Vec] = field(default_factory=list)  # exact ker B_F, flat coordinates
-    convention: bool = False  # ``up`` certified with the KERNEL_SLACK term
     Af: list = field(default_factory=list)  # the exact compressed pencil
     Bf: list = field(default_factory=list)
     gap: float = 0.0  # float estimate of the gap below the top eigenvalue
@@ -86,21 +88,15 @@ def _hyperplane_basis(w: Vec) -> list[Vec]:
     return out
 
 
-def _shifted(Af, Bf, u: Fraction, slack=None):
-    """``u B_F - A_F`` (plus the kernel-convention term ``slack = (P, amax, bmax)``)."""
-    M = [[u * b - a for a, b in zip(ra, rb)] for ra, rb in zip(Af, Bf)]
-    if slack is not None:
-        P, amax, bmax = slack
-        t = Fraction(KERNEL_SLACK) * (amax + abs(u) * bmax)
-        M = [[m + t * p for m, p in zip(rm, rp)] for rm, rp in zip(M, P)]
-    return M
+def _shifted(Af, Bf, u: Fraction):
+    """``u B_F - A_F``, exactly."""
+    return [[u * b - a for a, b in zip(ra, rb)] for ra, rb in zip(Af, Bf)]
 
 
-def verify_up(Af, Bf, lam: float, scale: float, slack=None) -> float:
-    """Smallest float ``u`` found with ``u B_F - A_F >= 0`` exactly (``+inf`` if none);
-    ``slack``: see KERNEL_SLACK."""
+def verify_up(Af, Bf, lam: float, scale: float) -> float:
+    """Smallest float ``u`` found with ``u B_F - A_F >= 0`` exactly (``+inf`` if none)."""
     mag = max(abs(lam) if np.isfinite(lam) else 0.0, scale, 1e-300)
-    psd = lambda u: is_psd(_shifted(Af, Bf, Fraction(u), slack))  # noqa: E731
+    psd = lambda u: is_psd(_shifted(Af, Bf, Fraction(u)))  # noqa: E731
     lo, hi = 0.0, np.nan
     if np.isfinite(lam):
         prev = lam - VERIFY_STEPS[0] * mag
@@ -130,42 +126,64 @@ def verify_up(Af, Bf, lam: float, scale: float, slack=None) -> float:
     return hi
 
 
-def _slack(Kd: np.ndarray, Af, Bf):
-    """The kernel-convention term for the rounding-level directions ``Kd`` (flat coordinates)."""
-    Kq = [[Fraction(v) for v in col] for col in Kd.T.tolist()]
-    k = len(Af)
-    P = [[sum((c[i] * c[j] for c in Kq), Fraction(0)) for j in range(k)] for i in range(k)]
-    amax = max(abs(v) for r in Af for v in r)
-    bmax = max(abs(v) for r in Bf for v in r)
-    return P, amax, bmax
+def _rounded_bits(w: Vec) -> Vec:
+    """``w`` scaled to max-abs ~1 and rounded to POWER_BITS bits (keeps the integers small)."""
+    s = max(abs(v) for v in w)
+    den = 1 << POWER_BITS
+    return [Fraction(round(v / s * den), den) for v in w]
 
 
-def _float_top(Aw, Bw) -> tuple[float, np.ndarray | None, np.ndarray, float]:
-    """Float top eigenpairs of the exact PD pencil ``(Aw, Bw)`` (power-of-two scaled): a
-    proposal only (the bound is certified exactly, witnesses checked exactly).  Directions
-    where ``B`` is at rounding level are dropped from the proposal and returned third."""
+def _power_refined(Aw, Bw, start: np.ndarray) -> tuple[float, np.ndarray | None]:
+    """Rayleigh quotient and vector after POWER_STEPS exact steps ``z <- B^-1 A z`` on the PD
+    pencil ``(Aw, Bw)``: the top eigenvalue dominates, so this converges at the ratio of the
+    second to the top eigenvalue (fast exactly where float64 is blind: ``B`` nearly
+    singular).  A proposal only; ``(-inf, None)`` if ``A z`` vanishes."""
+    if not np.all(np.isfinite(start)) or not np.any(start):
+        return -np.inf, None
+    z = _rounded_bits([Fraction(v) for v in start.tolist()])
+    for _ in range(POWER_STEPS):
+        w = solve_exact(Bw, matvec(Aw, z))
+        if w is None or not any(w):
+            return -np.inf, None
+        z = _rounded_bits(w)
+    den = dot(z, matvec(Bw, z))
+    if den <= 0:
+        return -np.inf, None
+    return float(dot(z, matvec(Aw, z)) / den), np.array([float(v) for v in z])[:, None]
+
+
+def _float_top(Aw, Bw) -> tuple[float, np.ndarray | None, float]:
+    """Top eigenvalue, eigenvectors and the gap below, of the exact PD pencil ``(Aw, Bw)``:
+    a proposal only (the bound is certified exactly, witnesses checked exactly).  numpy,
+    and, where ``B`` has eigenvalues at rounding level (directions numpy cannot whiten,
+    which may carry the top eigenvalue), exact power steps from those directions."""
     sa = pow2(float(max((abs(v) for r in Aw for v in r), default=0)))
     sb = pow2(float(max(abs(v) for r in Bw for v in r)))
     Af = np.array([[float(v / Fraction(sa)) for v in r] for r in Aw])
     Bf = np.array([[float(v / Fraction(sb)) for v in r] for r in Bw])
     s, U = np.linalg.eigh(Bf)
     keep = s > 64 * len(s) * np.finfo(float).eps * s[-1]
-    if not keep.any():
-        return np.nan, None, U, 0.0
-    W = U[:, keep] / np.sqrt(s[keep])
-    M = W.T @ Af @ W
-    mu, Y = np.linalg.eigh(0.5 * (M + M.T))
-    top = float(mu[-1])
-    r = int(np.sum(mu >= top - 1e-9 * max(float(np.abs(mu).max()), 1e-300)))
-    gap = float(top - mu[-r - 1]) * sa / sb if r < mu.size else np.inf
-    return top * sa / sb, W @ Y[:, -r:], U[:, ~keep], gap
+    top, E, gap = -np.inf, None, 0.0
+    if keep.any():
+        W = U[:, keep] / np.sqrt(s[keep])
+        M = W.T @ Af @ W
+        mu, Y = np.linalg.eigh(0.5 * (M + M.T))
+        r = int(np.sum(mu >= mu[-1] - 1e-9 * max(float(np.abs(mu).max()), 1e-300)))
+        gap = float(mu[-1] - mu[-r - 1]) * sa / sb if r < mu.size else np.inf
+        top, E = float(mu[-1]) * sa / sb, W @ Y[:, -r:]
+    if not keep.all():
+        start = U[:, ~keep].sum(axis=1) + 2.0 ** -10
+        if E is not None:
+            start = start + E[:, -1] / max(float(np.abs(E[:, -1]).max()), 1e-300)
+        rho, z = _power_refined(Aw, Bw, start)
+        if rho > top:
+            top, E, gap = rho, z, 0.0
+    return (top, E, gap) if E is not None else (np.nan, None, 0.0)
 
 
-def evaluate(Ay, By, flat: Flat, lower: float, convention: bool = False) -> FlatEval:
-    """Kind and certified bound of the flat (see :class:`FlatEval`).  ``convention``: the
-    problem's ``B`` has rounding-level eigenvalues that are not exact zeros; the bound is
-    then certified up to KERNEL_SLACK on the rounding-level directions of ``B_F`` from the
-    start (otherwise only if no exact bound exists)."""
+def evaluate(Ay, By, flat: Flat, lower: float) -> FlatEval:
+    """Kind and certified bound of the flat (see :class:`FlatEval`).  A direction counts
+    as a kernel of ``B_F`` only when it is one exactly."""
     V = flat.V
     k = len(V)
     Af, Bf = compress(Ay, V), compress(By, V)
@@ -180,17 +198,13 @@ def evaluate(Ay, By, flat: Flat, lower: float, convention: bool = False) -> Flat
     if K and any(any(matvec(Af, v)) for v in K):
         return FlatEval("inf")
     W = nullspace(K, k) if K else [[Fraction(int(i == j)) for j in range(k)] for i in range(k)]
-    lam, Y, Kd, gap = _float_top(compress(Af, W), compress(Bf, W))
+    lam, Y, gap = _float_top(compress(Af, W), compress(Bf, W))
     amax = float(max(abs(v) for r in Af for v in r))
     bmax = float(max(abs(v) for r in Bf for v in r))
     Wf = np.array([[float(v) for v in w] for w in W]).T
-    convention = convention and Kd.shape[1] > 0
-    up = verify_up(Af, Bf, lam, amax / bmax, _slack(Wf @ Kd, Af, Bf) if convention else None)
-    if not np.isfinite(up) and Kd.shape[1] and not convention:
-        up = verify_up(Af, Bf, lam, amax / bmax, _slack(Wf @ Kd, Af, Bf))
-        convention = bool(np.isfinite(up))
+    up = verify_up(Af, Bf, lam, amax / bmax)
     E = None if Y is None else Wf @ Y
-    return FlatEval("finite", up, lam if np.isfinite(lam) else up, E, K, convention, Af, Bf, gap)
+    return FlatEval("finite", up, lam if np.isfinite(lam) else up, E, K, Af, Bf, gap)
 
 
 def children(H, Hf: np.ndarray, flats: list[Flat], seen: set) -> list[Flat]:

@@ -118,6 +118,55 @@ def _refine(ev: FlatEval) -> Vec | None:
     return z
 
 
+def _second_bound(Af, Bf, Bz: Vec) -> float:
+    """A certified bound ``u2 >= lambda_2`` of the pencil: its top eigenvalue on the
+    ``B``-orthogonal complement ``{x : z^T B x = 0}`` of ``z`` (interlacing); ``-inf`` when
+    ``B`` vanishes there."""
+    k = len(Af)
+    W2 = nullspace([Bz], k)
+    A2, B2 = compress(Af, W2), compress(Bf, W2)
+    if not any(any(r) for r in B2):
+        return -np.inf
+    lam2 = _float_top(A2, B2)[0] if not nullspace(B2, len(B2)) else np.nan
+    amax = float(max(abs(v) for r in A2 for v in r))
+    return verify_up(A2, B2, lam2, amax / float(max(abs(v) for r in B2 for v in r)))
+
+
+def _both_outside(ev: FlatEval, flat: Flat, H, rows, z: Vec) -> bool:
+    """Do both ``+-v`` (``v`` the exact top eigenvector, ``B_F`` nonsingular) violate a row?
+    Decided exactly, without conditioning losses: with ``z = a v + e`` (``e`` B-orthogonal
+    to ``v``, ``a > 0``), Davis-Kahan gives ``|e|_B <= |r|_{B^-1} / delta`` (``r = A z - rho B z``,
+    ``delta = rho - u2`` certified), and ``|h^T e| <= |h|_{B^-1} |e|_B``; so ``h^T v`` has the
+    sign of ``h^T z`` when ``(h^T z)^2 delta^2 > (h^T B^-1 h) (r^T B^-1 r)``.  All in rationals."""
+    Af, Bf = ev.Af, ev.Bf
+    k = len(Af)
+    rho, Bz = _rq(Af, Bf, z)
+    if rho is None:
+        return False
+    zBz = dot(z, Bz)
+    r = [a - rho * b for a, b in zip(matvec(Af, z), Bz)]
+    Br = solve_exact(Bf, r)
+    if Br is None:
+        return False
+    rr = dot(r, Br)
+    u2 = -np.inf if k == 1 else _second_bound(Af, Bf, Bz)
+    delta = Fraction(1) if k == 1 else (rho - Fraction(u2) if np.isfinite(u2) else None)
+    if delta is None or delta <= 0 or 4 * rr >= delta * delta * zBz:  # need sin(angle) < 1/2: a > 0
+        return False
+    sides = set()
+    for i in rows:
+        h = [dot(H[i], v) for v in flat.V]
+        hz = dot(h, z)
+        if hz == 0:
+            continue
+        Bh = solve_exact(Bf, h)
+        if Bh is not None and hz * hz * delta * delta > dot(h, Bh) * rr:
+            sides.add(hz > 0)
+            if len(sides) == 2:
+                return True
+    return False
+
+
 def _distance(ev: FlatEval, z: Vec) -> float:
     """A bound on the distance (relative, Euclidean) from ``z`` to the top eigenvector line.
 
@@ -131,15 +180,7 @@ def _distance(ev: FlatEval, z: Vec) -> float:
     rho, Bz = _rq(Af, Bf, z)
     if k == 1:
         return 0.0
-    W2 = nullspace([Bz], k)
-    A2, B2 = compress(Af, W2), compress(Bf, W2)
-    if any(any(r) for r in B2):
-        lam2 = _float_top(A2, B2)[0] if not nullspace(B2, len(B2)) else np.nan
-        amax = float(max(abs(v) for r in A2 for v in r))
-        u2 = verify_up(A2, B2, lam2, amax / float(max(abs(v) for r in B2 for v in r)))
-    else:
-        u2 = -np.inf
-    delta = float(rho) - u2
+    delta = float(rho) - _second_bound(Af, Bf, Bz)
     tr, dt = sum((Bf[i][i] for i in range(k)), Fraction(0)), det(Bf)
     if not delta > 0 or dt <= 0:
         return np.inf
@@ -175,7 +216,9 @@ def _realize_simple(H, Hf, flat: Flat, ev: FlatEval, rows) -> tuple[str, Vec | N
     sv = np.linalg.svd(flat.Vf, compute_uv=False)
     tol = _distance(ev, z) * float(sv[0] / sv[-1]) if sv[-1] > 0 else np.inf
     worst = max(_violation(H, rows, Hf, c) for c, _ in cands)
-    return ("not" if worst < -tol else "unsure"), None
+    if worst < -tol or _both_outside(ev, flat, H, rows, z):
+        return "not", None
+    return "unsure", None
 
 
 def _exact_ray(Mq, k: int) -> Vec | None:
@@ -211,7 +254,7 @@ def _realize_kernel(H, flat: Flat, ev: FlatEval, rows) -> Vec | None:
     Wf = np.array([[float(v) for v in w] for w in W]).T
     Aw, Bw = compress(ev.Af, W), compress(ev.Bf, W)
     Y = np.linalg.lstsq(Wf, ev.E, rcond=None)[0]
-    zw = _refine(FlatEval("finite", ev.up, ev.lam, Y, [], False, Aw, Bw, ev.gap))
+    zw = _refine(FlatEval("finite", ev.up, ev.lam, Y, [], Aw, Bw, ev.gap))
     if zw is None:
         return None
     cols = [combine(flat.V, combine(W, zw))] + [combine(flat.V, kv) for kv in ev.K]

@@ -10,8 +10,9 @@ from typing import Any
 import numpy as np
 
 from solvers._reduction import polish
-from solvers._core import (guarded, EXACT_RTOL, REALIZED_RTOL, Fragile, check_flat, check_options, finish,
-                    interior_lower, upper_bound, witness_quotient)
+from solvers._core import (guarded, EXACT_RTOL, REALIZED_RTOL, Fragile, check_flat, check_options,
+                           exact_flat_kernel, finish, interior_lower, sign_tolerance, upper_bound,
+                           witness_quotient)
 from solvers._linalg import EIG_RTOL, RANK_RTOL, top_eig
 from solvers._registry import register
 from solvers.problem import ConeEigProblem
@@ -110,11 +111,12 @@ def _children(H: np.ndarray, P: np.ndarray, rows: list[tuple[int, ...]],
 def _level_eig(level: np.ndarray, Az: np.ndarray, Bz: np.ndarray, H: np.ndarray, bscale: float):
     """Batched top eigenpairs on a stack of flats, with a numpy realizability test.
 
-    Returns ``(values, settled, bmin)`` (values in the units of ``(Az, Bz)``):
+    Returns ``(values, settled, bmin, nker)`` (values in the units of ``(Az, Bz)``):
     ``settled[j]`` is True when the flat's top eigenvalue is simple, ``B`` is
     nonsingular on it and neither ``+-v`` lies in the cone (then it is
     certainly not realizable, no further check); ``bmin[j]`` the smallest
-    eigenvalue of ``B`` kept on the flat.  Singular pencils get their value
+    eigenvalue of ``B`` kept on the flat; ``nker[j]`` the dimension of its numerical
+    ``ker B`` (checked exactly by the caller).  Singular pencils get their value
     from :func:`top_eig`; an ambiguous one raises :class:`Fragile`.
     """
     Av = np.einsum("ndi,de,nej->nij", level, Az, level)
@@ -128,18 +130,23 @@ def _level_eig(level: np.ndarray, Az: np.ndarray, Bz: np.ndarray, H: np.ndarray,
     mu, Y = np.linalg.eigh(0.5 * (M + np.transpose(M, (0, 2, 1))))
     vals = np.where(good, mu[:, -1], np.nan)
     bmin = np.where(good, s[:, 0], np.inf)
+    nker = np.zeros(n, dtype=int)
     for j in np.flatnonzero(~good):
         te = top_eig(Av[j], Bv[j], bscale=bscale, ascale=float(np.abs(Az).max()))
         if te.ambiguous:
             raise Fragile("B, or A on ker B, is between rounding and 1e-10 on a flat")
-        vals[j], bmin[j] = te.value, te.bmin
+        vals[j], bmin[j], nker[j] = te.value, te.bmin, te.N.shape[1]
     simple = good if dv == 1 else good & (mu[:, -1] - mu[:, -2] > EIG_RTOL * np.abs(mu[:, -1]))
     if H.shape[0] == 0:
-        return vals, np.zeros(n, dtype=bool), bmin
-    z = np.einsum("ndk,nk->nd", level, np.einsum("nkl,nl->nk", W, Y[:, :, -1]))
-    hz = np.einsum("fd,nd->nf", H, z) / np.linalg.norm(z, axis=1)[:, None]
-    inside = (hz.min(axis=1) >= -1e-9) | (hz.max(axis=1) <= 1e-9)
-    return vals, simple & ~inside, bmin
+        return vals, np.zeros(n, dtype=bool), bmin, nker
+    y = np.einsum("nkl,nl->nk", W, Y[:, :, -1])
+    Hv = np.einsum("fd,ndk->nfk", H, level)
+    hz = np.einsum("nfk,nk->nf", Hv, y)
+    settled = np.zeros(n, dtype=bool)
+    for j in np.flatnonzero(simple & (hz.min(axis=1) < 0) & (hz.max(axis=1) > 0)):
+        tol = sign_tolerance(Av[j], Bv[j], Hv[j], y[j], mu[j], s[j], W[j])  # a float may only accept
+        settled[j] = bool(np.any(hz[j] < -tol) and np.any(hz[j] > tol))
+    return vals, settled, bmin, nker
 
 
 @register("faces")
@@ -232,7 +239,9 @@ def _first_incumbent(ctx) -> tuple[float, np.ndarray | None]:
 
 def _visit(ctx, level: np.ndarray, rows: list, st: _State) -> tuple[list[int], np.ndarray]:
     """Settle one level of flats; returns the flats to expand and their upper bounds."""
-    vals, settled, bmin = _level_eig(level, ctx.Az, ctx.Bz, ctx.red.H, ctx.bscale)
+    vals, settled, bmin, nker = _level_eig(level, ctx.Az, ctx.Bz, ctx.red.H, ctx.bscale)
+    for j in np.flatnonzero(nker):
+        exact_flat_kernel(ctx, [int(i) for i in ctx.red.rows[ctx.red.facets[list(rows[j])]]], int(nker[j]))
     ups = upper_bound(ctx, vals, bmin)
     v = vals * ctx.vfactor
     expand, realized = [], []

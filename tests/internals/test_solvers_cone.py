@@ -59,7 +59,7 @@ def test_facets_unchanged_by_redundant_rows(seed, m, extra):
 def test_interior_point_full_dimensional():
     G = gating_cone(np.random.default_rng(1), 20, 4)
     ip = solvers.interior_point(G)
-    assert ip.margin > 0 and ip.dim == 4 and ip.implicit_equalities.size == 0
+    assert ip.margin > 0 and ip.dim == 4 and ip.implicit_equalities.size == 0 and ip.certified
     Gn = G / np.linalg.norm(G, axis=1)[:, None]
     np.testing.assert_allclose((Gn @ ip.x).min(), ip.margin, atol=1e-9)
     assert np.all(G @ ip.relative_x > 0)
@@ -69,11 +69,23 @@ def test_interior_point_lower_dimensional():
     G = gating_cone(np.random.default_rng(2), 10, 4)
     G = np.vstack([G, G[3], -G[3], -2 * G[3]])
     ip = solvers.interior_point(G)
-    assert ip.margin <= 1e-9 and ip.dim == 3
+    assert ip.margin <= 1e-9 and ip.dim == 3 and ip.certified
     assert set(ip.implicit_equalities.tolist()) == {3, 10, 11, 12}
     rest = np.setdiff1d(np.arange(len(G)), ip.implicit_equalities)
     assert np.all(G[rest] @ ip.relative_x > 0)
     assert np.abs(G[ip.implicit_equalities] @ ip.relative_x).max() <= 1e-12
+
+
+def test_interior_point_thin_is_not_lower_dimensional():
+    """Issue 23: a wedge 2^-45 wide is full-dimensional, exactly; a float LP may call its rows
+    implicit equalities, the answer must not (only exact positive dependences count)."""
+    w = 2.0 ** -45
+    G = np.array([[0.0, 1.0, 0.0], [w, -1.0, 0.0], [0.0, 0.0, 1.0], [w, 0.0, -1.0]])
+    ip = solvers.interior_point(G)
+    assert ip.dim == 3 and ip.implicit_equalities.size == 0
+    G2 = np.vstack([G, [0.0, -1.0, 0.0]])  # x_1 = 0 exactly: rows 0 and 4 are implicit equalities
+    ip2 = solvers.interior_point(G2)
+    assert ip2.dim == 2 and set(ip2.implicit_equalities.tolist()) == {0, 4} and ip2.certified
 
 
 def test_realizable_feasible_and_infeasible():
