@@ -23,10 +23,12 @@ def check_writable(path: str | os.PathLike, what: str) -> str:
     """Raise :class:`InputError` (naming ``what``, e.g. ``"--out"``) unless ``path`` can be written.
 
     Checks that the directory exists, is a directory and is writable, and that
-    ``path`` is not itself a directory.  Returns ``os.fspath(path)``.
+    ``path`` is not itself a directory, nor an existing FIFO, device or socket
+    (a symlink is followed: the file is written through it).  Returns ``os.fspath(path)``.
     """
     path = os.fspath(path)
     d = os.path.dirname(os.path.abspath(path))
+    _check_regular(path, what)
     if os.path.isdir(path):
         raise InputError(f"{what} {path}: is a directory, not a file")
     if not os.path.exists(d):
@@ -38,6 +40,22 @@ def check_writable(path: str | os.PathLike, what: str) -> str:
     if os.path.exists(path) and not os.access(path, os.W_OK):
         raise InputError(f"{what} {path}: file is not writable")
     return path
+
+
+def _check_regular(path: str, what: str) -> None:
+    """Refuse an existing ``path`` (followed through symlinks) that is not a regular file or a
+    directory: a FIFO, a device or a socket would be replaced by the atomic rename."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return  # does not exist (or a dangling link: written through, creating its target)
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return
+    kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a device" if (stat.S_ISCHR(mode) or stat.S_ISBLK(mode)) else "not a regular file")
+    raise InputError(f"{what} {path}: is {kind}, not a regular file; give a file path")
 
 
 def _new_file_mode(path: str) -> int:
@@ -54,9 +72,16 @@ def atomic_write(path: str | os.PathLike, write: Callable[[IO], None], *, binary
     """Call ``write(fh)`` on a temporary file next to ``path``, then rename it to ``path``.
 
     On any exception (including KeyboardInterrupt) the temporary file is
-    removed and ``path`` is left as it was.
+    removed and ``path`` is left as it was.  A symlink is written through (the
+    link stays; its target is replaced); an existing FIFO, device or socket is
+    refused (:class:`InputError`), never replaced.
     """
     path = os.fspath(path)
+    if os.path.islink(path):  # write through the link (the link stays, its target is replaced)
+        path = os.path.realpath(path)
+    _check_regular(path, "output")
+    if os.path.isdir(path):
+        raise InputError(f"output {path}: is a directory, not a file")
     d = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=d)
     try:

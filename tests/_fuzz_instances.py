@@ -223,3 +223,44 @@ def _null(A: np.ndarray) -> np.ndarray:
     _, s, Vt = np.linalg.svd(A)
     rank = int(np.sum(s > 1e-10 * max(s.max(initial=0.0), 1e-300)))
     return Vt[rank:].T
+
+
+# ---------------------------------------------------------------- near-degenerate families (issue 23)
+
+#: near-degenerate families: each draw is exact data (the floats as given) near a degeneracy
+NEAR_DEGENERATE = ("near_duplicates", "tiny_gaps", "near_features")
+
+
+def near_degenerate(seed: int, family: str, d: int = 1) -> Instance:
+    """A near-degenerate instance of ``family`` (kNN graph, ``K = 4`` or fewer):
+
+    * ``near_duplicates``: 7 points, each duplicated with a jitter of 1e-12..1e-15 (bias features);
+    * ``tiny_gaps``: sorted points, some consecutive gaps as small as 1e-12..1e-15 (bias features);
+    * ``near_features``: the marginal gain over features ``H = [1, Phi c + e]``, ``e`` of size
+      about 1e-9 (``H`` within 1e-9 of ``col(Phi)``).
+    """
+    rng = np.random.default_rng([seed, 23, NEAR_DEGENERATE.index(family)])
+    jitter = 10.0 ** -rng.uniform(12, 15)
+    if family == "near_duplicates":
+        base = _dyadic(rng.normal(size=(7, d)), 8)
+        X = np.concatenate([base, base + jitter * rng.choice([-1.0, 1.0], size=(7, d))])
+    elif family == "tiny_gaps":
+        n = int(rng.integers(6, 11))
+        gaps = np.where(rng.random(size=(n, d)) < 0.4, jitter, rng.uniform(0.2, 1.0, size=(n, d)))
+        X = np.cumsum(gaps, axis=0) - 2.0
+    elif family == "near_features":
+        n = int(rng.integers(7, 11))
+        X = _dyadic(rng.normal(size=(n, d)), 8)
+    else:
+        raise ValueError(family)
+    n = X.shape[0]
+    Phi = np.c_[X, np.ones(n)]
+    K = int(min(4, n - 2))
+    U = make_basis("knn", X, K, rng)
+    if family == "near_features":
+        c = rng.normal(size=d + 1)
+        features: Any = np.c_[np.ones(n), Phi @ c + 1e-9 * rng.normal(size=n)]
+    else:
+        features = "bias"
+    return Instance(seed, family, n, d, K, "knn", "array" if family == "near_features" else "bias",
+                    X, Phi, U, features)

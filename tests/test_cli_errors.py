@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -31,7 +32,22 @@ def files(tmp_path_factory):
     (d / "half.json").write_text('{"format": "relu-gating-certificate/2", "problem": {')
     np.save(d / "ckpt.npz", np.zeros(3))
     np.save(d / "huge.npy", rng.normal(size=(1500, 4)))  # ~4e11 patterns: refused before any work
+    _absurd(d)
+    os.mkfifo(d / "fifo.json")
     return d
+
+
+def _absurd(d):
+    """``absurd.npz`` / ``absurd.npy``: a member declares shape (1e12, 3) but holds 48 bytes."""
+    import io
+    import zipfile
+
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buf, {"descr": "<f8", "fortran_order": False, "shape": (10**12, 3)})
+    buf.write(np.zeros(6).tobytes())
+    (d / "absurd.npy").write_bytes(buf.getvalue())
+    with zipfile.ZipFile(d / "absurd.npz", "w") as z:
+        z.writestr("X.npy", buf.getvalue())
 
 
 # (argv with {d} for the folder, a word the one-line message must contain)
@@ -65,6 +81,12 @@ CASES = [
     (["report", "{d}/x.npy", "--laplacian", "normalized"], "--laplacian"),
     (["best-neuron", "{d}/x.npy", "--max-patterns", "10"], "max_patterns = 10"),
     (["best-neuron", "{d}/x.npy", "--max-patterns", "0"], "--max-patterns"),
+    (["best-neuron", "{d}/absurd.npz"], "(1000000000000, 3)"),
+    (["best-neuron", "{d}/absurd.npy"], "(1000000000000, 3)"),
+    (["best-neuron", "{d}/x.npy", "--out", "{d}/fifo.json"], "FIFO"),
+    (["best-neuron", "{d}/x.npy", "--checkpoint", "{d}/fifo.json"], "FIFO"),
+    (["best-neuron", "{d}/x.npy", "--out", "/dev/null"], "device"),
+    (["demo", "--plot", "{d}/fifo.json"], "FIFO"),
 ]
 
 

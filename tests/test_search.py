@@ -70,7 +70,9 @@ def test_value_equals_bruteforce(n, d, K, seed, kind, features):
         if m.tobytes() not in lp:
             assert realizes_exactly(Phi, m, w)
     ref = brute_best(Phi, U_K, H, extra_patterns=res.masks)
-    assert res.certified
+    # near-degenerate rows (kind "perturbed": samples 1e-13 off a line) leave a solved bound that no
+    # exact check proves: the search then says so and does not certify (issue 23)
+    assert res.certified or any("not proven" in s for s in res.notes)
     assert res.value == pytest.approx(ref, abs=1e-9)
     assert res.upper_bound >= ref - 1e-9
     # the value is the neuron's own objective

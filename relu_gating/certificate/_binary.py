@@ -26,7 +26,7 @@ import numpy as np
 
 from relu_gating.errors import CertificateError
 
-__all__ = ["BINARY_FORMAT", "write_binary", "save_binary", "read_binary_meta", "binary_meta", "is_binary",
+__all__ = ["BINARY_FORMAT", "canonical_masks", "write_binary", "save_binary", "read_binary_meta", "binary_meta", "is_binary",
            "BinaryReader", "COLUMNS"]
 
 BINARY_FORMAT = "relu-gating-certificate-npz/1"
@@ -102,6 +102,16 @@ def _evidence_arrays(evidence: dict) -> dict[str, np.ndarray]:
     }
 
 
+def canonical_masks(packed: np.ndarray, n: int) -> np.ndarray:
+    """Packed masks (rows of ``numpy.packbits``) with their padding bits, past bit ``n``, zeroed."""
+    packed = np.asarray(packed, dtype=np.uint8)
+    if n % 8 == 0 or packed.shape[-1] == 0:
+        return packed
+    out = packed.copy()
+    out[..., -1] &= np.uint8((0xFF << (8 - n % 8)) & 0xFF)
+    return out
+
+
 def write_binary(res: Any, fh: Any, extra: dict | None = None) -> None:
     """Write the binary certificate of a NeuronResult to the binary file object ``fh`` (streamed)."""
     N, n, m = int(res.n_patterns), int(res.pattern.size), int(res.theta.size)
@@ -115,7 +125,8 @@ def write_binary(res: Any, fh: Any, extra: dict | None = None) -> None:
         _write_member(zf, "meta", meta, np.dtype(np.uint8), meta.shape)
         for name in COLUMNS:
             dt, tail = cols[name]
-            _write_member(zf, name, sources[name], dt, (N,) + tail)
+            _write_member(zf, name, sources[name], dt, (N,) + tail,
+                          convert=(lambda part: canonical_masks(part, n)) if name == "masks" else None)
         for name, arr in _evidence_arrays(res.evidence).items():
             _write_member(zf, name, arr, arr.dtype, arr.shape)
 

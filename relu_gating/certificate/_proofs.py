@@ -29,11 +29,13 @@ The proven bound of a pattern is the smallest of these.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
 __all__ = ["pattern_pencils", "pencil_bounds", "support_bounds", "cap_bound", "dual_bound", "FORM_EPS_FACTOR",
-           "SINGULAR_RTOL", "exact_slack_pd"]
+           "SINGULAR_RTOL", "exact_slack_pd", "exact_claim", "exact_excluded", "exact_feature_basis",
+           "exact_pencil", "exact_psd", "exact_parts", "exact_below"]
 
 _EPS = np.finfo(float).eps
 
@@ -149,6 +151,8 @@ def dual_bound(A: np.ndarray, B: np.ndarray, D: np.ndarray, n: int) -> float:
     w, W = np.linalg.eigh(B)
     wmax = max(float(w[-1]), np.finfo(float).tiny)
     rng = w > SINGULAR_RTOL * wmax
+    if not rng.any():  # no direction the floats can whiten: no float proof
+        return float("inf")
     delta = _allow(n, r) * float(np.abs(Mx).sum() + np.abs(B).sum())
     R = W[:, rng] / np.sqrt(w[rng])
     top = R.T @ Mx @ R
@@ -238,3 +242,133 @@ def _bareiss_pd(C: list) -> bool:
                 C[i][j] = (C[i][j] * C[k][k] - C[i][k] * C[k][j]) // prev
         prev = C[k][k]
     return True
+
+
+# ---------------------------------------------------------------- exact decisions on the stated inputs
+
+
+def _frac_rows(X: np.ndarray) -> list[list[Fraction]]:
+    return [[Fraction(float(x)) for x in row] for row in np.atleast_2d(np.asarray(X, dtype=float))]
+
+
+def exact_feature_basis(H: np.ndarray | None) -> list[list[Fraction]] | None:
+    """An orthogonal basis of ``col(H)`` in exact rationals (rational Gram-Schmidt over the
+    independent columns; the floats of ``H`` taken as the rationals they are); None for no features."""
+    if H is None:
+        return None
+    Hf = _frac_rows(np.asarray(H, dtype=float).T)  # columns as rows
+    basis: list[list[Fraction]] = []
+    norms: list[Fraction] = []
+    for v in Hf:
+        for b, bb in zip(basis, norms):
+            f = sum((x * y for x, y in zip(v, b)), Fraction(0)) / bb
+            if f:
+                v = [x - f * y for x, y in zip(v, b)]
+        if any(v):
+            basis.append(v)
+            norms.append(sum((x * x for x in v), Fraction(0)))
+    return basis
+
+
+def _project_out(h: list[Fraction], basis: list[list[Fraction]] | None) -> list[Fraction]:
+    """``(I - Pi_H) h`` exactly (``basis`` orthogonal)."""
+    if not basis:
+        return h
+    y = list(h)
+    for b in basis:
+        bb = sum((x * x for x in b), Fraction(0))
+        f = sum((x * z for x, z in zip(h, b)), Fraction(0)) / bb
+        if f:
+            y = [a - f * c for a, c in zip(y, b)]
+    return y
+
+
+def _residual_columns(Phi: np.ndarray, mask: np.ndarray, basis: list | None) -> list[list[Fraction]]:
+    """The columns ``(I - Pi_H) S Phi e_j`` (one list of n Fractions per column of ``Phi``)."""
+    act = np.asarray(mask, dtype=bool)
+    out = []
+    for col in _frac_rows(np.asarray(Phi, dtype=float).T):
+        h = [x if a else Fraction(0) for x, a in zip(col, act)]
+        out.append(_project_out(h, basis))
+    return out
+
+
+def exact_pencil(Phi: np.ndarray, U: np.ndarray, basis: list | None, mask: np.ndarray
+                 ) -> tuple[list[list[Fraction]], list[list[Fraction]]]:
+    """``(A_S, B_S)`` in the user's coordinates ``theta``, exactly: ``theta^T A theta =
+    ||U^T y||^2``, ``theta^T B theta = ||y||^2`` with ``y = (I - Pi_H) S Phi theta``."""
+    Y = _residual_columns(Phi, mask, basis)
+    Uc = _frac_rows(np.asarray(U, dtype=float).T)  # columns of U
+    W = [[sum((u * y for u, y in zip(uc, yc)), Fraction(0)) for uc in Uc] for yc in Y]  # m x K
+    m = len(Y)
+    A = [[sum((a * b for a, b in zip(W[i], W[j])), Fraction(0)) for j in range(m)] for i in range(m)]
+    B = [[sum((a * b for a, b in zip(Y[i], Y[j])), Fraction(0)) for j in range(m)] for i in range(m)]
+    return A, B
+
+
+def exact_psd(C: list[list[Fraction]]) -> bool:
+    """Is the symmetric rational matrix ``C`` positive semidefinite?  Exact: a positive diagonal
+    pivot is eliminated (Schur complement), a negative one refutes, and a zero diagonal entry
+    requires its whole row to vanish."""
+    C = [row[:] for row in C]
+    idx = list(range(len(C)))
+    while idx:
+        k = next((i for i in idx if C[i][i] > 0), None)
+        if k is None:  # no positive pivot left: PSD iff what remains is zero
+            return all(C[i][j] == 0 for i in idx for j in idx)
+        idx.remove(k)
+        p = C[k][k]
+        for i in idx:
+            if C[i][k]:
+                f = C[i][k] / p
+                for j in idx:
+                    C[i][j] -= f * C[k][j]
+    return True
+
+
+def exact_parts(Phi: np.ndarray, U: np.ndarray, basis: list | None, mask: np.ndarray, rows: np.ndarray,
+                N: np.ndarray) -> tuple[list[list[Fraction]], list[list[Fraction]]]:
+    """``(A_S + G_T^T N G_T, B_S)`` in the user's coordinates, exactly (see :func:`exact_claim`)."""
+    A, B = exact_pencil(Phi, U, basis, mask)
+    m = len(A)
+    rows = np.asarray(rows, dtype=np.int64).reshape(-1)
+    if rows.size:
+        Nf = _frac_rows(np.maximum(np.asarray(N, dtype=float).reshape(rows.size, rows.size), 0.0))
+        G = [[x if mask[r] else -x for x in row] for r, row in zip(rows.tolist(), _frac_rows(Phi[rows]))]
+        half = Fraction(1, 2)
+        NG = [[sum(((Nf[a][b] + Nf[b][a]) * half * G[b][j] for b in range(rows.size)), Fraction(0))
+               for j in range(m)] for a in range(rows.size)]
+        A = [[A[i][j] + sum((G[a][i] * NG[a][j] for a in range(rows.size)), Fraction(0)) for j in range(m)]
+             for i in range(m)]
+    return A, B
+
+
+def exact_claim(claim: float, Phi: np.ndarray, U: np.ndarray, basis: list | None, mask: np.ndarray,
+                rows: np.ndarray, N: np.ndarray) -> bool:
+    """Is ``claim`` a bound of the objective over the pattern's cone, by ``claim B - A - G_T^T N G_T``
+    positive semidefinite, decided in exact rationals on the caller's inputs?
+
+    Everything is exact: ``Phi``, ``U``, the features (``basis`` from :func:`exact_feature_basis`)
+    and the multipliers ``N`` (symmetrised and clipped at 0, so nonnegative) are the rationals
+    their floats are; ``G_T`` are the signed rows ``(2 s_i - 1) phi_i`` of ``Phi`` itself, so no
+    rounded basis enters.  True is a proof; False means this evidence does not prove the claim.
+    """
+    if not np.isfinite(claim):
+        return False
+    return exact_below(Fraction(float(claim)), *exact_parts(Phi, U, basis, mask, rows, N))
+
+
+def exact_below(u: Fraction, AD: list[list[Fraction]], B: list[list[Fraction]]) -> bool:
+    """``u B - AD`` positive semidefinite (exact)."""
+    m = len(B)
+    return exact_psd([[u * B[i][j] - AD[i][j] for j in range(m)] for i in range(m)])
+
+
+def exact_excluded(Phi: np.ndarray, basis: list | None, mask: np.ndarray) -> bool:
+    """Does the pattern have no admissible neuron, exactly: no active sample, or every column of
+    ``S Phi`` in ``col(H)`` (so ``(I - Pi_H) S Phi = 0``)?"""
+    if not np.any(mask):
+        return True
+    if basis is None:
+        return False
+    return all(not any(y) for y in _residual_columns(Phi, mask, basis))

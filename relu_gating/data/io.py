@@ -86,6 +86,40 @@ def _read_csv(path: str) -> np.ndarray:
     return X
 
 
+def _npy_declared(fh: Any, size: int, where: str) -> None:
+    """Read a ``.npy`` header from ``fh`` (``size`` bytes in all) and refuse, before anything is
+    allocated, a member whose declared shape and dtype do not match the bytes it holds."""
+    fmt = np.lib.format
+    try:
+        version = fmt.read_magic(fh)
+        reader = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
+        shape, _, dtype = reader(fh, max_header_size=10_000)
+    except (ValueError, OSError, EOFError, SyntaxError) as exc:
+        raise InputError(f"{where}: not a valid .npy array ({exc})") from exc
+    if dtype.hasobject:
+        raise InputError(f"{where}: holds Python objects; only numeric arrays are read")
+    count = 1
+    for s in shape:
+        count *= int(s)
+    data = size - fh.tell()
+    if count * dtype.itemsize != data:
+        raise InputError(f"{where}: declares shape {tuple(int(s) for s in shape)} of {dtype} "
+                         f"({count * dtype.itemsize} bytes) but holds {data} bytes")
+
+
+def _check_headers(p: str, ext: str) -> None:
+    """The declared shapes of an input's arrays, checked against their sizes (no allocation)."""
+    if ext == ".npy":
+        with open(p, "rb") as fh:
+            _npy_declared(fh, os.path.getsize(p), p)
+        return
+    with zipfile.ZipFile(p) as z:
+        for info in z.infolist():
+            if info.filename.endswith(".npy"):
+                with z.open(info) as fh:
+                    _npy_declared(fh, info.file_size, f"{p}: member {info.filename[:-4]!r}")
+
+
 def load_input(path: str | os.PathLike[str]) -> InputData:
     """Read ``X``/``Phi`` and optional ``f``, ``U_K``, ``H``, ``eigenvalues`` from a file.
 
@@ -110,6 +144,8 @@ def load_input(path: str | os.PathLike[str]) -> InputData:
     ext = os.path.splitext(p)[1].lower()
     arrays: dict[str, Any] = {}
     try:
+        if ext in (".npz", ".npy"):
+            _check_headers(p, ext)
         if ext == ".npz":
             with np.load(p, allow_pickle=False) as z:
                 unknown = sorted(set(z.files) - set(NPZ_KEYS))

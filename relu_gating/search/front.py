@@ -357,40 +357,33 @@ def _finish(obj, patterns, masks: Any, state: SearchState, alpha: float, tol: fl
     return _result(obj, patterns, masks, state, status, theta, value, pattern, alpha, tol, key, notes, seconds)
 
 
-def _checkable(obj: Objective, masks: Any, bounds: np.ndarray, evidence: dict) -> np.ndarray:
-    """Claims of the patterns with dual evidence raised to what the independent checker proves
-    (in place: ``bounds`` is the caller's own array).
+def _checkable(obj: Objective, masks: Any, bounds: np.ndarray, evidence: dict, status: np.ndarray) -> list[str]:
+    """Claims raised or lowered to what is proven (in place on ``bounds``, ``evidence`` and
+    ``status``; :func:`relu_gating.search._claims.settle_claims`): a solver's claim that no check
+    proves falls back to a claim-free bound and its pattern to ``BOUND``; a pattern settled as
+    having no admissible neuron must be so exactly.  Returns notes for the result."""
+    from relu_gating.search._claims import checked_exclusions, settle_claims
 
-    The checker (:func:`relu_gating.certificate.prove_bounds`) never lowers a
-    claim here, it only keeps the search from claiming less than it can
-    confirm, so every certificate the search writes verifies.
-    """
+    notes = checked_exclusions(obj, masks, bounds, status)
     if not evidence:
-        return bounds
-    from relu_gating.certificate import prove_bounds
-
-    from relu_gating.search._exact.evidence import CLAIM_SLACK
-
+        return notes
     idx = np.array(sorted(evidence), dtype=np.int64)
-    features = obj.stated_features
-    proven = prove_bounds(obj.Phi, obj.U_K, features, masks[idx], bounds[idx],
-                          {k: evidence[int(i)] for k, i in enumerate(idx)})
-    for rel in CLAIM_SLACK:  # claims that fail the exact check by rounding: a little slack, as in the tree
-        raised = bounds[idx] * (1 + rel) + rel
-        again = np.flatnonzero(proven > raised)
-        if again.size == 0:
-            break
-        sub = idx[again]
-        proven[again] = np.minimum(proven[again], prove_bounds(
-            obj.Phi, obj.U_K, features, masks[sub], raised[again], {k: evidence[int(i)] for k, i in enumerate(sub)}))
-    bounds[idx] = np.maximum(bounds[idx], np.where(np.isfinite(proven), proven, bounds[idx]))
-    return bounds
+    got = settle_claims(obj, masks[idx], bounds[idx], [evidence[int(i)] for i in idx])
+    bounds[idx] = got.bounds
+    for i in idx[~got.keep_evidence].tolist():
+        evidence.pop(int(i))
+    fell = idx[got.fallback]
+    if fell.size:
+        status[fell[status[fell] == EXACT]] = BOUND
+        notes.append(f"{fell.size} pattern(s) whose solved bound is not proven claim a weaker valid bound "
+                     f"instead (not settled; first: {int(fell[0])})")
+    return notes
 
 
 def _result(obj, patterns, masks, state, status, theta, value, pattern, alpha, tol, key, notes, seconds):
     bounds = state.upper
     bounds[status == PRUNED] = 0.0
-    bounds = _checkable(obj, masks, bounds, state.evidence)
+    notes = list(notes) + _checkable(obj, masks, bounds, state.evidence, status)
     upper = float(max(bounds.max(initial=-np.inf), value))
     return NeuronResult(
         theta=theta, value=float(value), upper_bound=upper, alpha=float(alpha),

@@ -277,3 +277,83 @@ def test_identical_rows_on_the_command_line(tmp_path, capsys):
     assert main(["best-neuron", str(inp), "--features", "bias", "--K", "2", "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "no admissible neuron" in out and "Traceback" not in out
+
+
+# ---------------------------------------------------------------- special files (issue 23)
+
+
+def test_atomic_write_goes_through_a_symlink(tmp_path):
+    """A symlink is written through: the link stays a link, its target gets the new content."""
+    from relu_gating._files import check_writable
+
+    target = tmp_path / "real.json"
+    target.write_text("old")
+    link = tmp_path / "link.json"
+    os.symlink(target, link)
+    check_writable(link, "--out")
+    atomic_write(link, lambda fh: fh.write("new"))
+    assert os.path.islink(link) and os.readlink(link) == str(target)
+    assert target.read_text() == "new"
+    dangling = tmp_path / "dangling.json"
+    os.symlink(tmp_path / "later.json", dangling)
+    atomic_write(dangling, lambda fh: fh.write("x"))
+    assert os.path.islink(dangling) and (tmp_path / "later.json").read_text() == "x"
+
+
+def test_atomic_write_refuses_a_fifo_and_a_device(tmp_path):
+    """A FIFO or a device is refused (InputError naming it), never replaced by a regular file."""
+    import stat
+
+    from relu_gating._files import check_writable
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for path in (fifo, "/dev/null"):
+        with pytest.raises(InputError, match="FIFO|device"):
+            check_writable(path, "--out")
+        with pytest.raises(InputError, match="FIFO|device"):
+            atomic_write(path, lambda fh: fh.write("x"))
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode) and stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    link = tmp_path / "to_fifo"
+    os.symlink(fifo, link)  # a link to a FIFO: refused too
+    with pytest.raises(InputError, match="FIFO"):
+        atomic_write(link, lambda fh: fh.write("x"))
+
+
+def test_absurd_declared_shape_is_refused_before_allocation(tmp_path):
+    """A member declaring shape (1e12, 3) with 48 bytes of data: InputError naming the file and
+    the member, before numpy allocates 24 TB (MemoryError before)."""
+    import io
+    import zipfile
+
+    from relu_gating.data.io import load_input
+
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buf, {"descr": "<f8", "fortran_order": False, "shape": (10**12, 3)})
+    buf.write(np.zeros(6).tobytes())
+    with zipfile.ZipFile(tmp_path / "a.npz", "w", compression=zipfile.ZIP_DEFLATED) as z:
+        z.writestr("X.npy", buf.getvalue())
+    with pytest.raises(InputError, match=r"a\.npz.*'X'.*\(1000000000000, 3\)"):
+        load_input(tmp_path / "a.npz")
+    np.savez_compressed(tmp_path / "ok.npz", X=np.ones((5, 2)))
+    assert load_input(tmp_path / "ok.npz").X.shape == (5, 2)
+
+
+def test_binary_writer_writes_zero_padding_bits(tmp_path):
+    """Masks whose packbits padding bits are set (n = 13: three of them) are written canonical."""
+    import dataclasses
+    import zipfile
+
+    from relu_gating.certificate import save_binary
+
+    rng = np.random.default_rng(2)
+    Phi = np.c_[rng.normal(size=(13, 1)), np.ones(13)]
+    U = np.linalg.qr(rng.normal(size=(13, 2)))[0]
+    res = best_neuron(Phi, U)
+    dirty = res.packed.copy()
+    dirty[:, -1] |= 0x07
+    save_binary(dataclasses.replace(res, packed=dirty), tmp_path / "c.npz")
+    with zipfile.ZipFile(tmp_path / "c.npz") as z, z.open("masks.npy") as fh:
+        masks = np.lib.format.read_array(fh)
+    assert np.array_equal(masks, res.packed) and not np.any(masks[:, -1] & 0x07)
+    assert verify(tmp_path / "c.npz", Phi, U).certified == res.certified

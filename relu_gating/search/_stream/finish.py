@@ -24,20 +24,38 @@ def _unpack(packed: np.ndarray, n: int) -> np.ndarray:
     return np.unpackbits(packed, axis=1, count=n).view(bool)
 
 
-def _raise_to_checkable(obj: Objective, store: PatternStore, evidence: dict) -> None:
-    """Claims of the patterns with dual evidence raised to what the independent checker proves
-    (as :func:`relu_gating.search.front._checkable`): every certificate written verifies."""
-    if not evidence:
-        return
-    from relu_gating.certificate import prove_bounds
+def _raise_to_checkable(obj: Objective, store: PatternStore, evidence: dict) -> list[str]:
+    """Claims made what is proven (on disk; as :func:`relu_gating.search.front._checkable`, by
+    :mod:`relu_gating.search._claims`): exclusions re-decided exactly, solved claims proven or
+    replaced by a claim-free bound (their evidence dropped, their pattern ``BOUND``).  Returns notes."""
+    from relu_gating.search._claims import checked_exclusions, settle_claims
 
+    notes: list[str] = []
+    for s in range(0, store.N, SCAN):
+        st = store.read("status", s, s + SCAN)
+        idx = np.flatnonzero(st == PRUNED)
+        if idx.size:
+            up, st_i = np.zeros(idx.size), st[idx].copy()
+            notes += checked_exclusions(obj, _unpack(store.take("packed", idx + s), obj.n), up, st_i)
+            moved = np.flatnonzero(st_i != PRUNED)
+            if moved.size:
+                store.patch("upper", idx[moved] + s, up[moved])
+                store.patch("status", idx[moved] + s, st_i[moved])
+    if not evidence:
+        return notes
     idx = np.array(sorted(evidence), dtype=np.int64)
     st = store.take("status", idx)
     bounds = np.where(st == PRUNED, 0.0, store.take("upper", idx))
-    features = obj.stated_features
-    proven = prove_bounds(obj.Phi, obj.U_K, features, _unpack(store.take("packed", idx), obj.n), bounds,
-                          {k: evidence[int(i)] for k, i in enumerate(idx)})
-    store.patch("upper", idx, np.maximum(bounds, np.where(np.isfinite(proven), proven, bounds)))
+    got = settle_claims(obj, _unpack(store.take("packed", idx), obj.n), bounds, [evidence[int(i)] for i in idx])
+    store.patch("upper", idx, got.bounds)
+    for i in idx[~got.keep_evidence].tolist():
+        evidence.pop(int(i))
+    fell = np.flatnonzero(got.fallback & (st == EXACT))
+    if fell.size:
+        store.patch("status", idx[fell], np.full(fell.size, BOUND, dtype=st.dtype))
+        notes.append(f"{fell.size} pattern(s) whose solved bound is not proven claim a weaker valid bound "
+                     f"instead (not settled; first: {int(idx[fell[0]])})")
+    return notes
 
 
 def _final_scan(store: PatternStore, z: np.ndarray | None, value: float) -> dict:
@@ -87,7 +105,7 @@ def finish(obj: Objective, store: PatternStore, best: Any, state: dict, info: di
         pattern = _unpack(store.take("packed", [best.index]), obj.n)[0].copy()
         if not np.all(np.where(z > 0, pattern, True) & np.where(z < 0, ~pattern, True)):
             pattern = z > 0
-    _raise_to_checkable(obj, store, state["evidence"])
+    notes += _raise_to_checkable(obj, store, state["evidence"])
     sc = _final_scan(store, z, value)
     if sc["close"] >= 2 and sc["others"]:
         notes.append(f"near-tie: {sc['others']} other pattern(s) reach {value:.12f} within 1e-9 with a different "

@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 
-from relu_gating.search._exact.evidence import CLAIM_SLACK
 from relu_gating.search.bnb._tree_build import Node
 from relu_gating.search.objectives import neuron_values
 
@@ -31,6 +30,7 @@ class Chambers:
     tol: float
     method: str
     best_value: float
+    notes: list
 
     def offer(self, theta: np.ndarray) -> None:  # pragma: no cover - provided by the search
         raise NotImplementedError
@@ -56,42 +56,43 @@ class Chambers:
             return
         target = prune_target(self.best_value, self.alpha)
         out = _solve_one(self.obj, mask, self.method, theta0 if strict else None, target)
-        d = self._proven(mask, out, target)
+        d, proves = self._proven(mask, out, target)
         if out.method == "dual-first" and not d <= target:  # the check here does not confirm it: solve
             out = _solve_one(self.obj, mask, self.method, theta0 if strict else None)
-            d = self._proven(mask, out, target)
-        if out.status == PRUNED and self._excluded(mask):
+            d, proves = self._proven(mask, out, target)
+        if out.status == PRUNED and self._excluded(mask):  # decided exactly
             node.settle("x")
         else:
             if np.isfinite(out.lower):
                 self.offer(out.theta)
             if d < node.claim:  # only a settled "c" node shows its evidence (none: the claim alone)
                 node.claim = max(d, float(out.upper))
-                node.evidence = out.evidence if out.evidence is not None else (np.zeros(0, int), np.zeros((0, 0)))
+                node.evidence = (out.evidence if out.evidence is not None and proves
+                                 else (np.zeros(0, int), np.zeros((0, 0))))
             node.settle("c")
         self.stats["t_chamber"] += time.perf_counter() - t0
 
-    def _proven(self, mask: np.ndarray, out: Any, target: float) -> float:
-        """The bound the verifier's check proves for a solve's claim (its dual evidence, the pencil
-        inequality at the claim, the support bound: as for a pattern of the enumeration); inf if
-        the solve claims nothing.  First at the claim ``target`` (floats alone suffice there when it
-        settles the chamber), then at the solver's value and a little above it (exact checks)."""
-        from relu_gating.certificate._tree import chamber_bound
+    def _proven(self, mask: np.ndarray, out: Any, target: float) -> tuple[float, bool]:
+        """The claim proven for a solve (:func:`relu_gating.search._claims.settle_claims`, as for a
+        pattern of the enumeration): first at the claim ``target`` (when it settles the chamber),
+        then at the solver's value; inf if the solve claims nothing.  Returns ``(claim, the
+        evidence proves it)``: when it does not, the claim is a claim-free bound."""
+        from relu_gating.search._claims import settle_claims
 
         if not np.isfinite(out.upper):
-            return np.inf
+            return np.inf, False
         rows, N = out.evidence if out.evidence is not None else (np.zeros(0, dtype=np.int64), np.zeros((0, 0)))
-        rows, N, u = np.asarray(rows), np.asarray(N), float(out.upper)
+        ev = [(np.asarray(rows, dtype=np.int64), np.asarray(N, dtype=float))]
+        u = float(out.upper)
         if u < target < np.inf:
-            d = chamber_bound(self._stated_problem(), mask, target, rows, N)
-            if d <= target:
-                return d
-        d = chamber_bound(self._stated_problem(), mask, u, rows, N)
-        for rel in CLAIM_SLACK:  # a claim at the solver's value can fail the exact check by rounding
-            if d <= u * (1 + rel) + rel:
-                break
-            d = min(d, chamber_bound(self._stated_problem(), mask, u * (1 + rel) + rel, rows, N))
-        return d
+            got = settle_claims(self.obj, mask[None], np.array([target]), ev)
+            if got.keep_evidence[0] and got.bounds[0] <= target:
+                return float(got.bounds[0]), True
+        got = settle_claims(self.obj, mask[None], np.array([u]), ev)
+        if not got.keep_evidence[0]:
+            self.stats["unproven"] = self.stats.get("unproven", 0) + 1
+            self.notes.append("a chamber's solved bound is not proven: it claims a weaker valid bound (not settled)")
+        return float(got.bounds[0]), bool(got.keep_evidence[0])
 
     def _attained(self, node: Node, mask: np.ndarray) -> bool:
         """Rem 4.4 without a solver: a top eigenvector of the chamber's pencil (either sign) in its
@@ -113,10 +114,12 @@ class Chambers:
         return inside and vals[k] >= node.claim - 0.5 * self.tol
 
     def _excluded(self, mask: np.ndarray) -> bool:
-        """The verifier's own test that a chamber has no admissible neuron."""
+        """No admissible neuron in the chamber, decided exactly (and confirmed by the verifier's own
+        test, which the leaf ``["x"]`` must pass)."""
         from relu_gating.certificate._verify import _excluded
+        from relu_gating.search._claims import exactly_excluded
 
-        return _excluded(self._stated_problem(), mask)
+        return exactly_excluded(self.obj, mask) and _excluded(self._stated_problem(), mask)
 
     def _stated_problem(self) -> Any:
         """The problem as the verifier states it (built once)."""

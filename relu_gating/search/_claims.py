@@ -1,0 +1,240 @@
+"""What the search claims per pattern: only what is proven, and all the checker proves (private).
+
+One function, :func:`settle_claims`, shared by the enumeration (in memory and streamed) and the
+branch and bound's chamber leaves.  For each pattern with a solver's claim ``u`` and its dual
+evidence ``(rows, N)``:
+
+1. **accept** ``u`` (or ``u`` plus a little of :data:`CLAIM_SLACK`) when it is proven: by the
+   float pencil check with its rigorous rounding allowance (``u B - A - D`` clearly positive
+   definite, :func:`relu_gating.certificate._proofs.pencil_bounds`), else by the same inequality
+   decided in exact rationals on the caller's own inputs
+   (:func:`relu_gating.certificate._proofs.exact_claim`: ``Phi``, ``U_K``, ``H`` as the rationals
+   they are; no rounded basis, no threshold deciding a kernel);
+2. otherwise claim the least bound that is proven: the float bound with its allowance, the
+   support bound or the cap, tightened by bisection with the exact test (:func:`pencil_bound`);
+   evidence that proves nothing is dropped, and a pattern whose claim had to rise is reported as
+   not settled;
+3. **the checker's view**: the verifier's own proof of each claim
+   (:func:`relu_gating.certificate.prove_bounds`) raises a claim it cannot confirm, and lowers one
+   it proves tighter, when that lower value is itself proven here (step 1): the search's
+   ``certified`` is then the verifier's.
+
+A float never decides here: it only accepts, with its error bound; the exact check decides the
+rest, and what neither proves is not claimed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Claims", "settle_claims", "checked_exclusions", "CLAIM_SLACK", "EXACT_CLAIMS_LIMIT", "proven_claim",
+           "pencil_bound", "exactly_excluded", "stated"]
+
+#: Relative slack tried in turn on a claim the checks reject at the solver's value (the multipliers'
+#: rounding): ``u (1 + rel) + rel``.
+CLAIM_SLACK = (1e-11, 1e-10, 1e-9)
+
+#: At most this many claims per query are decided in exact rationals (a few ms each); beyond it,
+#: the unconfirmed ones fall back to their claim-free bound.
+EXACT_CLAIMS_LIMIT = 2000
+
+
+@dataclass
+class Claims:
+    """Outcome of :func:`settle_claims` for the patterns it was given (aligned arrays)."""
+
+    bounds: np.ndarray  # the claims to write (float)
+    keep_evidence: np.ndarray  # bool: the evidence proves the claim (else drop it)
+    fallback: np.ndarray  # bool: no proof of the solver's claim; a claim-free bound instead (not settled)
+
+
+class _Budget:
+    def __init__(self, limit: int) -> None:
+        self.left = limit
+
+
+def _features(obj: Any) -> Any:
+    return {"none": None, "bias": "bias"}.get(obj.features, obj.H)
+
+
+def _exact_H(obj: Any) -> Any:
+    """The exact orthogonal basis of ``col(H)`` of a query (cached on the objective)."""
+    from relu_gating.certificate._proofs import exact_feature_basis
+
+    cache = obj.__dict__.setdefault("_exact_H_cache", {}) if hasattr(obj, "__dict__") else {}
+    if "basis" not in cache:
+        H = None if obj.features == "none" else (np.ones((obj.n, 1)) if obj.features == "bias" else obj.H)
+        cache["basis"] = exact_feature_basis(H)
+    return cache["basis"]
+
+
+def _float_bounds(S: Any, masks: np.ndarray, claims: np.ndarray, ev: list) -> np.ndarray:
+    """What the float pencil check proves for each claim, with its rigorous rounding allowance: the
+    claim itself when ``u B - A - D`` is clearly positive definite, else the claim plus the shortfall
+    over a proven lower bound of ``lambda_min(B)``, else ``inf`` (never a decision by a threshold)."""
+    from relu_gating.certificate._proofs import pattern_pencils, pencil_bounds
+
+    A, B = pattern_pencils(masks.astype(float), S.Q, S.M, S.QH)
+    D = np.zeros_like(A)
+    for k, (rows, N) in enumerate(ev):
+        rows = np.asarray(rows, dtype=np.int64).reshape(-1)
+        if rows.size:
+            G = np.where(masks[k, rows], 1.0, -1.0)[:, None] * S.Q[rows]
+            N = np.asarray(N, dtype=float).reshape(rows.size, rows.size)
+            D[k] = G.T @ np.maximum(0.5 * (N + N.T), 0.0) @ G
+    return pencil_bounds(A, B, claims, S.n, D)
+
+
+def proven_claim(obj: Any, S: Any, mask: np.ndarray, claim: float, rows: np.ndarray, N: np.ndarray,
+                 budget: _Budget | None = None) -> float:
+    """The smallest proven bound among ``claim`` and ``claim (1 + rel) + rel`` (``rel`` in
+    :data:`CLAIM_SLACK`): the float pencil check (accepting, or bounding the shortfall rigorously),
+    else the same inequality decided in exact rationals; ``inf`` when nothing is proven."""
+    from relu_gating.certificate._proofs import exact_claim
+
+    if not np.isfinite(claim):
+        return np.inf
+    tries = np.array([claim] + [claim * (1 + rel) + rel for rel in CLAIM_SLACK])
+    fb = _float_bounds(S, np.repeat(mask[None], tries.size, axis=0), tries, [(rows, N)] * tries.size)
+    if fb[0] <= claim:
+        return claim
+    best = float(fb.min())  # every one of them is proven: the least, unless an exact check proves less
+    for c in tries.tolist():
+        if c >= best:
+            break
+        if budget is not None:
+            if budget.left <= 0:
+                break
+            budget.left -= 1
+        if exact_claim(c, obj.Phi, obj.U_K, _exact_H(obj), mask, rows, N):
+            return c
+    return best
+
+
+def _fallback(S: Any, masks: np.ndarray) -> np.ndarray:
+    """Claim-free bounds valid whatever a solver said: the support bound and the cap."""
+    from relu_gating.certificate._proofs import cap_bound, support_bounds
+
+    cap = cap_bound(S.M, S.QH is not None)
+    if masks.shape[0] == 0:
+        return np.zeros(0)
+    return np.minimum(support_bounds(masks.astype(float), S.U, S.M, S.QH), cap)
+
+
+#: Relative width at which :func:`pencil_bound` stops bisecting.
+BISECT_RTOL = 1e-10
+
+
+def pencil_bound(obj: Any, mask: np.ndarray, lo: float, hi: float, budget: _Budget | None = None,
+                 rows: Any = None, N: Any = None) -> float:
+    """A bound of the pattern's objective proven in exact rationals by its evidence ``(rows, N)``
+    (none: the pencil ``(A_S, B_S)`` over all of ``theta``), between ``lo`` (a refuted claim) and
+    ``hi`` (a proven bound, returned when nothing lower is proven): bisection on ``u``, each step
+    the exact test ``u B - A - G_T^T N G_T`` PSD."""
+    from fractions import Fraction
+
+    from relu_gating.certificate._proofs import exact_below, exact_parts
+
+    if not (np.isfinite(lo) and np.isfinite(hi)) or hi <= lo:
+        return hi
+    rows = np.zeros(0, dtype=np.int64) if rows is None else np.asarray(rows, dtype=np.int64)
+    N = np.zeros((0, 0)) if N is None else np.asarray(N, dtype=float)
+    AD, B = exact_parts(obj.Phi, obj.U_K, _exact_H(obj), mask, rows, N)
+    best = hi
+    while best - lo > BISECT_RTOL * max(abs(best), 1e-300) + 1e-15:
+        if budget is not None:
+            if budget.left <= 0:
+                break
+            budget.left -= 1
+        mid = 0.5 * (lo + best)
+        if exact_below(Fraction(mid), AD, B):
+            best = mid
+        else:
+            lo = mid
+    return best
+
+
+def exactly_excluded(obj: Any, mask: np.ndarray) -> bool:
+    """Every neuron of the pattern is excluded (``h = 0`` or ``h`` in ``col(H)``), decided exactly."""
+    from relu_gating.certificate._proofs import exact_excluded
+
+    return exact_excluded(obj.Phi, _exact_H(obj), mask)
+
+
+def stated(obj: Any) -> Any:
+    """The verifier's statement of the query (built once per objective)."""
+    from relu_gating.certificate._problem import state_problem
+
+    cache = obj.__dict__.setdefault("_exact_H_cache", {}) if hasattr(obj, "__dict__") else {}
+    if "stated" not in cache:
+        cache["stated"] = state_problem(obj.Phi, obj.U_K, _features(obj))
+    return cache["stated"]
+
+
+def settle_claims(obj: Any, masks: np.ndarray, claims: np.ndarray, evidence: list,
+                  limit: int = EXACT_CLAIMS_LIMIT) -> Claims:
+    """Proven claims for some patterns (bool ``masks`` (k, n), solver ``claims`` (k,), one
+    ``(rows, N)`` per pattern; empty rows: the pencil alone).  See the module docstring."""
+    from relu_gating.certificate import prove_bounds
+
+    k = len(claims)
+    claims = np.asarray(claims, dtype=float)
+    out = claims.copy()
+    keep = np.ones(k, dtype=bool)
+    fell = np.zeros(k, dtype=bool)
+    if k == 0:
+        return Claims(out, keep, fell)
+    S = stated(obj)
+    budget = _Budget(limit)
+    fast = _float_bounds(S, masks, claims, evidence)
+    for i in range(k):
+        rows, N = evidence[i]
+        out[i] = claims[i] if fast[i] <= claims[i] else proven_claim(obj, S, masks[i], float(claims[i]), rows, N, budget)
+    loose = claims * (1 + CLAIM_SLACK[-1]) + CLAIM_SLACK[-1]
+    bad = np.flatnonzero(~(out <= loose) & np.isfinite(claims))
+    if bad.size:  # no proof of the solver's claim: the least bound its evidence proves, exactly
+        fb = _fallback(S, masks[bad])
+        for k, i in enumerate(bad.tolist()):
+            hi = float(min(out[i], fb[k]))
+            rows, N = evidence[i]
+            out[i] = pencil_bound(obj, masks[i], float(claims[i]), hi, budget, rows, N)
+            keep[i] = out[i] < hi or (hi == out[i] and np.isfinite(out[i]) and out[i] < fb[k])
+        fell[bad] = out[bad] > loose[bad]
+    ev = {i: evidence[i] for i in np.flatnonzero(keep).tolist()}
+    checker = prove_bounds(obj.Phi, obj.U_K, _features(obj), masks, out, ev)
+    up = np.flatnonzero(np.isfinite(checker) & (checker > out))
+    out[up] = checker[up]  # what the checker cannot confirm is raised to what it proves
+    down = np.flatnonzero(np.isfinite(checker) & (checker < out) & keep)
+    for i in down.tolist():  # the checker proves more: claim it too, if it is proven here as well
+        d = proven_claim(obj, S, masks[i], float(checker[i]), *evidence[i], budget)
+        if d <= checker[i]:
+            out[i] = d
+    return Claims(out, keep, fell)
+
+
+def checked_exclusions(obj: Any, masks: Any, bounds: np.ndarray, status: np.ndarray,
+                       limit: int = EXACT_CLAIMS_LIMIT) -> list[str]:
+    """Patterns settled as having no admissible neuron, re-decided exactly (in place): one that has
+    an admissible neuron after all (or that is beyond ``limit`` exact checks) claims its claim-free
+    bound and is ``BOUND``.  Returns notes."""
+    from relu_gating.search.state import BOUND, PRUNED
+
+    idx = np.flatnonzero(status == PRUNED)
+    if idx.size == 0:
+        return []
+    mk = np.asarray(masks[idx], dtype=bool)
+    live = idx[mk.any(axis=1)]  # the all-inactive pattern is excluded by definition
+    if live.size == 0 or obj.features == "none":
+        return []
+    wrong = [int(i) for k, i in enumerate(live.tolist())
+             if k >= limit or not exactly_excluded(obj, np.asarray(masks[i], dtype=bool))]
+    if not wrong:
+        return []
+    w = np.array(wrong, dtype=np.int64)
+    bounds[w] = _fallback(stated(obj), np.asarray(masks[w], dtype=bool))
+    status[w] = BOUND
+    return [f"{w.size} pattern(s) first found to have no admissible neuron have one in exact arithmetic: "
+            f"they claim a claim-free bound (first: {int(w[0])})"]
