@@ -104,6 +104,8 @@ def run(args: argparse.Namespace) -> int:
     failed = [c for c in res.checks if not c.holds]
     for c in failed:
         print(f"relu-gating experiment: check FAILED: {c.name} ({c.detail})", file=sys.stderr)
-    print(f"relu-gating experiment: {res.name}: {len(res.checks) - len(failed)}/{len(res.checks)} checks hold, "
+    n_inf = sum(1 for c in res.checks if c.informative)
+    print(f"relu-gating experiment: {res.name}: {len(res.checks) - len(failed)}/{len(res.checks)} checks hold "
+          f"({n_inf} informative), "
           f"{res.seconds:.1f} s" + (f"; wrote {', '.join(paths)}" if paths else ""), file=sys.stderr)
     return 1 if failed else 0

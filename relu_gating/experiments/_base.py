@@ -37,11 +37,31 @@ def _plain(x: Any) -> Any:
 
 @dataclass(frozen=True)
 class Check:
-    """One claim the experiment illustrates: ``holds`` and the numbers that decided it."""
+    """One claim the experiment illustrates: ``holds`` and the numbers that decided it.
+
+    Attributes
+    ----------
+    name : str
+        The statement checked (with the paper's numbering).
+    holds : bool
+        Whether the recorded numbers obey it.
+    detail : str
+        The numbers that decided it.
+    tests : str
+        What a failure would reveal in the code (for example "the kappa upper end").
+    fails_if : str
+        An input that makes it fail (each is fed in ``tests/test_experiment_checks.py``).
+    informative : bool
+        False when the bound is looser than what holds trivially (above 1, above the previous
+        value, ...): such a check is recorded but not counted as evidence.
+    """
 
     name: str
     holds: bool
     detail: str = ""
+    tests: str = ""
+    fails_if: str = ""
+    informative: bool = True
 
 
 @dataclass(frozen=True)
@@ -82,7 +102,8 @@ class ExperimentResult:
             "schema": SCHEMA, "name": self.name, "title": self.title,
             "version": self.version or __version__, "python": platform.python_version(),
             "params": self.params, "seconds": self.seconds,
-            "checks": [{"name": c.name, "holds": bool(c.holds), "detail": c.detail} for c in self.checks],
+            "checks": [{"name": c.name, "holds": bool(c.holds), "detail": c.detail, "tests": c.tests,
+                        "fails_if": c.fails_if, "informative": bool(c.informative)} for c in self.checks],
             "tables": self.tables,
         })
 

@@ -28,7 +28,8 @@ def example_main(name: str, argv: list[str] | None = None, description: str = ""
     res = exp.run(seed=args.seed, quick=args.quick)
     print(f"{res.title}  ({res.seconds:.1f} s)")
     for c in res.checks:
-        print(f"  [{'ok' if c.holds else 'FAILED'}] {c.name}: {c.detail}")
+        tag = ("ok" if c.holds else "FAILED") + ("" if c.informative else ", not informative")
+        print(f"  [{tag}] {c.name}: {c.detail}")
     for tname, rows in res.tables.items():
         print(f"table {tname} ({len(rows)} rows); first rows:")
         for row in rows[:6]:

@@ -40,7 +40,7 @@ def test_greedy_rate_numbers_obey_the_claims(rate_rows):
     steps, starts, kappas, cert = rate_rows
     assert all(c.holds for c in _checks(steps, starts, kappas, cert))
     K, kappa = 2, kappas[0]["kappa_upper"]
-    X, Phi, U = _problem(7, K, 0)
+    X, Phi, U, _ = _problem(7, K, 0)
     H0s = _starts(X, Phi, U, 0)
     for st in starts:
         sel = [r for r in steps if r["start"] == st["start"]]
@@ -57,17 +57,24 @@ def test_greedy_rate_numbers_obey_the_claims(rate_rows):
 
 
 def test_clusters_numbers_obey_the_claims():
-    from relu_gating.experiments.clusters import K, _checks, _config, cluster_data, omegas
+    from relu_gating.coverage.metrics import coverage_gap
+    from relu_gating.experiments.clusters import K, _basis, _config, chi_upper, cluster_data, omegas
 
-    row = _config(6, 0.3, 0.3, 3, 0)
-    X, lab, W = cluster_data(6, 0.3, 0)
+    row, steps = _config(24, 0.4, 0.4, 3, 0)
+    X, lab, W = cluster_data(24, 0.4, 0)
     om = omegas(X, lab, W)
     assert np.isclose(row["omega_max"], om.max())
-    assert all(row[f"chi{c + 1}_lower"] <= 2 * om[c] + 1e-9 for c in range(K))
-    assert row["kappa_lower"] <= 2 * np.sqrt(K) * om.max()
-    assert row["t_needed"] is not None and row["t_needed"] <= row["t_pred_example"]
-    checks = {c.name: c for c in _checks([row])}
-    assert all(c.holds for c in checks.values()), checks
+    assert all(row[f"chi{c + 1}_upper"] <= 2 * om[c] + 1e-9 for c in range(K))
+    for c in range(K):  # the two atoms of Example 5.12 give chi_c exactly on the sample
+        z = X @ W[c]
+        a, a2 = z[lab != c].max(), z[lab == c].min()
+        ind = (np.maximum(z - a, 0) - np.maximum(z - a2, 0)) / (a2 - a)
+        assert np.allclose(ind, lab == c, atol=1e-12)
+    chi = np.stack([(lab == c) / np.sqrt(np.sum(lab == c)) for c in range(K)], axis=1)
+    U, _, _ = _basis(X, 0.4)
+    assert np.isclose(row["epsilon"], coverage_gap(chi, U)) and row["epsilon"] > 1e-3  # connected: eps > 0
+    assert row["kappa_chi_upper"] == pytest.approx(np.sqrt(np.sum(chi_upper(X, lab, W) ** 2)))
+    assert all(r["bound_G"] >= r["lemma59"] for r in steps if r["t"])
 
 
 def _stub_result(fail: bool = False) -> ExperimentResult:

@@ -1,0 +1,74 @@
+r"""The paper's bounds as plain functions, and kappa intervals closed to a target width (private).
+
+The experiments record these numbers per greedy step and decide their checks from them; the tests
+of ``tests/test_experiment_checks.py`` call the same functions with deliberately wrong inputs.
+
+* :func:`lemma59_bound` -- Lemma 5.9: ``G* >= s^2 (s - eps)^2 / kappa^2`` (0 when ``s <= eps``).
+* :func:`kappa_from_gain` -- the same read backwards: a certified upper bound ``B >= G*`` at a
+  step with gap ``s`` gives ``kappa >= s (s - eps) / sqrt(B)``, a lower bound on every valid kappa.
+* :func:`rate_bound`, :func:`gap_bound` -- Thm 5.10's ``delta_t`` and ``s_t^2`` bounds.
+* :func:`closed_kappa` -- :func:`~relu_gating.coverage.variation.representability_constant`
+  with a growing net and ascent until ``(upper - lower) / upper <= width`` (or the budget ends).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+__all__ = ["lemma59_bound", "kappa_from_gain", "rate_bound", "gap_bound", "closed_kappa"]
+
+
+def lemma59_bound(s: float, eps: float, kappa: float) -> float:
+    """Lemma 5.9's lower bound ``s^2 (s - eps)^2 / kappa^2`` on ``G*`` (0 when ``s <= eps``)."""
+    return 0.0 if s <= eps else s**2 * (s - eps) ** 2 / kappa**2
+
+
+def kappa_from_gain(s: float, eps: float, G_upper: float) -> float:
+    """Smallest kappa Lemma 5.9 allows when ``G* <= G_upper``: ``s (s - eps) / sqrt(G_upper)`` (0 if ``s <= eps``)."""
+    if s <= eps:
+        return 0.0
+    return math.inf if G_upper <= 0 else s * (s - eps) / math.sqrt(G_upper)
+
+
+def rate_bound(delta0: float, t: int, K: int, kappa: float, alpha: float) -> float:
+    """Thm 5.10: ``delta_t <= (1 / delta_0 + alpha t / (4 K^2 kappa^2))^{-1}``."""
+    return 0.0 if delta0 <= 0 else 1.0 / (1.0 / delta0 + alpha * t / (4 * K**2 * kappa**2))
+
+
+def gap_bound(t: int, K: int, kappa: float, alpha: float, eps: float = 0.0) -> float:
+    """Thm 5.10: ``s_t^2 <= max(4 eps^2, 4 K^2 kappa^2 / (alpha t))`` for ``t >= 1``."""
+    return max(4 * eps**2, 4 * K**2 * kappa**2 / (alpha * t))
+
+
+def closed_kappa(U: Any, Phi: Any, *, patterns: Any = None, width: float = 0.05, start: int | None = None,
+                 max_directions: int = 48, max_refine: int = 8, seconds: float = 120.0) -> tuple[Any, dict]:
+    """``kappa(U)`` bracketed until the relative width is at most ``width``, doubling the net.
+
+    Returns the :class:`~relu_gating.coverage.variation.Representability` and a row saying how far
+    it got: ``n_directions``, ``refine``, ``rel_width``, ``closed`` and, when not closed, ``why``
+    (net or time budget exhausted).  The upper end tightens with the net's inradius, the lower end
+    with the dual ascent (``refine``).
+    """
+    from relu_gating.coverage.variation import representability_constant
+
+    K = U.shape[1]
+    nd, rf = (start or max(K, 2)), 0
+    t0 = time.perf_counter()
+    while True:
+        kap = representability_constant(U, Phi, n_directions=nd, refine=rf, patterns=patterns)
+        rel = (kap.upper - kap.lower) / kap.upper if kap.upper > 0 else 0.0
+        spent = time.perf_counter() - t0
+        why = ""
+        if rel <= width:
+            break
+        if nd >= max_directions:
+            why = f"net of {nd} directions and {rf} ascent steps reached (budget)"
+            break
+        if spent > seconds:
+            why = f"time budget {seconds:g} s spent"
+            break
+        nd, rf = min(2 * nd, max_directions), min(rf + 2, max_refine)
+    return kap, {"n_directions": nd, "refine": rf, "rel_width": rel, "closed": rel <= width, "why": why,
+                 "seconds": spent}
