@@ -75,3 +75,27 @@ def test_best_neuron_rejects_patterns_of_another_phi(moons):
     other = enumerate_patterns(moons.Phi[:-1])
     with pytest.raises(InputError, match="patterns"):
         best_neuron(moons.Phi, moons.U_K, features="bias", patterns=other)
+
+
+def test_greedy_beyond_enumeration_runs_the_branch_and_bound(moons, monkeypatch):
+    """Where ``strategy="auto"`` (the default) chooses the branch and bound, the layer enumerates
+    nothing: every step is a branch and bound with its own tree, certified, and the gains are the
+    enumerated layer's."""
+    import relu_gating.patterns as pat
+    from relu_gating.search.bnb import _api
+
+    want = greedy_layer(moons.Phi, moons.U_K, 3)
+    calls = {"n": 0}
+    real = pat.enumerate_patterns
+
+    def counting(*a, **k):
+        calls["n"] += 1
+        return real(*a, **k)
+
+    monkeypatch.setattr(pat, "enumerate_patterns", counting)
+    monkeypatch.setattr(_api, "AUTO_CHAMBERS", 10)  # as if the arrangement were too large to enumerate
+    g = greedy_layer(moons.Phi, moons.U_K, 3, max_seconds=120)
+    assert calls["n"] == 0 and g.certified and g.gains.size == 3
+    np.testing.assert_allclose(g.gains, want.gains, atol=1e-9)
+    with pytest.raises(InputError, match="strategy"):
+        greedy_layer(moons.Phi, moons.U_K, 1, strategy="nope")

@@ -80,7 +80,10 @@ def greedy_layer(Phi: Any, U_K: Any, t: int, *, initial: Any = "bias", alpha: fl
         ``H^(0)``.
     alpha : float in (0, 1]
     **search_options
-        Passed to :func:`relu_gating.best_neuron`.
+        Passed to :func:`relu_gating.best_neuron`.  ``strategy`` defaults to ``"auto"``: when the
+        arrangement is small enough to enumerate (Cover's bound, ``search.bnb._api.choose_strategy``)
+        it is enumerated once for all ``t`` queries; beyond, every step is a branch and bound
+        (``max_seconds`` per step), whose certificate is its own tree.
     """
     if isinstance(t, bool) or not isinstance(t, (int, np.integer)) or t < 0:
         raise InputError(f"t must be a nonnegative integer, got {t!r}")
@@ -90,10 +93,18 @@ def greedy_layer(Phi: Any, U_K: Any, t: int, *, initial: Any = "bias", alpha: fl
     if H is None:
         raise InputError("initial must be 'bias' or a feature matrix (the greedy gain needs features)")
     from relu_gating.patterns import enumerate_patterns
+    from relu_gating.search.bnb._api import check_strategy, choose_strategy
 
+    strategy = search_options.pop("strategy", "auto")
+    check_strategy(strategy, search_options.get("max_seconds"))
     patterns = search_options.pop("patterns", None)
-    if patterns is None:  # one layer, one arrangement: enumerate once for all t queries
-        patterns = enumerate_patterns(Phi, max_patterns=search_options.get("max_patterns"))
+    if patterns is None and choose_strategy(Phi, strategy) == "branch-and-bound":
+        search_options["strategy"] = "branch-and-bound"  # no enumeration: each step its own tree
+    else:
+        search_options.pop("max_seconds", None)  # the enumeration has no time budget
+        if patterns is None:  # one layer, one arrangement: enumerate once for all t queries
+            patterns = enumerate_patterns(Phi, max_patterns=search_options.get("max_patterns"))
+    search_options["patterns"] = patterns
     thetas, gains, ubs, secs = [], [], [], []
     t_step = time.perf_counter()
     captured = [captured_features(H, U)]
@@ -102,7 +113,7 @@ def greedy_layer(Phi: Any, U_K: Any, t: int, *, initial: Any = "bias", alpha: fl
     for _ in range(t):
         if gap[-1] ** 2 <= min_gain:
             break
-        res = best_neuron(Phi, U, features=H, alpha=alpha, patterns=patterns, **search_options)
+        res = best_neuron(Phi, U, features=H, alpha=alpha, **search_options)
         secs.append(time.perf_counter() - t_step)
         if res.value <= min_gain:
             break

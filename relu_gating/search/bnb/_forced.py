@@ -23,7 +23,7 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["forced_rows", "float_clear", "exhaustive_farkas", "MIN_RANK", "MAX_RANK", "MIN_CANDIDATES"]
+__all__ = ["forced_rows", "float_clear", "exhaustive_farkas", "float_rules_out", "MIN_RANK", "MAX_RANK", "MIN_CANDIDATES"]
 
 MIN_RANK, MAX_RANK = 3, 5
 #: Below this many candidate rows the per-row tests are as cheap.
@@ -121,12 +121,18 @@ EXHAUSTIVE_SUBSETS = 3000
 
 
 def exhaustive_farkas(dec: np.ndarray, i: int, sides: tuple, rank: int,
-                      exact: Callable[[int, int, np.ndarray], bool]) -> tuple | None:
+                      exact: Callable[[int, int, np.ndarray], bool],
+                      screen: tuple[np.ndarray, np.ndarray] | None = None) -> tuple | None:
     """``(s, rows)``: a Farkas combination proving row ``i`` forced to ``s``, found by trying
     every subset of at most ``rank`` decided rows (Caratheodory: one exists whenever the row is
     forced) with the exact check ``exact(i, s, rows)``; None if there is none or the node has
     too many decided rows.  For the rows the float tests leave unproven on degenerate data
-    (rows dependent only to within rounding), where an LP's duals pick the wrong rows."""
+    (rows dependent only to within rounding), where an LP's duals pick the wrong rows.
+
+    ``screen = (Gn, signs)`` (unit rows in well-conditioned coordinates, the node's signs): the
+    subsets a float least-squares solve clearly rules out (:func:`float_rules_out`) are not
+    checked exactly.  A subset skipped only loses a proof (the answer may become None), never
+    makes one: on real data the exact checks of the subsets that cannot work were 90% of the time."""
     from itertools import combinations
     from math import comb
 
@@ -134,8 +140,33 @@ def exhaustive_farkas(dec: np.ndarray, i: int, sides: tuple, rank: int,
     if top < 1 or comb(dec.size, top) > EXHAUSTIVE_SUBSETS:
         return None
     for k in range(1, top + 1):
-        for sub in combinations(dec.tolist(), k):
-            for s in sides:
-                if exact(i, s, np.asarray(sub)):
+        subs = np.array(list(combinations(dec.tolist(), k)), dtype=np.int64).reshape(-1, k)
+        for s in sides:
+            keep = np.ones(subs.shape[0], dtype=bool) if screen is None else \
+                ~float_rules_out(screen[0], screen[1], subs, i, s)
+            for sub in subs[keep]:
+                if exact(i, s, sub):
                     return s, tuple(int(j) for j in sub)
     return None
+
+
+#: :func:`float_rules_out`: a residual above this (relative to ``1 + |y|``; unit rows) is no rounding.
+SCREEN_RESIDUAL = 1e-6
+#: :func:`float_rules_out`: multipliers below ``-SCREEN_NEGATIVE * max |y|`` of a well-conditioned
+#: system (smallest singular value above ``SCREEN_COND`` times the largest) are no rounding either.
+SCREEN_NEGATIVE, SCREEN_COND = 1e-6, 1e-6
+
+
+def float_rules_out(Gn: np.ndarray, signs: np.ndarray, subs: np.ndarray, i: int, s: int) -> np.ndarray:
+    """Per subset (rows of ``subs``): ``s g_i`` is clearly not a nonnegative combination of the
+    signed unit rows ``signs_j g_j`` (a least-squares residual far above rounding, or clearly
+    negative multipliers of a well-conditioned system).  A heuristic filter: False keeps the
+    subset for the exact check."""
+    A = np.transpose(signs[subs][:, :, None] * Gn[subs], (0, 2, 1))  # (c, r, k): columns are rows
+    b = s * Gn[i]
+    y = np.linalg.pinv(A) @ b  # (c, k)
+    res = np.linalg.norm(np.einsum("crk,ck->cr", A, y) - b[None, :], axis=1)
+    big = np.abs(y).max(axis=1)
+    sv = np.linalg.svd(A, compute_uv=False)
+    well = sv[:, -1] > SCREEN_COND * sv[:, 0]
+    return (res > SCREEN_RESIDUAL * (1.0 + big)) | (well & (y.min(axis=1) < -SCREEN_NEGATIVE * big))

@@ -87,3 +87,15 @@ class ConeLP:
             return LPAnswer(exact_t, v, None)
         duals = np.abs(np.asarray(sol.row_dual, dtype=float))
         return LPAnswer(min(float(x[self.r]), exact_t), None, np.r_[duals[:self.f], duals[row]])
+
+    def interior(self) -> np.ndarray | None:
+        """A strict witness of the loaded cone with no candidate row switched on (its slacks
+        recomputed: each above ``WITNESS_MARGIN``), or None."""
+        import highspy
+
+        self.calls += 1
+        self.h.run()
+        if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+            return None
+        v = np.asarray(self.h.getSolution().col_value, dtype=float)[:self.r]
+        return v if float((self.G @ v).min(initial=np.inf)) > WITNESS_MARGIN else None

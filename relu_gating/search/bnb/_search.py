@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from relu_gating.certificate._tree import bound_parts, implied_exact, node_bound, node_problem
+from relu_gating.search.bnb._blind import blind_row, expand_pointless, split
 from relu_gating.search.bnb._chamber import Chambers
 from relu_gating.search.bnb._forced import exhaustive_farkas, float_clear, forced_rows
 from relu_gating.search.bnb._lp import WITNESS_MARGIN, ConeLP
@@ -74,7 +75,8 @@ class Search(Chambers):
                       "t_bound": 0.0, "t_lp": 0.0, "t_chamber": 0.0, "n_bound": 0,
                       "nnls": 0, "t_nnls": 0.0, "exact_farkas": 0,
                       "attained": 0, "t_score": 0.0, "lifted": 0, "t_lifted": 0.0, "lifted_settled": 0,
-                      "lifted_lowered": 0, "forced_batch": 0, "t_forced": 0.0, "exhaustive": 0, "thin_exact": 0}
+                      "lifted_lowered": 0, "forced_batch": 0, "t_forced": 0.0, "exhaustive": 0, "thin_exact": 0,
+                      "blind": 0, "pointless": 0}
         self.lifted = bool(lifted)
         self.thin = ExactChambers(self)
         self.notes: list[str] = []
@@ -239,7 +241,7 @@ class Search(Chambers):
         """``("empty", rows, s)`` when an exhaustive exact search proves row ``i`` forced to ``s``
         (the side seen, or either side when neither was), else ``("unproven", None, s_obs)``."""
         got = exhaustive_farkas(dec, i, (s_obs,) if seen else (1, -1), self.obj.rank,
-                                lambda i_, s_, rows: self._implied(signs, i_, s_, rows))
+                                lambda i_, s_, rows: self._implied(signs, i_, s_, rows), (self.Gn, signs))
         self.stats["exhaustive"] += 1
         return ("unproven", None, s_obs) if got is None else ("empty", got[1], got[0])
 
@@ -304,6 +306,9 @@ class Search(Chambers):
     def expand(self, node: Node) -> None:
         """Fix forced rows, then split on a free row (children pushed), or settle the node."""
         assert node.signs is not None and node.v is not None  # an open node
+        if node.v.shape[0] == 0:  # no known interior point: a side of a split made anyway
+            expand_pointless(self, node)
+            return
         if self.try_lifted(node):
             return
         signs = node.signs.copy()
@@ -316,6 +321,25 @@ class Search(Chambers):
         chain, free, pts = self._fix_forced(node, signs, pts)
         if pts.shape[0] > seen:  # the witnesses found: offered once here, not again by the nodes below
             self.offer(pts[seen:] @ self.obj.to_theta.T)
+        cur = self.apply_chain(node, chain, signs, pts)
+        if cur is None:
+            return
+        if not np.any((signs == 0) & ~self.P.zero_rows):
+            self.chamber(cur)
+            return
+        if free.size == 0:  # no undecided row is seen on both sides, none provably forced
+            if self.thin.settle(cur, signs):  # settled from the exact chambers (small degenerate data)
+                self.stats["thin_exact"] += 1
+                return
+            self.stats["blind"] += 1  # split anyway: a side without points is decided exactly below
+            assert cur.z is not None
+            split(self, cur, signs, pts, blind_row(self, signs, cur.z))
+            return
+        split(self, cur, signs, pts, self._branch_row(signs, free, cur))
+
+    def apply_chain(self, node: Node, chain: list, signs: np.ndarray, pts: np.ndarray) -> Node | None:
+        """Write the implied rows ``chain`` below ``node`` (``signs`` already holds them); the
+        node below them with its fresh bound, or None when that bound settles it."""
         cur = node
         if chain:
             for i, s, rows in chain:
@@ -329,28 +353,8 @@ class Search(Chambers):
             cur.claim = cur.bound = fresh.claim
             if self.settled(cur.claim):
                 cur.settle("b")
-                return
-        if not np.any((signs == 0) & ~self.P.zero_rows):
-            self.chamber(cur)
-            return
-        if free.size == 0:  # no undecided row is seen on both sides, none provably forced
-            if self.thin.settle(cur, signs):  # settled from the exact chambers (small degenerate data)
-                self.stats["thin_exact"] += 1
-                return
-            self.stats["unproven_empty"] += 1  # else keep the bound
-            cur.settle("b")
-            return
-        i = self._branch_row(signs, free, cur)
-        zi = pts @ self.Gn[i]
-        kids = []
-        for s in (1, -1):
-            sg = signs.copy()
-            sg[i] = s
-            kids.append(self._node(sg, pts[s * zi > WITNESS_MARGIN][-8:], node.depth + 1))
-        cur.row, cur.children = i, kids
-        cur.settle("s")
-        for kid in kids:
-            self.push(kid)
+                return None
+        return cur
 
     def reserve(self) -> float:
         """Seconds to keep before a deadline for writing the tree out (``FINISH_PER_NODE`` a node)."""

@@ -1,0 +1,312 @@
+r"""Benchmark: the branch and bound on real and clustered data (issue 25), beside uncertified search.
+
+Cases (scikit-learn's bundled data sets, nothing downloaded; every data set standardized, duplicate
+rows dropped; kNN graph, K = 4 or the nearest K at a spectral gap, bias features):
+
+* ``iris`` 150 x 4; ``wine-pca5`` 178 x 5; ``bc-pca3``, ``bc-pca5``, ``bc-pca8`` breast cancer
+  569 x 3, 5, 8; ``bc-pca5-n200`` a class-stratified 200-row subsample; ``moons-2000`` scikit-learn's
+  two moons, n = 2000 (``relu_gating.data.real``);
+* the synthetic cases of the issue (``benchmarks/bnb.py``'s instances, seed 0):
+  ``clustered-1000x3``, ``clustered-100x5``, ``gauss-60x8``.
+
+Per case, each in a fresh process: Cover's chamber count; ``best_neuron(strategy="branch-and-bound",
+max_seconds=--budget)``: certified or the alpha reached, seconds, nodes, chambers solved, unsettled
+leaves without interior; the certificate written to JSON and verified from the stated problem (unless
+``--no-verify``); the best of ``--random`` Gaussian neurons and of fixed-gating local search (50
+starts), uncertified (``relu_gating.search.baselines``).
+
+The cases run on a snapshot of ``HEAD`` (a temporary git worktree: uncommitted edits are not
+measured).  ``--against REV`` runs every case on that commit too, alternating the two case by case in
+the same run, so that the load of the shared machine hits both alike.
+``--greedy`` times an 8-step greedy layer on iris beside 8 independent queries (same features as the
+layer's steps), in the same run.
+
+Writes ``benchmarks/results/real_<UTC date>.json`` (``--save`` to choose) and prints a markdown table;
+``--write-docs`` regenerates the table of ``docs/real-data.md`` from the records.
+
+Run::
+
+    python benchmarks/real.py                               # every case, 600 s each
+    python benchmarks/real.py --quick                       # iris and bc-pca3, 30 s each
+    python benchmarks/real.py --cases iris,bc-pca3 --budget 90 --against HEAD~3
+    python benchmarks/real.py --greedy --budget 60
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+if not os.environ.get("PYTHONPATH"):  # a child of --against imports the other checkout (its PYTHONPATH)
+    sys.path.insert(1, str(ROOT))
+
+#: name -> (source, dims, rows): ``source`` a scikit-learn data set, "moons", "clustered" or "gauss".
+CASES = {
+    "iris": ("iris", 4, None),
+    "wine-pca5": ("wine", 5, None),
+    "bc-pca3": ("breast-cancer", 3, None),
+    "bc-pca5": ("breast-cancer", 5, None),
+    "bc-pca8": ("breast-cancer", 8, None),
+    "bc-pca5-n200": ("breast-cancer", 5, 200),
+    "moons-2000": ("moons", 2, 2000),
+    "clustered-1000x3": ("clustered", 3, 1000),
+    "clustered-100x5": ("clustered", 5, 100),
+    "gauss-60x8": ("gauss", 8, 60),
+}
+QUICK = "iris,bc-pca3"
+#: K tried in this order when K = 4 ties with the next eigenvalue (no spectral gap there).
+K_ORDER = (4, 3, 5, 2, 6)
+
+
+def case_data(name: str) -> tuple[np.ndarray, str]:
+    """Samples ``X`` of a case and a one-line description."""
+    src, dims, rows = CASES[name]
+    if src in ("clustered", "gauss"):
+        sys.path.insert(0, str(HERE))
+        from bnb import instance
+
+        Phi, _ = instance(rows, dims, 0, src)
+        return Phi[:, :-1], f"{src} {rows} x {dims}, seed 0"
+    if src == "moons":
+        from relu_gating.data.real import sklearn_moons
+
+        d = sklearn_moons(rows, noise=0.1, seed=0)
+        return d.X, f"make_moons({rows}, noise=0.1, random_state=0), standardized"
+    from relu_gating.data.real import real_dataset
+
+    d = real_dataset(src, dims=dims, n=rows, seed=0)
+    return d.X, f"{src} {d.source_shape[0]} x {d.source_shape[1]}, PCA {dims}" + (f", {rows} rows" if rows else "")
+
+
+def case_problem(name: str) -> tuple[np.ndarray, np.ndarray, int, str]:
+    """``Phi = [X, 1]``, ``U_K`` of the kNN graph (K = 4 or the nearest K at a gap), K, description."""
+    import warnings
+
+    from relu_gating.spectral.graphs import laplacian, sample_graph
+    from relu_gating.spectral.spectra import low_frequency_basis
+
+    X, what = case_data(name)
+    L = laplacian(sample_graph(X, kind="knn"))
+    for K in K_ORDER:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            basis = low_frequency_basis(L, K)
+        if not basis.tie_at_K:
+            break
+    return np.c_[X, np.ones(X.shape[0])], np.asarray(basis.U_K), int(K), what
+
+
+def run_child(name: str, budget: float, verify: bool, n_random: int) -> dict:
+    """One case in this process: the branch and bound, its verification, the baselines."""
+    from relu_gating import best_neuron
+    from relu_gating.patterns import count_patterns
+    from relu_gating.search.baselines import local_search, random_search
+
+    Phi, U, K, what = case_problem(name)
+    row = {"case": name, "data": what, "n": int(Phi.shape[0]), "d": int(Phi.shape[1] - 1), "K": K,
+           "budget": budget, "chambers": float(count_patterns(Phi, method="bound").count)}
+    t = time.perf_counter()
+    b = best_neuron(Phi, U, strategy="branch-and-bound", max_seconds=budget)
+    row["seconds"] = time.perf_counter() - t
+    st = b.tree["stats"]
+    row.update(value=float(b.value), upper=float(b.upper_bound), certified=bool(b.certified),
+               alpha=float(b.value / b.upper_bound) if b.upper_bound > 0 else 1.0, nodes=int(b.n_nodes),
+               solved=int(st.get("chambers", 0)), unproven_empty=int(st.get("unproven_empty", 0)),
+               blind=int(st.get("blind", 0)),
+               stats={k: v for k, v in st.items() if isinstance(v, (int, float, str))})
+    if verify:
+        row.update(_verify(b, Phi, U))
+    t = time.perf_counter()
+    rs = random_search(Phi, U, features="bias", n_samples=n_random, seed=0)
+    ls = local_search(Phi, U, features="bias", n_starts=50, seed=0)
+    row.update(random_value=float(rs.value), ls_value=float(ls.value), t_baselines=time.perf_counter() - t)
+    return row
+
+
+def _verify(res, Phi: np.ndarray, U: np.ndarray) -> dict:
+    from relu_gating import verify
+    from relu_gating.certificate import result_to_dict
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "cert.json"
+        path.write_text(json.dumps(result_to_dict(res), allow_nan=False))
+        t = time.perf_counter()
+        rep = verify(str(path), Phi, U, "bias")
+        return {"verified": bool(rep.valid), "verify_alpha": float(rep.alpha_proven),
+                "t_verify": time.perf_counter() - t, "verify_reasons": list(rep.reasons)[:3]}
+
+
+def run_greedy(budget: float, steps: int = 8) -> dict:
+    """An ``steps``-step greedy layer on iris (each step certified, ``budget`` s each at most)
+    beside ``steps`` independent queries on the layer's own feature matrices, same run."""
+    from relu_gating import best_neuron
+    from relu_gating.layers.greedy import greedy_layer
+
+    Phi, U, K, what = case_problem("iris")
+    t = time.perf_counter()
+    layer = greedy_layer(Phi, U, steps, max_seconds=budget)  # strategy "auto": the branch and bound here
+    t_layer = time.perf_counter() - t
+    singles = []
+    for s in range(len(layer.gains)):
+        H = layer.features[:, : 1 + s]
+        t = time.perf_counter()
+        r = best_neuron(Phi, U, features=H, strategy="auto", max_seconds=budget)
+        singles.append({"seconds": time.perf_counter() - t, "certified": bool(r.certified),
+                        "value": float(r.value), "alpha": float(r.value / r.upper_bound) if r.upper_bound > 0 else 1.0})
+    return {"case": "greedy-iris", "data": what, "K": K, "budget": budget, "steps": len(layer.gains),
+            "layer_seconds": t_layer, "step_seconds": layer.seconds.tolist(), "gains": layer.gains.tolist(),
+            "step_alpha": (layer.gains / np.maximum(layer.upper_bounds, 1e-300)).tolist(),
+            "layer_certified": bool(layer.certified), "singles": singles,
+            "singles_seconds": float(sum(x["seconds"] for x in singles))}
+
+
+# ---------------------------------------------------------------------------- driver
+@contextmanager
+def checkout(rev: str | None) -> Iterator[Path]:
+    """This checkout, or ``rev`` in a temporary git worktree."""
+    if rev is None:
+        yield ROOT
+        return
+    tmp = Path(tempfile.mkdtemp(prefix="real-against-"))
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tmp), rev], check=True,
+                   capture_output=True)
+    try:
+        yield tmp
+    finally:
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tmp)], capture_output=True)
+
+
+def in_child(root: Path, args: list[str], timeout: float) -> dict:
+    """This script's ``--child`` mode, importing ``relu_gating`` from ``root``, in a fresh process."""
+    env = dict(os.environ, PYTHONPATH=str(root))
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", *args]
+    try:
+        out = subprocess.run(cmd, cwd=str(root), env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"killed after {timeout:.0f} s"}
+    if out.returncode != 0:
+        return {"error": (out.stderr.strip().splitlines() or ["?"])[-1][:200]}
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _f(x, fmt: str) -> str:
+    return "-" if x is None or (isinstance(x, float) and x != x) else format(x, fmt)
+
+
+def table(records: list[dict]) -> str:
+    """The markdown table of the case records."""
+    cols = ["case", "n x d", "K", "chambers", "commit", "budget s", "result", "seconds", "nodes", "chambers solved",
+            "kept unsettled", "split anyway", "verified", "B&B value", "random value", "local search value"]
+    out = ["| " + " | ".join(cols) + " |", "| " + " | ".join(["---"] * 2 + ["---:"] * (len(cols) - 2)) + " |"]
+    for r in records:
+        if "error" in r:
+            out.append(f"| {r['case']} | | | | {r.get('commit', '')} | | error: {r['error']} |" + " |" * 9)
+            continue
+        res = "**certified**" if r["certified"] else f"alpha {r['alpha']:.4f}"
+        ver = "-" if "verified" not in r else ("yes" if r["verified"] else "NO")
+        out.append("| " + " | ".join([
+            r["case"], f"{r['n']} x {r['d']}", str(r["K"]), f"{r['chambers']:.1e}", r.get("commit", ""),
+            _f(r["budget"], ".0f"), res, _f(r["seconds"], ".1f"), _f(r["nodes"], ","), _f(r["solved"], ","),
+            _f(r["unproven_empty"], "d"), _f(r.get("blind"), "d"), ver, _f(r["value"], ".6f"), _f(r["random_value"], ".6f"),
+            _f(r["ls_value"], ".6f")]) + " |")
+    return "\n".join(out)
+
+
+def write_docs(text: str, path: Path = ROOT / "docs" / "real-data.md") -> None:
+    """Replace the generated part of ``docs/real-data.md`` (between the markers) with ``text``."""
+    begin, end = "<!-- real.py table: begin -->", "<!-- real.py table: end -->"
+    doc = path.read_text()
+    if begin not in doc or end not in doc:
+        raise SystemExit(f"error: {path} has no '{begin}' ... '{end}' markers")
+    head, rest = doc.split(begin, 1)
+    path.write_text(head + begin + "\n" + text + "\n" + end + rest.split(end, 1)[1])
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--cases", default=None, help=f"comma-separated, of {', '.join(CASES)} (default: all)")
+    ap.add_argument("--budget", type=float, default=600.0, help="branch-and-bound seconds per case")
+    ap.add_argument("--quick", action="store_true", help=f"cases {QUICK}, budget 30 s, 20,000 random neurons")
+    ap.add_argument("--random", type=int, default=100_000, help="random neurons of the baseline")
+    ap.add_argument("--no-verify", action="store_true", help="do not verify the certificates")
+    ap.add_argument("--against", default=None, help="also run every case on this commit, alternating")
+    ap.add_argument("--greedy", action="store_true", help="the 8-step greedy layer on iris instead of the cases")
+    ap.add_argument("--save", default=None, help="JSON path (default benchmarks/results/real_<date>.json)")
+    ap.add_argument("--write-docs", action="store_true", help="regenerate docs/real-data.md's table")
+    ap.add_argument("--from-json", default=None, help="print (and --write-docs) the table of saved records; no run")
+    ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.cases, args.budget, args.random = args.cases or QUICK, min(args.budget, 30.0), 20_000
+    names = (args.cases or ",".join(CASES)).split(",")
+    bad = [c for c in names if c not in CASES]
+    if bad:
+        ap.error(f"--cases: unknown case {bad[0]!r} (choose from {', '.join(CASES)})")
+    if not args.budget > 0:
+        ap.error(f"--budget must be positive, got {args.budget}")
+    args.names = names
+    return args
+
+
+def main(argv=None) -> None:
+    args = parse_args(argv)
+    if args.child is not None:
+        row = run_greedy(args.budget) if args.child == "greedy" else \
+            run_child(args.child, args.budget, not args.no_verify, args.random)
+        print(json.dumps(row, default=float))
+        return
+    if args.from_json:
+        records = json.loads(Path(args.from_json).read_text())["records"]
+    else:
+        records = run_all(args)
+    text = table([r for r in records if r.get("case") != "greedy-iris"])
+    print(text)
+    if args.write_docs:
+        write_docs(text)
+
+
+def _rev(root: Path) -> str:
+    out = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "-uno"], capture_output=True, text=True)
+    return out.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+
+
+def run_all(args: argparse.Namespace) -> list[dict]:
+    date = datetime.now(timezone.utc).strftime("%Y%m%d")
+    save = Path(args.save or HERE / "results" / f"real_{date}.json")
+    meta = {"started": datetime.now(timezone.utc).isoformat(timespec="seconds"), "load_start": os.getloadavg(),
+            "budget": args.budget, "argv": sys.argv[1:]}
+    records: list[dict] = []
+    child = ["--budget", str(args.budget), "--random", str(args.random)] + (["--no-verify"] if args.no_verify else [])
+    timeout = 2 * args.budget + 900 if not args.greedy else 20 * args.budget + 900
+    with checkout("HEAD") as this, checkout(args.against) as other:
+        roots = [this] + ([other] if args.against else [])  # both snapshots: edits during the run do not leak in
+        for name in (["greedy"] if args.greedy else args.names):
+            for root in roots:
+                load = os.getloadavg()[0]
+                row = in_child(root, [name, *child], timeout)
+                row.setdefault("case", name)
+                row.update(commit=_rev(root), load1=round(load, 2))
+                records.append(row)
+                print(json.dumps({k: v for k, v in row.items() if k != "stats"}, default=float), flush=True)
+                meta["load_end"] = os.getloadavg()
+                save.parent.mkdir(parents=True, exist_ok=True)
+                save.write_text(json.dumps({"meta": meta, "records": records}, indent=1, default=float))
+    return records
+
+
+if __name__ == "__main__":
+    main()

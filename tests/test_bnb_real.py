@@ -1,0 +1,117 @@
+"""The branch and bound on real data (issue 25): scikit-learn's bundled data sets as the
+benchmark loads them, and a node without evidence split anyway on iris.
+
+Oracles: the enumeration's certified answer, the verifier on the tree's JSON form, and the commit
+before the split-anyway change (kept the node as an "unproven_empty" leaf: not certified).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from relu_gating.errors import InputError
+
+pytest.importorskip("sklearn")
+
+
+def _iris_sepals(rows: int) -> np.ndarray:
+    """The first ``rows`` samples of iris, sepal length and width, standardized: measured to
+    0.1 cm, so many points are collinear before standardization and only to within rounding
+    after it; duplicates dropped."""
+    from sklearn.datasets import load_iris
+
+    D = load_iris().data
+    Z = (D - D.mean(axis=0)) / D.std(axis=0)
+    return np.unique(Z[:rows, :2], axis=0)
+
+
+@pytest.mark.parametrize("K", [3, 5])
+def test_iris_node_without_evidence_is_split_anyway(K, monkeypatch):
+    """The first 30 iris samples, sepal features, without the exact chamber list (as beyond its
+    Cover bound): a node none of whose undecided rows is seen on both sides or proven forced
+    (before: kept as a leaf, not certified) is split anyway; the enumeration's value is certified
+    and the tree verifies."""
+    from relu_gating import best_neuron, verify
+    from relu_gating.search.bnb import _thin
+    from relu_gating.spectral.graphs import laplacian, sample_graph
+    from relu_gating.spectral.spectra import low_frequency_basis
+
+    monkeypatch.setattr(_thin, "MAX_CHAMBERS", 0)
+    X = _iris_sepals(30)
+    U = np.asarray(low_frequency_basis(laplacian(sample_graph(X, kind="knn")), K).U_K)
+    Phi = np.c_[X, np.ones(X.shape[0])]
+    b = best_neuron(Phi, U, strategy="branch-and-bound")
+    st = b.tree["stats"]
+    assert st["blind"] > 0 and st["unproven_empty"] == 0
+    e = best_neuron(Phi, U)
+    assert b.certified and e.certified and abs(b.value - e.value) <= 1e-9
+    rep = verify(json.loads(json.dumps(b.to_dict())), Phi, U, "bias")
+    assert rep.valid and rep.certified
+
+
+def test_real_dataset_keeps_any_number_of_components():
+    from relu_gating.data.real import real_dataset
+
+    d = real_dataset("breast-cancer", dims=8, n=60, seed=3)
+    assert d.X.shape == (60, 8) and d.source_shape == (569, 30)
+    assert np.all(np.diff(d.explained) <= 0) and d.explained.size == 8
+    iris = real_dataset("iris", dims=4)
+    assert iris.X.shape[1] == 4 and iris.X.shape[0] == 149  # one duplicate sample dropped
+    # all components: a rotation of the standardized data (distances kept)
+    from sklearn.datasets import load_iris
+
+    D = load_iris().data
+    Z = np.unique((D - D.mean(axis=0)) / D.std(axis=0), axis=0)
+    g1 = np.sort(np.linalg.norm(iris.X[:, None] - iris.X[None], axis=-1).ravel())
+    g2 = np.sort(np.linalg.norm(Z[:, None] - Z[None], axis=-1).ravel())
+    np.testing.assert_allclose(g1, g2, atol=1e-9)
+    for bad in (0, 14, True, 2.5):
+        with pytest.raises(InputError, match="dims"):
+            real_dataset("wine", dims=bad)
+
+
+def test_sklearn_moons_is_standardized_and_seeded():
+    from relu_gating.data.real import sklearn_moons
+
+    a, b = sklearn_moons(300, seed=1), sklearn_moons(300, seed=1)
+    assert np.array_equal(a.X, b.X) and a.X.shape == (300, 2) and set(np.unique(a.y)) == {0, 1}
+    np.testing.assert_allclose(a.X.mean(axis=0), 0, atol=1e-12)
+    np.testing.assert_allclose(a.X.std(axis=0), 1, atol=1e-12)
+    assert not np.array_equal(sklearn_moons(300, seed=2).X, a.X)
+    with pytest.raises(InputError, match="n must"):
+        sklearn_moons(2)
+    with pytest.raises(InputError, match="noise"):
+        sklearn_moons(10, noise=-1.0)
+
+
+def test_benchmark_table_and_docs_generator(tmp_path):
+    """``benchmarks/real.py``: the cases build, the table lists each record, and
+    ``--write-docs`` rewrites only the part between the markers."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import real
+
+    Phi, U, K, what = real.case_problem("iris")
+    assert Phi.shape == (149, 5) and U.shape == (149, K) and K in real.K_ORDER
+    np.testing.assert_allclose(U.T @ U, np.eye(K), atol=1e-9)
+    rec = {"case": "iris", "n": 149, "d": 4, "K": 4, "chambers": 3.9e7, "commit": "abc", "budget": 60.0,
+           "certified": False, "alpha": 0.99931, "seconds": 60.2, "nodes": 5417, "solved": 371,
+           "unproven_empty": 0, "blind": 12, "verified": True, "value": 0.9907, "random_value": 0.9906,
+           "ls_value": 0.9907}
+    text = real.table([rec, dict(rec, case="bc-pca3", certified=True, alpha=1.0)])
+    lines = text.splitlines()
+    assert len(lines) == 4 and "alpha 0.9993" in lines[2] and "**certified**" in lines[3]
+    doc = tmp_path / "real-data.md"
+    doc.write_text("head\n<!-- real.py table: begin -->\nold\n<!-- real.py table: end -->\ntail\n")
+    real.write_docs(text, doc)
+    got = doc.read_text()
+    assert got.startswith("head\n") and got.endswith("tail\n") and "old" not in got and text in got
+    (tmp_path / "plain.md").write_text("no markers\n")
+    with pytest.raises(SystemExit):
+        real.write_docs(text, tmp_path / "plain.md")
+    with pytest.raises(SystemExit):
+        real.parse_args(["--cases", "nope"])
