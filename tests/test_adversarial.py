@@ -1,0 +1,354 @@
+"""An attacker's tests of the checker (issue 23): forged certificates and swapped problems.
+
+Every reference value is exact (``fractions.Fraction``; the float inputs are the exact dyadic
+rationals they are).  Attacks the checker refuses are ordinary tests (regression tests of the
+checker, beyond ``test_checker_*.py`` and ``test_near_degenerate.py``); attacks it accepts are
+``xfail(strict=True)`` so that the hole stays visible and the suite stays green.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import warnings
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from _exact_reference import chamber_max_2d, exact_features, exact_objective
+from _fuzz_instances import near_degenerate
+
+from relu_gating import CertificateError, best_neuron, verify
+
+BOUND_SLACK = 1e-7
+LOWER = 3 * BOUND_SLACK  # a forged bound this far below the exact maximum must not be proven
+
+
+def _run(Phi, U, features="bias", strategy="enumerate"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return best_neuron(Phi, U, features=features, strategy=strategy)
+
+
+@pytest.fixture(scope="module")
+def small():
+    """13 samples in the plane (dyadic), bias features, K = 2: both certificates, as JSON dicts."""
+    rng = np.random.default_rng(5)
+    X = np.round(rng.normal(size=(13, 2)) * 16) / 16
+    Phi = np.c_[X, np.ones(13)]
+    U = np.linalg.qr(rng.normal(size=(13, 2)))[0]
+    pat = json.loads(json.dumps(_run(Phi, U).to_dict()))
+    tree = json.loads(json.dumps(_run(Phi, U, strategy="branch-and-bound").to_dict()))
+    assert verify(pat, Phi, U).certified and verify(tree, Phi, U).certified
+    return Phi, U, pat, tree
+
+
+def _letters(p: dict) -> list:
+    return list(p["settlement"])
+
+
+def _set_letters(p: dict, letters: list) -> None:
+    p["settlement"] = "".join(letters) if isinstance(p["settlement"], str) else letters
+
+
+# ---------------------------------------------------------------- chambers dropped, duplicated, re-encoded
+
+
+def _replace_top_by_copy(d: dict, encode=lambda h: h, scale: float = 1.0) -> dict:
+    """The chamber of the largest bound replaced by a copy of another (same count, top dropped)."""
+    d = copy.deepcopy(d)
+    p = d["patterns"]
+    top = int(np.argmax(p["bounds"]))
+    src = (top + 1) % len(p["bounds"])
+    p["masks"][top] = encode(p["masks"][src])
+    p["witnesses"][top] = [scale * w for w in p["witnesses"][src]]
+    p["bounds"][top] = p["bounds"][src]
+    letters = _letters(p)
+    letters[top] = letters[src]
+    _set_letters(p, letters)
+    d["evidence"] = {k: v for k, v in d.get("evidence", {}).items() if int(k) != top}
+    d["upper_bound"] = max(b for i, b in enumerate(p["bounds"]) if i != top)
+    return d
+
+
+@pytest.mark.parametrize("encode,scale", [(lambda h: h, 1.0), (lambda h: h, 3.0), (str.upper, 1.0),
+                                          (lambda h: " ".join(h[k:k + 2] for k in range(0, len(h), 2)), 2.0)],
+                         ids=["same", "scaled-witness", "upper-hex", "spaced-hex"])
+def test_dropped_chamber_replaced_by_a_re_encoded_duplicate_refused(small, encode, scale):
+    """The top chamber dropped and the count kept by a duplicate of another chamber, written with
+    another hex encoding and another witness: the masks are compared as bytes, so it is refused."""
+    Phi, U, pat, _ = small
+    rep = verify(_replace_top_by_copy(pat, encode, scale), Phi, U)
+    assert not rep.valid and "duplicate" in " ".join(rep.reasons)
+
+
+def test_dropped_chamber_refused_by_the_count(small):
+    Phi, U, pat, _ = small
+    d = copy.deepcopy(pat)
+    p = d["patterns"]
+    top = int(np.argmax(p["bounds"]))
+    for k in ("masks", "witnesses", "bounds"):
+        del p[k][top]
+    letters = _letters(p)
+    del letters[top]
+    _set_letters(p, letters)
+    d["n_patterns"] -= 1
+    d["evidence"] = {}
+    rep = verify(d, Phi, U)
+    assert not rep.valid and "the arrangement has" in " ".join(rep.reasons)
+
+
+# ---------------------------------------------------------------- the problem changed, the certificate kept
+
+
+def _swaps(Phi, U):
+    rng = np.random.default_rng(11)
+    n = Phi.shape[0]
+    perm = np.r_[1, 0, np.arange(2, n)]
+    R = np.array([[1.0, 0.5, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    return {"Phi R": (Phi @ R, U, "bias"), "two rows swapped": (Phi[perm], U[perm], "bias"),
+            "other U_K": (Phi, np.linalg.qr(rng.normal(size=U.shape))[0], "bias"),
+            "U_K one column": (Phi, U[:, :1], "bias"),
+            "ones as an array": (Phi, U, np.ones((n, 1))), "no features": (Phi, U, None)}
+
+
+@pytest.mark.parametrize("kind", ["pattern", "tree"])
+@pytest.mark.parametrize("swap", ["Phi R", "two rows swapped", "other U_K", "U_K one column", "ones as an array",
+                                  "no features"])
+def test_certificate_for_another_problem_refused(small, kind, swap):
+    Phi, U, pat, tree = small
+    P2, U2, f2 = _swaps(Phi, U)[swap]
+    rep = verify(pat if kind == "pattern" else tree, P2, U2, f2)
+    assert not rep.valid
+
+
+def test_rotated_U_K_is_the_same_problem(small):
+    """``N_K`` and ``G_H`` are invariant under ``U_K -> U_K R``: the certificate stays valid."""
+    Phi, U, pat, tree = small
+    t = np.pi / 5
+    R = np.array([[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]])
+    assert verify(pat, Phi, U @ R).certified and verify(tree, Phi, U @ R).certified
+
+
+# ---------------------------------------------------------------- lowered bounds against exact maxima
+
+
+def _lowered_pattern_cases():
+    return [("near_duplicates", 0), ("tiny_gaps", 1)]
+
+
+@pytest.mark.parametrize("family,seed", _lowered_pattern_cases())
+@pytest.mark.parametrize("keep_evidence", [False, True])
+def test_every_pattern_bound_below_its_exact_maximum_refused(family, seed, keep_evidence):
+    """One feature (``m = 2``): every live chamber's bound lowered to its exact supremum (closed
+    cone, rationals) less 3e-7, with or without the search's dual evidence: each one is unproven."""
+    inst = near_degenerate(seed, family, 1)
+    res = _run(inst.Phi, inst.U, inst.features)
+    basis = exact_features(inst.features, inst.n)
+    d = res.to_dict()
+    forged = 0
+    for i, mask in enumerate(res.masks):
+        top = chamber_max_2d(inst.Phi, inst.U, basis, mask) if mask.any() else 0.0
+        if top > 1e-6:
+            d["patterns"]["bounds"][i] = top - LOWER
+            forged += 1
+    if not keep_evidence:
+        d["evidence"] = {}
+    rep = verify(d, inst.Phi, inst.U, inst.features)
+    assert forged > 10 and not rep.valid
+    assert rep.checks["bounds"]["unproven"] >= forged
+
+
+def _leaves(nodes: list, zero: np.ndarray) -> list:
+    """``(index, signs)`` of every leaf of a tree certificate (preorder walk)."""
+    signs, out, pos = np.where(zero, -1, 0), [], [0]
+
+    def visit():
+        node, idx = nodes[pos[0]], pos[0]
+        pos[0] += 1
+        if node[0] == "s":
+            for s in (1, -1):
+                signs[node[1]] = s
+                visit()
+            signs[node[1]] = 0
+        elif node[0] == "i":
+            signs[node[1]] = node[2]
+            visit()
+            signs[node[1]] = 0
+        else:
+            out.append((idx, signs.copy()))
+    visit()
+    return out
+
+
+def test_every_tree_leaf_below_an_exact_interior_point_refused():
+    """Every leaf's bound lowered to 3e-7 below the exact objective of a chamber witness inside
+    the leaf's node (decided exactly): each leaf is unproven."""
+    inst = near_degenerate(0, "near_duplicates", 1)
+    en = _run(inst.Phi, inst.U)
+    d = _run(inst.Phi, inst.U, strategy="branch-and-bound").to_dict()
+    basis = exact_features("bias", inst.n)
+    vals = [exact_objective(inst.Phi, inst.U, basis, w) for w in en.witnesses]
+    nodes, forged = d["tree"]["nodes"], 0
+    for idx, sg in _leaves(nodes, ~np.any(inst.Phi != 0, axis=1)):
+        inside = [v for m, v in zip(en.masks, vals) if v is not None and np.all((sg == 0) | ((sg > 0) == m))]
+        top = float(max(inside, default=Fraction(0)))
+        if nodes[idx][0] != "x" and top > 1e-6:
+            nodes[idx][1] = top - LOWER
+            forged += 1
+    rep = verify(d, inst.Phi, inst.U)
+    assert forged > 10 and not rep.valid
+    assert rep.checks["bounds"]["unproven"] >= forged
+
+
+# ---------------------------------------------------------------- tree structure
+
+
+def _tree_with(tree: dict, k: int, node: list) -> dict:
+    d = copy.deepcopy(tree)
+    d["tree"]["nodes"][k] = node
+    return d
+
+
+@pytest.mark.parametrize("row", [13, -1, True, 2.5, "3", None])
+def test_split_row_out_of_range_or_not_an_integer_refused(small, row):
+    Phi, U, _, tree = small
+    k = next(i for i, nd in enumerate(tree["tree"]["nodes"]) if nd[0] == "s")
+    with pytest.raises(CertificateError):
+        verify(_tree_with(tree, k, ["s", row]), Phi, U)
+
+
+def test_overlapping_children_refused(small):
+    """A split on a row its node has already decided (the subtree would hold a child twice)."""
+    Phi, U, _, tree = small
+    nodes = tree["tree"]["nodes"]
+    assert nodes[0][0] == "s" and nodes[1][0] == "s"
+    rep = verify(_tree_with(tree, 1, ["s", nodes[0][1]]), Phi, U)
+    assert not rep.valid and "not an undecided row" in " ".join(rep.reasons)
+
+
+def test_missing_and_extra_children_refused(small):
+    Phi, U, _, tree = small
+    short = copy.deepcopy(tree)
+    short["tree"]["nodes"].pop()
+    assert not verify(short, Phi, U).valid
+    long = copy.deepcopy(tree)
+    long["tree"]["nodes"].append(["b", 1.0])
+    assert not verify(long, Phi, U).valid
+
+
+def test_implied_sign_flipped_refused(small):
+    """An implied node whose sign is reversed: its Farkas rows prove the other sign."""
+    Phi, U, _, tree = small
+    k = next(i for i, nd in enumerate(tree["tree"]["nodes"]) if nd[0] == "i")
+    nd = tree["tree"]["nodes"][k]
+    rep = verify(_tree_with(tree, k, ["i", nd[1], -nd[2], nd[3]]), Phi, U)
+    assert not rep.valid and "implied sign" in " ".join(rep.reasons)
+
+
+def test_implied_node_replacing_a_split_refused(small):
+    """A split turned into an implied sign (dropping its '-' subtree) with made-up Farkas rows."""
+    Phi, U, _, tree = small
+    nodes = tree["tree"]["nodes"]
+    d = _tree_with(tree, 1, ["i", nodes[1][1], 1, [nodes[0][1]]])
+    rep = verify(d, Phi, U)
+    assert not rep.valid
+
+
+def test_excluded_leaf_on_an_undecided_node_refused(small):
+    Phi, U, _, tree = small
+    k = next(i for i, nd in enumerate(tree["tree"]["nodes"]) if nd[0] == "b")
+    rep = verify(_tree_with(tree, k, ["x"]), Phi, U)
+    assert not rep.valid and "excluded leaf" in " ".join(rep.reasons)
+
+
+# ---------------------------------------------------------------- binary form
+
+
+def _npz(path) -> dict:
+    with np.load(path) as z:
+        return {k: z[k] for k in z.files}
+
+
+@pytest.fixture(scope="module")
+def binary(small, tmp_path_factory):
+    from relu_gating.certificate import save_binary
+
+    Phi, U, _, _ = small
+    res = _run(Phi, U)
+    path = tmp_path_factory.mktemp("adv") / "c.npz"
+    save_binary(res, path)
+    return Phi, U, path
+
+
+def test_binary_exact_duplicate_replacing_the_top_chamber_refused(binary, tmp_path):
+    """Identical masks share a hash: the second pass compares them byte for byte."""
+    Phi, U, path = binary
+    a = _npz(path)
+    top = int(np.argmax(a["bounds"]))
+    src = (top + 1) % a["bounds"].size
+    for k in ("masks", "witnesses", "bounds", "settlement"):
+        a[k][top] = a[k][src]
+    a["evidence_index"], a["evidence_offsets"] = np.zeros(0, np.int64), np.zeros(1, np.int64)
+    a["evidence_rows"], a["evidence_N"] = np.zeros(0, np.int64), np.zeros(0)
+    np.savez(tmp_path / "f.npz", **a)
+    rep = verify(str(tmp_path / "f.npz"), Phi, U)
+    assert not rep.valid and "duplicate" in " ".join(rep.reasons)
+
+
+@pytest.mark.parametrize("code", [4, 255])
+def test_binary_unknown_settlement_code_refused(binary, tmp_path, code):
+    Phi, U, path = binary
+    a = _npz(path)
+    a["settlement"][0] = code
+    np.savez(tmp_path / "f.npz", **a)
+    with pytest.raises(CertificateError, match="settlement"):
+        verify(str(tmp_path / "f.npz"), Phi, U)
+
+
+def test_binary_live_top_chamber_marked_pruned_refused(binary, tmp_path):
+    """Settlement code 3 (no admissible neuron) on the live top chamber, its bound lowered to 0."""
+    Phi, U, path = binary
+    a = _npz(path)
+    top = int(np.argmax(a["bounds"]))
+    a["settlement"][top] = 3
+    a["bounds"][top] = 0.0
+    np.savez(tmp_path / "f.npz", **a)
+    assert not verify(str(tmp_path / "f.npz"), Phi, U).valid
+
+
+# ---------------------------------------------------------------- accepted: false or malformed claims
+
+
+@pytest.mark.xfail(strict=True, reason="adversary: settlement 'P' (no admissible neuron) on every live chamber "
+                                       "verifies when the bounds are honest")
+def test_settlement_P_on_live_chambers_refused(small):
+    """The letter ``P`` claims a chamber holds no admissible neuron.  On every chamber of this
+    problem (all of them hold neurons with objective > 0, the witnesses themselves) the claim is
+    false, yet the certificate verifies as CERTIFIED: the letter is only checked when the bound is
+    not otherwise proven.  The verdict itself stays right (the bounds are proven)."""
+    Phi, U, pat, _ = small
+    d = copy.deepcopy(pat)
+    _set_letters(d["patterns"], ["P"] * len(d["patterns"]["bounds"]))
+    assert not verify(d, Phi, U).valid
+
+
+@pytest.mark.xfail(strict=True, reason="adversary: the JSON reader accepts malformed pattern columns "
+                                       "(misaligned hex masks, multi-letter settlement, numbers as strings)")
+@pytest.mark.parametrize("tamper", ["misaligned-hex", "multi-letter", "string-numbers"])
+def test_malformed_pattern_columns_refused(small, tamper):
+    """Each column must hold one well-formed entry per pattern.  Accepted today:
+    masks ``["0102...", ""]`` (joined, then reshaped), a settlement entry ``"UB"`` (read as ``U``
+    by ``"UBEP".index``), bounds and theta written as JSON strings (``np.asarray(.., float)``)."""
+    Phi, U, pat, _ = small
+    d = copy.deepcopy(pat)
+    p = d["patterns"]
+    if tamper == "misaligned-hex":
+        p["masks"][0], p["masks"][1] = p["masks"][0] + p["masks"][1][:2], p["masks"][1][2:]
+    elif tamper == "multi-letter":
+        p["settlement"] = ["UB"] + _letters(p)[1:]
+    else:
+        p["bounds"] = [repr(b) for b in p["bounds"]]
+        d["theta"] = [repr(t) for t in d["theta"]]
+    with pytest.raises(CertificateError):
+        verify(d, Phi, U)
