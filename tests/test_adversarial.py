@@ -352,3 +352,79 @@ def test_malformed_pattern_columns_refused(small, tamper):
         d["theta"] = [repr(t) for t in d["theta"]]
     with pytest.raises(CertificateError):
         verify(d, Phi, U)
+
+
+# ---------------------------------------------------------------- a false certificate through underflow
+
+#: Rows 0 and 2 and their sum (row 1): no neuron has the signs (+, -, +) on them.  The other rows
+#: are off the common line ``d = phi_0 x phi_2 = (-4, 2, -2)`` of the three hyperplanes.
+_SUM_ROWS = np.array([[1, 3, 1], [4, 10, 2], [3, 7, 1], [-2, 1, 3], [1, -4, 2], [-3, -1, 1], [2, 1, -1],
+                      [-1, 2, -2]], dtype=float)
+_TINY = 2.0**-1000  # Phi = _SUM_ROWS * 2^-1000: normal floats, whose products with a witness underflow
+
+
+def _to_top_exponent(v) -> list:
+    """``v`` times a power of two (exact, same chamber and objective) so that ``Phi v`` does not underflow."""
+    v = np.asarray(v, dtype=float)
+    return np.ldexp(v, 1020 - np.frexp(np.abs(v).max())[1]).tolist()
+
+
+def _underflow_forgery():
+    """The forged certificate of :func:`test_witness_realizing_its_mask_only_by_underflow_refused`
+    ``(d, Phi, U, exact optimum)``, or None where this BLAS rounds the subnormal products otherwise."""
+    from _exact_reference import exact_objective
+
+    U = np.linalg.qr(np.random.default_rng(7).normal(size=(8, 2)))[0]
+    Phi = _SUM_ROWS * _TINY
+    res = _run(_SUM_ROWS, U, None)
+    s = np.array([7.586064499091102, -3.75, 3.6048006398422725]) + 64 * np.cross(_SUM_ROWS[0], _SUM_ROWS[2])
+    w = s * 2.0**-74
+    V = (w[None] @ np.ascontiguousarray(Phi.T))[0]
+    if not (V[0] > 0 and V[1] < 0 and V[2] > 0 and np.all(V != 0)):
+        return None
+    d = json.loads(json.dumps(res.to_dict()))
+    p = d["patterns"]
+    top, sec = np.argsort(res.bounds)[-1], np.argsort(res.bounds)[-2]
+    p["witnesses"] = [_to_top_exponent(x) for x in p["witnesses"]]
+    p["masks"][top], p["witnesses"][top], p["bounds"][top] = np.packbits(V > 0).tobytes().hex(), w.tolist(), \
+        float(res.bounds[sec])
+    d["evidence"] = {k: v for k, v in d.get("evidence", {}).items() if int(k) != top}
+    d["theta"], d["pattern"] = p["witnesses"][sec], "".join("1" if b else "0" for b in res.masks[sec])
+    value = float(exact_objective(_SUM_ROWS, U, None, res.witnesses[sec]))
+    d["value"], d["upper_bound"], d["certified"] = value, float(res.bounds[sec]), True
+    d["alpha"] = float(np.floor(value / res.bounds[sec] * 1e6) / 1e6)
+    optimum = float(exact_objective(_SUM_ROWS, U, None, res.theta))
+    assert optimum > res.bounds[sec] + 1e-4
+    return d, Phi, U, optimum
+
+
+@pytest.mark.xfail(strict=True, reason="adversary: a witness realizes its mask only through subnormal rounding "
+                                       "(the float witness bound ignores underflow): a chamber is dropped and "
+                                       "a false upper bound verifies")
+def test_witness_realizing_its_mask_only_by_underflow_refused():
+    """``Phi = R 2^-1000`` (``R`` small integers, ``N_K``, no features): the certificate of ``R``
+    with ``theta`` and witnesses scaled by powers of two verifies.  Forgery: the top chamber is
+    replaced by the non-realizable mask ``(+, -, +, ...)`` on rows 0, 1 = 0 + 2, 2, with the witness
+    ``w = (s + 64 d) 2^-74`` (``s = (7.586.., -3.75, 3.604..)``): every product ``phi_j w_k`` is
+    subnormal and rounds to a multiple of ``2^-1074``; the float row values are ``(1, -1, 1)
+    2^-1074`` while the exact ones are ``(-0.059, 0.054, 0.113) 2^-1074``.  The float bound
+    ``gamma_{m+1} max|w| ||phi_j||_1 + 2^-1000 ||phi_j||_1`` (relative) does not cover the absolute
+    underflow error ``m 2^-1075``, so the witness is accepted, the count still matches, and the
+    certificate verifies as CERTIFIED with upper bound 0.591820 (the second chamber's), while
+    ``theta*`` of the honest search has exact objective 0.592711."""
+    got = _underflow_forgery()
+    if got is None:
+        pytest.skip("this BLAS rounds the subnormal products otherwise")
+    d, Phi, U, optimum = got
+    rep = verify(d, Phi, U, None)
+    assert not (rep.valid and rep.upper_bound < optimum - 1e-9)
+
+
+def test_underflow_witness_refused_in_exact_mode():
+    """The same forgery, checked with ``exact=True``: the witness is decided in rationals."""
+    got = _underflow_forgery()
+    if got is None:
+        pytest.skip("this BLAS rounds the subnormal products otherwise")
+    d, Phi, U, _ = got
+    rep = verify(d, Phi, U, None, exact=True)
+    assert not rep.valid and "do not realize" in " ".join(rep.reasons)
