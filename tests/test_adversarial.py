@@ -428,3 +428,69 @@ def test_underflow_witness_refused_in_exact_mode():
     d, Phi, U, _ = got
     rep = verify(d, Phi, U, None, exact=True)
     assert not rep.valid and "do not realize" in " ".join(rep.reasons)
+
+
+# ---------------------------------------------------------------- the search on a rescaled Phi
+
+
+def _dup_rows():
+    """8 samples with small integer coordinates (two exact duplicate pairs), bias, ``K = 2``: at
+    scale 1 (and at every power-of-two scale) both strategies certify 0.535602628608."""
+    rng = np.random.default_rng(1)
+    X = rng.integers(-3, 4, size=(8, 2)).astype(float)
+    return np.c_[X, np.ones(8)], np.linalg.qr(rng.normal(size=(8, 2)))[0]
+
+
+@pytest.mark.parametrize("scale", [2.0**-500, 2.0**-1000])
+def test_power_of_two_rescaling_keeps_the_certificate(scale):
+    Phi, U = _dup_rows()
+    res = _run(Phi * scale, U)
+    rep = verify(res, Phi * scale, U)
+    assert res.certified and rep.certified and abs(res.value - 0.5356026286079687) < 1e-12
+
+
+@pytest.mark.xfail(strict=True, reason="adversary: Phi scaled by 1e-150: branch-and-bound says not certified "
+                                       "(upper 0.7628) while verify of its own certificate proves certified")
+def test_bnb_certified_agrees_with_verify_on_phi_times_1e150():
+    """Issue 23 asks that the search's and the verifier's *certified* agree.  ``Phi * 1e-150``
+    (the same problem up to one rounding per entry): the search reports upper bound 0.76284, not
+    certified; ``verify`` proves 0.535602628609 from the same certificate and says certified."""
+    Phi, U = _dup_rows()
+    res = _run(Phi * 1e-150, U, strategy="branch-and-bound")
+    assert res.certified == verify(res, Phi * 1e-150, U).certified
+
+
+@pytest.mark.xfail(strict=True, reason="adversary: Phi scaled by 1e-150: enumeration no longer certifies "
+                                       "(upper 0.7628 instead of 0.5356); the objective is scale-free")
+def test_enumeration_certifies_phi_times_1e150():
+    """Not a false claim, a lost one: the objective does not depend on the scale of ``Phi``, and at
+    scale 1 (or ``2^-500``) the enumeration certifies 0.53560; at ``1e-150`` its upper bound is 0.76284."""
+    Phi, U = _dup_rows()
+    assert _run(Phi * 1e-150, U, strategy="enumerate").certified
+
+
+@pytest.mark.xfail(strict=True, reason="adversary: branch-and-bound on Phi * 1e-300 raises LinAlgError "
+                                       "(SVD did not converge) instead of answering or refusing in one line")
+def test_bnb_on_phi_times_1e300_answers_or_refuses():
+    from relu_gating.errors import InputError
+
+    Phi, U = _dup_rows()
+    try:
+        _run(Phi * 1e-300, U, strategy="branch-and-bound")
+    except InputError:
+        pass
+
+
+@pytest.mark.xfail(strict=True, reason="adversary: verify with a Phi column below 2^-1023 raises ValueError "
+                                       "(pow2_scales overflows to inf, then NaN) instead of a one-line refusal")
+def test_verify_on_subnormal_phi_answers_or_refuses():
+    """``state_problem`` scales each column by ``2^-frexp(max)``: for a column whose largest entry
+    is subnormal the scale is ``inf`` and the zero entries become NaN (``ValueError`` in ``to_ints``)."""
+    from relu_gating.errors import InputError
+
+    Phi, U = _dup_rows()
+    res = _run(Phi, U)
+    try:
+        verify(res, Phi * 2.0**-1040, U)
+    except InputError:
+        pass
