@@ -543,3 +543,40 @@ def test_value_of_a_nearly_excluded_neuron_refused_in_exact_mode():
     assert abs(d["value"] - exact) > 1e-8
     rep = verify(d, inst.Phi, inst.U, inst.features, exact=True)
     assert not rep.valid and any(r.startswith("value") for r in rep.reasons)
+
+
+# ---------------------------------------------------------------- huge finite numbers in the evidence
+
+
+@pytest.mark.xfail(strict=True, reason="adversary: dual evidence with entries 1e308 (finite, so read) makes "
+                                       "eigvalsh raise LinAlgError: a traceback, not INVALID or a one-line refusal")
+@pytest.mark.parametrize("kind", ["pattern", "tree"])
+def test_huge_dual_evidence_is_refused_or_unproven(small, kind):
+    """``N`` of a pattern's evidence (or of a chamber leaf ``["c", u, rows, N]``) filled with 1e308:
+    ``G^T N G`` overflows to inf/NaN and ``numpy.linalg.eigvalsh`` raises."""
+    Phi, U, pat, tree = small
+    if kind == "pattern":
+        d = copy.deepcopy(pat)
+        k = next(k for k, e in d["evidence"].items() if e["rows"])
+        d["patterns"]["bounds"][int(k)] = 0.0
+        rows = d["evidence"][k]["rows"]
+        d["evidence"][k]["N"] = [[1e308] * len(rows) for _ in rows]
+    else:
+        d = copy.deepcopy(tree)
+        k = next(i for i, nd in enumerate(d["tree"]["nodes"]) if nd[0] == "c" and nd[2])
+        rows = d["tree"]["nodes"][k][2]
+        d["tree"]["nodes"][k] = ["c", 0.0, rows, [[1e308] * len(rows) for _ in rows]]
+    try:
+        assert not verify(d, Phi, U).valid
+    except CertificateError:
+        pass
+
+
+def test_tree_leaf_claiming_a_huge_bound_proves_only_what_the_checker_proves(small):
+    """A ``b`` leaf claiming 1e308 is a true (weak) claim: the verdict uses the bound proven here."""
+    Phi, U, _, tree = small
+    d = copy.deepcopy(tree)
+    k = next(i for i, nd in enumerate(d["tree"]["nodes"]) if nd[0] == "b")
+    d["tree"]["nodes"][k][1] = 1e308
+    rep = verify(d, Phi, U)
+    assert rep.upper_bound <= 1.0 + 1e-9
