@@ -164,8 +164,6 @@ def test_near_duplicates_false_chamber_bounds():
     assert _family_case("near_duplicates", 8, 2, "enumerate") == []
 
 
-@pytest.mark.xfail(strict=True, reason="checker helper: verify proves 0.0872 for a chamber whose exact "
-                                       "maximum is 0.0884 (a float kernel decision in its dual bound)")
 @pytest.mark.parametrize("seed,forged,exact", [(0, 0.0873, 0.0883)])
 def test_verify_rejects_a_chamber_bound_below_its_exact_maximum(seed, forged, exact):
     """H within 1e-9 of col(Phi): the all-active chamber holds neurons whose gain is exactly
