@@ -14,7 +14,10 @@ import scipy.sparse as sp
 from relu_gating.errors import InputError
 
 __all__ = ["as_matrix", "as_vector", "check_K", "check_same_rows", "as_square_operator", "shape_warning",
-           "warn_suspicious_shape", "SuspiciousShapeWarning"]
+           "warn_suspicious_shape", "SuspiciousShapeWarning", "check_basis", "ORTHONORMAL_TOL"]
+
+#: Tolerance of the orthonormality check of a basis ``U_K`` given by the user.
+ORTHONORMAL_TOL = 1e-6
 
 
 class SuspiciousShapeWarning(UserWarning):
@@ -138,3 +141,14 @@ def warn_suspicious_shape(n: int, d: int, name: str, m: int | None = None) -> No
     msg = shape_warning(n, d, name, m)
     if msg is not None:
         warnings.warn(msg, SuspiciousShapeWarning, stacklevel=3)
+
+
+def check_basis(U_K: Any, name: str = "U_K", *, n: int | None = None) -> np.ndarray:
+    """Validate an (n, K) matrix with orthonormal columns."""
+    U = as_matrix(U_K, name, rows=n, allow_1d=True)
+    if U.shape[1] > U.shape[0]:
+        raise InputError(f"{name} must have at most n = {U.shape[0]} columns, got shape {U.shape}")
+    err = np.abs(U.T @ U - np.eye(U.shape[1])).max()
+    if err > ORTHONORMAL_TOL:
+        raise InputError(f"{name} must have orthonormal columns (max |U^T U - I| = {err:.3g})")
+    return U

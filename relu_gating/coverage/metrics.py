@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from relu_gating._validate import as_matrix, as_square_operator, as_vector
+from relu_gating._validate import ORTHONORMAL_TOL, as_matrix, as_square_operator, as_vector, check_basis  # noqa: F401
 from relu_gating.errors import InputError
 
 __all__ = [
@@ -45,8 +45,6 @@ __all__ = [
     "Readout",
 ]
 
-#: Tolerance on ``||U_K^T U_K - I||_max`` accepted by :func:`check_basis`.
-ORTHONORMAL_TOL = 1e-6
 
 
 def orthonormal_basis(H: Any, *, rtol: float | None = None, name: str = "H") -> np.ndarray:
@@ -78,17 +76,6 @@ def complement_apply(Q: np.ndarray, Y: np.ndarray) -> np.ndarray:
     """``(I - Q Q^T) Y`` for an orthonormal ``Q`` (two passes for accuracy)."""
     R = Y - Q @ (Q.T @ Y)
     return R - Q @ (Q.T @ R)
-
-
-def check_basis(U_K: Any, name: str = "U_K", *, n: int | None = None) -> np.ndarray:
-    """Validate an (n, K) matrix with orthonormal columns."""
-    U = as_matrix(U_K, name, rows=n, allow_1d=True)
-    if U.shape[1] > U.shape[0]:
-        raise InputError(f"{name} must have at most n = {U.shape[0]} columns, got shape {U.shape}")
-    err = np.abs(U.T @ U - np.eye(U.shape[1])).max()
-    if err > ORTHONORMAL_TOL:
-        raise InputError(f"{name} must have orthonormal columns (max |U^T U - I| = {err:.3g})")
-    return U
 
 
 def _features(H: Any, n: int, name: str, rtol: float | None) -> np.ndarray:

@@ -23,10 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from relu_gating._validate import as_matrix, as_vector, check_K
-from relu_gating.coverage.metrics import check_basis
+from relu_gating._validate import as_matrix, as_vector, check_basis, check_K
 from relu_gating.errors import InputError
-from relu_gating.layers.networks import layer_input
 
 __all__ = ["InputData", "load_input", "Problem", "resolve_problem", "DEFAULT_K", "NPZ_KEYS"]
 
@@ -263,7 +261,7 @@ def resolve_problem(
     if laplacian not in ("combinatorial", "sym"):
         raise InputError(f"laplacian must be 'combinatorial' or 'sym', got {laplacian!r}")
     X, n = data.X, data.n
-    Phi = data.Phi if data.Phi is not None else layer_input(X, name="X")
+    Phi = data.Phi if data.Phi is not None else _layer_input(X)
     desc: dict[str, Any] = {"input": data.path}
     L = nxt = None
     if data.U_K is not None:
@@ -312,3 +310,10 @@ def resolve_problem(
         next_eigenvalue=nxt,
         X=X,
     )
+
+
+def _layer_input(X: np.ndarray) -> np.ndarray:
+    """``[X, 1]``, imported only when needed (a verify of a stated ``Phi`` loads no layer code)."""
+    from relu_gating.layers.networks import layer_input
+
+    return layer_input(X, name="X")
