@@ -1,5 +1,5 @@
 """Exact / high-precision reference for the thin-cone fuzz suite of
-:mod:`solvers` (``tests/test_solvers_thin_cones.py``, which holds the seeded
+:mod:`solvers` (``tests/internals/test_solvers_thin_cones.py``, which holds the seeded
 generators).
 
 Shares no code with :mod:`solvers` (``fractions``, ``mpmath`` and numpy only;

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from relu_gating.checker._constants import BOUND_SLACK, CHUNK, EXCLUDE_RTOL, VALUE_TOL
+from relu_gating.checker import BOUND_SLACK, CHUNK, EXCLUDE_RTOL, VALUE_TOL
 
 __all__ = ["verify", "prove_bounds", "VALUE_TOL", "BOUND_SLACK", "EXCLUDE_RTOL", "CHUNK"]
 
@@ -46,7 +46,7 @@ _STATED: dict = {}
 def _checker_problem(S: Any) -> Any:
     """The checker's statement of a problem stated by :mod:`relu_gating.certificate._problem`
     (features ``"array"`` through their orthonormal basis), cached per object."""
-    from relu_gating.checker._problem import state_problem
+    from relu_gating.checker import state_problem
 
     got = _STATED.get(id(S))
     if got is None or got[0] is not S:
@@ -59,7 +59,7 @@ def _checker_problem(S: Any) -> Any:
 
 def _prove(S: Any, masks: np.ndarray, claims: np.ndarray, evidence: dict, pruned: np.ndarray) -> np.ndarray:
     """The checker's proven bound per pattern (:func:`relu_gating.checker._bounds.prove`)."""
-    from relu_gating.checker._bounds import prove
+    from relu_gating.checker import prove
 
     return prove(_checker_problem(S), np.asarray(masks, dtype=bool), np.asarray(claims, dtype=float), evidence,
                  np.asarray(pruned, dtype=bool))
@@ -67,7 +67,7 @@ def _prove(S: Any, masks: np.ndarray, claims: np.ndarray, evidence: dict, pruned
 
 def _excluded(S: Any, mask: np.ndarray) -> bool:
     """The checker's exact exclusion decision (:func:`relu_gating.checker._bounds.excluded`)."""
-    from relu_gating.checker._bounds import excluded
+    from relu_gating.checker import excluded
 
     return excluded(_checker_problem(S), np.asarray(mask, dtype=bool))
 
@@ -76,8 +76,8 @@ def prove_bounds(Phi: Any, U_K: Any, features: Any, masks: np.ndarray, claims: n
                  evidence: dict) -> np.ndarray:
     """What the checker proves for some patterns' claimed bounds (``evidence`` keyed by row of
     ``masks``): the search calls it to claim no less than the checker will accept."""
-    from relu_gating.checker._bounds import prove
-    from relu_gating.checker._problem import state_problem
+    from relu_gating.checker import prove
+    from relu_gating.checker import state_problem
 
     P = state_problem(Phi, U_K, features)
     return prove(P, np.asarray(masks, dtype=bool), np.asarray(claims, dtype=float), evidence,

@@ -7,9 +7,12 @@ nothing of the search, the enumerator, ``solvers/`` or cvxpy.  The tolerances ar
 constants of :mod:`relu_gating.checker._constants` (listed in ``relu_gating/certificate/FORMAT.md``).
 """
 
-from relu_gating.checker._constants import BOUND_SLACK, EXCLUDE_RTOL, VALUE_TOL
-from relu_gating.checker._read import BINARY_FORMAT, FORMAT, is_binary
+from relu_gating.checker._bounds import excluded, prove
+from relu_gating.checker._constants import BOUND_SLACK, CHUNK, EXCLUDE_RTOL, VALUE_TOL
+from relu_gating.checker._problem import StatedProblem, state_problem
+from relu_gating.checker._read import BINARY_FORMAT, FORMAT, BinaryReader, is_binary, load_json
 from relu_gating.checker._verify import VerifyReport, verdict_word, verify
 
-__all__ = ["verify", "VerifyReport", "verdict_word", "VALUE_TOL", "BOUND_SLACK", "EXCLUDE_RTOL", "FORMAT",
-           "BINARY_FORMAT", "is_binary"]
+__all__ = ["verify", "VerifyReport", "verdict_word", "VALUE_TOL", "BOUND_SLACK", "EXCLUDE_RTOL", "CHUNK", "FORMAT",
+           "BINARY_FORMAT", "is_binary", "load_json", "BinaryReader", "prove", "excluded", "StatedProblem",
+           "state_problem"]

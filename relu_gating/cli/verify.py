@@ -79,7 +79,7 @@ def _stage_printer(quiet: bool):
 
 def _meta(path: str, binary: bool) -> dict:
     """The certificate's JSON (for a binary one, its ``meta`` only; the checker streams the rest)."""
-    from relu_gating.checker._read import BinaryReader, load_json
+    from relu_gating.checker import BinaryReader, load_json
 
     if not binary:
         return load_json(path)

@@ -93,7 +93,7 @@ def greedy_layer(Phi: Any, U_K: Any, t: int, *, initial: Any = "bias", alpha: fl
     if H is None:
         raise InputError("initial must be 'bias' or a feature matrix (the greedy gain needs features)")
     from relu_gating.patterns import enumerate_patterns
-    from relu_gating.search.bnb._api import check_strategy, choose_strategy
+    from relu_gating.search.bnb import check_strategy, choose_strategy
 
     strategy = search_options.pop("strategy", "auto")
     check_strategy(strategy, search_options.get("max_seconds"))

@@ -62,7 +62,7 @@ def _features(obj: Any) -> Any:
 
 def _exact_H(obj: Any) -> Any:
     """The exact orthogonal basis of ``col(H)`` of a query (cached on the objective)."""
-    from relu_gating.certificate._proofs import exact_feature_basis
+    from relu_gating.certificate import exact_feature_basis
 
     cache = obj.__dict__.setdefault("_exact_H_cache", {}) if hasattr(obj, "__dict__") else {}
     if "basis" not in cache:
@@ -75,7 +75,7 @@ def _float_bounds(S: Any, masks: np.ndarray, claims: np.ndarray, ev: list) -> np
     """What the float pencil check proves for each claim, with its rigorous rounding allowance: the
     claim itself when ``u B - A - D`` is clearly positive definite, else the claim plus the shortfall
     over a proven lower bound of ``lambda_min(B)``, else ``inf`` (never a decision by a threshold)."""
-    from relu_gating.certificate._proofs import gross_scale, pattern_pencils, pencil_bounds
+    from relu_gating.certificate import gross_scale, pattern_pencils, pencil_bounds
 
     A, B = pattern_pencils(masks.astype(float), S.Q, S.M, S.QH)
     D = np.zeros_like(A)
@@ -93,7 +93,7 @@ def proven_claim(obj: Any, S: Any, mask: np.ndarray, claim: float, rows: np.ndar
     """The smallest proven bound among ``claim`` and ``claim (1 + rel) + rel`` (``rel`` in
     :data:`CLAIM_SLACK`): the float pencil check (accepting, or bounding the shortfall rigorously),
     else the same inequality decided in exact rationals; ``inf`` when nothing is proven."""
-    from relu_gating.certificate._proofs import exact_claim
+    from relu_gating.certificate import exact_claim
 
     if not np.isfinite(claim):
         return np.inf
@@ -116,7 +116,7 @@ def proven_claim(obj: Any, S: Any, mask: np.ndarray, claim: float, rows: np.ndar
 
 def _fallback(S: Any, masks: np.ndarray) -> np.ndarray:
     """Claim-free bounds valid whatever a solver said: the support bound and the cap."""
-    from relu_gating.certificate._proofs import cap_bound, support_bounds
+    from relu_gating.certificate import cap_bound, support_bounds
 
     cap = cap_bound(S.M, S.QH is not None)
     if masks.shape[0] == 0:
@@ -136,7 +136,7 @@ def pencil_bound(obj: Any, mask: np.ndarray, lo: float, hi: float, budget: _Budg
     the exact test ``u B - A - G_T^T N G_T`` PSD."""
     from fractions import Fraction
 
-    from relu_gating.certificate._proofs import exact_below, exact_parts
+    from relu_gating.certificate import exact_below, exact_parts
 
     if not (np.isfinite(lo) and np.isfinite(hi)) or hi <= lo:
         return hi
@@ -159,14 +159,14 @@ def pencil_bound(obj: Any, mask: np.ndarray, lo: float, hi: float, budget: _Budg
 
 def exactly_excluded(obj: Any, mask: np.ndarray) -> bool:
     """Every neuron of the pattern is excluded (``h = 0`` or ``h`` in ``col(H)``), decided exactly."""
-    from relu_gating.certificate._proofs import exact_excluded
+    from relu_gating.certificate import exact_excluded
 
     return exact_excluded(obj.Phi, _exact_H(obj), mask)
 
 
 def stated(obj: Any) -> Any:
     """The verifier's statement of the query (built once per objective)."""
-    from relu_gating.certificate._problem import state_problem
+    from relu_gating.certificate import state_problem
 
     cache = obj.__dict__.setdefault("_exact_H_cache", {}) if hasattr(obj, "__dict__") else {}
     if "stated" not in cache:

@@ -92,7 +92,7 @@ def test_sklearn_moons_is_standardized_and_seeded():
 def test_benchmark_table_and_docs_generator(tmp_path):
     """``benchmarks/real.py``: the cases build, the table lists each record, and
     ``--write-docs`` rewrites only the part between the markers."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
     import real
 
     Phi, U, K, what = real.case_problem("iris")
