@@ -277,3 +277,16 @@ def test_depth_checks_fail_on_wrong_inputs():
     assert not mutated(0, "witness_gain", 0.0)[4].holds  # below the ceiling yet no witness gains
     assert not mutated(0, "G_star", 0.0, "cert")[5].holds  # G* = 0 below the ceiling
     assert not mutated(0, "upper_bound", 0.05, "cert")[6].holds  # a bound below the witness
+
+
+def test_closed_kappa_closes_or_says_why():
+    from relu_gating.experiments._theory import closed_kappa
+
+    x = np.linspace(-1, 1, 7)
+    Phi = np.c_[x, np.ones(7)]
+    U = np.linalg.qr(np.c_[np.ones(7), x])[0]
+    kap, how = closed_kappa(U, Phi, seconds=20.0)
+    assert kap.lower <= kap.upper * (1 + 1e-9)
+    assert how["closed"] == (how["rel_width"] <= 0.05) and (how["closed"] or how["why"])
+    kap2, how2 = closed_kappa(U, Phi, width=1e-9, max_directions=4, seconds=20.0)  # cannot close: says why
+    assert not how2["closed"] and "budget" in how2["why"]
