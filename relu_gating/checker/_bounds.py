@@ -207,7 +207,9 @@ def _dual(P: StatedProblem, mask: np.ndarray, claim: float, rows: np.ndarray, N:
     """The bound proven by dual evidence: floats with their allowance, else exactly."""
     A, B = pattern_pencils(mask.astype(float)[None], P)
     G = np.where(mask[rows], 1.0, -1.0)[:, None] * P.Q[rows]
-    Nc = np.maximum(0.5 * (N + N.T), 0.0)
+    Nc = np.maximum(0.5 * N + 0.5 * N.T, 0.0)
+    if not np.all(np.abs(N) < 2.0**500):  # floats would overflow: decided exactly
+        return exact_claim(P, mask, ladder(claim), rows, N)
     D = G.T @ Nc @ G
     proven = float(pencil_bounds(P, A, B, np.array([claim]), D[None], float(np.abs(Nc).sum()))[0])
     if proven > claim:
@@ -219,7 +221,7 @@ def _dual(P: StatedProblem, mask: np.ndarray, claim: float, rows: np.ndarray, N:
 def prove(P: StatedProblem, masks: np.ndarray, claims: np.ndarray, evidence: dict, pruned: np.ndarray,
           exact: bool = False) -> np.ndarray:
     """The bound proven per pattern (min of pencil, support, cap and dual evidence; ``-inf`` where
-    no neuron is admissible).  ``exact``: every claim decided in exact rationals."""
+    no neuron is admissible; ``+inf`` where that is claimed (``pruned``) and false).  ``exact``: every claim decided in exact rationals."""
     if exact:  # the float proofs only choose where the exact ones are tried
         return _prove_exact(P, masks, claims, evidence, pruned, prove(P, masks, claims, evidence, pruned))
     out = np.empty(claims.size)
@@ -245,6 +247,8 @@ def prove(P: StatedProblem, masks: np.ndarray, claims: np.ndarray, evidence: dic
     for i in np.flatnonzero(pruned | (out > claims + BOUND_SLACK)):
         if excluded(P, masks[i]):
             out[i] = -np.inf
+        elif pruned[i]:  # a false claim of no admissible neuron: unproven, whatever its bound
+            out[i] = np.inf
     return out
 
 
@@ -252,8 +256,8 @@ def _prove_exact(P: StatedProblem, masks: np.ndarray, claims: np.ndarray, eviden
                  pruned: np.ndarray, floats: np.ndarray) -> np.ndarray:
     out = np.full(claims.size, np.inf)
     for i in range(claims.size):
-        if pruned[i] and excluded(P, masks[i]):
-            out[i] = -np.inf
+        if pruned[i]:
+            out[i] = -np.inf if excluded(P, masks[i]) else np.inf
             continue
         steps = sorted(set(ladder(claims[i]) + (ladder(floats[i]) if np.isfinite(floats[i]) else [])))
         rows, N = evidence.get(i, (None, None))

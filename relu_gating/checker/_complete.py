@@ -28,13 +28,16 @@ __all__ = ["bad_witnesses", "witnesses_ok", "exact_witness_ok", "hyperplanes", "
 def witnesses_ok(P: StatedProblem, packed: np.ndarray, W: np.ndarray) -> np.ndarray:
     """Bool per witness: it strictly realizes its mask (zero rows of ``Phi`` inactive), accepted in
     floats with a rigorous bound, else decided exactly.  ``fl(phi_j . w)`` is within
-    ``gamma_{m+1} max|w| ||phi_j||_1`` of the exact value (Higham); the test divides by
-    ``||phi_j||_1`` (three more roundings, covered by the factor ``1 + 8 eps``)."""
+    ``gamma_{m+1} max|w| ||phi_j||_1 + (m + 1) 2^-1074`` of the exact value (Higham; the second
+    term is underflow, at most one subnormal unit per product and sum); the test divides by
+    ``||phi_j||_1`` (three more roundings, covered by the factor ``1 + 8 eps``).  Non-finite
+    products are never accepted in floats."""
     n, m = P.Phi.shape
     nz = np.any(P.Phi != 0, axis=1)
     zero_bits = np.packbits(~nz)
     r = np.abs(P.Phi[nz]).sum(axis=1) * (1 + gamma(m))
     inv_r = 1.0 / r
+    under = (m + 1) * 2.0**-1074 * inv_r * (1 + 8 * EPS)
     PhiT = np.ascontiguousarray(P.Phi[nz].T)
     ok = np.zeros(len(W), dtype=bool)
     for s in range(0, len(W), 4096):
@@ -46,9 +49,11 @@ def witnesses_ok(P: StatedProblem, packed: np.ndarray, W: np.ndarray) -> np.ndar
         else:
             good = np.all(np.unpackbits(pk, axis=1, count=n)[:, nz].astype(bool) == (V > 0), axis=1)
             good &= ~np.any(pk & zero_bits, axis=1)
+        good &= np.all(np.isfinite(V), axis=1) & np.all(np.isfinite(Wc), axis=1)
         np.abs(V, out=V)
         V *= inv_r
-        ok[s:s + 4096] = good & (V.min(axis=1, initial=np.inf) > c) & np.all(np.isfinite(Wc), axis=1)
+        V -= under
+        ok[s:s + 4096] = good & (V.min(axis=1, initial=np.inf) > c)
     for k in np.flatnonzero(~ok):
         ok[k] = exact_witness_ok(P, np.unpackbits(packed[k], count=n).astype(bool), tuple(_ints(W[k])[0])) \
             if np.all(np.isfinite(W[k])) else False

@@ -167,6 +167,11 @@ def state_problem(Phi: Any, U_K: Any, features: Any) -> StatedProblem:
     if not np.any(Phi):
         raise InputError("Phi is all zeros: every neuron is dead")
     H, spec, sha = _features(features, n)
+    for name, A in (("Phi", Phi), ("features", H if H is not None else Phi)):
+        top = np.abs(A).max(axis=0)
+        if np.any((top > 0) & (top < np.finfo(float).tiny)):
+            raise InputError(f"{name} has a column whose entries are all subnormal (below 2^-1022): rescale it "
+                             "(the objective does not depend on the scale of a column)")
     Phi_s = Phi * pow2_scales(Phi)
     piv = pivot_columns(Phi_s)
     Q, eps_Q = _basis(Phi_s, piv)

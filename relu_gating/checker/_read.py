@@ -120,7 +120,7 @@ def _finite(x: Any, what: str) -> float:
         v = float(x)
     except (TypeError, ValueError, OverflowError):
         v = float("nan")
-    if isinstance(x, bool) or not np.isfinite(v):
+    if isinstance(x, (bool, str)) or not np.isfinite(v):
         raise CertificateError(f"malformed certificate: {what} must be a finite number")
     return v
 
@@ -160,6 +160,14 @@ def _evidence(ev: Any, n: int) -> dict:
     return out
 
 
+def _numbers(v: Any, depth: int) -> Any:
+    """``v``, a list (of lists, ``depth`` deep) of JSON numbers, else ``TypeError``."""
+    if not isinstance(v, list) or not all(_numbers(x, depth - 1) is x if depth > 1 else
+                                          isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
+        raise TypeError("pattern columns must be lists of numbers")
+    return v
+
+
 def parse_patterns(d: dict, n: int, m: int) -> Patterns:
     """The pattern list and evidence of a JSON pattern certificate, strictly typed."""
     N = as_int(d.get("n_patterns"), "n_patterns")
@@ -168,9 +176,12 @@ def parse_patterns(d: dict, n: int, m: int) -> Patterns:
         p = d["patterns"]
         if not isinstance(p["masks"], list) or len(p["masks"]) != N:
             raise ValueError("masks must be a list of n_patterns hex strings")
-        packed = np.frombuffer(b"".join(bytes.fromhex(h) for h in p["masks"]), dtype=np.uint8).reshape(N, nb)
-        W = np.asarray(p["witnesses"], dtype=float).reshape(N, m)
-        bounds = np.asarray(p["bounds"], dtype=float).reshape(-1)
+        masks = [bytes.fromhex(h) for h in p["masks"]]
+        if any(len(b) != nb for b in masks) or any(len(c) != 1 or c not in SETTLEMENT_LETTERS for c in p["settlement"]):
+            raise ValueError(f"each mask must be {nb} hex bytes, each settlement one of the letters {SETTLEMENT_LETTERS}")
+        packed = np.frombuffer(b"".join(masks), dtype=np.uint8).reshape(N, nb)
+        W = np.asarray(_numbers(p["witnesses"], 2), dtype=float).reshape(N, m)
+        bounds = np.asarray(_numbers(p["bounds"], 1), dtype=float).reshape(-1)
         settlement = np.array([SETTLEMENT_LETTERS.index(c) for c in p["settlement"]], dtype=np.int8)
         exact = {as_int(int(k), "exact witness index", 0, N - 1): tuple(int(x) for x in v)
                  for k, v in p.get("exact_witnesses", {}).items()}

@@ -109,7 +109,7 @@ def lifted_bound(P: StatedProblem, signs: np.ndarray, zero: np.ndarray, claim: f
     except (TypeError, ValueError, OverflowError):
         return np.inf
     if (dec.size and (dec.min() < 0 or dec.max() >= n)) or np.any(signs[dec] == 0) or np.any(zero[dec]) \
-            or mu.size != k or not (np.isfinite(claim) and np.all(np.isfinite(N)) and np.all(np.isfinite(mu))):
+            or mu.size != k or not (np.isfinite(claim) and np.all(np.abs(N) < 2.0**500) and np.all(np.abs(mu) < 2.0**500)):
         return np.inf
     plus = np.flatnonzero((signs > 0) & ~zero)
     E = np.zeros((n, r + k))
@@ -128,7 +128,7 @@ def lifted_bound(P: StatedProblem, signs: np.ndarray, zero: np.ndarray, claim: f
     G[dec.size + np.arange(k), r + np.arange(k)] = 1.0
     G[dec.size + k + np.arange(k), r + np.arange(k)] = 1.0
     G[dec.size + k:, :r] = -Q[und]
-    Nc = np.maximum(0.5 * (N + N.T), 0.0)
+    Nc = np.maximum(0.5 * N + 0.5 * N.T, 0.0)
     C = np.zeros((r + k, r + k))
     idx = r + np.arange(k)
     C[idx, idx] = mu

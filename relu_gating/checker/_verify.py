@@ -79,21 +79,20 @@ def _mismatch(rec: Any, P: StatedProblem) -> list[str]:
 
 
 def _objective(P: StatedProblem, theta: np.ndarray, exact: bool) -> float:
-    """``N_K`` or ``G_H`` of ``relu(Phi theta)``; ``nan`` for an excluded neuron (exactly in exact mode)."""
-    if exact:
-        E = P.exact
-        th = [Fraction(t) for t in theta.tolist()]
-        h = [max(sum(Fraction(a) * t for a, t in zip(row, th)), Fraction(0)) for row in P.Phi.tolist()]
-        A, B, ZZ = E.forms([(i, [v]) for i, v in enumerate(h) if v > 0], 1)
-        if not ZZ[0][0] or B[0][0] <= Fraction(EXCLUDE_RTOL) ** 2 * ZZ[0][0]:
-            return float("nan")
-        return float(A[0][0] / B[0][0])
+    """``N_K`` or ``G_H`` of ``relu(Phi theta)``; ``nan`` for an excluded neuron, decided exactly
+    (also in float mode whenever ``||(I - Pi_H) h|| < 1e-3 ||h||``, where floats cancel)."""
     h = np.maximum(P.Phi @ theta, 0.0)
     y = h if P.QH is None else h - P.QH @ (P.QH.T @ h)
     hh, yy = float(h @ h), float(y @ y)
-    if not (hh > 0 and yy > EXCLUDE_RTOL**2 * hh):
+    if not exact and hh > 0 and yy > 1e-6 * hh:
+        return float(np.sum((P.M.T @ y) ** 2) / yy)
+    E = P.exact
+    th = [Fraction(t) for t in theta.tolist()]
+    h = [max(sum(Fraction(a) * t for a, t in zip(row, th)), Fraction(0)) for row in P.Phi.tolist()]
+    A, B, ZZ = E.forms([(i, [v]) for i, v in enumerate(h) if v > 0], 1)
+    if not ZZ[0][0] or B[0][0] <= Fraction(EXCLUDE_RTOL) ** 2 * ZZ[0][0]:
         return float("nan")
-    return float(np.sum((P.M.T @ y) ** 2) / yy)
+    return float(A[0][0] / B[0][0])
 
 
 def check_value(c: Claim, P: StatedProblem, live: bool, exact: bool) -> tuple[float, list[str]]:
