@@ -60,7 +60,16 @@ def test_2_unusable_input(strategy, bad, word, data, capsys):
     assert len(err) == 1 and word in err[0]
 
 
-@pytest.mark.parametrize("strategy", ["branch-and-bound", "auto"])
+def test_auto_refuses_a_time_limit_nothing_meets(data, capsys):
+    """auto with a limit no strategy can meet (0.01 s) refuses before any work, naming the options: exit 2
+    (a stopped tree is the explicit branch and bound's row 3 below)."""
+    argv = ["best-neuron", str(data / "mid.npy"), "--K", "3", "--max-seconds", "0.01"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "branch" in err[0]
+
+
+@pytest.mark.parametrize("strategy", ["branch-and-bound"])
 def test_3_stopped_branch_and_bound(strategy, data, tmp_path, capsys):
     """--max-seconds stops the tree before it settles: a valid answer (its certificate verifies, weaker
     than alpha 1, which verify reports with the same code 3), not certified: exit 3."""

@@ -153,7 +153,7 @@ def test_end_to_end_auto_branches_when_enumeration_is_predicted_slow(monkeypatch
 def test_end_to_end_auto_streams_when_memory_is_short(monkeypatch):
     Phi, U = _tiny()
     seen = {}
-    from relu_gating.search import _stream_run
+    from relu_gating.search._stream import run as _stream_run
 
     real = _stream_run.stream_best_neuron
 
@@ -170,8 +170,10 @@ def test_end_to_end_auto_streams_when_memory_is_short(monkeypatch):
     assert abs(res.value - ref.value) <= 1e-9 and res.n_patterns == ref.n_patterns
 
 
-def test_cli_default_certifies_and_says_why(tmp_path, capsys):
+def test_cli_default_certifies_and_says_why(tmp_path, capsys, monkeypatch):
     from relu_gating.cli import main
+
+    monkeypatch.setattr("relu_gating._progress.on_terminal", lambda stream=None: True)  # the plan line: a terminal's
 
     X = np.random.default_rng(16).normal(size=(20, 2))
     np.save(tmp_path / "X.npy", X)
@@ -197,10 +199,12 @@ def test_cli_auto_with_binary_out_keeps_pattern_lists(tmp_path, capsys, monkeypa
     assert json.loads(capsys.readouterr().out)["n_patterns"] == _cover(20, 2) and out.exists()
 
 
-def test_auto_answers_what_the_enumeration_refuses(tmp_path, capsys):
+def test_auto_answers_what_the_enumeration_refuses(tmp_path, capsys, monkeypatch):
     """A pattern cap the enumeration cannot meet: auto branches instead of refusing (exit 0, certified);
     the enumeration alone refuses it (exit 2)."""
     from relu_gating.cli import main
+
+    monkeypatch.setattr("relu_gating._progress.on_terminal", lambda stream=None: True)  # the plan line: a terminal's
 
     np.save(tmp_path / "X.npy", np.random.default_rng(5).normal(size=(20, 2)))
     assert main(["best-neuron", str(tmp_path / "X.npy"), "--K", "3", "--max-patterns", "10", "--json"]) == 0
