@@ -50,7 +50,7 @@ class Check:
     tests : str
         What a failure would reveal in the code (for example "the kappa upper end").
     fails_if : str
-        An input that makes it fail (each is fed in ``tests/test_experiment_checks.py``).
+        An input that makes it fail (each is fed in ``tests/internals/test_experiment_checks.py``).
     informative : bool
         False when the bound is looser than what holds trivially (above 1, above the previous
         value, ...): such a check is recorded but not counted as evidence.

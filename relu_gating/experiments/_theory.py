@@ -1,7 +1,7 @@
 r"""The paper's bounds as plain functions, and kappa intervals closed to a target width (private).
 
 The experiments record these numbers per greedy step and decide their checks from them; the tests
-of ``tests/test_experiment_checks.py`` call the same functions with deliberately wrong inputs.
+of ``tests/internals/test_experiment_checks.py`` call the same functions with deliberately wrong inputs.
 
 * :func:`lemma59_bound` -- Lemma 5.9: ``G* >= s^2 (s - eps)^2 / kappa^2`` (0 when ``s <= eps``).
 * :func:`kappa_from_gain` -- the same read backwards: a certified upper bound ``B >= G*`` at a
