@@ -109,7 +109,12 @@ def test_exhaustive_farkas_finds_a_combination_exactly_when_the_row_is_forced(ki
             assert got[0] == s and implied_exact(Phi, signs, i, s, list(got[1]))
 
 
-@pytest.mark.parametrize("seed", [8] + [pytest.param(s, marks=pytest.mark.slow) for s in (4, 32, 50, 55, 59)])
+_SEED4 = pytest.mark.xfail(reason="known regression (issue 23 trade-off): fuzz seed 4 has a chamber whose claim only a "
+                                  "float kernel decision proved; now reported not certified until solvers give cone evidence")
+
+
+@pytest.mark.parametrize("seed", [8] + [pytest.param(s, marks=[pytest.mark.slow] + ([_SEED4] if s == 4 else []))
+                                        for s in (4, 32, 50, 55, 59)])
 def test_thin_nodes_are_settled_from_the_exact_chambers(seed):
     """The fuzz instances whose nodes the float tests cannot split (rows dependent to within
     rounding): the search builds those subtrees from the exact chambers, certifies the
