@@ -247,7 +247,7 @@ def test_real_dataset_bad_input_and_missing_extra(monkeypatch):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [pytest.param(n, marks=_XFAIL) if n in UNCERTIFIED_NOW else n for n in FAST])
+@pytest.mark.parametrize("name", FAST)
 def test_full_runs_obey_claims_within_ten_minutes(name):
     """The full runs (graph-choice: 10 seeds x 10 graphs, 155 s here under load; depth's full run, with
     certified layers of input rank up to 5, takes longer and is not run here)."""
