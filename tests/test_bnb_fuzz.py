@@ -19,11 +19,7 @@ from _fuzz_instances import instance, oracle_lower
 from relu_gating import best_neuron, verify
 
 DEFAULT = [s for s in range(12) if s != 4]  # instance 4 (the slowest of the first 12) runs in the slow tier
-#: Seeds the trust work (issue 23) left with a chamber claim no exact check proves yet: the branch and
-#: bound or the enumeration is then not certified where the other is (known, in the issue notes).
-KNOWN = {41, 42, 43}
-SLOW = [4] + [pytest.param(s, marks=pytest.mark.xfail(reason="known regression of the trust work: a claim no exact "
-                                                      "check proves yet")) if s in KNOWN else s for s in range(12, 60)]
+SLOW = list(range(4, 5)) + list(range(12, 60))
 
 
 def _check(seed: int) -> None:

@@ -15,4 +15,11 @@ from relu_gating.checker._verify import VerifyReport, verdict_word, verify
 
 __all__ = ["verify", "VerifyReport", "verdict_word", "VALUE_TOL", "BOUND_SLACK", "EXCLUDE_RTOL", "CHUNK", "FORMAT",
            "BINARY_FORMAT", "is_binary", "load_json", "BinaryReader", "prove", "excluded", "StatedProblem",
-           "state_problem"]
+           "state_problem", "walk_tree"]
+
+
+def walk_tree(nodes: list, P: StatedProblem) -> tuple[list, list[str], dict]:
+    """The float walk of a tree certificate's nodes: ``(leaves as (index, claim, proven), reasons, counts)``."""
+    from relu_gating.checker._tree import walk
+
+    return walk(nodes, P)

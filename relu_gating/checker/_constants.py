@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["VALUE_TOL", "BOUND_SLACK", "ROUNDING_STEP", "EXCLUDE_RTOL", "PATTERN_RTOL", "FORM_EPS_FACTOR", "SIGMA_MIN",
+__all__ = ["VALUE_TOL", "BOUND_SLACK", "ROUNDING_STEP", "EXCLUDE_RTOL", "PATTERN_RTOL", "FORM_EPS_FACTOR",
            "UK_ORTHONORMAL_TOL", "EXACT_LIMIT", "CHUNK", "MAX_INT", "MAX_NODES", "FARKAS_BATCH", "MAX_MEMBER_BYTES", "EPS"]
 
 EPS = float(np.finfo(float).eps)
@@ -36,9 +36,6 @@ PATTERN_RTOL = 1e-12
 #: matrix: ``FORM_EPS_FACTOR * (n + d^2) * eps`` times the magnitudes involved (Higham's
 #: ``gamma_n`` and the backward stability of the symmetric eigensolver, with a factor of 8 to spare).
 FORM_EPS_FACTOR = 8.0
-#: A block of a tree node bound whose proven smallest singular value is below this (relative) is
-#: dropped: a smaller subtracted complement, so a weaker but valid bound.
-SIGMA_MIN = 1e-6
 #: ``U_K`` must be orthonormal to this (the bounds use ``U_K^T U_K <= I``); checked on input.
 UK_ORTHONORMAL_TOL = 1e-10
 #: At most this many claims are proven in exact arithmetic after their float proof falls short

@@ -77,3 +77,4 @@ def basis_error(O: np.ndarray, X: np.ndarray) -> float:
     :func:`projector_gap` (``(I - P_X) O`` and the orthonormalisation of ``P_X O``)."""
     eta, _, delta = projector_gap(O, X)
     return 4.0 * (eta + delta) * (1 + delta) if np.isfinite(eta) else np.inf
+

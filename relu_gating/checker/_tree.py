@@ -22,11 +22,12 @@ from typing import Any
 import numpy as np
 
 from relu_gating.checker._bounds import cap_bound, exact_cap, exact_claim, excluded, ladder, prove, psd_excluding
-from relu_gating.checker._constants import FARKAS_BATCH, MAX_NODES, SIGMA_MIN
-from relu_gating.checker._floats import allow, fro, gamma, projector_gap
+from relu_gating.checker._constants import FARKAS_BATCH, MAX_NODES
+from relu_gating.checker._floats import allow, fro, gamma
 from relu_gating.checker._problem import StatedProblem, pow2_scales
 from relu_gating.checker._rational import solve
 from relu_gating.checker._read import as_int
+from relu_gating.checker._whiten import WHITEN_ABOVE, basis, basis_whitened
 from relu_gating.errors import CertificateError
 
 __all__ = ["walk", "node_bound"]
@@ -51,7 +52,7 @@ class _Node:
 
 def _complement(Mb: np.ndarray, X: np.ndarray | None) -> tuple[np.ndarray, float]:
     """``M_b^T (I - O O^T) M_b`` in a block of coordinates (``O`` from the SVD of ``X``) and the
-    proven ``eta >= ||P_X - O O^T||``; ``(0, 0)`` when empty or ``X`` too ill-conditioned (valid)."""
+    proven ``eta >= ||P_X - O O^T||``; ``(0, 0)`` when empty or no ``eta < 1`` is proven (valid)."""
     K = Mb.shape[1]
     if Mb.shape[0] == 0:
         return np.zeros((K, K)), 0.0
@@ -60,23 +61,29 @@ def _complement(Mb: np.ndarray, X: np.ndarray | None) -> tuple[np.ndarray, float
     k, c = X.shape
     if k <= c:
         return np.zeros((K, K)), 0.0
-    O, sv, Vt = np.linalg.svd(X, full_matrices=False)
-    eta, s, _ = projector_gap(O, X, Vt.T / sv if sv[-1] > 0 else None)
-    if not np.isfinite(eta) or s <= SIGMA_MIN * max(1.0, float(sv[0])) or eta >= 1.0:
+    O, eta = basis(X)
+    if eta >= 0.5 * WHITEN_ABOVE:  # an ill-conditioned X: the same column space from a better basis
+        O2, eta2 = basis_whitened(X)
+        O, eta = (O2, eta2) if eta2 < eta else (O, eta)
+    if not eta < 1.0:
         return np.zeros((K, K)), 0.0
     C = Mb.T @ O
     return Mb.T @ Mb - C @ C.T, eta
 
 
 def node_bound(N: _Node, signs: np.ndarray) -> float:
-    """Proven bound of the objective over the node with these signs (see the module docstring)."""
+    """Proven bound of the objective over the node with these signs (see the module docstring):
+    the least over keeping or dropping each block (dropping one is valid and sheds its ``eta``)."""
     P = N.P
     plus, minus = (signs > 0) & ~N.zero, (signs < 0) | N.zero
     Cm, em = _complement(P.M[minus], None if N.Hs is None else N.Hs[minus])
     Xp = P.Phi_r[plus] if (N.Hs is None or N.h_in_phi) else np.hstack([P.Phi_r[plus], N.Hs[plus]])
     Cp, ep = _complement(P.M[plus], Xp)
-    T = N.MtM - Cm - Cp
-    return float(np.linalg.eigvalsh(0.5 * (T + T.T))[-1]) + max(em, ep) * N.trM + N.form
+    best = np.inf
+    for C, eta in ((Cm + Cp, max(em, ep)), (Cm, em), (Cp, ep), (0.0 * Cm, 0.0)):
+        T = N.MtM - C
+        best = min(best, float(np.linalg.eigvalsh(0.5 * (T + T.T))[-1]) + eta * N.trM + N.form)
+    return best
 
 
 def _exact_node(P: StatedProblem, signs: np.ndarray, zero: np.ndarray, ladder: list) -> float:

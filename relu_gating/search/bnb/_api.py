@@ -11,6 +11,7 @@ from relu_gating._progress import Progress
 from relu_gating.errors import InputError, SolverFailure
 from relu_gating.patterns._exact import single_thread_blas
 from relu_gating.search.bnb._search import Search
+from relu_gating.search.bnb._audit import audit_tree
 from relu_gating.search.bnb._tree_build import count_kinds, to_nodes
 from relu_gating.certificate._problem import exact_rank
 from relu_gating.search.objectives import Objective, make_objective, neuron_values, with_rank
@@ -123,9 +124,15 @@ def _seed_incumbent(search: Search, obj: Objective) -> None:
 
 def _result(obj: Objective, search: Search, why: str, alpha: float, tol: float, seconds: float) -> NeuronResult:
     nodes = to_nodes(search.root)
-    claims = [nd[1] for nd in nodes if nd[0] in ("b", "c")]
+    raised, refused = audit_tree(obj, nodes)
+    claims = [nd[1] for nd in nodes if nd[0] in ("b", "c", "d")]
     n, m = obj.Phi.shape
     notes = list(dict.fromkeys(search.notes))
+    if raised:
+        notes.append(f"{raised} leaf bound(s) raised to what the checker proves (its projector gaps are "
+                     f"wider than the search's on this data)")
+    if refused:
+        notes.append(f"the checker refuses this tree ({refused}): not certified")
     if search.best_theta is None:
         theta, value = np.zeros(m), 0.0
         notes.append("no admissible neuron found: value 0")
@@ -151,7 +158,7 @@ def _result(obj: Objective, search: Search, why: str, alpha: float, tol: float, 
     empty = {"packed": np.zeros((0, (n + 7) // 8), dtype=np.uint8)} if "packed" in names else \
         {"masks": np.zeros((0, n), dtype=bool)}
     return NeuronResult(
-        theta=theta, value=value, upper_bound=upper, alpha=alpha, certified=bool(value >= alpha * upper - tol),
+        theta=theta, value=value, upper_bound=upper, alpha=alpha, certified=bool(value >= alpha * upper - tol) and refused is None,
         pattern=obj.Phi @ theta > 0, objective=obj.kind, n_patterns=kinds["c"] + kinds["x"], n_exact=kinds["c"],
         n_bound=kinds["b"], n_pruned=kinds["x"], seconds={"total": seconds, "bound": search.stats["t_bound"],
                                                           "lp": search.stats["t_lp"],
