@@ -103,10 +103,7 @@ def _exact_product(col, f):
 # ---------------------------------------------------------------- the transformations
 
 
-@pytest.mark.parametrize("family", [pytest.param(f, marks=pytest.mark.xfail(
-    reason="known regression after the trust work (issue 23): a translated 'scaled' instance keeps its value but "
-           "is left 1e-7 short of certified (a claim no exact check proves any more)")) if f == "generic" else f
-    for f in sorted(FAMILIES)])
+@pytest.mark.parametrize("family", sorted(FAMILIES))
 @SETTINGS
 @given(data=st.data())
 def test_translation(family, data):

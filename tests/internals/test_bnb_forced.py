@@ -109,7 +109,7 @@ def test_exhaustive_farkas_finds_a_combination_exactly_when_the_row_is_forced(ki
             assert got[0] == s and implied_exact(Phi, signs, i, s, list(got[1]))
 
 
-_SEED4 = pytest.mark.xfail(reason="known regression (issue 23 trade-off): fuzz seed 4 has a chamber whose claim only a "
+_SEED4 = pytest.mark.xfail(strict=True, reason="known regression (issue 23 trade-off): fuzz seed 4 has a chamber whose claim only a "
                                   "float kernel decision proved; now reported not certified until solvers give cone evidence")
 
 
@@ -199,7 +199,7 @@ def test_the_float_screen_of_the_exhaustive_search_loses_no_proof(kind, d, seed)
 
 
 @pytest.mark.parametrize("seed", [pytest.param(4, marks=pytest.mark.xfail(
-    reason="known regression (issue 23 trade-off): seed 4 has a chamber whose claim only a float kernel "
+    strict=True, reason="known regression (issue 23 trade-off): seed 4 has a chamber whose claim only a float kernel "
            "decision proved; it is now reported not certified until the solvers give cone evidence there")),
     8, 32, 50, 55, 59])
 def test_nodes_without_evidence_are_split_anyway_beyond_the_exact_chamber_list(seed, monkeypatch):

@@ -83,24 +83,32 @@ def test_translated_instance_certified_and_exact_under_phi_R(seed):
     assert res.value == float(neuron_values(make_objective(Phi, I.U, I.features), res.theta[None, :])[0])
 
 
-@pytest.mark.xfail(reason="known regression: solvers/ now settles pattern {5, 6, 8} of this instance by a bound "
-                          "(no float kernel decision), so its x is not the optimum this polish test starts from")
-def test_polish_turns_a_wall_row_off_and_never_lowers():
-    import solvers
+def _support_neuron_on_walls(Phi: np.ndarray, U: np.ndarray, wall6: float) -> np.ndarray:
+    """Weights of the support-``{5, 8}`` optimum with rows 3 and 6 on their walls, except that row 6 is
+    set to ``wall6`` (the defect: a wall row a rounding switched on)."""
+    n = Phi.shape[0]
+    PE = (np.eye(n) - 1.0 / n)[:, list(SUPPORT)]
+    import scipy.linalg as sl
 
+    h = sl.eigh(PE.T @ U @ U.T @ PE, PE.T @ PE)[1][:, -1]
+    h = h if h.sum() > 0 else -h
+    return np.linalg.solve(Phi[[5, 8, 3, 6]], np.r_[h, 0.0, wall6])
+
+
+def test_polish_turns_a_wall_row_off_and_never_lowers():
     I = _inst()
     Phi = I.Phi @ _well_conditioned(I.Phi.shape[1], 1408)
     obj = make_objective(Phi, I.U, I.features)
-    # the optimum of pattern {5, 6, 8} in coordinates (exact to rounding there), mapped to weights:
-    # rows 3 and 6 sit on their walls, and fl(Phi theta) switches row 6 on by rounding
-    A, B, G, T, Ti = pattern_problem(obj, np.isin(np.arange(9), (5, 6, 8)))
-    res = solvers.solve(solvers.ConeEigProblem(A, B, G), method="auto")
-    theta = obj.to_theta @ (T @ res.x)
+    # the optimum of support {5, 8}: rows 3 and 6 on their walls; row 6 pushed to 4 times its rounding
+    # bound (m + 2) eps sum_j |Phi_6j theta_j|, as fl(Phi theta) left it in the defect this test guards
+    theta0 = _support_neuron_on_walls(Phi, I.U, 0.0)
+    bound6 = (Phi.shape[1] + 2) * np.finfo(float).eps * float(np.abs(Phi[6]) @ np.abs(theta0))
+    theta = _support_neuron_on_walls(Phi, I.U, 4.0 * bound6)
     before = float(neuron_values(obj, theta[None, :])[0])
     after_theta = polish_theta(obj, theta)
     after = float(neuron_values(obj, after_theta[None, :])[0])
     opt = _support_optimum(I.U, SUPPORT)
-    assert before < opt - 1e-11  # the defect
+    assert _exact_signs(Phi, theta)[6] > 0 and before < opt - 1e-11  # the defect
     assert abs(after - opt) <= 1e-12 * opt, (before, after, opt)
     assert np.flatnonzero(_exact_signs(Phi, after_theta) > 0).tolist() == list(SUPPORT)
     assert np.array_equal(polish_theta(obj, after_theta), after_theta) or \
