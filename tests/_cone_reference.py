@@ -1,7 +1,7 @@
 """Slow brute-force oracle for cone-constrained generalized eigenvalue problems,
 and instance generators, for the tests of :mod:`solvers`.
 
-Independent of :mod:`solvers` (SciPy only): for EVERY subset ``J`` of the rows
+Independent of :mod:`solvers` (SciPy, mpmath): for EVERY subset ``J`` of the rows
 of ``G`` with ``|J| <= m - 1`` (every flat ``null(G_J)`` of the row
 arrangement is spanned that way), compute the top generalized eigenpair of
 the pencil compressed to ``null(G_J)`` and decide with ``scipy.optimize.linprog``
@@ -10,18 +10,30 @@ The optimum is the largest realizable eigenvalue (an optimum lies in the
 relative interior of a face, where it is a top eigenvector of the face's
 span).  Subsets are examined in decreasing eigenvalue order, so the first
 realizable one is the answer; all eigenvalues are still computed.
+
+The input floats are the exact rationals they are: flats, the rows vanishing on
+them, ``ker B`` on a flat and whether ``A`` vanishes on it are decided exactly
+(Fractions), never by a float threshold (a rounding-level eigenvalue of ``B``
+is not a kernel: it may carry the optimum).  Eigenvalues of the remaining
+definite pencil are computed in floats (mpmath at 50 digits when ``B`` is
+ill conditioned there; an exactly indefinite ``B`` raises), realizability by
+float LPs (a point of a face's relative interior is accepted only when it is
+inside exactly).
 """
 
 from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 import scipy.linalg as sla
 from scipy.optimize import linprog
 
 RTOL = 1e-10
+#: Above this float condition number a flat's definite pencil is solved with mpmath (50 digits).
+COND_MAX = 1e8
 
 
 @dataclass(frozen=True)
@@ -32,10 +44,59 @@ class Reference:
     subsets: int
 
 
-def _rows(G):
-    nrm = np.linalg.norm(G, axis=1)
-    keep = nrm > 1e-14 * max(nrm.max(initial=0.0), 1e-300)
-    return G[keep] / nrm[keep, None]
+def _fr(M) -> list:
+    return [[Fraction(v) for v in row] for row in np.atleast_2d(np.asarray(M, dtype=float)).tolist()]
+
+
+def _dot(u, v) -> Fraction:
+    return sum((a * b for a, b in zip(u, v) if a and b), Fraction(0))
+
+
+def _nullspace(rows: list, n: int) -> list:
+    """Exact rational basis of ``{x : r . x = 0 for every row r}`` (reduced row echelon form)."""
+    R = [list(r) for r in rows if any(r)]
+    piv: list = []
+    i = 0
+    for col in range(n):
+        p = next((k for k in range(i, len(R)) if R[k][col] != 0), None)
+        if p is None:
+            continue
+        R[i], R[p] = R[p], R[i]
+        inv = 1 / R[i][col]
+        R[i] = [v * inv for v in R[i]]
+        for k in range(len(R)):
+            if k != i and R[k][col] != 0:
+                f = R[k][col]
+                R[k] = [a - f * b for a, b in zip(R[k], R[i])]
+        piv.append(col)
+        i += 1
+        if i == len(R):
+            break
+    basis = []
+    for free in (c for c in range(n) if c not in piv):
+        v = [Fraction(0)] * n
+        v[free] = Fraction(1)
+        for r, c in enumerate(piv):
+            v[c] = -R[r][free]
+        basis.append(v)
+    return basis
+
+
+def _compress(M: list, V: list) -> list:
+    """``V^T M V`` for the columns ``V`` (lists), exactly."""
+    MV = [[_dot(row, v) for row in M] for v in V]
+    return [[_dot(u, w) for w in MV] for u in V]
+
+
+def _floats(V: list, n: int) -> np.ndarray:
+    """Columns ``V`` (lists of Fractions, length ``n``) as a float ``n x len(V)`` array."""
+    return np.array([[float(x) for x in v] for v in V], dtype=float).T.reshape(n, len(V))
+
+
+def _unit(M: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit norm (for the float LPs only; no decision rests on it)."""
+    nrm = np.linalg.norm(M, axis=1) if M.size else np.zeros(0)
+    return M / np.where(nrm > 0, nrm, 1.0)[:, None] if M.size else M
 
 
 def _lp_feasible(A_ub, b_ub, A_eq=None, b_eq=None):
@@ -45,70 +106,146 @@ def _lp_feasible(A_ub, b_ub, A_eq=None, b_eq=None):
     return res.status == 0, (res.x if res.status == 0 else None)
 
 
+def _relint(Gq: list, rest: list, K: list) -> bool:
+    """Does ``C cap span(K)`` have a point strictly inside every row of ``rest`` (rows not
+    vanishing on ``span(K)``, decided exactly)?  A float LP finds a point, accepted only when
+    exactly strictly inside; an infeasible LP is trusted (the rows do not vanish on the span,
+    so an empty relative interior is a clear, scale-free answer)."""
+    if not rest:
+        return True
+    n = len(Gq[0])
+    Kf = _floats(K, n)
+    Hr = _unit(np.array([[float(x) for x in Gq[i]] for i in rest]) @ Kf)
+    ok, w = _lp_feasible(-Hr, -np.ones(len(rest)))
+    if not ok:
+        return False
+    wq = [Fraction(float(t)) for t in w]
+    x = [sum((c * k[j] for c, k in zip(wq, K)), Fraction(0)) for j in range(n)]
+    if all(_dot(Gq[i], x) > 0 for i in rest):
+        return True
+    return _relint_exact([[_dot(Gq[i], k) for k in K] for i in rest])
+
+
+def _relint_exact(H: list) -> bool:
+    """``H w > 0`` for some ``w``, exactly (rows nonzero): the sum of the extreme rays of the
+    pointed part of ``{w : H w >= 0}`` (modulo its lineality space) is strictly inside iff
+    anything is.  For the thin faces a float LP cannot see (a row within rounding of another)."""
+    k = len(H[0])
+    L = _nullspace(H, k)
+    C = _nullspace(L, k) if L else [[Fraction(int(i == j)) for j in range(k)] for i in range(k)]
+    Hc = [[_dot(h, c) for c in C] for h in H]  # the pointed part, in a complement of L
+    kc = len(C)
+    total = [Fraction(0)] * kc
+    for J in itertools.combinations(range(len(Hc)), kc - 1):
+        N = _nullspace([Hc[j] for j in J], kc)
+        if len(N) != 1:
+            continue
+        for z in (N[0], [-v for v in N[0]]):
+            if all(_dot(h, z) >= 0 for h in Hc):
+                total = [a + b for a, b in zip(total, z)]
+    return all(_dot(h, total) > 0 for h in Hc)
+
+
+def _top_pencil(Aw: list, Bw: list) -> tuple[float, np.ndarray]:
+    """Top eigenvalue and top eigenvectors (columns, clustered at RTOL) of the exactly
+    nonsingular pencil ``(Aw, Bw)``: scipy when ``Bw`` is well conditioned in floats, else
+    mpmath at 50 digits (a Cholesky factor of the exact rationals)."""
+    Af, Bf = np.array([[float(x) for x in r] for r in Aw]), np.array([[float(x) for x in r] for r in Bw])
+    sb = np.linalg.eigvalsh(Bf)
+    if sb[0] > 0 and sb[-1] <= COND_MAX * sb[0]:
+        mu, Y = sla.eigh(Af, Bf)
+    else:
+        import mpmath
+
+        with mpmath.workdps(50):
+            Am = mpmath.matrix([[mpmath.mpf(x.numerator) / x.denominator for x in r] for r in Aw])
+            Bm = mpmath.matrix([[mpmath.mpf(x.numerator) / x.denominator for x in r] for r in Bw])
+            L = mpmath.cholesky(Bm)  # raises for a B that is not positive definite exactly
+            Li = mpmath.inverse(L)
+            ev, Q = mpmath.eigsy(Li * Am * Li.T)
+            Y = Li.T * Q
+            mu = np.array([float(v) for v in ev])
+            Y = np.array([[float(Y[i, j]) for j in range(Y.cols)] for i in range(Y.rows)])
+            order = np.argsort(mu)
+            mu, Y = mu[order], Y[:, order]
+    top = float(mu[-1])
+    return top, Y[:, mu >= top - RTOL * max(1.0, abs(top))]
+
+
 def _subsets(p, m):
     for k in range(0, min(m - 1, p) + 1):
         yield from itertools.combinations(range(p), k)
 
 
 def reference(A, B, G) -> Reference:
-    """Exact ``sup x^T A x / x^T B x`` over ``G x >= 0, B x != 0`` by brute force."""
+    """Exact ``sup x^T A x / x^T B x`` over ``G x >= 0, B x != 0`` by brute force.
+
+    The inputs are read as the exact rationals they are (``A``, ``B`` symmetrized in
+    floats first, as the problem does).  Flats ``null(G_J)``, the rows vanishing on them,
+    ``ker B`` on a flat and ``A`` on it are decided exactly (Fractions); eigenvalues of the
+    definite remainder in floats (mpmath when ill conditioned); realizability by float LPs.
+    """
     A, B, G = (np.asarray(v, dtype=float) for v in (A, B, G))
+    A, B = 0.5 * (A + A.T), 0.5 * (B + B.T)
     m = A.shape[0]
-    Gn = _rows(G.reshape(-1, m))
-    p = Gn.shape[0]
-    scale = max(np.abs(A).max(), np.abs(B).max(), 1e-300)
+    G = G.reshape(-1, m)
+    G = G[np.any(G != 0, axis=1)]
+    Gq, Aq, Bq = _fr(G) if G.size else [], _fr(A), _fr(B)
+    Gu = _unit(G)
+    p = len(Gq)
     cands = []
     feasible = unbounded = False
     count = 0
+    seen: set = set()
     for J in _subsets(p, m):
         count += 1
-        V = sla.null_space(Gn[list(J)]) if J else np.eye(m)
-        if V.shape[1] == 0:
+        V = _nullspace([Gq[j] for j in J], m) if J else [[Fraction(int(i == j)) for j in range(m)] for i in range(m)]
+        if not V:
             continue
-        # rows not vanishing on the flat (rows outside J may vanish on it too)
-        rest = np.flatnonzero(np.abs(Gn @ V).max(axis=1) > 1e-9) if p else np.zeros(0, dtype=int)
-        # unboundedness / feasibility witnesses on the relative interior of the face with active set J
-        Hr = Gn[rest] @ V
-        ok_face, w = _lp_feasible(-Hr, -np.ones(len(rest))) if len(rest) else (True, np.ones(V.shape[1]))
-        if ok_face:
-            if np.abs(V.T @ B @ V).max() > RTOL * scale:
-                feasible = True
+        # rows vanishing on the flat (exactly): they define it, so flats are deduplicated by them
+        zero = frozenset(i for i in range(p) if all(_dot(Gq[i], v) == 0 for v in V))
+        if zero in seen:
+            continue
+        seen.add(zero)
+        rest = [i for i in range(p) if i not in zero]
+        Bv, Av = _compress(Bq, V), _compress(Aq, V)
+        k = len(V)
+        if any(any(r) for r in Bv) and _relint(Gq, rest, V):
+            feasible = True
         # a ray in the cone and in ker B with A != 0: relatively open set in K = V cap ker B
-        K = V @ sla.null_space(B @ V)
-        if K.shape[1] and np.abs(K.T @ A @ K).max() > RTOL * scale:
-            restK = np.flatnonzero(np.abs(Gn @ K).max(axis=1) > 1e-9) if p else np.zeros(0, dtype=int)
-            if not len(restK) or _lp_feasible(-Gn[restK] @ K, -np.ones(len(restK)))[0]:
+        N = _nullspace(Bv, k)
+        KV = [[sum((c * v[j] for c, v in zip(n_, V)), Fraction(0)) for j in range(m)] for n_ in N]
+        if KV and any(any(r) for r in _compress(Aq, KV)):
+            restK = [i for i in range(p) if any(_dot(Gq[i], v) != 0 for v in KV)]
+            if _relint(Gq, restK, KV):
                 unbounded = True
-        Av, Bv = V.T @ A @ V, V.T @ B @ V
-        s, U = np.linalg.eigh(Bv)
-        if s[-1] <= RTOL * scale:
+        if not any(any(r) for r in Bv):
             continue
-        keep = s > RTOL * s[-1]
-        N = U[:, ~keep]
-        if N.shape[1] and np.abs(N.T @ Av @ N).max() > RTOL * scale:
-            continue  # +inf on this flat: not attained here
-        W = U[:, keep] / np.sqrt(s[keep])
-        mu, Y = np.linalg.eigh(W.T @ Av @ W)
-        top = mu[-1]
-        E = W @ Y[:, mu >= top - RTOL * max(1.0, abs(top))]
-        cands.append((top, J, V, E, N))
+        if N and any(_dot(row, n_) != 0 for n_ in N for row in Av):
+            continue  # A does not vanish on ker B here: +inf on this flat, not attained
+        W = _nullspace(N, k) if N else [[Fraction(int(i == j)) for j in range(k)] for i in range(k)]
+        top, Y = _top_pencil(_compress(Av, W), _compress(Bv, W))
+        Vf = _floats(V, m)
+        E = Vf @ _floats(W, k) @ Y  # top eigenvectors, m-space
+        Nm = _floats(KV, m) if KV else np.zeros((m, 0))
+        cands.append((top, rest, E, Nm))
     if not feasible:
         return Reference("infeasible", -np.inf, None, count)
     if unbounded:
         return Reference("unbounded", np.inf, None, count)
     cands.sort(key=lambda c: -c[0])
-    for top, _J, V, E, N in cands:
-        R, S = Gn @ V @ E, Gn @ V @ N
+    for top, rest, E, Nm in cands:
+        if not rest:
+            return Reference("exact", float(top), E[:, 0], count)
+        R, S = Gu[rest] @ E, Gu[rest] @ Nm
         k = E.shape[1]
-        if p == 0:
-            return Reference("exact", float(top), V @ E[:, 0], count)
+        M = np.hstack([R, S])
         for i, sgn in itertools.product(range(k), (1.0, -1.0)):
-            A_eq = np.zeros((1, k + S.shape[1]))
+            A_eq = np.zeros((1, M.shape[1]))
             A_eq[0, i] = 1.0
-            ok, sol = _lp_feasible(-np.hstack([R, S]), np.zeros(p), A_eq, [sgn])
-            if ok and np.min(np.hstack([R, S]) @ sol) >= -1e-9 * max(1.0, np.abs(sol).max()):
-                x = V @ (E @ sol[:k] + N @ sol[k:])
-                return Reference("exact", float(top), x, count)
+            ok, sol = _lp_feasible(-M, np.zeros(len(rest)), A_eq, [sgn])
+            if ok and np.min(M @ sol) >= -1e-9 * max(1.0, np.abs(sol).max()):
+                return Reference("exact", float(top), E @ sol[:k] + Nm @ sol[k:], count)
     raise AssertionError("reference: feasible bounded problem without a realizable face")
 
 

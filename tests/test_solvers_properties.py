@@ -25,19 +25,24 @@ def problems(draw):
     rankA = draw(st.integers(1, m))
     singular = draw(st.booleans())
     rng = np.random.default_rng(seed)
-    A = random_psd(rng, m, rankA)
-    B = random_psd(rng, m, m - 1 if singular else m)
     if singular:
-        A = B @ A @ B  # ker B inside ker A, as for gating pencils
+        # ker B inside ker A, as for gating pencils, exactly: small integer factors (a float
+        # product M M^T of Gaussians is singular only to rounding; read as the exact rationals
+        # it is, B is then nonsingular, and most often indefinite: no finite exact optimum)
+        M = rng.integers(-3, 4, size=(m, m - 1)).astype(float)
+        Ai = rng.integers(-3, 4, size=(m, rankA)).astype(float)
+        B = M @ M.T
+        A = B @ (Ai @ Ai.T) @ B
+    else:
+        A = random_psd(rng, m, rankA)
+        B = random_psd(rng, m, m)
     G = gating_cone(rng, n, m)
     if draw(st.booleans()):
-        G = np.vstack([G, G[:1], 3 * G[-1:]])  # duplicate / parallel rows
+        G = np.vstack([G, G[:1], 2 * G[-1:]])  # duplicate / parallel rows (2 g: exactly parallel)
     return A, B, G
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(reason="known, not yet diagnosed: after solvers/ stopped deciding kernels of B in floats (issue 23), "
-                          "one of these 60 derandomized problems gets a status other than the reference's")
 @settings(derandomize=True, deadline=None, max_examples=60)
 @given(problems())
 def test_faces_equals_brute_force(prob):
@@ -112,20 +117,37 @@ def test_dnn_bounds_at_m8(seed):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(reason="known, not yet diagnosed: after solvers/ stopped deciding kernels of B in floats (issue 23), "
-                          "faces disagrees with the float-built reference on some of these 300 degenerate cones")
 @pytest.mark.parametrize("face_filter", [True, False])
 def test_integer_cones_many(face_filter):
-    """300 degenerate {-1, 0, 1} cones: faces (with and without the face filter) is exact."""
+    """300 degenerate {-1, 0, 1} cones: faces (with and without the face filter) agrees with
+    the exact reference, or returns a weaker status that is still valid.
+
+    INFEASIBLE / UNBOUNDED are decided exactly: they must match.  On a bounded problem faces
+    is EXACT (its value the exact optimum) or, where the verified path cannot decide that a
+    top eigenspace plus ``ker B`` misses the cone (it never decides "outside" in floats),
+    BOUNDED, saying why: then ``lower`` must be attained by its witness and ``upper`` must
+    bound the exact optimum.  Either way ``lower`` is the quotient of a feasible witness.
+    """
+    bounded = []
     for seed in range(300):
         A, B, G = integer_instance(seed)
         ref = reference(A, B, G)
         P = ConeEigProblem(A, B, G)
         r = solvers.solve(P, "faces", face_filter=face_filter)
-        assert r.status.value == ref.status, seed
-        if ref.status == "exact":
+        if ref.status != "exact":
+            assert r.status.value == ref.status, seed
+            continue
+        assert r.status in (Status.EXACT, Status.BOUNDED), (seed, r.status)
+        assert r.verify(P), seed
+        assert r.lower <= ref.value + _tol(ref.value) and r.upper >= ref.value - _tol(ref.value), seed
+        if r.status is Status.EXACT:
             assert abs(r.lower - ref.value) <= _tol(ref.value), seed
-            assert r.verify(P)
+        else:
+            assert r.message and r.certificate.get("fragile"), seed
+            bounded.append(seed)
+    # the known weaker answer (seed 241: the top eigenvector is outside the cone, ker B lies in
+    # the cone's lineality space); a new one is worth a look, not a silent pass
+    assert set(bounded) <= {241}, bounded
 
 
 @settings(derandomize=True, deadline=None, max_examples=80)

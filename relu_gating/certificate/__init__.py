@@ -10,12 +10,14 @@
 """
 
 from relu_gating.certificate._codes import Settlement
-from relu_gating.certificate._format import FORMAT, Certificate, load_certificate, parse_certificate, result_to_dict
+from relu_gating.certificate._format import (FORMAT, Certificate, load_certificate, multipliers_json, parse_certificate,
+                                             result_to_dict)
 from relu_gating.certificate._binary import BINARY_FORMAT, is_binary, read_binary_meta, save_binary
 from relu_gating.certificate._verify import BOUND_SLACK, EXCLUDE_RTOL, VALUE_TOL, prove_bounds, verify
 from relu_gating.certificate._problem import state_problem
 from relu_gating.certificate._proofs import (cap_bound, exact_below, exact_claim, exact_excluded, exact_feature_basis,
-                                             exact_parts, gross_scale, pattern_pencils, pencil_bounds, support_bounds)
+                                             exact_gram, exact_parts, exact_pencil, gross_scale, pattern_pencils, pencil_bounds,
+                                             support_bounds)
 
 
 def __getattr__(name: str):
@@ -28,7 +30,7 @@ def __getattr__(name: str):
 
 __all__ = ["FORMAT", "Settlement", "Certificate", "load_certificate", "parse_certificate", "result_to_dict", "verify",
            "VerifyReport", "prove_bounds", "VALUE_TOL", "BOUND_SLACK", "EXCLUDE_RTOL", "BINARY_FORMAT", "is_binary",
-           "read_binary_meta", "save_binary",
+           "read_binary_meta", "save_binary", "multipliers_json",
            # the search's proof helpers (it claims only what they prove; the checker has its own)
            "state_problem", "cap_bound", "exact_below", "exact_claim", "exact_excluded", "exact_feature_basis",
-           "exact_parts", "gross_scale", "pattern_pencils", "pencil_bounds", "support_bounds"]
+           "exact_gram", "exact_parts", "exact_pencil", "gross_scale", "pattern_pencils", "pencil_bounds", "support_bounds"]

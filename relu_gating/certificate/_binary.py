@@ -61,6 +61,7 @@ def _rows(a: Any, start: int, stop: int) -> np.ndarray:
 def binary_meta(res: Any, extra: dict | None = None) -> dict:
     """The ``meta`` member: the JSON certificate's keys without the per-pattern columns."""
     from relu_gating.certificate._codes import mask_str as _mask_str
+    from relu_gating.certificate._format import multipliers_json
 
     meta = {
         "format": BINARY_FORMAT,
@@ -75,6 +76,9 @@ def binary_meta(res: Any, extra: dict | None = None) -> dict:
         "notes": list(res.notes),
         "exact_witnesses": {str(k): [str(int(x)) for x in v] for k, v in sorted(res.exact_witnesses.items())},
         "methods": {str(k): v for k, v in sorted(res.methods.items())},
+        # exact rational multipliers (``"p/q"``), which ``evidence_N`` holds only rounded
+        "evidence_exact": {str(k): multipliers_json(N) for k, (_, N) in sorted(res.evidence.items())
+                           if np.asarray(N).dtype == object},
     }
     meta.update(extra or {})
     return meta
@@ -98,7 +102,7 @@ def _evidence_arrays(evidence: dict) -> dict[str, np.ndarray]:
         "evidence_offsets": np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
         "evidence_rows": np.concatenate([np.asarray(evidence[i][0]).ravel() for i in idx] or [np.zeros(0)])
         .astype(np.int64),
-        "evidence_N": np.concatenate([np.asarray(evidence[i][1], float).ravel() for i in idx] or [np.zeros(0)]),
+        "evidence_N": np.concatenate([np.asarray(evidence[i][1]).astype(float).ravel() for i in idx] or [np.zeros(0)]),
     }
 
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+from fractions import Fraction
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,9 +66,38 @@ def result_to_dict(res: Any) -> dict:
             "settlement": "".join(SETTLEMENT_LETTERS[int(s)] for s in res.settlement),
             "methods": {str(k): v for k, v in sorted(res.methods.items())},
         },
-        "evidence": {str(k): {"rows": [int(i) for i in rows], "N": np.asarray(N, dtype=float).tolist()}
+        "evidence": {str(k): {"rows": [int(i) for i in rows], "N": multipliers_json(N)}
                      for k, (rows, N) in sorted(res.evidence.items())},
     }
+
+
+def multipliers_json(N: Any) -> list:
+    """Multipliers ``N`` as JSON: numbers, and ``"p/q"`` strings for exact rationals that are not
+    floats (evidence of :mod:`relu_gating.search._exact.kernel_evidence`)."""
+    N = np.asarray(N)
+    if N.dtype != object:
+        return N.astype(float).tolist()
+    return [[float(v) if Fraction(float(v)) == v else f"{Fraction(v).numerator}/{Fraction(v).denominator}"
+             for v in row] for row in N.tolist()]
+
+
+def multipliers(v: Any, p: int) -> np.ndarray:
+    """Parsed multipliers (p x p): floats, or an object array of Fractions when any entry is a
+    ``"p/q"`` string; ``ValueError`` if malformed."""
+    if not isinstance(v, list) or len(v) != p or not all(isinstance(r, list) and len(r) == p for r in v):
+        raise ValueError(f"N must be a {p} x {p} list")
+    flat = [x for r in v for x in r]
+    if not any(isinstance(x, str) for x in flat):
+        return np.asarray(v, dtype=float).reshape(p, p)
+    out = np.empty(p * p, dtype=object)
+    for k, x in enumerate(flat):
+        if isinstance(x, str) and not _RATIONAL.fullmatch(x):
+            raise ValueError("N entries must be numbers or 'p/q' strings")
+        out[k] = Fraction(x) if isinstance(x, str) else Fraction(float(x))
+    return out.reshape(p, p)
+
+
+_RATIONAL = re.compile(r"-?[0-9]{1,4000}(/[1-9][0-9]{0,3999})?")
 
 
 def _depth_ok(obj: Any, depth: int = 0) -> bool:
@@ -136,8 +167,8 @@ def _evidence(ev: dict, n: int) -> dict:
     out = {}
     for k, e in ev.items():
         rows = np.asarray(e["rows"], dtype=np.int64).reshape(-1)
-        N = np.asarray(e["N"], dtype=float).reshape(rows.size, rows.size)
-        if rows.size and (rows.min() < 0 or rows.max() >= n) or not np.all(np.isfinite(N)):
+        N = multipliers(e["N"], rows.size)
+        if rows.size and (rows.min() < 0 or rows.max() >= n) or not np.all(np.isfinite(N.astype(float))):
             raise CertificateError(f"evidence of pattern {k}: rows out of range or N not finite")
         out[int(k)] = (rows, N)
     return out

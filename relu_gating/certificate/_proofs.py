@@ -29,13 +29,14 @@ The proven bound of a pattern is the smallest of these.
 from __future__ import annotations
 
 import math
+from typing import Any
 from fractions import Fraction
 
 import numpy as np
 
 __all__ = ["pattern_pencils", "pencil_bounds", "gross_scale", "support_bounds", "cap_bound", "dual_bound", "FORM_EPS_FACTOR",
            "SINGULAR_RTOL", "exact_slack_pd", "exact_claim", "exact_excluded", "exact_feature_basis",
-           "exact_pencil", "exact_psd", "exact_parts", "exact_below"]
+           "exact_pencil", "exact_psd", "exact_parts", "exact_below", "exact_gram"]
 
 _EPS = np.finfo(float).eps
 
@@ -256,6 +257,14 @@ def _bareiss_pd(C: list) -> bool:
 # ---------------------------------------------------------------- exact decisions on the stated inputs
 
 
+def _frac_matrix(N: Any, p: int) -> list[list[Fraction]]:
+    """Multipliers ``N`` (p x p; floats, or exact rationals in an object array) as Fractions, clipped at 0."""
+    N = np.asarray(N).reshape(p, p)
+    if N.dtype == object:
+        return [[max(Fraction(v), Fraction(0)) for v in row] for row in N.tolist()]
+    return _frac_rows(np.maximum(N.astype(float), 0.0))
+
+
 def _frac_rows(X: np.ndarray) -> list[list[Fraction]]:
     return [[Fraction(float(x)) for x in row] for row in np.atleast_2d(np.asarray(X, dtype=float))]
 
@@ -342,7 +351,7 @@ def exact_parts(Phi: np.ndarray, U: np.ndarray, basis: list | None, mask: np.nda
     m = len(A)
     rows = np.asarray(rows, dtype=np.int64).reshape(-1)
     if rows.size:
-        Nf = _frac_rows(np.maximum(np.asarray(N, dtype=float).reshape(rows.size, rows.size), 0.0))
+        Nf = _frac_matrix(N, rows.size)
         G = [[x if mask[r] else -x for x in row] for r, row in zip(rows.tolist(), _frac_rows(Phi[rows]))]
         half = Fraction(1, 2)
         NG = [[sum(((Nf[a][b] + Nf[b][a]) * half * G[b][j] for b in range(rows.size)), Fraction(0))
@@ -364,13 +373,34 @@ def exact_claim(claim: float, Phi: np.ndarray, U: np.ndarray, basis: list | None
     """
     if not np.isfinite(claim):
         return False
-    return exact_below(Fraction(float(claim)), *exact_parts(Phi, U, basis, mask, rows, N))
+    AD, B = exact_parts(Phi, U, basis, mask, rows, N)
+    return exact_below(Fraction(float(claim)), AD, B, None if basis is None else exact_gram(Phi, mask))
 
 
-def exact_below(u: Fraction, AD: list[list[Fraction]], B: list[list[Fraction]]) -> bool:
-    """``u B - AD`` positive semidefinite (exact)."""
+def exact_below(u: Fraction, AD: list[list[Fraction]], B: list[list[Fraction]],
+                ZZ: list[list[Fraction]] | None = None) -> bool:
+    """``u`` bounds the objective, exactly: ``u B - AD`` positive semidefinite, or, with ``ZZ`` (the
+    Gram matrix of ``S Phi``: only admissible neurons count, ``||(I - Pi_H) h|| > EXCLUDE_RTOL ||h||``),
+    ``(u - lam) B - AD + lam EXCLUDE_RTOL^2 ZZ`` PSD with ``lam = ROUNDING_STEP max(1, |u|)`` (the
+    S-lemma: then ``u B - AD >= lam (B - EXCLUDE_RTOL^2 ZZ) >= 0`` on admissible neurons; the
+    checker's own rule, ``FORMAT.md``)."""
+    from relu_gating.checker import EXCLUDE_RTOL, ROUNDING_STEP
+
     m = len(B)
-    return exact_psd([[u * B[i][j] - AD[i][j] for j in range(m)] for i in range(m)])
+    if exact_psd([[u * B[i][j] - AD[i][j] for j in range(m)] for i in range(m)]):
+        return True
+    if ZZ is None:
+        return False
+    lam = Fraction(ROUNDING_STEP * max(1.0, abs(float(u))))
+    t2 = lam * Fraction(EXCLUDE_RTOL) ** 2
+    return exact_psd([[(u - lam) * B[i][j] - AD[i][j] + t2 * ZZ[i][j] for j in range(m)] for i in range(m)])
+
+
+def exact_gram(Phi: np.ndarray, mask: np.ndarray) -> list[list[Fraction]]:
+    """``(S Phi)^T (S Phi)`` in exact rationals."""
+    rows = _frac_rows(np.asarray(Phi, dtype=float)[np.asarray(mask, dtype=bool)])
+    m = np.asarray(Phi).shape[1]
+    return [[sum((r[i] * r[j] for r in rows), Fraction(0)) for j in range(m)] for i in range(m)]
 
 
 def exact_excluded(Phi: np.ndarray, basis: list | None, mask: np.ndarray) -> bool:

@@ -205,11 +205,11 @@ def excluded(P: StatedProblem, mask: np.ndarray) -> bool:
 
 def _dual(P: StatedProblem, mask: np.ndarray, claim: float, rows: np.ndarray, N: np.ndarray) -> float:
     """The bound proven by dual evidence: floats with their allowance, else exactly."""
+    if N.dtype == object or not np.all(np.abs(N) < 2.0**500):  # exact multipliers, or floats would overflow
+        return exact_claim(P, mask, ladder(claim), rows, N)
     A, B = pattern_pencils(mask.astype(float)[None], P)
     G = np.where(mask[rows], 1.0, -1.0)[:, None] * P.Q[rows]
     Nc = np.maximum(0.5 * N + 0.5 * N.T, 0.0)
-    if not np.all(np.abs(N) < 2.0**500):  # floats would overflow: decided exactly
-        return exact_claim(P, mask, ladder(claim), rows, N)
     D = G.T @ Nc @ G
     proven = float(pencil_bounds(P, A, B, np.array([claim]), D[None], float(np.abs(Nc).sum()))[0])
     if proven > claim:

@@ -11,9 +11,12 @@ Every failure is a one-line :class:`~relu_gating.errors.CertificateError`.
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
 import zipfile
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, Iterator
 
 import numpy as np
@@ -22,7 +25,7 @@ from relu_gating.checker._constants import MAX_INT, MAX_MEMBER_BYTES
 from relu_gating.errors import CertificateError
 
 __all__ = ["FORMAT", "BINARY_FORMAT", "Claim", "Patterns", "load_json", "parse_claim", "parse_patterns",
-           "as_int", "int_list", "is_binary", "BinaryReader", "padding_ok"]
+           "as_int", "int_list", "multipliers", "is_binary", "BinaryReader", "padding_ok"]
 
 FORMAT = "relu-gating-certificate/2"
 BINARY_FORMAT = "relu-gating-certificate-npz/1"
@@ -45,6 +48,29 @@ def int_list(v: Any, what: str, hi: int) -> np.ndarray:
     if not isinstance(v, list):
         raise CertificateError(f"malformed certificate: {what} must be a list of integers")
     return np.array([as_int(x, what, 0, hi - 1) for x in v], dtype=np.int64)
+
+
+_RATIONAL = re.compile(r"-?[0-9]{1,4000}(/[1-9][0-9]{0,3999})?")
+
+
+def multipliers(v: Any, p: int, what: str) -> np.ndarray:
+    """Multipliers ``N`` (p x p) of dual evidence: finite floats, or, when any entry is a ``"p/q"``
+    string (an exact rational, ``FORMAT.md``), an object array of Fractions."""
+    try:
+        flat = [x for r in v for x in r] if isinstance(v, list) and all(isinstance(r, list) for r in v) else None
+        if flat is None or len(v) != p or len(flat) != p * p:
+            raise ValueError(f"not a {p} x {p} list")
+        if not any(isinstance(x, str) for x in flat):
+            N = np.asarray(flat, dtype=float).reshape(p, p)
+            if not np.all(np.isfinite(N)):
+                raise ValueError("not finite")
+            return N
+        if not all(_RATIONAL.fullmatch(x) if isinstance(x, str) else math.isfinite(float(x)) for x in flat):
+            raise ValueError("entries must be finite numbers or 'p/q' strings")
+        return np.array([Fraction(x) if isinstance(x, str) else Fraction(float(x)) for x in flat],
+                        dtype=object).reshape(p, p)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise CertificateError(f"{what}: N malformed ({exc})") from None
 
 
 def padding_ok(packed: np.ndarray, n: int) -> bool:
@@ -150,13 +176,7 @@ def _evidence(ev: Any, n: int) -> dict:
     for k, e in ev.items():
         i = as_int(int(k) if isinstance(k, str) and k.isdigit() and len(k) < 20 else k, "evidence index")
         rows = int_list(e.get("rows") if isinstance(e, dict) else None, f"evidence {k} rows", n)
-        try:
-            Nm = np.asarray(e["N"], dtype=float).reshape(rows.size, rows.size)
-        except (KeyError, TypeError, ValueError, OverflowError) as exc:
-            raise CertificateError(f"evidence of pattern {k}: N malformed ({exc})") from None
-        if not np.all(np.isfinite(Nm)):
-            raise CertificateError(f"evidence of pattern {k}: N not finite")
-        out[i] = (rows, Nm)
+        out[i] = (rows, multipliers(e.get("N"), rows.size, f"evidence of pattern {k}"))
     return out
 
 
@@ -238,6 +258,13 @@ class BinaryReader:
             self.exact = {as_int(int(k), "exact witness index", 0, max(self.N - 1, 0)): tuple(int(x) for x in v)
                           for k, v in self.meta.get("exact_witnesses", {}).items()}
             self.evidence = self._evidence()
+            for k, v in self.meta.get("evidence_exact", {}).items():  # exact multipliers replace their rounding
+                i = as_int(int(k) if isinstance(k, str) and k.isdigit() and len(k) < 20 else k, "evidence index")
+                if i not in self.evidence:
+                    raise CertificateError(f"binary certificate {self.path}: exact multipliers of pattern {i} "
+                                           "without its evidence")
+                rows = self.evidence[i][0]
+                self.evidence[i] = (rows, multipliers(v, rows.size, f"evidence of pattern {i}"))
         except CertificateError:
             self.zf.close()
             raise

@@ -26,7 +26,7 @@ from relu_gating.checker._constants import FARKAS_BATCH, MAX_NODES
 from relu_gating.checker._floats import allow, fro, gamma
 from relu_gating.checker._problem import StatedProblem, pow2_scales
 from relu_gating.checker._rational import solve
-from relu_gating.checker._read import as_int
+from relu_gating.checker._read import as_int, multipliers
 from relu_gating.checker._whiten import WHITEN_ABOVE, basis, basis_whitened
 from relu_gating.errors import CertificateError
 
@@ -228,10 +228,12 @@ def _leaf(node: list, signs: np.ndarray, N: _Node, exact: bool) -> tuple[float, 
     if kind == "c" and decided and len(node) >= 4 and (proven > claim or exact):
         try:
             rows = np.array([as_int(j, "a chamber leaf's row", 0, P.n - 1) for j in node[2]], dtype=np.int64)
-            Nm = np.asarray(node[3], dtype=float).reshape(rows.size, rows.size)
         except (TypeError, ValueError, OverflowError) as exc:
             raise CertificateError(f"malformed chamber leaf: {type(exc).__name__}: {str(exc)[:80]}") from None
-        ev = {0: (rows, Nm)} if np.all(np.isfinite(Nm)) else {}
+        try:
+            ev = {0: (rows, multipliers(node[3], rows.size, "a chamber leaf"))}
+        except CertificateError:  # malformed or non-finite multipliers prove nothing
+            ev = {}
         proven = min(proven, float(prove(P, mask[None], np.array([claim]), ev, np.zeros(1, bool), exact)[0]))
     if kind == "d" and len(node) == 5 and proven > claim and not exact:
         proven = min(proven, lifted_bound(P, signs, N.zero, claim, node[2], node[3], node[4]))

@@ -12,6 +12,8 @@ evidence ``(rows, N)``:
    they are; no rounded basis, no threshold deciding a kernel);
 2. otherwise claim the least bound that is proven: the float bound with its allowance, the
    support bound or the cap, tightened by bisection with the exact test (:func:`pencil_bound`);
+   before that, a pattern whose pencil has an exact kernel gets multipliers on combinations of rows
+   that annihilate it, exact rationals (:mod:`relu_gating.search._exact.kernel_evidence`);
    evidence that proves nothing is dropped, and a pattern whose claim had to rise is reported as
    not settled;
 3. **the checker's view**: the verifier's own proof of each claim
@@ -49,6 +51,7 @@ class Claims:
     bounds: np.ndarray  # the claims to write (float)
     keep_evidence: np.ndarray  # bool: the evidence proves the claim (else drop it)
     fallback: np.ndarray  # bool: no proof of the solver's claim; a claim-free bound instead (not settled)
+    replaced: dict  # position -> new evidence (rows, exact N) that proves the claim (exact-kernel patterns)
 
 
 class _Budget:
@@ -136,13 +139,14 @@ def pencil_bound(obj: Any, mask: np.ndarray, lo: float, hi: float, budget: _Budg
     the exact test ``u B - A - G_T^T N G_T`` PSD."""
     from fractions import Fraction
 
-    from relu_gating.certificate import exact_below, exact_parts
+    from relu_gating.certificate import exact_below, exact_gram, exact_parts
 
     if not (np.isfinite(lo) and np.isfinite(hi)) or hi <= lo:
         return hi
     rows = np.zeros(0, dtype=np.int64) if rows is None else np.asarray(rows, dtype=np.int64)
     N = np.zeros((0, 0)) if N is None else np.asarray(N, dtype=float)
     AD, B = exact_parts(obj.Phi, obj.U_K, _exact_H(obj), mask, rows, N)
+    ZZ = None if obj.features == "none" else exact_gram(obj.Phi, mask)
     best = hi
     while best - lo > BISECT_RTOL * max(abs(best), 1e-300) + 1e-15:
         if budget is not None:
@@ -150,7 +154,7 @@ def pencil_bound(obj: Any, mask: np.ndarray, lo: float, hi: float, budget: _Budg
                 break
             budget.left -= 1
         mid = 0.5 * (lo + best)
-        if exact_below(Fraction(mid), AD, B):
+        if exact_below(Fraction(mid), AD, B, ZZ):
             best = mid
         else:
             lo = mid
@@ -175,18 +179,22 @@ def stated(obj: Any) -> Any:
 
 
 def settle_claims(obj: Any, masks: np.ndarray, claims: np.ndarray, evidence: list,
-                  limit: int = EXACT_CLAIMS_LIMIT) -> Claims:
+                  limit: int = EXACT_CLAIMS_LIMIT, rational: bool = True) -> Claims:
     """Proven claims for some patterns (bool ``masks`` (k, n), solver ``claims`` (k,), one
-    ``(rows, N)`` per pattern; empty rows: the pencil alone).  See the module docstring."""
+    ``(rows, N)`` per pattern; empty rows: the pencil alone).  See the module docstring.
+    ``rational``: where the solver's evidence fails on an exact kernel, evidence with exact rational
+    multipliers may prove the claim instead (returned in ``replaced``, by position)."""
     from relu_gating.certificate import prove_bounds
 
     k = len(claims)
+    evidence = list(evidence)
     claims = np.asarray(claims, dtype=float)
     out = claims.copy()
     keep = np.ones(k, dtype=bool)
     fell = np.zeros(k, dtype=bool)
+    replaced: dict = {}
     if k == 0:
-        return Claims(out, keep, fell)
+        return Claims(out, keep, fell, replaced)
     S = stated(obj)
     budget = _Budget(limit)
     fast = _float_bounds(S, masks, claims, evidence)
@@ -200,6 +208,11 @@ def settle_claims(obj: Any, masks: np.ndarray, claims: np.ndarray, evidence: lis
         for k, i in enumerate(bad.tolist()):
             hi = float(min(out[i], fb[k]))
             rows, N = evidence[i]
+            got = kernel_claim(obj, masks[i], float(claims[i]), rows, budget) if rational else None
+            if got is not None and got[0] < hi:  # multipliers on combinations that annihilate the exact kernel
+                out[i], replaced[i], keep[i] = got[0], got[1], True
+                evidence[i] = got[1]
+                continue
             out[i] = pencil_bound(obj, masks[i], float(claims[i]), hi, budget, rows, N)
             keep[i] = out[i] < hi or (hi == out[i] and np.isfinite(out[i]) and out[i] < fb[k])
         fell[bad] = out[bad] > loose[bad]
@@ -213,7 +226,19 @@ def settle_claims(obj: Any, masks: np.ndarray, claims: np.ndarray, evidence: lis
         d = proven_claim(obj, S, masks[i], float(checker[i]), rows, N, budget)
         if d <= checker[i]:
             out[i] = d
-    return Claims(out, keep, fell)
+    return Claims(out, keep, fell, replaced)
+
+
+def kernel_claim(obj: Any, mask: np.ndarray, claim: float, rows: Any, budget: _Budget | None) -> tuple | None:
+    """``(bound, (rows, exact N))`` proven for a pattern whose pencil has an exact kernel, by
+    multipliers on row combinations that annihilate it
+    (:func:`relu_gating.search._exact.kernel_evidence.kernel_evidence`); None otherwise."""
+    from relu_gating.search._exact.kernel_evidence import kernel_evidence
+
+    if not np.isfinite(claim):
+        return None
+    tries = [claim] + [claim * (1 + rel) + rel for rel in CLAIM_SLACK]
+    return kernel_evidence(obj, mask, tries, np.asarray(rows, dtype=np.int64).reshape(-1), None, budget)
 
 
 def checked_exclusions(obj: Any, masks: Any, bounds: np.ndarray, status: np.ndarray,

@@ -373,6 +373,8 @@ def _checkable(obj: Objective, masks: Any, bounds: np.ndarray, evidence: dict, s
         return notes
     got = settle_claims(obj, masks[idx], bounds[idx], [evidence[int(i)] for i in idx])
     bounds[idx] = got.bounds
+    for k, ev in got.replaced.items():
+        evidence[int(idx[k])] = ev
     for i in idx[~got.keep_evidence].tolist():
         evidence.pop(int(i))
     fell = idx[got.fallback]

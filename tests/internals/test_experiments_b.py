@@ -35,16 +35,11 @@ def quick_results() -> dict:
     return _Lazy()
 
 
-UNCERTIFIED_NOW = {"certification", "alpha"}  # see the xfail reason below
-_XFAIL = pytest.mark.xfail(reason="known regression after the trust work (issue 23): a greedy step of this quick run is no longer certified at alpha = 1 (its bound rested on a float kernel decision); tracked in the issue notes")
+def _tier(names):
+    return [pytest.param(n, marks=pytest.mark.slow) if n not in FAST else n for n in names]
 
 
-def _tier(names, known=frozenset()):
-    return [pytest.param(n, marks=pytest.mark.slow) if n not in FAST else
-            pytest.param(n, marks=_XFAIL) if n in known else n for n in names]
-
-
-@pytest.mark.parametrize("name", _tier(MINE, UNCERTIFIED_NOW))
+@pytest.mark.parametrize("name", _tier(MINE))
 def test_registered_and_checks_hold(quick_results, name):
     exp = E.get(name)
     assert exp.name == name and exp.summary and exp.plot is not None
@@ -97,7 +92,6 @@ def test_figure_has_titles_and_labelled_axes(quick_results, name, tmp_path):
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-@_XFAIL
 def test_certification_no_heuristic_beats_the_bound(quick_results):
     steps = quick_results["certification"].tables["steps"]
     methods = {r["method"] for r in steps}
@@ -182,7 +176,6 @@ def test_graph_choice_readout_error_is_least_squares():
         assert abs(np.linalg.norm(Z @ beta - f) - r["readout_error"]) <= 1e-9
 
 
-@_XFAIL
 def test_alpha_values_within_alpha_of_optimum(quick_results):
     steps = quick_results["alpha"].tables["steps"]
     assert {r["alpha"] for r in steps} == {1.0, 0.99, 0.9, 0.5}

@@ -79,7 +79,14 @@ def polish_theta(obj, theta: np.ndarray) -> np.ndarray:
     for side in _sides(int(wall.sum())):
         for k in MARGINS:
             target = np.concatenate([np.zeros(int(act.sum())), side * k * noise[wall] - z[wall]])
-            d = np.linalg.lstsq(Ms, target / scale, rcond=None)[0]
+            with np.errstate(all="ignore"):
+                rhs = target / scale
+            if not (np.all(np.isfinite(Ms)) and np.all(np.isfinite(rhs))):
+                continue  # rows at the edge of the float range (Phi ~ 1e-300): no step, theta stays a candidate
+            try:
+                d = np.linalg.lstsq(Ms, rhs, rcond=None)[0]
+            except np.linalg.LinAlgError:
+                continue
             cand = theta + d
             val = _value(obj, cand)
             if val > best_val:

@@ -51,6 +51,8 @@ def _raise_to_checkable(obj: Objective, store: PatternStore, evidence: dict) -> 
     bounds = store.take("upper", idx)
     got = settle_claims(obj, _unpack(store.take("packed", idx), obj.n), bounds, [evidence[int(i)] for i in idx])
     store.patch("upper", idx, got.bounds)
+    for k, ev in got.replaced.items():
+        evidence[int(idx[k])] = ev
     for i in idx[~got.keep_evidence].tolist():
         evidence.pop(int(i))
     fell = np.flatnonzero(got.fallback & (st == EXACT))

@@ -56,10 +56,10 @@ class Chambers:
             return
         target = prune_target(self.best_value, self.alpha)
         out = _solve_one(self.obj, mask, self.method, theta0 if strict else None, target)
-        d, proves = self._proven(mask, out, target)
+        d, proof = self._proven(mask, out, target)
         if out.method == "dual-first" and not d <= target:  # the check here does not confirm it: solve
             out = _solve_one(self.obj, mask, self.method, theta0 if strict else None)
-            d, proves = self._proven(mask, out, target)
+            d, proof = self._proven(mask, out, target)
         if out.status == PRUNED and self._excluded(mask):  # decided exactly
             node.settle("x")
         else:
@@ -67,32 +67,32 @@ class Chambers:
                 self.offer(out.theta)
             if d < node.claim:  # only a settled "c" node shows its evidence (none: the claim alone)
                 node.claim = max(d, float(out.upper))
-                node.evidence = (out.evidence if out.evidence is not None and proves
-                                 else (np.zeros(0, int), np.zeros((0, 0))))
+                node.evidence = proof if proof is not None else (np.zeros(0, int), np.zeros((0, 0)))
             node.settle("c")
         self.stats["t_chamber"] += time.perf_counter() - t0
 
-    def _proven(self, mask: np.ndarray, out: Any, target: float) -> tuple[float, bool]:
+    def _proven(self, mask: np.ndarray, out: Any, target: float) -> tuple[float, tuple | None]:
         """The claim proven for a solve (:func:`relu_gating.search._claims.settle_claims`, as for a
         pattern of the enumeration): first at the claim ``target`` (when it settles the chamber),
-        then at the solver's value; inf if the solve claims nothing.  Returns ``(claim, the
-        evidence proves it)``: when it does not, the claim is a claim-free bound."""
+        then at the solver's value; inf if the solve claims nothing.  Returns ``(claim, the evidence
+        that proves it)``; evidence None: the claim is a claim-free bound."""
         from relu_gating.search._claims import settle_claims
 
         if not np.isfinite(out.upper):
-            return np.inf, False
+            return np.inf, None
         rows, N = out.evidence if out.evidence is not None else (np.zeros(0, dtype=np.int64), np.zeros((0, 0)))
         ev = [(np.asarray(rows, dtype=np.int64), np.asarray(N, dtype=float))]
         u = float(out.upper)
         if u < target < np.inf:
             got = settle_claims(self.obj, mask[None], np.array([target]), ev)
             if got.keep_evidence[0] and got.bounds[0] <= target:
-                return float(got.bounds[0]), True
+                return float(got.bounds[0]), got.replaced.get(0, ev[0])
         got = settle_claims(self.obj, mask[None], np.array([u]), ev)
         if not got.keep_evidence[0]:
             self.stats["unproven"] = self.stats.get("unproven", 0) + 1
             self.notes.append("a chamber's solved bound is not proven: it claims a weaker valid bound (not settled)")
-        return float(got.bounds[0]), bool(got.keep_evidence[0])
+            return float(got.bounds[0]), None
+        return float(got.bounds[0]), got.replaced.get(0, ev[0])
 
     def _attained(self, node: Node, mask: np.ndarray) -> bool:
         """Rem 4.4 without a solver: a top eigenvector of the chamber's pencil (either sign) in its

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from relu_gating._gc import paused_gc
+from relu_gating.certificate import multipliers_json
 
 __all__ = ["Node", "to_nodes", "count_kinds"]
 
@@ -60,7 +61,7 @@ def _json(node: Node) -> list:
                 [float(x) for x in mu]]
     if node.kind == "c" and node.evidence is not None and len(node.evidence) == 2:
         rows, N = node.evidence
-        return ["c", float(node.claim), [int(j) for j in rows], np.asarray(N, dtype=float).tolist()]
+        return ["c", float(node.claim), [int(j) for j in rows], multipliers_json(N)]
     return ["b", float(node.bound)]  # "b", an unsettled "open" node, or a chamber without evidence
 
 

@@ -1,0 +1,170 @@
+"""Dual evidence for a pattern whose pencil has an exact kernel (private).
+
+Where ``Y = (I - Pi_H) S Phi`` has an exact kernel ``K`` (fewer independent active samples than
+columns of ``Phi``: thin chambers, small supports, near-duplicates), moving ``theta`` along ``K``
+leaves the objective unchanged.  A certificate ``u B - A - G_T^T N G_T >= 0`` then needs
+``G_T^T N G_T`` to vanish on ``K`` exactly; a solver's float ``N`` never does, so the exact check
+refutes it, and before this module such a pattern fell back to a weaker bound (not settled).
+
+Here the multipliers are put on **combinations of rows that annihilate** ``K`` (Fourier-Motzkin):
+``c = sum_i lam_i G_i`` with ``lam > 0`` and ``sum_i lam_i G_i K = 0``, so ``c theta >= 0`` on the
+cone and ``c K = 0``.  A solver finds multipliers ``N_c`` on the combinations in the quotient by
+``K`` (floats); they are mapped back to the rows **exactly**, ``N = Lam^T N_c Lam`` in rationals
+(entrywise nonnegative, and ``G_T^T N G_T = C^T N_c C`` vanishes on ``K``), and the claim is decided
+by the exact check like any other.  The certificate carries ``N``'s entries as exact rationals
+(``FORMAT.md``); the checker needs nothing else.
+"""
+
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+__all__ = ["kernel_evidence", "exact_nullspace", "COMBO_ROWS", "MAX_COMBOS"]
+
+#: Rows considered for the combinations (the solver's evidence rows first, then the tightest).
+COMBO_ROWS = 16
+#: At most this many combinations enter the solver.
+MAX_COMBOS = 400
+
+
+def exact_nullspace(M: list[list[Fraction]], cols: int) -> list[list[Fraction]]:
+    """A basis of ``{x : M x = 0}`` (rationals; reduced row echelon form)."""
+    R = [row[:] for row in M]
+    pivots: list[int] = []
+    r = 0
+    for c in range(cols):
+        p = next((i for i in range(r, len(R)) if R[i][c] != 0), None)
+        if p is None:
+            continue
+        R[r], R[p] = R[p], R[r]
+        inv = 1 / R[r][c]
+        R[r] = [v * inv for v in R[r]]
+        for i in range(len(R)):
+            if i != r and R[i][c] != 0:
+                f = R[i][c]
+                R[i] = [a - f * b for a, b in zip(R[i], R[r])]
+        pivots.append(c)
+        r += 1
+    basis = []
+    for free in (c for c in range(cols) if c not in pivots):
+        x = [Fraction(0)] * cols
+        x[free] = Fraction(1)
+        for i, c in enumerate(pivots):
+            x[c] = -R[i][free]
+        basis.append(x)
+    return basis
+
+
+def _combinations(g: list[list[Fraction]], k: int) -> list[tuple[tuple[int, ...], list[Fraction]]]:
+    """Minimal nonnegative combinations ``lam`` of the rows (indices into ``g``) with
+    ``sum lam_i g_i = 0``: subsets of at most ``k + 1`` rows whose ``g`` have a one-dimensional
+    null space of one sign."""
+    out = []
+    for t in range(1, k + 2):
+        for T in itertools.combinations(range(len(g)), t):
+            null = exact_nullspace([[g[i][a] for i in T] for a in range(k)], t)
+            if len(null) != 1 or any(v == 0 for v in null[0]):
+                continue
+            lam = null[0] if null[0][0] > 0 else [-v for v in null[0]]
+            if all(v > 0 for v in lam):
+                top = max(lam)
+                out.append((T, [v / top for v in lam]))
+            if len(out) >= MAX_COMBOS:
+                return out
+    return out
+
+
+def _candidates(obj: Any, mask: np.ndarray, rows0: np.ndarray, points: list[np.ndarray]) -> np.ndarray:
+    """The rows for the combinations: the solver's evidence rows, then for each point (weights) the
+    rows tightest there and the rows it violates most (only a choice: any rows give valid combinations)."""
+    rows = [int(i) for i in np.asarray(rows0, dtype=np.int64).reshape(-1)]
+    Phi = obj.Phi
+    sgn = np.where(mask, 1.0, -1.0)
+    norms = np.maximum(np.linalg.norm(Phi, axis=1), 1e-300)
+    for theta in points:
+        w = sgn * (Phi @ theta) / norms / max(float(np.linalg.norm(theta)), 1e-300)
+        rows += [int(i) for i in np.argsort(np.abs(w), kind="stable")[:COMBO_ROWS // 2]]
+        rows += [int(i) for i in np.argsort(w, kind="stable")[:COMBO_ROWS // 4]]
+    live = np.any(Phi != 0, axis=1)
+    out: list[int] = []
+    for i in rows:
+        if live[i] and i not in out:
+            out.append(i)
+        if len(out) >= COMBO_ROWS:
+            break
+    return np.array(out, dtype=np.int64)
+
+
+def _top(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """The top generalized eigenvector of ``(A, B)``, ``B`` positive definite (floats: a direction to look)."""
+    w, V = np.linalg.eigh(0.5 * (B + B.T))
+    Wh = V / np.sqrt(np.maximum(w, 1e-300))
+    return Wh @ np.linalg.eigh(Wh.T @ A @ Wh)[1][:, -1]
+
+
+def kernel_evidence(obj: Any, mask: np.ndarray, claims: list[float], rows0: np.ndarray,
+                    theta: np.ndarray | None = None, budget: Any = None) -> tuple[float, tuple] | None:
+    """``(u, (rows, N))`` with ``N`` exact (an object array of Fractions) proving the least ``u`` of
+    ``claims`` (or of the solver's bound on the combinations) in exact rationals, for a pattern whose
+    pencil has an exact kernel; None when the kernel is trivial or nothing is proven."""
+    import solvers
+
+    from relu_gating.certificate import exact_below, exact_gram, exact_parts, exact_pencil
+    from relu_gating.search._claims import _exact_H
+
+    basis = _exact_H(obj)
+    A, B = exact_pencil(obj.Phi, obj.U_K, basis, mask)
+    m = len(B)
+    K = exact_nullspace(B, m)
+    if not K or len(K) == m:
+        return None
+    Kf = np.array([[float(v) for v in kv] for kv in K]).T
+    Tc = np.linalg.svd(Kf.T)[2][len(K):].T  # an orthonormal basis of the complement of K (floats: only a choice)
+    Af, Bf = (np.array([[float(v) for v in row] for row in X]) for X in (A, B))
+    top = Tc @ _top(Tc.T @ Af @ Tc, Tc.T @ Bf @ Tc)
+    rows = _candidates(obj, mask, rows0, ([theta] if theta is not None else []) + [top, -top])
+    sgn = np.where(mask[rows], 1, -1)
+    Grows = [[Fraction(float(v)) * int(s) for v in obj.Phi[i]] for i, s in zip(rows.tolist(), sgn.tolist())]
+    g = [[sum((a * b for a, b in zip(Gr, kv)), Fraction(0)) for kv in K] for Gr in Grows]
+    combos = _combinations(g, len(K))
+    if not combos:
+        return None
+    Lam = [[Fraction(0)] * rows.size for _ in combos]
+    for c, (T, lam) in enumerate(combos):
+        for i, v in zip(T, lam):
+            Lam[c][i] = v
+    C = np.array([[float(sum((L[i] * Grows[i][j] for i in range(rows.size)), Fraction(0))) for j in range(m)]
+                  for L in Lam])
+    try:
+        dual = solvers.cone_dual(Tc.T @ Af @ Tc, Tc.T @ Bf @ Tc, C @ Tc)
+    except (solvers.ConeEigError, np.linalg.LinAlgError):
+        return None
+    Nc = np.maximum(0.5 * (dual.N + dual.N.T), 0.0)
+    if not np.all(np.isfinite(Nc)):
+        return None
+    Ncq = [[Fraction(float(v)) for v in row] for row in Nc]
+    used = [c for c in range(len(combos)) if any(Ncq[c])]
+    N = np.empty((rows.size, rows.size), dtype=object)
+    for a in range(rows.size):
+        for b in range(rows.size):
+            N[a, b] = sum((Lam[c][a] * Ncq[c][d] * Lam[d][b] for c in used for d in used if Lam[c][a] and Lam[d][b]),
+                          Fraction(0))
+    keep = [a for a in range(rows.size) if any(N[a, b] for b in range(rows.size))]
+    N = N[np.ix_(keep, keep)]
+    rows = rows[keep]
+    AD, Bx = exact_parts(obj.Phi, obj.U_K, basis, mask, rows, N)
+    ZZ = None if basis is None else exact_gram(obj.Phi, mask)
+    tries = sorted({float(c) for c in claims if np.isfinite(c)}
+                   | ({float(dual.upper) * (1 + r) + r for r in (1e-12, 1e-10, 1e-9)} if np.isfinite(dual.upper) else set()))
+    for u in tries:
+        if budget is not None:
+            if budget.left <= 0:
+                return None
+            budget.left -= 1
+        if exact_below(Fraction(u), AD, Bx, ZZ):
+            return u, (rows, N)
+    return None
