@@ -230,10 +230,8 @@ def _leaf(node: list, signs: np.ndarray, N: _Node, exact: bool) -> tuple[float, 
             rows = np.array([as_int(j, "a chamber leaf's row", 0, P.n - 1) for j in node[2]], dtype=np.int64)
         except (TypeError, ValueError, OverflowError) as exc:
             raise CertificateError(f"malformed chamber leaf: {type(exc).__name__}: {str(exc)[:80]}") from None
-        try:
-            ev = {0: (rows, multipliers(node[3], rows.size, "a chamber leaf"))}
-        except CertificateError:  # malformed or non-finite multipliers prove nothing
-            ev = {}
+        Nm = multipliers(node[3], rows.size, "a chamber leaf")  # malformed: refused
+        ev = {0: (rows, Nm)}
         proven = min(proven, float(prove(P, mask[None], np.array([claim]), ev, np.zeros(1, bool), exact)[0]))
     if kind == "d" and len(node) == 5 and proven > claim and not exact:
         proven = min(proven, lifted_bound(P, signs, N.zero, claim, node[2], node[3], node[4]))

@@ -23,12 +23,15 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["kernel_evidence", "exact_nullspace", "COMBO_ROWS", "MAX_COMBOS"]
+__all__ = ["kernel_evidence", "exact_nullspace", "COMBO_ROWS", "MAX_COMBOS", "MAX_SUBSETS"]
 
 #: Rows considered for the combinations (the solver's evidence rows first, then the tightest).
 COMBO_ROWS = 16
 #: At most this many combinations enter the solver.
 MAX_COMBOS = 400
+#: At most this many row subsets are tried for combinations (a kernel of dimension k needs subsets of
+#: up to k + 1 rows: at k >= 3 the candidates are many, and the exact null spaces cost ~0.1 ms each).
+MAX_SUBSETS = 3000
 
 
 def exact_nullspace(M: list[list[Fraction]], cols: int) -> list[list[Fraction]]:
@@ -64,8 +67,12 @@ def _combinations(g: list[list[Fraction]], k: int) -> list[tuple[tuple[int, ...]
     ``sum lam_i g_i = 0``: subsets of at most ``k + 1`` rows whose ``g`` have a one-dimensional
     null space of one sign."""
     out = []
+    tried = 0
     for t in range(1, k + 2):
         for T in itertools.combinations(range(len(g)), t):
+            tried += 1
+            if tried > MAX_SUBSETS:
+                return out
             null = exact_nullspace([[g[i][a] for i in T] for a in range(k)], t)
             if len(null) != 1 or any(v == 0 for v in null[0]):
                 continue
@@ -106,17 +113,15 @@ def _top(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     return Wh @ np.linalg.eigh(Wh.T @ A @ Wh)[1][:, -1]
 
 
-def kernel_evidence(obj: Any, mask: np.ndarray, claims: list[float], rows0: np.ndarray,
+def kernel_evidence(obj: Any, basis: Any, mask: np.ndarray, claims: list[float], rows0: np.ndarray,
                     theta: np.ndarray | None = None, budget: Any = None) -> tuple[float, tuple] | None:
     """``(u, (rows, N))`` with ``N`` exact (an object array of Fractions) proving the least ``u`` of
     ``claims`` (or of the solver's bound on the combinations) in exact rationals, for a pattern whose
-    pencil has an exact kernel; None when the kernel is trivial or nothing is proven."""
+    pencil has an exact kernel; None when the kernel is trivial or nothing is proven.  ``basis``: the
+    exact orthogonal basis of ``col(H)`` (:func:`relu_gating.certificate.exact_feature_basis`)."""
     import solvers
 
     from relu_gating.certificate import exact_below, exact_gram, exact_parts, exact_pencil
-    from relu_gating.search._claims import _exact_H
-
-    basis = _exact_H(obj)
     A, B = exact_pencil(obj.Phi, obj.U_K, basis, mask)
     m = len(B)
     K = exact_nullspace(B, m)
