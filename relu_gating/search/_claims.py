@@ -219,7 +219,8 @@ def settle_claims(obj: Any, masks: np.ndarray, claims: np.ndarray, evidence: lis
     ev = {i: evidence[i] for i in np.flatnonzero(keep).tolist()}
     checker = prove_bounds(obj.Phi, obj.U_K, _features(obj), masks, out, ev)
     up = np.flatnonzero(np.isfinite(checker) & (checker > out))
-    out[up] = checker[up]  # what the checker cannot confirm is raised to what it proves
+    for i in up.tolist():  # what the checker cannot confirm is raised: to the least claim both prove
+        out[i] = _confirmed(obj, masks[i], float(out[i]), float(checker[i]), evidence[i] if keep[i] else None, budget)
     down = np.flatnonzero(np.isfinite(checker) & (checker < out) & keep)
     for i in down.tolist():  # the checker proves more: claim it too, if it is proven here as well
         rows, N = evidence[i]
@@ -227,6 +228,26 @@ def settle_claims(obj: Any, masks: np.ndarray, claims: np.ndarray, evidence: lis
         if d <= checker[i]:
             out[i] = d
     return Claims(out, keep, fell, replaced)
+
+
+def _confirmed(obj: Any, mask: np.ndarray, claim: float, checker: float, ev: Any, budget: _Budget) -> float:
+    """A claim the checker did not confirm at ``claim`` (its float test is coarser: a basis allowance
+    for an ill-conditioned ``Phi``, and its exact ladder steps from the claim by 2^-40 and then by
+    ``BOUND_SLACK``): the least of ``claim (1 + rel) + rel`` (``rel`` in :data:`CLAIM_SLACK`) that
+    the exact check here proves and the checker confirms, else the checker's bound."""
+    from relu_gating.certificate import exact_claim, prove_bounds
+
+    rows, N = ev if ev is not None else (np.zeros(0, dtype=np.int64), np.zeros((0, 0)))
+    for c in [claim * (1 + rel) + rel for rel in CLAIM_SLACK]:
+        if c >= checker or budget.left <= 0:
+            break
+        budget.left -= 1
+        if exact_claim(c, obj.Phi, obj.U_K, _exact_H(obj), mask, rows, N):
+            again = prove_bounds(obj.Phi, obj.U_K, _features(obj), mask[None], np.array([c]),
+                                 {0: ev} if ev is not None else {})
+            if again[0] <= c:
+                return c
+    return checker
 
 
 def kernel_claim(obj: Any, mask: np.ndarray, claim: float, rows: Any, budget: _Budget | None) -> tuple | None:
