@@ -4,8 +4,10 @@ The branch and bound bounds its nodes in its own orthonormal basis of ``col(Phi)
 bounds them from ``Phi``'s own columns with proven projector gaps.  Before the tree is returned,
 it is walked by the checker (:func:`relu_gating.checker.walk_tree`, float mode: what ``verify``
 runs).  A leaf whose claim the checker does not confirm (beyond ``BOUND_SLACK``) is raised to the
-bound the checker proves; a tree the checker refuses outright is reported, not certified.  So the
-search's ``certified`` and ``verify``'s agree by construction.
+bound the checker proves; a ``b`` leaf whose node bound the checker proves lower is lowered to it
+(that bound does not depend on the claim, so the checker proves the same value again); a tree the
+checker refuses outright is reported, not certified.  So the search's ``certified`` and
+``verify``'s agree by construction.
 """
 
 from __future__ import annotations
@@ -29,7 +31,11 @@ def audit_tree(obj: Any, nodes: list) -> tuple[int, str | None]:
         return 0, reasons[0]
     raised = 0
     for idx, claim, proven in leaves:
-        if proven > claim + BOUND_SLACK and nodes[idx][0] in ("b", "c", "d"):
+        if nodes[idx][0] not in ("b", "c", "d"):
+            continue
+        if proven > claim + BOUND_SLACK:
             nodes[idx][1] = float(np.nextafter(proven, np.inf)) if np.isfinite(proven) else float(P.M.shape[1])
             raised += 1
+        elif proven < claim and nodes[idx][0] == "b":  # the checker's node bound is lower: claim it
+            nodes[idx][1] = float(proven)  # (claim-free: the checker's walk proves the same value again)
     return raised, None
