@@ -45,7 +45,7 @@ def _combinations(g: list[list[Fraction]], k: int) -> list[tuple[tuple[int, ...]
     """Minimal nonnegative combinations ``lam`` of the rows (indices into ``g``) with
     ``sum lam_i g_i = 0``: subsets of at most ``k + 1`` rows whose ``g`` have a one-dimensional
     null space of one sign."""
-    out = []
+    out: list[tuple[tuple[int, ...], list[Fraction]]] = []
     tried = 0
     for t in range(1, k + 2):
         for T in itertools.combinations(range(len(g)), t):
