@@ -361,6 +361,7 @@ def feature_certs(case):
 
 @pytest.mark.parametrize("made", _FEATS)
 @pytest.mark.parametrize("stated", _FEATS)
+@pytest.mark.slow  # several seconds: the slow tier (README: the default tier stays under 90 s)
 def test_features_swap(case, feature_certs, made, stated):
     n = case.Phi.shape[0]
     cert = feature_certs[made]

@@ -7,11 +7,14 @@ from __future__ import annotations
 import os
 import sys
 
+import pytest
+
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir, "benchmarks"))
 
 import checker_size  # noqa: E402
 
 
+@pytest.mark.slow  # several seconds: the slow tier (README: the default tier stays under 90 s)
 def test_checker_loads_little_and_nothing_of_the_search(capsys):
     out = checker_size.main(["--limit", "1500"])  # asserts the limit and the forbidden modules
     assert out[("api", "npz")] <= 1500 and out[("api", "json")] <= 1500

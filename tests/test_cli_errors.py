@@ -130,6 +130,7 @@ def test_json_outputs_are_strict(files, capsys, tmp_path):
 
 
 @pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+@pytest.mark.slow  # several seconds: the slow tier (README: the default tier stays under 90 s)
 def test_ctrl_c_answers_within_a_second(tmp_path, sig):
     """SIGINT (or SIGTERM, a batch system's kill) during a long run: exit 130 within about a second,
     saying what was saved."""

@@ -45,6 +45,7 @@ def test_quickstart_runs_certifies_and_verifies(tmp_path):
     assert sampled <= value + 1e-9
 
 
+@pytest.mark.slow  # several seconds: the slow tier (README: the default tier stays under 90 s)
 def test_greedy_coverage_small_run_writes_plot(tmp_path):
     png = tmp_path / "greedy.png"
     proc = _run([sys.executable, os.path.join(ROOT, "examples", "greedy_coverage.py"), "--n", "24", "--K", "4",
@@ -60,6 +61,7 @@ def test_greedy_coverage_small_run_writes_plot(tmp_path):
 
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+@pytest.mark.slow  # several seconds: the slow tier (README: the default tier stays under 90 s)
 def test_cli_backend_script(tmp_path):
     proc = _run(["bash", os.path.join(ROOT, "examples", "cli_backend.sh")], cwd=str(tmp_path))
     assert proc.returncode == 0, proc.stdout + proc.stderr

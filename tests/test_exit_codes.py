@@ -130,6 +130,7 @@ def test_exit_code_of_results():
     ("streamed", "gating patterns"),
     ("branch-and-bound", "chambers visited"),  # the tree's progress bar: nodes are being expanded
 ])
+@pytest.mark.slow  # several seconds: the slow tier (README: the default tier stays under 90 s)
 def test_130_interrupted(strategy, marker, data, tmp_path):
     """SIGINT (Ctrl-C at a terminal) during the work exits 130 in every strategy; the branch and bound still
     prints its valid answer and writes its tree, and says how far it got."""

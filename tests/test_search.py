@@ -103,6 +103,7 @@ def test_no_random_neuron_beats_the_certificate(n, d, K, seed, kind):
         assert rnd.value <= res.value + 1e-9
 
 
+@pytest.mark.slow  # several seconds: the slow tier (README: the default tier stays under 90 s)
 def test_general_features_matrix():
     rng = np.random.default_rng(7)
     Phi, U_K = _instance(12, 2, 4, 7)

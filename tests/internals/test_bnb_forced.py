@@ -202,6 +202,7 @@ def test_the_float_screen_of_the_exhaustive_search_loses_no_proof(kind, d, seed)
     strict=True, reason="known regression (issue 23 trade-off): seed 4 has a chamber whose claim only a float kernel "
            "decision proved; it is now reported not certified until the solvers give cone evidence there")),
     8, 32, 50, 55, 59])
+@pytest.mark.slow  # several seconds: the slow tier (README: the default tier stays under 90 s)
 def test_nodes_without_evidence_are_split_anyway_beyond_the_exact_chamber_list(seed, monkeypatch):
     """Without the exact chamber list (as beyond Cover's bound of ``_thin.MAX_CHAMBERS``), the
     thin fuzz instances used to keep leaves without interior ("unproven_empty": not certified,

@@ -74,6 +74,7 @@ _SAME = [("gauss", 12, 2, 1, "bias"), ("gauss", 8, 3, 22, "bias"), ("clustered",
 @pytest.mark.parametrize("pool,kind,n,d,seed,features", [
     pytest.param(pool, *c, marks=pytest.mark.slow if (pool, c[1], c[4]) in _SLOW_PAIRS else ())
     for pool in ("threads", "processes") for c in _SAME])
+@pytest.mark.slow  # several seconds: the slow tier (README: the default tier stays under 90 s)
 def test_same_answer_as_serial_and_enumeration(pools, eager, pool, kind, n, d, seed, features):
     Phi, U = _instance(kind, n, d, seed)
     enum = best_neuron(Phi, U, features=features)

@@ -31,6 +31,7 @@ def _iris_sepals(rows: int) -> np.ndarray:
 
 
 @pytest.mark.parametrize("K", [3, 5])
+@pytest.mark.slow  # several seconds: the slow tier (README: the default tier stays under 90 s)
 def test_iris_node_without_evidence_is_split_anyway(K, monkeypatch):
     """The first 30 iris samples, sepal features, without the exact chamber list (as beyond its
     Cover bound): a node none of whose undecided rows is seen on both sides or proven forced

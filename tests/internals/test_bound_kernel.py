@@ -230,6 +230,7 @@ def test_an_incumbent_only_skips_work_never_validity(kind, features, n, d, seed,
 
 
 @pytest.mark.parametrize("n,d,features", [(30, 2, "bias"), (16, 3, None), (14, 3, "matrix")])
+@pytest.mark.slow  # several seconds: the slow tier (README: the default tier stays under 90 s)
 def test_pilot_value_is_attained_and_the_answer_unchanged(monkeypatch, n, d, features):
     """The pilot's value never exceeds the certified optimum, and the query's answer is the same
     with the pilot switched off."""
@@ -251,6 +252,7 @@ def test_pilot_value_is_attained_and_the_answer_unchanged(monkeypatch, n, d, fea
 
 @pytest.mark.parametrize("kind,features", [("gauss", "bias"), pytest.param("translated", "none", marks=pytest.mark.slow),
                                            pytest.param("rescaled", "matrix", marks=pytest.mark.slow)])
+@pytest.mark.slow  # several seconds: the slow tier (README: the default tier stays under 90 s)
 def test_the_cut_bound_is_a_certified_bound_and_only_where_it_holds(kind, features):
     """pencil_bounds(..., cut): a pattern gets the bound ``cut`` only when its unconstrained
     maximum (scipy's generalized eigenvalues of the accurately formed pencil) is at most ``cut``;
@@ -277,6 +279,7 @@ def test_the_cut_bound_is_a_certified_bound_and_only_where_it_holds(kind, featur
 
 
 @pytest.mark.parametrize("kind,features", [("gauss", "bias"), pytest.param("translated", "none", marks=pytest.mark.slow)])
+@pytest.mark.slow  # several seconds: the slow tier (README: the default tier stays under 90 s)
 def test_the_query_with_the_cut_is_the_query_without_it(monkeypatch, kind, features):
     """Chunks large enough for the cut (more than ALL_ATTAINED_WORK pattern-samples): the same
     certified answer with and without it, every pattern cut is pruned, and the certificate

@@ -33,6 +33,7 @@ def certs(request):
     return out
 
 
+@pytest.mark.slow  # several seconds: the slow tier (README: the default tier stays under 90 s)
 def test_exact_and_float_verdicts_agree(certs):
     for seed, I, d in certs:
         a = verify(d, I.Phi, I.U, I.features)
@@ -56,6 +57,7 @@ def _lower_top(d: dict) -> dict:
     return f
 
 
+@pytest.mark.slow  # several seconds: the slow tier (README: the default tier stays under 90 s)
 def test_exact_and_float_refuse_the_same_tampering(certs):
     for seed, I, d in certs[:6]:
         if d["value"] <= 0:

@@ -22,6 +22,7 @@ def test_demo_json(capsys):
     assert out["random_sampling"]["patterns_seen"] <= cert["n_patterns"]
 
 
+@pytest.mark.slow  # several seconds: the slow tier (README: the default tier stays under 90 s)
 def test_the_default_first_screen_shows_a_real_gap(capsys):
     """The default instance (blobs in 3-D, seed 0, greedy step 3): random sampling and local search stop
     measurably below the certified optimum: random sampling by more than 1%, local search by more than

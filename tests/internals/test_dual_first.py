@@ -30,6 +30,7 @@ def _instance(n: int, d: int, seed: int):
 @pytest.mark.parametrize("n,d,seed", [(120, 2, 0), pytest.param(40, 3, 0, marks=pytest.mark.slow), (16, 4, 3),
                                       pytest.param(18, 4, 4, marks=pytest.mark.slow), pytest.param(12, 5, 1, marks=pytest.mark.slow),
                                       pytest.param(11, 6, 2, marks=pytest.mark.slow)])
+@pytest.mark.slow  # several seconds: the slow tier (README: the default tier stays under 90 s)
 def test_dual_first_gives_the_answer_of_exact_solves(n, d, seed, monkeypatch):
     Phi, U = _instance(n, d, seed)
     res = rg.best_neuron(Phi, U)

@@ -40,6 +40,7 @@ def _tier(names):
 
 
 @pytest.mark.parametrize("name", _tier(MINE))
+@pytest.mark.slow  # several seconds: the slow tier (README: the default tier stays under 90 s)
 def test_registered_and_checks_hold(quick_results, name):
     exp = E.get(name)
     assert exp.name == name and exp.summary and exp.plot is not None

@@ -54,6 +54,7 @@ def test_progress_on_a_pipe_is_a_plain_periodic_line():
     assert off.getvalue() == ""
 
 
+@pytest.mark.slow  # several seconds: the slow tier (README: the default tier stays under 90 s)
 def test_plan_line_only_on_a_terminal(tmp_path):
     """The plan line goes to a person at a terminal; a pipe (and --quiet) silences it."""
     import subprocess

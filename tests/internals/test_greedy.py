@@ -38,6 +38,7 @@ def test_greedy_from_bias(moons):
             assert captured_features(np.c_[H0, h], moons.U_K) - captured_features(H0, moons.U_K) <= g.gains[0] + 1e-9
 
 
+@pytest.mark.slow  # several seconds: the slow tier (README: the default tier stays under 90 s)
 def test_greedy_respects_ky_fan_limit_of_thm_5_13(moons):
     g = greedy_layer(moons.Phi, moons.U_K, 2, initial=moons.Phi)
     lim = ky_fan_limits(moons.Phi, moons.U_K)
@@ -77,6 +78,7 @@ def test_best_neuron_rejects_patterns_of_another_phi(moons):
         best_neuron(moons.Phi, moons.U_K, features="bias", patterns=other)
 
 
+@pytest.mark.slow  # several seconds: the slow tier (README: the default tier stays under 90 s)
 def test_greedy_beyond_enumeration_runs_the_branch_and_bound(moons, monkeypatch):
     """Where ``strategy="auto"`` (the default) chooses the branch and bound, the layer enumerates
     nothing: every step is a branch and bound with its own tree, certified, and the gains are the

@@ -68,6 +68,7 @@ def _exact_signs(Phi: np.ndarray, theta: np.ndarray) -> np.ndarray:
 
 
 @pytest.mark.parametrize("seed", [None, 1408, 7, 2026])
+@pytest.mark.slow  # several seconds: the slow tier (README: the default tier stays under 90 s)
 def test_translated_instance_certified_and_exact_under_phi_R(seed):
     I = _inst()
     Phi = I.Phi if seed is None else I.Phi @ _well_conditioned(I.Phi.shape[1], seed)

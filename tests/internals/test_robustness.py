@@ -244,6 +244,7 @@ def test_graph_options_scale_with_X_and_out_of_range_is_one_line():
 
 
 @pytest.mark.parametrize("scale", [1e300, 1e-300, 2.0**-1000, 1e6, 1e-6])
+@pytest.mark.slow  # several seconds: the slow tier (README: the default tier stays under 90 s)
 def test_extreme_scale_of_X_end_to_end(scale, tmp_path, capsys):
     X = np.random.default_rng(10).normal(size=(12, 2))
     ref_in, big_in = tmp_path / "x.npy", tmp_path / "xs.npy"

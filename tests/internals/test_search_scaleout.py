@@ -57,6 +57,7 @@ def test_dask_local_cluster():
     assert res.certified
 
 
+@pytest.mark.slow  # several seconds: the slow tier (README: the default tier stays under 90 s)
 def test_interrupt_then_resume_loses_nothing(tmp_path, monkeypatch):
     Phi, U_K = _inst(4, 50)
     ref = best_neuron(Phi, U_K, features="bias", batch_size=1)

@@ -79,6 +79,7 @@ def test_tampered_two_row_evidence_is_not_proven():
 
 
 @pytest.mark.parametrize("n,d,seed", [pytest.param(80, 3, 3, marks=pytest.mark.slow), (24, 4, 4)])
+@pytest.mark.slow  # several seconds: the slow tier (README: the default tier stays under 90 s)
 def test_answer_unchanged_without_the_two_row_step(n, d, seed, monkeypatch):
     Phi, U = _instance(n, d, seed)
     res = rg.best_neuron(Phi, U)
