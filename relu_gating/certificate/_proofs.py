@@ -34,6 +34,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from relu_gating.checker import EXCLUDE_RTOL, ROUNDING_STEP
+
 __all__ = ["pattern_pencils", "pencil_bounds", "gross_scale", "support_bounds", "cap_bound", "dual_bound", "FORM_EPS_FACTOR",
            "SINGULAR_RTOL", "exact_slack_pd", "exact_claim", "exact_excluded", "exact_feature_basis",
            "exact_pencil", "exact_psd", "exact_parts", "exact_below", "exact_gram"]
@@ -384,8 +386,6 @@ def exact_below(u: Fraction, AD: list[list[Fraction]], B: list[list[Fraction]],
     ``(u - lam) B - AD + lam EXCLUDE_RTOL^2 ZZ`` PSD with ``lam = ROUNDING_STEP max(1, |u|)`` (the
     S-lemma: then ``u B - AD >= lam (B - EXCLUDE_RTOL^2 ZZ) >= 0`` on admissible neurons; the
     checker's own rule, ``FORMAT.md``)."""
-    from relu_gating.checker import EXCLUDE_RTOL, ROUNDING_STEP
-
     m = len(B)
     if exact_psd([[u * B[i][j] - AD[i][j] for j in range(m)] for i in range(m)]):
         return True

@@ -259,7 +259,7 @@ def kernel_claim(obj: Any, mask: np.ndarray, claim: float, rows: Any, budget: _B
     if not np.isfinite(claim):
         return None
     tries = [claim] + [claim * (1 + rel) + rel for rel in CLAIM_SLACK]
-    return kernel_evidence(obj, _exact_H(obj), mask, tries, np.asarray(rows, dtype=np.int64).reshape(-1), None, budget)
+    return kernel_evidence(obj, _exact_H(obj), mask, tries, np.asarray(rows, dtype=np.int64).reshape(-1), budget)
 
 
 def checked_exclusions(obj: Any, masks: Any, bounds: np.ndarray, status: np.ndarray,

@@ -92,8 +92,22 @@ def _top(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     return Wh @ np.linalg.eigh(Wh.T @ A @ Wh)[1][:, -1]
 
 
+def _on_rows(combos: list, Nc: list[list[Fraction]], p: int) -> np.ndarray:
+    """``Lam^T N_c Lam`` exactly (p x p object array): each combination touches at most ``k + 1`` rows."""
+    N = [[Fraction(0)] * p for _ in range(p)]
+    for (Ta, la), row in zip(combos, Nc):
+        for (Tb, lb), w in zip(combos, row):
+            if w:
+                for i, li in zip(Ta, la):
+                    for j, lj in zip(Tb, lb):
+                        N[i][j] += li * w * lj
+    out = np.empty((p, p), dtype=object)
+    out[:, :] = N
+    return out
+
+
 def kernel_evidence(obj: Any, basis: Any, mask: np.ndarray, claims: list[float], rows0: np.ndarray,
-                    theta: np.ndarray | None = None, budget: Any = None) -> tuple[float, tuple] | None:
+                    budget: Any = None) -> tuple[float, tuple] | None:
     """``(u, (rows, N))`` with ``N`` exact (an object array of Fractions) proving the least ``u`` of
     ``claims`` (or of the solver's bound on the combinations) in exact rationals, for a pattern whose
     pencil has an exact kernel; None when the kernel is trivial or nothing is proven.  ``basis``: the
@@ -101,6 +115,7 @@ def kernel_evidence(obj: Any, basis: Any, mask: np.ndarray, claims: list[float],
     import solvers
 
     from relu_gating.certificate import exact_below, exact_gram, exact_parts, exact_pencil
+
     A, B = exact_pencil(obj.Phi, obj.U_K, basis, mask)
     m = len(B)
     K = exact_nullspace(B, m)
@@ -110,19 +125,15 @@ def kernel_evidence(obj: Any, basis: Any, mask: np.ndarray, claims: list[float],
     Tc = np.linalg.svd(Kf.T)[2][len(K):].T  # an orthonormal basis of the complement of K (floats: only a choice)
     Af, Bf = (np.array([[float(v) for v in row] for row in X]) for X in (A, B))
     top = Tc @ _top(Tc.T @ Af @ Tc, Tc.T @ Bf @ Tc)
-    rows = _candidates(obj, mask, rows0, ([theta] if theta is not None else []) + [top, -top])
+    rows = _candidates(obj, mask, rows0, [top, -top])
     sgn = np.where(mask[rows], 1, -1)
     Grows = [[Fraction(float(v)) * int(s) for v in obj.Phi[i]] for i, s in zip(rows.tolist(), sgn.tolist())]
     g = [[sum((a * b for a, b in zip(Gr, kv)), Fraction(0)) for kv in K] for Gr in Grows]
     combos = _combinations(g, len(K))
     if not combos:
         return None
-    Lam = [[Fraction(0)] * rows.size for _ in combos]
-    for c, (T, lam) in enumerate(combos):
-        for i, v in zip(T, lam):
-            Lam[c][i] = v
-    C = np.array([[float(sum((L[i] * Grows[i][j] for i in range(rows.size)), Fraction(0))) for j in range(m)]
-                  for L in Lam])
+    C = np.array([[float(sum((v * Grows[i][j] for i, v in zip(T, lam)), Fraction(0))) for j in range(m)]
+                  for T, lam in combos])
     try:
         dual = solvers.cone_dual(Tc.T @ Af @ Tc, Tc.T @ Bf @ Tc, C @ Tc)
     except (solvers.ConeEigError, np.linalg.LinAlgError):
@@ -130,21 +141,13 @@ def kernel_evidence(obj: Any, basis: Any, mask: np.ndarray, claims: list[float],
     Nc = np.maximum(0.5 * (dual.N + dual.N.T), 0.0)
     if not np.all(np.isfinite(Nc)):
         return None
-    Ncq = [[Fraction(float(v)) for v in row] for row in Nc]
-    used = [c for c in range(len(combos)) if any(Ncq[c])]
-    N = np.empty((rows.size, rows.size), dtype=object)
-    for a in range(rows.size):
-        for b in range(rows.size):
-            N[a, b] = sum((Lam[c][a] * Ncq[c][d] * Lam[d][b] for c in used for d in used if Lam[c][a] and Lam[d][b]),
-                          Fraction(0))
+    N = _on_rows(combos, [[Fraction(float(v)) for v in row] for row in Nc], rows.size)
     keep = [a for a in range(rows.size) if any(N[a, b] for b in range(rows.size))]
-    N = N[np.ix_(keep, keep)]
-    rows = rows[keep]
+    N, rows = N[np.ix_(keep, keep)], rows[keep]
     AD, Bx = exact_parts(obj.Phi, obj.U_K, basis, mask, rows, N)
     ZZ = None if basis is None else exact_gram(obj.Phi, mask)
-    tries = sorted({float(c) for c in claims if np.isfinite(c)}
-                   | ({float(dual.upper) * (1 + r) + r for r in (1e-12, 1e-10, 1e-9)} if np.isfinite(dual.upper) else set()))
-    for u in tries:
+    slack = {float(dual.upper) * (1 + r) + r for r in (1e-12, 1e-10, 1e-9)} if np.isfinite(dual.upper) else set()
+    for u in sorted({float(c) for c in claims if np.isfinite(c)} | slack):
         if budget is not None:
             if budget.left <= 0:
                 return None
