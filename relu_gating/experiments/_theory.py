@@ -7,6 +7,7 @@ of ``tests/internals/test_experiment_checks.py`` call the same functions with de
 * :func:`kappa_from_gain` -- the same read backwards: a certified upper bound ``B >= G*`` at a
   step with gap ``s`` gives ``kappa >= s (s - eps) / sqrt(B)``, a lower bound on every valid kappa.
 * :func:`rate_bound`, :func:`gap_bound` -- Thm 5.10's ``delta_t`` and ``s_t^2`` bounds.
+* :func:`column_basis` -- independent columns of a feature matrix spanning the same space.
 * :func:`closed_kappa` -- :func:`~relu_gating.coverage.variation.representability_constant`
   with a growing net and ascent until ``(upper - lower) / upper <= width`` (or the budget ends).
 """
@@ -17,7 +18,7 @@ import math
 import time
 from typing import Any
 
-__all__ = ["lemma59_bound", "kappa_from_gain", "rate_bound", "gap_bound", "closed_kappa"]
+__all__ = ["lemma59_bound", "kappa_from_gain", "rate_bound", "gap_bound", "closed_kappa", "column_basis"]
 
 
 def lemma59_bound(s: float, eps: float, kappa: float) -> float:
@@ -42,13 +43,29 @@ def gap_bound(t: int, K: int, kappa: float, alpha: float, eps: float = 0.0) -> f
     return max(4 * eps**2, 4 * K**2 * kappa**2 / (alpha * t))
 
 
+def column_basis(H: Any) -> Any:
+    """Independent columns of ``H`` (QR with column pivoting; original order) spanning ``col(H)``.
+
+    Every quantity of the experiments (``N_K``, ``s_K``, the marginal gain) depends on ``col(H)`` only,
+    and rows equal on these columns are equal on all.  The Prop 5.5 and copy-neuron starts are rank
+    deficient (``relu(p) - relu(-p) = p``); on the independent columns the search proves tighter bounds.
+    """
+    import numpy as np
+    from scipy.linalg import qr
+
+    H = np.asarray(H, dtype=float)
+    r = int(np.linalg.matrix_rank(H))
+    return H[:, np.sort(qr(H, mode="r", pivoting=True)[1][:r])]
+
+
 def closed_kappa(U: Any, Phi: Any, *, patterns: Any = None, width: float = 0.05, start: int | None = None,
                  max_directions: int = 48, max_refine: int = 8, seconds: float = 120.0) -> tuple[Any, dict]:
     """``kappa(U)`` bracketed until the relative width is at most ``width``, doubling the net.
 
     Returns the :class:`~relu_gating.coverage.variation.Representability` and a row saying how far
     it got: ``n_directions``, ``refine``, ``rel_width``, ``closed`` and, when not closed, ``why``
-    (net or time budget exhausted).  The upper end tightens with the net's inradius, the lower end
+    (net or time budget exhausted; a round is not started when twice the last one's time would
+    overrun ``seconds``).  The upper end tightens with the net's inradius, the lower end
     with the dual ascent (``refine``).
     """
     from relu_gating.coverage.variation import representability_constant
@@ -57,17 +74,18 @@ def closed_kappa(U: Any, Phi: Any, *, patterns: Any = None, width: float = 0.05,
     nd, rf = (start or max(K, 2)), 0
     t0 = time.perf_counter()
     while True:
+        t1 = time.perf_counter()
         kap = representability_constant(U, Phi, n_directions=nd, refine=rf, patterns=patterns)
         rel = (kap.upper - kap.lower) / kap.upper if kap.upper > 0 else 0.0
-        spent = time.perf_counter() - t0
+        spent, last = time.perf_counter() - t0, time.perf_counter() - t1
         why = ""
         if rel <= width:
             break
         if nd >= max_directions:
             why = f"net of {nd} directions and {rf} ascent steps reached (budget)"
             break
-        if spent > seconds:
-            why = f"time budget {seconds:g} s spent"
+        if spent + 2 * last > seconds:  # the next round (twice the net) would overrun the budget
+            why = f"time budget {seconds:g} s: the next round (about {2 * last:.0f} s) would exceed it"
             break
         nd, rf = min(2 * nd, max_directions), min(rf + 2, max_refine)
     return kap, {"n_directions": nd, "refine": rf, "rel_width": rel, "closed": rel <= width, "why": why,

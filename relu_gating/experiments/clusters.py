@@ -164,7 +164,7 @@ def _kappa_row(n: int, rho: float, sigma: float, seed: int, budget: float) -> di
 def run(*, seed: int = 0, quick: bool = False) -> ExperimentResult:
     """Certified greedy layers on connected cluster graphs (epsilon > 0): neurons vs 1 / s^2, floor, kappa."""
     t0 = time.perf_counter()
-    p = ({"n": 45, "configs": [(0.4, 0.4), (0.7, 0.3)], "T": 5, "kappa_n": 12, "kappa_seconds": 4.0} if quick else
+    p: dict[str, Any] = ({"n": 45, "configs": [(0.4, 0.4), (0.7, 0.3)], "T": 5, "kappa_n": 12, "kappa_seconds": 4.0} if quick else
          {"n": 300, "configs": [(0.4, 0.3), (0.4, 0.4), (0.7, 0.3)], "T": 7, "kappa_n": 24, "kappa_seconds": 60.0})
     rows, steps = [], []
     for rho, sigma in p["configs"]:
@@ -184,9 +184,10 @@ def run(*, seed: int = 0, quick: bool = False) -> ExperimentResult:
 
 
 def _checks(rows: list, steps: list, krows: list) -> list:
-    from relu_gating.experiments.greedy_rate import check_gap_rate, check_lemma59, check_prop45, check_thm513
+    from relu_gating.experiments.greedy_rate import (check_certified, check_gap_rate, check_lemma59, check_prop45,
+                                                     check_thm513)
 
-    return [check_lemma59(steps), check_prop45(steps), check_thm513(steps), check_gap_rate(steps),
+    return [check_certified(steps), check_lemma59(steps), check_prop45(steps), check_thm513(steps), check_gap_rate(steps),
             check_example(rows), check_kappa_chi(krows), check_prediction(rows)]
 
 

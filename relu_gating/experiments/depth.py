@@ -1,4 +1,4 @@
-"""Coverage across layers: plain versus concatenated-skip networks (Rem 5.7, Cor 5.2, Thm 5.3).
+"""Coverage across layers: plain vs concatenated-skip networks (Rem 5.7, Cor 5.2, Thm 5.3); certified layers.
 
 Two moons, ``U_K`` of a kNN graph.  Networks of ``depth`` layers of ``width`` ReLU neurons with seeded
 Gaussian weights (He scale), in two forms drawn from the same seeded stream (identical first layers):
@@ -16,6 +16,14 @@ certified search (:func:`relu_gating.best_neuron`, layer inputs of rank ``width 
 best gain ``G*``, which must be positive exactly then.  (Skip layers are not searched: their input
 rank grows by ``width`` per layer, and at rank 4-5 with ``n`` = 20-30 a single certified query took
 from seconds to minutes here.)
+
+Certified layers (:func:`certified_depth`, tables ``certified_layers``, ``certified_steps`` and
+``variation_norms``): Rem 5.6's layer (the Prop 5.5 neurons plus ``t`` certified ones), Cor 5.4's
+(the ``2d`` copy neurons plus one certified), skip networks whose branch at every layer is ``t``
+certified neurons over ``[H_(l-1), 1]`` (Rem 5.7) and plain certified layers, each against one
+certified layer of the same total width; and ``||u_k||_A`` (so a bound on kappa) under layer 1's
+input ``[X, 1]`` and under layer 2's.  Checked: every step certified at ``alpha = 1``, Prop 4.5,
+Rem 5.6 (the Prop 5.5 part keeps ``N_K(Phi)``) and Cor 5.4 (``N_K`` rises strictly).
 
     relu-gating experiment depth [--quick]
 """
@@ -138,10 +146,15 @@ def _norm_row(arch: str, layer: int, Phi: np.ndarray, U: np.ndarray, budget_iter
 
 
 def certified_depth(X: np.ndarray, U: np.ndarray, depth: int, t: int, seed: int, norm_iter: int,
-                    skip_norms: bool = True) -> dict:
+                    skip_norms: bool = True, skip_depth: int | None = None) -> dict:
     """Certified layers: Rem 5.6 (Prop 5.5 + t certified), skips with certified branches (Rem 5.7), plain
-    certified layers, each against one layer of the same total width; ||u_k||_A under layer 1 and 2 inputs."""
+    certified layers, each against one layer of the same total width; ||u_k||_A under layer 1 and 2 inputs.
+
+    ``skip_depth`` (default ``depth``): layers of the skip network; from layer 2 on its certified search
+    runs over features ``[H_(l-1), 1]`` of rank ``d + 1 + t (l - 1)``, which took 30-60 s per neuron here
+    even at ``n = 12`` (the quick run stops the skip network after layer 1)."""
     from relu_gating.coverage.metrics import captured_features, coverage_gap
+    from relu_gating.experiments._theory import column_basis
     from relu_gating.layers.networks import copy_neurons, layer_input, preserving_layer
 
     n, Phi1 = X.shape[0], layer_input(X)
@@ -149,7 +162,7 @@ def certified_depth(X: np.ndarray, U: np.ndarray, depth: int, t: int, seed: int,
     base = {"seed": seed, "N_K_Phi1": captured_features(Phi1, U), "s_K_Phi1": coverage_gap(Phi1, U)}
     pl = preserving_layer(Phi1, U, seed=seed)
     P55 = np.maximum(Phi1 @ pl.Theta, 0)
-    g, st = _greedy(Phi1, U, t, np.c_[P55, np.ones(n)], {"seed": seed, "start": "Rem 5.6 layer"})
+    g, st = _greedy(Phi1, U, t, column_basis(np.c_[P55, np.ones(n)]), {"seed": seed, "start": "Rem 5.6 layer"})
     steps += st
     width = P55.shape[1] + t
     g1, st = _greedy(Phi1, U, width, "bias", {"seed": seed, "start": "one certified layer, same width"})
@@ -160,14 +173,15 @@ def certified_depth(X: np.ndarray, U: np.ndarray, depth: int, t: int, seed: int,
               "N_K": float(g1.captured[-1]), "s_K": float(g1.gap[-1])}]
     W, b = copy_neurons(X, first_layer=True)  # Cor 5.4: 2d copies + one certified neuron
     Hc = np.c_[np.maximum(X @ W + b, 0), np.ones(n)]
-    gc, st = _greedy(Phi1, U, 1, Hc, {"seed": seed, "start": "Cor 5.4 layer"})
+    gc, st = _greedy(Phi1, U, 1, column_basis(Hc), {"seed": seed, "start": "Cor 5.4 layer"})
     steps += st
     rows.append({**base, "arch": "Cor 5.4: 2d copies + 1 certified", "layer": 1, "width": W.shape[1] + 1,
                  "N_K_P55": float(gc.captured[0]), "N_K": float(gc.captured[-1]), "s_K": float(gc.gap[-1])})
     norms = [_norm_row("layer 1 input [X, 1]", 1, Phi1, U, norm_iter)]
+    skip_depth = depth if skip_depth is None else skip_depth
     for arch in ("skip, certified branch", "plain, certified"):
         H = X
-        for layer in range(1, depth + 1):
+        for layer in range(1, (skip_depth if arch.startswith("skip") else depth) + 1):
             Phi = layer_input(H)
             init = Phi if arch.startswith("skip") else "bias"  # Rem 5.7: Thm 5.10 with H0 = Phi
             g, st = _greedy(Phi, U, t, init, {"seed": seed, "start": f"{arch}, layer {layer}"})
@@ -179,15 +193,16 @@ def certified_depth(X: np.ndarray, U: np.ndarray, depth: int, t: int, seed: int,
                          "distinct_rows_out": int(np.unique(H, axis=0).shape[0])})
             if layer == 1 and (skip_norms or not arch.startswith("skip")):
                 norms.append(_norm_row(f"layer 2 input, {arch}", 2, layer_input(H), U, norm_iter))
-    g2, st = _greedy(Phi1, U, t * depth, Phi1, {"seed": seed, "start": "one layer [X, certified], same width"})
-    steps += st
-    rows.append({**base, "arch": "one layer [X, certified], same width", "layer": 1, "width": int(g2.gains.size),
-                 "N_K": float(g2.captured[-1]), "s_K": float(g2.gap[-1])})
+    if skip_depth > 1:  # with one skip layer, this layer is that skip layer
+        g2, st = _greedy(Phi1, U, t * skip_depth, Phi1, {"seed": seed, "start": "one layer [X, certified], same width"})
+        steps += st
+        rows.append({**base, "arch": "one layer [X, certified], same width", "layer": 1, "width": int(g2.gains.size),
+                     "N_K": float(g2.captured[-1]), "s_K": float(g2.gap[-1])})
     return {"rows": rows, "steps": steps, "norms": norms}
 
 
 def _checks(rows: list[dict], cert: list[dict], n: int, K: int, cdep: dict | None = None) -> tuple[Check, ...]:
-    from relu_gating.experiments.greedy_rate import check_gain_below_bound, check_prop45
+    from relu_gating.experiments.greedy_rate import check_certified, check_gain_below_bound, check_prop45
 
     skip = [r for r in rows if r["arch"] == "skip"]
     by_seed: dict = {}
@@ -227,7 +242,7 @@ def _checks(rows: list[dict], cert: list[dict], n: int, K: int, cdep: dict | Non
               fails_if="a search bound below a neuron's recomputed gain"),
     ]
     if cdep is not None:
-        out += [check_prop45(cdep["steps"]), check_gain_below_bound(cdep["steps"]), check_rem56(cdep["rows"]),
+        out += [check_certified(cdep["steps"]), check_prop45(cdep["steps"]), check_gain_below_bound(cdep["steps"]), check_rem56(cdep["rows"]),
                 check_cor54(cdep["rows"])]
     return tuple(out)
 
@@ -259,15 +274,16 @@ def run(*, seed: int = 0, quick: bool = False) -> ExperimentResult:
 
     t0 = time.perf_counter()
     params: dict[str, Any] = {"seed": seed, "quick": quick, "data": "two_moons", "noise": 0.1, "graph": "knn", "n_neighbors": 8,
-              "n": 24 if quick else 40, "K": 4, "depth": 3 if quick else 5, "width": 2,
+              "n": 16 if quick else 40, "K": 4, "depth": 3 if quick else 5, "width": 2,
               "seeds": 3 if quick else 10, "weights": "Gaussian, std sqrt(2 / fan_in)", "tol": TOL,
-              "cert_depth": 2 if quick else 3, "cert_t": 1, "norm_iter": 10 if quick else 60,
-              "norms_of_skip_layer_2": not quick}
+              "cert_depth": 2 if quick else 3, "cert_skip_depth": 1 if quick else 3, "cert_t": 1,
+              "norm_iter": 10 if quick else 60, "norms_of_skip_layer_2": not quick}
     prob = moons_problem(params["n"], params["K"], seed=seed)
     X, U = prob["X"], prob["U_K"]
     rows = [r for s in range(seed, seed + params["seeds"]) for r in _network(X, U, params["depth"], params["width"], s)]
     cert = _certified_rows(X, U, params["depth"], params["width"], seed)
-    cdep = certified_depth(X, U, params["cert_depth"], params["cert_t"], seed, params["norm_iter"], not quick)
+    cdep = certified_depth(X, U, params["cert_depth"], params["cert_t"], seed, params["norm_iter"], not quick,
+                           params["cert_skip_depth"])
     return ExperimentResult(
         name="depth",
         title=f"Coverage across layers: plain vs concatenated skip (two moons n = {params['n']}, K = {params['K']}, "
@@ -321,5 +337,6 @@ plot = saver(figure)
 
 EXPERIMENT = Experiment(
     name="depth",
-    summary="coverage across layers, plain vs concatenated skip, with the Cor 5.2 ceiling and Thm 5.3 checked",
+    summary="coverage across layers, plain vs concatenated skip (Cor 5.2 ceiling, Thm 5.3); certified layers "
+            "(Rem 5.6, Cor 5.4, certified skip branches) against one layer of the same width; ||u_k||_A across layers",
     run=run, plot=plot)

@@ -1,6 +1,8 @@
 """Every recorded check of the experiments can fail: each is fed a deliberately wrong input.
 
-Each test first runs the check on the experiment's own numbers at a tiny size (it holds), then on
+For every experiment, one test recomputes the experiment's whole tuple of checks on inputs with one
+thing made wrong at a time and asserts (``_assert_each_fails``) that every check it records fails
+in at least one of them, so a check added without a wrong input fails here.  Each test first runs the check on the experiment's own numbers at a tiny size (it holds), then on
 the same numbers with one thing made wrong -- kappa shrunk below what Lemma 5.9 allows, a perturbed
 neuron appended, a wrong Laplacian, a Prop 5.5 neuron dropped -- and sees it fail.  The check
 functions are called directly, so these stay fast (default tier).
@@ -17,10 +19,26 @@ from relu_gating.experiments import greedy_rate as GR
 
 
 @pytest.fixture(scope="module")
-def rate():
-    """greedy-rate numbers for one seed at n = 7, K = 2, two steps (about a second)."""
-    steps, starts, kappas, _ = GR._one_seed(7, 2, 2, 0, 2, 0)
+def rate(rate_seed0):
+    """greedy-rate numbers for one seed at n = 7, K = 2, two steps (tests/internals/conftest.py)."""
+    steps, starts, kappas, _ = rate_seed0
     return steps, starts, kappas
+
+
+def _assert_each_fails(good, wrong_runs) -> None:
+    """Every check of ``good`` holds, and each one fails in at least one of ``wrong_runs`` (each the
+    experiment's whole tuple of checks recomputed on inputs with one thing made wrong)."""
+    assert all(c.holds for c in good), [c.name for c in good if not c.holds]
+    assert all(c.tests and c.fails_if for c in good), [c.name for c in good if not (c.tests and c.fails_if)]
+    failed = {c.name for run in wrong_runs for c in run if not c.holds}
+    never = [c.name for c in good if c.name not in failed]
+    assert not never, f"checks that no wrong input made fail: {never}"
+
+
+def _edit(rows: list, i: int, **values) -> list:
+    out = copy.deepcopy(rows)
+    out[i].update(values)
+    return out
 
 
 def _with_kappa(steps: list, kappa: float) -> list:
@@ -43,6 +61,45 @@ def test_every_check_has_its_description(rate):
     for c in GR._checks(*rate):
         assert c.holds, c
         assert c.tests and c.fails_if, c.name
+
+
+def test_every_greedy_rate_check_fails_on_a_wrong_input(rate):
+    from relu_gating.coverage.metrics import captured_features
+    from relu_gating.layers.greedy import greedy_layer
+    from relu_gating.layers.networks import preserving_layer
+
+    steps, starts, kappas = rate
+    t1 = next(i for i, r in enumerate(steps) if r["t"] == 1)  # bias start, first neuron
+    k_min = max(r["kappa_implied"] for r in steps if r["t"])
+    X, Phi, U, _ = GR._problem(7, 2, 0)
+    theta = greedy_layer(Phi, U, 1).thetas[0] + np.array([0.3, -0.2, 0.1])  # a perturbed neuron
+    perturbed = _edit(steps, t1, delta=2 - captured_features(np.c_[np.ones(7), np.maximum(Phi @ theta, 0)], U))
+    Theta = preserving_layer(Phi, U, seed=0).Theta
+    H = np.c_[np.maximum(Phi @ Theta[:, [0, 1, 4, 5]], 0), np.ones(7)]  # a principal pair dropped
+    p55 = next(i for i, r in enumerate(starts) if r["start"] == GR.STARTS[2])
+    dropped = _edit(starts, p55, N_K=captured_features(H, U))
+    eta = next(i for i, r in enumerate(steps) if r["eta_next"] > 1e-6)
+    swapped = _edit(steps, t1 + 1, delta=steps[t1]["delta"] + 0.1)
+    _assert_each_fails(GR._checks(steps, starts, kappas), [
+        GR._checks(_edit(steps, t1, bound_G=steps[t1]["gain"] + 1e-3), starts, kappas),  # an unproven optimum
+        GR._checks(_with_kappa(steps, 0.9 * k_min), starts, kappas),  # kappa below what Lemma 5.9 allows
+        GR._checks(perturbed, starts, kappas),
+        GR._checks(_edit(steps, t1, bound_G=0.5 * steps[t1]["gain"]), starts, kappas),  # bound below its witness
+        GR._checks(_with_kappa(steps, 1e-3), starts, kappas),  # kappa shrunk by orders: both Thm 5.10 bounds
+        GR._checks(_edit(steps, eta, s=0.5 * steps[eta]["eta_next"]), starts, kappas),  # below the Ky Fan limit
+        GR._checks(steps, dropped, kappas),
+        GR._checks(steps, starts, _edit(kappas, 0, kappa_upper=0.5 * kappas[0]["kappa_lower"])),  # kappa halved
+        GR._checks(swapped, starts, kappas),  # a deficit that rises
+    ])
+
+
+def test_certified_fails_when_a_bound_stays_above_its_gain(rate):
+    steps, _, _ = rate
+    assert GR.check_certified(steps).holds
+    t1 = next(i for i, r in enumerate(steps) if r["t"] == 1)
+    assert GR.check_certified(_edit(steps, t1, bound_G=steps[t1]["gain"] + 0.5e-7)).holds  # within CERT_TOL
+    bad = GR.check_certified(_edit(steps, t1, bound_G=1.0))  # the trivial bound of an unproven claim
+    assert not bad.holds and "gain" in bad.detail
 
 
 def test_lemma59_fails_with_kappa_below_what_the_search_allows(rate):
@@ -136,6 +193,37 @@ def test_clusters_checks_fail_on_wrong_inputs():
     assert not CL.check_prediction([pred]).holds
 
 
+def test_every_clusters_check_fails_on_a_wrong_input():
+    from relu_gating.experiments import clusters as CL
+    from relu_gating.experiments._theory import gap_bound, lemma59_bound
+
+    row, steps = CL._config(24, 0.4, 0.4, 3, 0)
+    k = {"n": 9, "kappa_chi_lower": 2.4, "kappa_chi_upper": 3.1, "kappa_chi_explicit": 2.5,
+         "kappa_UK_lower": 1.0, "kappa_UK_upper": 2.0}
+    t1 = next(i for i, r in enumerate(steps) if r["t"] == 1)
+    k_min = max(r["kappa_implied"] for r in steps if r["t"])
+    eta = next(i for i, r in enumerate(steps) if r["eta_next"] > 1e-6)
+
+    def shrunk(kappa: float) -> list:  # the step rows recorded with another kappa(chi)
+        out = copy.deepcopy(steps)
+        for r in out:
+            if r["t"]:
+                r["lemma59"] = lemma59_bound(r["s_prev"], r["eps"], kappa)
+                r["s2_bound"] = gap_bound(r["t"], CL.K, kappa, r["alpha"], r["eps"])
+        return out
+
+    _assert_each_fails(CL._checks([row], steps, [k]), [
+        CL._checks([row], _edit(steps, t1, bound_G=steps[t1]["gain"] + 1e-3), [k]),  # an unproven optimum
+        CL._checks([row], shrunk(0.9 * k_min), [k]),  # kappa(chi) below what Lemma 5.9 allows
+        CL._checks([row], shrunk(1e-3), [k]),  # the Thm 5.10 gap bound falls to 4 eps^2, below s_t^2
+        CL._checks([row], _edit(steps, t1, delta=steps[t1]["delta"] + 0.05), [k]),  # N_K of another neuron
+        CL._checks([row], _edit(steps, eta, s=0.5 * steps[eta]["eta_next"]), [k]),  # below the Ky Fan limit
+        CL._checks([{**row, "omega_1": 0.4 * row["chi1_upper"]}], steps, [k]),  # a wrong margin
+        CL._checks([row], steps, [{**k, "kappa_chi_lower": 3.0}]),  # a dual lower end above a decomposition
+        CL._checks([{**row, "two_eps": 0.01, "t_at_s0.1": 50, "t_pred_example_s0.1": 10.0}], steps, [k]),  # stalls
+    ])
+
+
 def test_fit_rate_recovers_a_line():
     from relu_gating.experiments.clusters import fit_rate
 
@@ -169,6 +257,8 @@ def test_graph_choice_checks_fail_with_a_wrong_laplacian():
     assert good["readout_error"] > full["cor31_projection_bound"]
     assert not GC.check_cor31_first([mixed]).holds
     assert not GC.check_rem61([{**good, "K": 3, "N_K": 3.0}]).holds  # N_K of other features: s^2 > K - N_K
+    _assert_each_fails(GC._checks(rows), [GC._checks([wrong]), GC._checks([{**good, "K": 3, "cor31_bound": both["cor31_bound"]}]),
+                                          GC._checks([mixed]), GC._checks([{**good, "K": 3, "N_K": 3.0}])])
 
 
 def _kendall_by_pairs(a, b) -> float:
@@ -238,6 +328,10 @@ def test_certification_checks_fail_on_wrong_inputs():
     assert not CE._checks(g, steps + [{**steps[1], "gain": 0.6}], layers)[1].holds  # a heuristic above the bound
     assert not CE._checks(SimpleNamespace(**{**vars(g), "gains": np.array([0.5, 0.2])}), steps, layers)[2].holds
     assert not CE._checks(g, steps, layers + [{"t": 1, "method": "random sampling", "N_K": 1.6}])[3].holds
+    _assert_each_fails(CE._checks(g, steps, layers), [
+        res, CE._checks(g, steps + [{**steps[1], "gain": 0.6}], layers),
+        CE._checks(SimpleNamespace(**{**vars(g), "gains": np.array([0.5, 0.2])}), steps, layers),
+        CE._checks(g, steps, layers + [{"t": 1, "method": "random sampling", "N_K": 1.6}])])
 
 
 def test_alpha_checks_fail_on_wrong_inputs():
@@ -251,10 +345,23 @@ def test_alpha_checks_fail_on_wrong_inputs():
     assert not AL._checks([{**steps[0], "certified": False}] + steps[1:], summary)[1].holds
     assert not AL._checks([{**steps[0], "exact_upper_bound": 0.5}] + steps[1:], summary)[2].holds
     assert not AL._checks(steps, [{"exact_solves": k} for k in (2, 3, 4, 5)])[3].holds
+    _assert_each_fails(AL._checks(steps, summary), [
+        AL._checks(low, summary), AL._checks([{**steps[0], "certified": False}] + steps[1:], summary),
+        AL._checks([{**steps[0], "exact_upper_bound": 0.5}] + steps[1:], summary),
+        AL._checks(steps, [{"exact_solves": k} for k in (2, 3, 4, 5)])])
 
 
 def test_depth_checks_fail_on_wrong_inputs():
     from relu_gating.experiments import depth as D
+
+    cdep = {"steps": [{"seed": 0, "start": "Rem 5.6 layer", "t": 0, "delta": 2.0},
+                      {"seed": 0, "start": "Rem 5.6 layer", "t": 1, "delta": 1.5, "delta_prev": 2.0, "gain": 0.5,
+                       "bound_G": 0.5, "alpha": 1.0}],
+            "rows": [{"arch": "Rem 5.6: Prop 5.5 + t certified", "N_K_Phi1": 1.0, "N_K_P55": 1.2, "N_K": 1.5},
+                     {"arch": "Cor 5.4: 2d copies + 1 certified", "N_K_Phi1": 1.0, "N_K": 1.3}]}
+
+    def wrong(part: str, i: int, **values) -> dict:
+        return {**cdep, part: _edit(cdep[part], i, **values)}
 
     n, K = 6, 2
     rows = [{"arch": a, "seed": 0, "layer": k, "N_K": 1.0 + 0.2 * k * (a == "skip"), "ceiling": 2.0,
@@ -277,6 +384,16 @@ def test_depth_checks_fail_on_wrong_inputs():
     assert not mutated(0, "witness_gain", 0.0)[4].holds  # below the ceiling yet no witness gains
     assert not mutated(0, "G_star", 0.0, "cert")[5].holds  # G* = 0 below the ceiling
     assert not mutated(0, "upper_bound", 0.05, "cert")[6].holds  # a bound below the witness
+    _assert_each_fails(D._checks(rows, cert, n, K, cdep), [
+        mutated(3, "N_K", 0.5), mutated(0, "N_K", 2.5), mutated(2, "classes_out", n - 1),
+        mutated(0, "thm53_identity_residual", 1e-3), mutated(0, "witness_gain", 0.0),
+        mutated(0, "G_star", 0.0, "cert"), mutated(0, "upper_bound", 0.05, "cert"),
+        D._checks(rows, cert, n, K, wrong("steps", 1, bound_G=0.6)),  # an optimum not proven
+        D._checks(rows, cert, n, K, wrong("steps", 1, delta=1.6)),  # N_K of another neuron (Prop 4.5)
+        D._checks(rows, cert, n, K, wrong("steps", 1, bound_G=0.3)),  # a bound below its witness
+        D._checks(rows, cert, n, K, wrong("rows", 0, N_K_P55=0.9)),  # a principal pair dropped
+        D._checks(rows, cert, n, K, wrong("rows", 1, N_K=1.0)),  # a zero-gain neuron
+    ])
 
 
 def test_closed_kappa_closes_or_says_why():
@@ -290,3 +407,18 @@ def test_closed_kappa_closes_or_says_why():
     assert how["closed"] == (how["rel_width"] <= 0.05) and (how["closed"] or how["why"])
     kap2, how2 = closed_kappa(U, Phi, width=1e-9, max_directions=4, seconds=20.0)  # cannot close: says why
     assert not how2["closed"] and "budget" in how2["why"]
+
+
+def test_column_basis_keeps_the_span_and_drops_dependent_columns():
+    from relu_gating.coverage.metrics import captured_features
+    from relu_gating.experiments._theory import column_basis
+
+    rng = np.random.default_rng(3)
+    p, one = rng.standard_normal(9), np.ones(9)
+    H = np.c_[np.maximum(p, 0), np.maximum(-p, 0), p, one, 2 * one]  # relu(p) - relu(-p) = p: rank 3
+    B = column_basis(H)
+    assert B.shape == (9, 3) and np.linalg.matrix_rank(B) == 3
+    assert all(any(np.array_equal(b, h) for h in H.T) for b in B.T)  # columns of H, not combinations
+    U = np.linalg.qr(rng.standard_normal((9, 2)))[0]
+    assert captured_features(B, U) == pytest.approx(captured_features(H, U))
+    assert np.linalg.matrix_rank(np.c_[B, H]) == 3  # the same span

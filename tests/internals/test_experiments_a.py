@@ -26,10 +26,8 @@ def _strict_load(text: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def rate_rows():
-    from relu_gating.experiments.greedy_rate import _one_seed
-
-    return _one_seed(7, 2, 2, 0, 2, 0)
+def rate_rows(rate_seed0):
+    return rate_seed0
 
 
 def test_greedy_rate_numbers_obey_the_claims(rate_rows):
@@ -181,8 +179,13 @@ def test_plotting_without_matplotlib_is_one_line(monkeypatch):
         pyplot()
 
 
+#: Known at this commit: the search does not prove every greedy step optimal where the features
+#: nearly contain col(Phi) (docs/experiments.md, "Certified?"); strict, so a fix shows up as XPASS.
+UNCERTIFIED = pytest.mark.xfail(strict=True, reason="search: steps over Prop 5.5 / skip features not certified")
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["greedy-rate", "clusters"])
+@pytest.mark.parametrize("name", [pytest.param("greedy-rate", marks=UNCERTIFIED), "clusters"])
 def test_quick_runs_through_the_cli(name, tmp_path, capsys):
     assert main(["experiment", name, "--quick", "--out", str(tmp_path), "--json", "--seed", "1"]) == 0
     d = _strict_load(capsys.readouterr().out)
