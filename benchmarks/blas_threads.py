@@ -29,12 +29,13 @@ threads, n, d = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 from relu_gating import _threads
 from relu_gating.data.io import InputData, resolve_problem
 from relu_gating.search.front import best_neuron
+from relu_gating.search.options import EnumerateOptions
 _threads.fit_blas(threads)
 _threads.BOUND_PASS_THREADS = threads
 X = np.random.default_rng(0).normal(size=(n, d))
 prob = resolve_problem(InputData(path="<bench>", X=X), K=4)
 t0 = time.perf_counter()
-res = best_neuron(prob.Phi, prob.U_K, features="bias", max_patterns=None)
+res = best_neuron(prob.Phi, prob.U_K, features="bias", options=EnumerateOptions(max_patterns=None))
 print(json.dumps({"threads": threads, "seconds": time.perf_counter() - t0, "bounds": res.seconds.get("bounds"),
                   "certified": bool(res.certified), "patterns": int(res.n_patterns)}))
 """

@@ -12,7 +12,7 @@ wall time; on an idle machine a single-threaded run's wall time is its CPU time.
 
 Modes (``--mode``):
 
-* ``enumerate``: ``best_neuron(..., strategy="enumerate", max_patterns=None)`` (in memory);
+* ``enumerate``: ``best_neuron(..., strategy="enumerate", options=EnumerateOptions(max_patterns=None))`` (in memory);
 * ``branch-and-bound``: ``best_neuron(..., strategy="branch-and-bound", max_seconds=...)``;
 * ``patterns``: the ``relu-gating patterns`` command's work (enumeration and completeness check).
 
@@ -47,6 +47,7 @@ GRID = ["2000x1", "10000x1", "20000x1", "300x2", "1000x2", "2000x2", "100x3", "2
 _CHILD = r"""
 import json, os, resource, sys, time
 mode, n, d, seed, max_seconds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
+K = int(sys.argv[6]) if len(sys.argv) > 6 else 4
 import numpy as np
 from relu_gating.data.io import InputData, resolve_problem
 from relu_gating.search.plan import plan_query
@@ -62,7 +63,7 @@ def hwm():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 X = np.random.default_rng(seed).normal(size=(n, d))
-prob = resolve_problem(InputData(path="<bench>", X=X), K=4)
+prob = resolve_problem(InputData(path="<bench>", X=X), K=K)
 Phi, U_K = prob.Phi, prob.U_K
 t = time.perf_counter()
 plan = plan_query(Phi)
@@ -82,7 +83,10 @@ if mode == "patterns":
     certified = bool(rep.ok)
 else:
     from relu_gating.search.front import best_neuron
-    kw = dict(max_patterns=None) if mode == "enumerate" else dict(max_seconds=max_seconds)
+    kw = dict(max_seconds=max_seconds)
+    if mode == "enumerate":
+        from relu_gating.search.options import EnumerateOptions
+        kw = dict(options=EnumerateOptions(max_patterns=None))
     res = best_neuron(Phi, U_K, features="bias", strategy=mode, **kw)
     certified = bool(res.certified)
     out.update(count=int(res.n_patterns), nodes=int(getattr(res, "n_nodes", 0) or 0),
@@ -90,7 +94,7 @@ else:
 sec = time.perf_counter() - t0
 c1, ch = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
 cpu = (c1.ru_utime - c0.ru_utime) + (c1.ru_stime - c0.ru_stime) + ch.ru_utime + ch.ru_stime
-print(json.dumps(dict(out, mode=mode, n=n, d=d, seed=seed, seconds=sec, cpu_seconds=cpu, certified=certified,
+print(json.dumps(dict(out, mode=mode, n=n, d=d, K=K, seed=seed, seconds=sec, cpu_seconds=cpu, certified=certified,
                       peak_bytes=hwm(), base_bytes=base, plan_seconds_to_compute=t_plan,
                       plan_patterns=plan.patterns, m=int(Phi.shape[1]))))
 """
@@ -103,13 +107,13 @@ def _load() -> float:
         return float("nan")
 
 
-def run_case(mode: str, n: int, d: int, seed: int, timeout: float, threads: int | None = None) -> dict:
+def run_case(mode: str, n: int, d: int, seed: int, timeout: float, threads: int | None = None, K: int = 4) -> dict:
     """One query in a fresh process: its measurements, or ``{"timeout": ...}``."""
     env = dict(os.environ)
     if threads is not None:  # BLAS threads spinning on a busy machine inflate CPU time too
         env.update({k: str(threads) for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")})
     try:
-        proc = subprocess.run([sys.executable, "-c", _CHILD, mode, str(n), str(d), str(seed), str(timeout)],
+        proc = subprocess.run([sys.executable, "-c", _CHILD, mode, str(n), str(d), str(seed), str(timeout), str(K)],
                               capture_output=True, text=True, timeout=timeout + 30, env=env)
     except subprocess.TimeoutExpired:
         return {"mode": mode, "n": n, "d": d, "seed": seed, "timeout": timeout}
@@ -158,6 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeats", type=int, default=1, help="alternating repeats; the median time is reported")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per run (the B&B's max_seconds too)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--K", type=int, default=4, help="low-frequency eigenvectors (the CLI's default is min(8, n - 1))")
     p.add_argument("--threads", type=int, default=None,
                    help="BLAS threads of the child (1: its CPU time is the idle single-core wall time)")
     p.add_argument("--save", default=None, metavar="PATH.json")
@@ -177,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"mode {a.mode}; load average {load0:.2f}; {os.cpu_count()} cpus", flush=True)
         for _ in range(a.repeats):  # round robin: each case sees the same mix of load
             for n, d in cases:
-                r = run_case(a.mode, n, d, a.seed, a.timeout, a.threads)
+                r = run_case(a.mode, n, d, a.seed, a.timeout, a.threads, a.K)
                 r.update(load=_load(), threads=a.threads)
                 runs[(n, d)].append(r)
                 print(json.dumps(r), file=sys.stderr, flush=True)

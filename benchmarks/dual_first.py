@@ -50,7 +50,7 @@ def one(Phi, U, mode: str) -> tuple[float, object]:
         tasks.wedge_settle = lambda obj, masks, target: {}
     try:
         t = time.perf_counter()
-        res = rg.best_neuron(Phi, U, max_patterns=None)
+        res = rg.best_neuron(Phi, U, options=rg.EnumerateOptions(max_patterns=None))
         return time.perf_counter() - t, res
     finally:
         tasks.DUAL_FIRST_MIN_M, tasks.wedge_settle = saved, wedge

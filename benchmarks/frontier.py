@@ -51,7 +51,7 @@ with warnings.catch_warnings():
 Phi = rg.layer_input(X)
 t = time.perf_counter()
 if strategy == "enumerate":
-    res = rg.best_neuron(Phi, U, memory="2G", max_patterns=None)
+    res = rg.best_neuron(Phi, U, options=rg.EnumerateOptions(memory="2G", max_patterns=None))
 elif workers > 1:  # subtrees on worker processes (forked here, so no __main__ guard is needed)
     from concurrent.futures import ProcessPoolExecutor
     with ProcessPoolExecutor(max_workers=workers) as ex:

@@ -27,7 +27,8 @@ import relu_gating as rg
 n, d = int(sys.argv[1]), int(sys.argv[2])
 X = np.random.default_rng(n * 10 + d).normal(size=(n, d))
 t0 = time.perf_counter()
-res = rg.best_neuron_from_samples(X, K=4, features="bias", memory="2G", max_patterns=None)
+res = rg.best_neuron_from_samples(X, K=4, features="bias",
+                                 options=rg.EnumerateOptions(memory="2G", max_patterns=None))
 print(json.dumps({"certified": bool(res.certified), "seconds": time.perf_counter() - t0,
                   "patterns": int(res.n_patterns)}))
 """

@@ -82,15 +82,15 @@ def child(argv: list[str]) -> int:
     p.add_argument("--out", default=None)
     a = p.parse_args(argv)
     Phi, U_K = make_case(a.n, a.d)
-    from relu_gating import best_neuron, verify
+    from relu_gating import EnumerateOptions, best_neuron, verify
 
     t = time.perf_counter()
     if a.mode == "verify":
         rep = verify(a.out, Phi, U_K, "bias")
         out = {"valid": rep.valid, "value": rep.value, "upper": rep.upper_bound, "reasons": list(rep.reasons)}
     else:
-        res = best_neuron(Phi, U_K, features="bias", max_patterns=None,
-                          memory=a.memory if a.mode == "stream" else None)
+        res = best_neuron(Phi, U_K, features="bias", options=EnumerateOptions(
+            max_patterns=None, memory=a.memory if a.mode == "stream" else None))
         out = {"patterns": res.n_patterns, "value": res.value, "upper": res.upper_bound, "certified": res.certified,
                "exact": res.n_exact, "phases": {k: round(v, 2) for k, v in res.seconds.items()}}
         if a.out:
@@ -144,14 +144,14 @@ def _noop(x):
 def section_dask(a) -> None:
     from dask.distributed import Client, LocalCluster
 
-    from relu_gating import best_neuron
+    from relu_gating import EnumerateOptions, best_neuron
 
     Phi, U_K = make_case(a.n, a.d)
     times, digests = {}, {}
     t = []
     for _ in range(a.repeats):
         t0 = time.perf_counter()
-        res = best_neuron(Phi, U_K, memory=a.memory, max_patterns=None)
+        res = best_neuron(Phi, U_K, options=EnumerateOptions(memory=a.memory, max_patterns=None))
         t.append(time.perf_counter() - t0)
     times["in-process"], digests["in-process"], N = statistics.median(t), _digest(res), res.n_patterns
     parts = next((x for x in res.notes if x.startswith("streamed")), "")
@@ -163,7 +163,8 @@ def section_dask(a) -> None:
             t = []
             for _ in range(a.repeats):
                 t0 = time.perf_counter()
-                res = best_neuron(Phi, U_K, memory=a.memory, max_patterns=None, executor=client)
+                res = best_neuron(Phi, U_K, options=EnumerateOptions(memory=a.memory, max_patterns=None),
+                                  executor=client)
                 t.append(time.perf_counter() - t0)
             times[f"dask {w} worker(s)"], digests[f"dask {w} worker(s)"] = statistics.median(t), _digest(res)
             if overhead is None:

@@ -33,7 +33,7 @@ n, d, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 X = np.random.default_rng(n * 100 + d).normal(size=(n, d))
 plan = plan_query(rg.layer_input(X))
 t0 = time.perf_counter()
-res = rg.best_neuron_from_samples(X, K=4, features="bias", max_patterns=None)
+res = rg.best_neuron_from_samples(X, K=4, features="bias", options=rg.EnumerateOptions(max_patterns=None))
 sec = time.perf_counter() - t0
 with open(out + ".json", "w") as fh:
     json.dump(res.to_dict(), fh)

@@ -41,6 +41,7 @@ if TYPE_CHECKING:  # the lazy map, visible to IDEs and type checkers
     from relu_gating.search.from_samples import best_neuron_from_samples
     from relu_gating.search.plan import QueryPlan, plan_query
     from relu_gating.search.objectives import cone_constraints, neuron_value
+    from relu_gating.search.options import BranchAndBoundOptions, EnumerateOptions
     from relu_gating.search.result import NeuronResult
     from relu_gating.spectral.graphs import laplacian, sample_graph
     from relu_gating.spectral.spectra import SpectralBasis, SpectralTieWarning, low_frequency_basis
@@ -61,6 +62,7 @@ _BY_MODULE: tuple[tuple[str, str], ...] = (
     ("search.from_samples", "best_neuron_from_samples"),
     ("search.plan", "plan_query QueryPlan"),
     ("search.result", "NeuronResult"),
+    ("search.options", "EnumerateOptions BranchAndBoundOptions"),
     ("search.objectives", "cone_constraints neuron_value"),
     ("certificate", "verify VerifyReport"),
     ("coverage.report", "coverage_report CoverageReport"),

@@ -178,7 +178,8 @@ def test_row_permutation(family, data):
     assert {m.tobytes() for m in base.masks[:, p]} == {m.tobytes() for m in other.masks}
 
 
-@pytest.mark.parametrize("family", sorted(FAMILIES))
+@pytest.mark.parametrize("family", [pytest.param(f, marks=pytest.mark.slow) if f == "generic" else f
+                                    for f in sorted(FAMILIES)])
 @SETTINGS
 @given(data=st.data())
 def test_rotation_of_U_K(family, data):

@@ -154,6 +154,7 @@ def _close(executor: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from relu_gating.search.front import best_neuron
+    from relu_gating.search.options import EnumerateOptions
 
     if args.out:  # before any computation: a run must not end unable to write its result
         check_writable(args.out, "--out")
@@ -178,10 +179,10 @@ def run(args: argparse.Namespace) -> int:
         return _report(args, res, problem, spec)  # exit 130 after the report if Ctrl-C stopped it
     client = _executor(args.scheduler, args.scheduler_timeout) or _local_pool(args.workers)
     try:
+        options = EnumerateOptions(max_patterns=max_patterns, checkpoint=args.checkpoint, memory=memory)
         res = run_interruptible(lambda: best_neuron(
             problem.Phi, problem.U_K, features=features, alpha=args.alpha, method=args.method,
-            max_patterns=max_patterns, checkpoint=args.checkpoint, executor=client, progress=progress,
-            memory=memory, strategy="enumerate"))
+            executor=client, progress=progress, strategy="enumerate", options=options))
     except Interrupted as exc:
         return interrupted(exc, args.checkpoint)
     finally:

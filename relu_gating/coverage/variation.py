@@ -222,9 +222,11 @@ class _Pricer:
     def certified(self, y: np.ndarray, limit: float) -> tuple[float, np.ndarray]:
         """``(bound on max_d |<y, d>|, best theta)`` by :func:`relu_gating.best_neuron` (rank one)."""
         from relu_gating.search.front import best_neuron
+        from relu_gating.search.options import EnumerateOptions
 
         ny = float(np.linalg.norm(y))
-        res = best_neuron(self.Phi, (y / ny)[:, None], features=None, patterns=self.patterns)
+        res = best_neuron(self.Phi, (y / ny)[:, None], features=None, strategy="enumerate",
+                          options=EnumerateOptions(patterns=self.patterns))
         self.calls += 1
         low = np.nan_to_num(res.lowers, nan=-np.inf)
         hot = np.argsort(-low)[:4 * ATOMS_PER_ROUND]

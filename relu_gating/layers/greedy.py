@@ -10,6 +10,8 @@ records the quantities the theorem speaks about so experiments can compare.
 
 from __future__ import annotations
 
+import dataclasses
+
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -92,19 +94,7 @@ def greedy_layer(Phi: Any, U_K: Any, t: int, *, initial: Any = "bias", alpha: fl
     H = resolve_features(initial, Phi.shape[0])
     if H is None:
         raise InputError("initial must be 'bias' or a feature matrix (the greedy gain needs features)")
-    from relu_gating.patterns import enumerate_patterns
-    from relu_gating.search.bnb import check_strategy, choose_strategy
-
-    strategy = search_options.pop("strategy", "auto")
-    check_strategy(strategy, search_options.get("max_seconds"))
-    patterns = search_options.pop("patterns", None)
-    if patterns is None and choose_strategy(Phi, strategy) == "branch-and-bound":
-        search_options["strategy"] = "branch-and-bound"  # no enumeration: each step its own tree
-    else:
-        search_options.pop("max_seconds", None)  # the enumeration has no time budget
-        if patterns is None:  # one layer, one arrangement: enumerate once for all t queries
-            patterns = enumerate_patterns(Phi, max_patterns=search_options.get("max_patterns"))
-    search_options["patterns"] = patterns
+    search_options = _per_step_options(Phi, search_options)
     thetas, gains, ubs, secs = [], [], [], []
     t_step = time.perf_counter()
     captured = [captured_features(H, U)]
@@ -132,3 +122,28 @@ def greedy_layer(Phi: Any, U_K: Any, t: int, *, initial: Any = "bias", alpha: fl
         upper_bounds=np.array(ubs), captured=cap, deficit=K - cap, gap=np.array(gap),
         certified=bool(certified), alpha=float(alpha), seconds=np.array(secs[:len(gains)]),
     )
+
+
+def _per_step_options(Phi: np.ndarray, search_options: dict) -> dict:
+    """The ``best_neuron`` keywords of every step: the branch and bound per step, or the enumeration
+    over one pattern set enumerated once for all steps (one layer, one arrangement)."""
+    from relu_gating.patterns import enumerate_patterns
+    from relu_gating.search.bnb import check_strategy, choose_strategy
+    from relu_gating.search.options import LEGACY_DEFAULTS, resolve_options
+
+    search_options = dict(search_options)
+    strategy = search_options.pop("strategy", "auto")
+    check_strategy(strategy, search_options.get("max_seconds"))
+    legacy = {k: search_options.pop(k) for k in list(search_options) if k in LEGACY_DEFAULTS}
+    opts = resolve_options(strategy, search_options.pop("options", None), legacy)
+    eo = opts.enumerate
+    if opts.strategy == "branch-and-bound" or (opts.tree_allowed and eo.patterns is None and
+                                               choose_strategy(Phi, opts.strategy) == "branch-and-bound"):
+        return dict(search_options, strategy="branch-and-bound", options=opts.branch_and_bound)
+    search_options.pop("max_seconds", None)  # the enumeration has no time budget
+    patterns = eo.patterns
+    if patterns is None:
+        limit = None if eo.max_patterns == "auto" else eo.max_patterns  # release 0.3: no cap unless one is given
+        patterns = enumerate_patterns(Phi, max_patterns=limit)  # type: ignore[arg-type]
+    return dict(search_options, strategy="enumerate", options=dataclasses.replace(eo, patterns=patterns))
+

@@ -38,8 +38,9 @@ from relu_gating.search.state import BOUND, EXACT, PRUNED, UNSETTLED, SearchStat
 from relu_gating.errors import InputError, ProblemTooLargeError, SolverFailure
 from relu_gating.search.objectives import Objective, make_objective, neuron_values, normalized_theta, with_rank
 from relu_gating.search.result import NeuronResult
+from relu_gating.search.options import LEGACY_DEFAULTS, resolve_options
 from relu_gating.search._config import CHECKPOINT_EVERY, DEFAULT_TOL, MAX_TOL, NEAR_TIE_TOL, PARALLEL_BATCHES
-from relu_gating.search._executors import executor_map as _executor_map
+from relu_gating._executors import executor_map as _executor_map
 
 __all__ = ["NeuronResult", "best_neuron", "DEFAULT_TOL", "NEAR_TIE_TOL"]
 
@@ -66,18 +67,14 @@ def best_neuron(
     *,
     features: Any = "bias",
     alpha: float = 1.0,
-    method: str = "auto",
-    max_patterns: int | str | None = "auto",
-    chunk_size: int = 8192,
-    batch_size: int = 64,
     tol: float = DEFAULT_TOL,
-    executor: Any = None,
-    checkpoint: str | None = None,
-    progress: bool | None = False,
-    patterns: Any = None,
-    memory: Any = None,
+    method: str = "auto",
     strategy: str = "auto",
+    options: Any = None,
     max_seconds: float | None = None,
+    executor: Any = None,
+    progress: bool | None = False,
+    **legacy: Any,
 ) -> NeuronResult:
     """Find the certified best single ReLU neuron.
 
@@ -94,53 +91,39 @@ def best_neuron(
         neuron maximises whenever ``u_1`` is constant.
     alpha : float in (0, 1]
         Stop as soon as ``value >= alpha * (largest remaining bound)``.
+    tol : float
+        Absolute tolerance of the comparison ``value >= alpha * bound``.
     method : str
         Per-pattern exact method of :mod:`solvers` (``"auto"``, ``"faces"``,
         ``"dnn"``); failures fall back to the others.
-    max_patterns : int, "auto" (default) or None
-        Refuse (:class:`~relu_gating.errors.ProblemTooLargeError`), instantly and
-        before any heavy work, a ``Phi`` with more patterns than this (Cover's
-        bound; see :func:`relu_gating.plan_query`).  ``"auto"``: what fits in half
-        this machine's memory, at most 30 million (about 10 minutes);
-        None: no limit.
-    chunk_size, batch_size : int
-        Patterns per bound chunk / per exact-solve task.
-    tol : float
-        Absolute tolerance of the comparison ``value >= alpha * bound``.
-    executor : concurrent.futures.Executor or dask.distributed.Client, optional
-        Where the chunks (or the branch and bound's subtrees) run; in-process by default.
-    checkpoint : path, optional
-        ``.npz`` file written at most every 10 s, at the end and on an
-        interrupt (Ctrl-C); a run called again with the same inputs resumes
-        from it, in either phase, without redoing finished work.
-    progress : bool or None
-        Progress on stderr: False none (the default), True a bar, None a bar on a terminal and a plain
-        line every 30 s elsewhere (a pipe, a log file).
-    patterns : PatternSet, optional
-        The output of :func:`relu_gating.enumerate_patterns` for this ``Phi``,
-        to reuse across queries on the same layer (a greedy layer asks one
-        query per neuron); enumerated here when omitted.
-    memory : int or str, optional
-        Stream the search within this budget (bytes, or a size such as
-        ``"2G"``): enumeration and bounds run part by part
-        (``enumerate_patterns(part=...)``), every pattern's data goes to files,
-        only the patterns whose bound can still win stay in memory, and the
-        result's per-pattern arrays are read-only memory maps.  Same answer as
-        the in-memory path (default); no ``checkpoint``.
     strategy : {"auto", "enumerate", "branch-and-bound"}
         ``"auto"`` (default) runs what :func:`relu_gating.search.plan.choose` predicts
         fastest within ``max_seconds`` and half this machine's memory: in-memory
-        enumeration, streamed enumeration (``memory="2G"``) or branch and bound; it
-        enumerates whenever ``patterns``, ``checkpoint`` or ``memory`` is given, and
-        refuses (:class:`~relu_gating.errors.ProblemTooLargeError`, naming the options
-        with their estimates) only when no strategy is predicted within the limit.
-        ``"enumerate"`` lists every chamber; ``"branch-and-bound"``
-        (:mod:`relu_gating.search.bnb`) discards whole cones of weights at once and
-        returns a tree certificate (``result.tree``; the per-pattern arrays are empty).
+        enumeration, streamed enumeration or branch and bound; it refuses
+        (:class:`~relu_gating.errors.ProblemTooLargeError`, naming the options with their
+        estimates) only when no strategy is predicted within the limit.  ``"enumerate"``
+        lists every chamber; ``"branch-and-bound"`` (:mod:`relu_gating.search.bnb`) discards
+        whole cones of weights at once and returns a tree certificate (``result.tree``; the
+        per-pattern arrays are empty).
+    options : EnumerateOptions, BranchAndBoundOptions or dict, optional
+        The options of the strategy (:mod:`relu_gating.search.options`): the enumeration's
+        pattern cap, memory budget, chunk sizes, checkpoint and reusable pattern set; the
+        branch and bound's seed and lifted bound.  A dict needs ``strategy`` named; with
+        ``"auto"``, ``EnumerateOptions`` leave auto the enumerations to choose from and
+        ``BranchAndBoundOptions`` choose the branch and bound.
     max_seconds : float, optional
         Time limit of ``"auto"`` (default 600 s, ``plan.DEFAULT_MAX_SECONDS``) and budget
         of the branch and bound, which then ends with the incumbent and a valid
         certificate of the alpha reached; not accepted with ``"enumerate"``.
+    executor : concurrent.futures.Executor or dask.distributed.Client, optional
+        Where the chunks (or the branch and bound's subtrees) run; in-process by default.
+    progress : bool or None
+        Progress on stderr: False none (the default), True a bar, None a bar on a terminal and a plain
+        line every 30 s elsewhere (a pipe, a log file).
+    **legacy
+        Release 0.3's keywords ``max_patterns``, ``chunk_size``, ``batch_size``,
+        ``checkpoint``, ``patterns`` and ``memory``: the fields of ``EnumerateOptions``,
+        accepted for this release with a :class:`DeprecationWarning`.
 
     Returns
     -------
@@ -158,16 +141,26 @@ def best_neuron(
     True
     """
     t0 = time.perf_counter()
+    from relu_gating.search.bnb import check_strategy
+
+    check_strategy(strategy, max_seconds)
+    unknown = sorted(set(legacy) - set(LEGACY_DEFAULTS))
+    if unknown:
+        raise TypeError(f"best_neuron() got an unexpected keyword argument {unknown[0]!r}")
+    opts = resolve_options(strategy, options, legacy)
+    eo = opts.enumerate
+    chunk_size, batch_size, checkpoint, patterns = eo.chunk_size, eo.batch_size, eo.checkpoint, eo.patterns
+    memory, max_patterns, strategy = eo.memory, eo.max_patterns, opts.strategy
     _check_options(alpha, tol, chunk_size, batch_size)
     if strategy == "auto":  # resolved by the plan (relu_gating.search.plan.choose)
         strategy, memory, max_seconds, max_patterns = resolve_auto(
             Phi, max_seconds=max_seconds, max_patterns=max_patterns, memory=memory,
-            enumerate_only=patterns is not None or checkpoint is not None)
+            enumerate_only=patterns is not None or checkpoint is not None, tree=opts.tree_allowed)
     if strategy != "enumerate" or max_seconds is not None:  # the branch and bound (relu_gating.search.bnb)
         from relu_gating.search.bnb import dispatch
 
         res = dispatch(Phi, U_K, features=features, alpha=alpha, method=method, tol=tol, progress=progress,
-                       strategy=strategy, max_seconds=max_seconds,
+                       strategy=strategy, max_seconds=max_seconds, options=opts.branch_and_bound,
                        enumerate_only=(patterns, checkpoint, memory, executor))
         if res is not None:
             return res

@@ -58,6 +58,7 @@ def test_dual_first_claims_rest_on_their_evidence():
     assert not (rep.valid and rep.certified)
 
 
+@pytest.mark.slow
 def test_branch_and_bound_with_dual_first_matches_enumeration():
     Phi, U = _instance(14, 4, 5)
     bb = branch_and_bound(Phi, U)

@@ -34,6 +34,7 @@ def _interrupted_on_call(fn, k):
     return wrapped
 
 
+@pytest.mark.slow
 def test_small_chunks_and_thread_executor_agree():
     Phi, U_K = _inst()
     ref = best_neuron(Phi, U_K, features="bias")

@@ -20,7 +20,7 @@ from relu_gating.errors import InputError
 from relu_gating.search._exact.pilot import pilot_value
 from relu_gating.search._stream.store import PatternStore
 from relu_gating.search._config import CHECKPOINT_EVERY, PARALLEL_BATCHES
-from relu_gating.search._executors import executor_map, workers_of
+from relu_gating._executors import executor_map, workers_of
 from relu_gating.search._stream.parts import Plan, n_parts, open_rows, plan, stream_parts
 from relu_gating.search._stream.checkpoint import StreamCheckpoint, cached_parts
 from relu_gating.search.objectives import Objective, with_rank

@@ -55,11 +55,12 @@ def choose_strategy(Phi: Any, strategy: str) -> str:
 
 
 def dispatch(Phi: Any, U_K: Any, *, features: Any, alpha: float, method: str, tol: float, progress: bool | None,
-             strategy: Any, max_seconds: Any, enumerate_only: tuple) -> NeuronResult | None:
+             strategy: Any, max_seconds: Any, enumerate_only: tuple, options: Any = None) -> NeuronResult | None:
     """What :func:`relu_gating.best_neuron` runs: the branch and bound's result, or None to enumerate.
 
     ``enumerate_only`` holds the options only the enumeration has (patterns, checkpoint,
-    memory), then the executor, which both strategies take.
+    memory), then the executor, which both strategies take; ``options`` the
+    :class:`~relu_gating.search.options.BranchAndBoundOptions` (seed, lifted bound).
     """
     check_strategy(strategy, max_seconds)
     *only, executor = enumerate_only
@@ -72,8 +73,9 @@ def dispatch(Phi: Any, U_K: Any, *, features: Any, alpha: float, method: str, to
         raise InputError("patterns, checkpoint and memory apply to strategy='enumerate' only")
     if strategy == "auto" and (busy or (max_seconds is None and choose_strategy(Phi, "auto") == "enumerate")):
         return None
+    seed, lifted = (0, False) if options is None else (options.seed, options.lifted)
     return branch_and_bound(Phi, U_K, features=features, alpha=alpha, method=method, tol=tol,
-                            max_seconds=max_seconds, progress=progress, executor=executor)
+                            max_seconds=max_seconds, progress=progress, executor=executor, seed=seed, lifted=lifted)
 
 
 def branch_and_bound(Phi: Any, U_K: Any, *, features: Any = "bias", alpha: float = 1.0, method: str = "auto",
@@ -98,7 +100,7 @@ def branch_and_bound(Phi: Any, U_K: Any, *, features: Any = "bias", alpha: float
     if not isinstance(lifted, bool):
         raise InputError(f"lifted must be True or False, got {lifted!r}")
     search = Search(obj, float(alpha), float(tol), method, seed, lifted)
-    _seed_incumbent(search, obj)
+    _seed_incumbent(search, obj, seed)
     deadline = None if max_seconds is None else t0 + float(max_seconds)
     with Progress(None, "branch and bound", enabled=progress, unit="nodes") as bar, single_thread_blas():
         if executor is None:  # tiny products only: extra BLAS threads just wait (2x the nodes measured)
@@ -110,14 +112,14 @@ def branch_and_bound(Phi: Any, U_K: Any, *, features: Any = "bias", alpha: float
     return _result(obj, search, why, float(alpha), float(tol), time.perf_counter() - t0)
 
 
-def _seed_incumbent(search: Search, obj: Objective) -> None:
+def _seed_incumbent(search: Search, obj: Objective, seed: int = 0) -> None:
     """A first incumbent from random neurons and fixed-gating local search (uncertified, only
     lower bounds: they can only help pruning)."""
     from relu_gating.search.baselines import local_search, random_search
 
     features = obj.stated_features
-    for res in (random_search(obj.Phi, obj.U_K, features=features, n_samples=SEED_RANDOM, seed=0),
-                local_search(obj.Phi, obj.U_K, features=features, n_starts=20, max_iter=30, seed=0)):
+    for res in (random_search(obj.Phi, obj.U_K, features=features, n_samples=SEED_RANDOM, seed=seed),
+                local_search(obj.Phi, obj.U_K, features=features, n_starts=20, max_iter=30, seed=seed)):
         if np.isfinite(res.value):
             search.offer(res.theta)
 

@@ -205,7 +205,7 @@ class _Pool:
 
 
 def workers_of(executor: Any) -> int:
-    from relu_gating.search._executors import workers_of as count
+    from relu_gating._executors import workers_of as count
 
     return count(executor)
 

@@ -1,0 +1,155 @@
+"""Per-strategy options of :func:`relu_gating.best_neuron` (``options=``).
+
+As ``scipy.optimize.linprog`` takes ``method=`` and per-method ``options=``, a best-neuron query
+takes ``strategy=`` and the options of that strategy: :class:`EnumerateOptions` (in-memory or
+streamed enumeration of every chamber) or :class:`BranchAndBoundOptions` (the tree search).
+What every strategy shares stays a keyword of ``best_neuron`` (``features``, ``alpha``, ``tol``,
+``method``, ``strategy``, ``max_seconds``, ``executor``, ``progress``).
+
+``options`` may also be a dict of the fields of the strategy's class when ``strategy`` names
+one.  With ``strategy="auto"``, options of one strategy's class choose that strategy.
+
+The enumeration's options were keywords of ``best_neuron`` in release 0.3 (``max_patterns``,
+``chunk_size``, ``batch_size``, ``checkpoint``, ``patterns``, ``memory``); they are still
+accepted there for this release, with a :class:`DeprecationWarning`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+from relu_gating.errors import InputError
+
+__all__ = ["EnumerateOptions", "BranchAndBoundOptions", "Resolved", "resolve_options", "LEGACY_DEFAULTS"]
+
+
+@dataclass(frozen=True)
+class EnumerateOptions:
+    """Options of the enumeration (``strategy="enumerate"``).
+
+    Attributes
+    ----------
+    max_patterns : int, "auto" (default) or None
+        Refuse, before any heavy work, a ``Phi`` with more chambers than this (Cover's bound);
+        ``"auto"``: what fits in half this machine's memory; None: no limit.
+    memory : int or str, optional
+        Stream the search within this budget (bytes, or a size such as ``"2G"``); None: in memory,
+        or what the plan chooses under ``strategy="auto"``.
+    chunk_size, batch_size : int
+        Patterns per bound chunk / per exact-solve task.
+    checkpoint : path, optional
+        ``.npz`` written at most every 10 s, at the end and on an interrupt; a run with the same
+        inputs resumes from it.
+    patterns : PatternSet, optional
+        The output of :func:`relu_gating.enumerate_patterns` for this ``Phi``, reused across queries.
+    """
+
+    max_patterns: int | str | None = "auto"
+    memory: int | str | None = None
+    chunk_size: int = 8192
+    batch_size: int = 64
+    checkpoint: str | None = None
+    patterns: Any = None
+
+    def pins_enumeration(self) -> bool:
+        """Whether these options only make sense for the enumeration (a pattern set, checkpoint or budget)."""
+        return self.patterns is not None or self.checkpoint is not None or self.memory is not None
+
+
+@dataclass(frozen=True)
+class BranchAndBoundOptions:
+    """Options of the branch and bound (``strategy="branch-and-bound"``).
+
+    Attributes
+    ----------
+    seed : int
+        Seed of the first incumbent's random neurons and local search.
+    lifted : bool
+        Also try the lifted doubly nonnegative bound on nodes with at most 16 undecided rows
+        (experimental; see :func:`relu_gating.search.bnb.branch_and_bound`).
+    """
+
+    seed: int = 0
+    lifted: bool = False
+
+    def __post_init__(self) -> None:
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+            raise InputError(f"BranchAndBoundOptions: seed must be a nonnegative integer, got {self.seed!r}")
+        if not isinstance(self.lifted, bool):
+            raise InputError(f"BranchAndBoundOptions: lifted must be True or False, got {self.lifted!r}")
+
+
+#: The release-0.3 keywords of ``best_neuron`` that belong to :class:`EnumerateOptions`, with their defaults.
+LEGACY_DEFAULTS = {f.name: f.default for f in dataclasses.fields(EnumerateOptions)}
+_CLASSES = {"enumerate": EnumerateOptions, "branch-and-bound": BranchAndBoundOptions}
+
+
+def _from_dict(strategy: str, options: dict) -> Any:
+    """A dict of options as the dataclass of ``strategy``, naming an unknown key."""
+    if strategy not in _CLASSES:
+        raise InputError("options as a dict needs strategy='enumerate' or 'branch-and-bound'; "
+                         "with strategy='auto' pass EnumerateOptions(...) or BranchAndBoundOptions(...)")
+    cls = _CLASSES[strategy]
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(options) - names)
+    if unknown:
+        raise InputError(f"options: {unknown[0]!r} is not an option of strategy={strategy!r} "
+                         f"(its options: {', '.join(sorted(names))})")
+    return cls(**options)
+
+
+def _legacy(given: dict) -> EnumerateOptions | None:
+    """The release-0.3 keywords given (those differing from their defaults) as EnumerateOptions."""
+    changed = {k: v for k, v in given.items() if v is not LEGACY_DEFAULTS[k] and not (
+        type(v) is type(LEGACY_DEFAULTS[k]) and v == LEGACY_DEFAULTS[k])}
+    if not changed:
+        return None
+    warnings.warn(f"best_neuron({', '.join(f'{k}=' for k in changed)}...) is deprecated; pass "
+                  f"options=EnumerateOptions({', '.join(f'{k}=...' for k in changed)})",
+                  DeprecationWarning, stacklevel=4)
+    return EnumerateOptions(**given)
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """The options of a ``best_neuron`` call, resolved: ``strategy`` ("auto", "enumerate" or
+    "branch-and-bound"), the options of each strategy, and whether auto may choose the tree search."""
+
+    strategy: str
+    enumerate: EnumerateOptions
+    branch_and_bound: BranchAndBoundOptions
+    tree_allowed: bool
+
+
+def resolve_options(strategy: str, options: Any, legacy: dict) -> Resolved:
+    """The options of a ``best_neuron`` call; ``legacy`` holds the release-0.3 keywords as given.
+
+    With ``strategy="auto"``, :class:`EnumerateOptions` leave auto the in-memory and the streamed
+    enumeration to choose from, :class:`BranchAndBoundOptions` choose the branch and bound; the old
+    keywords keep their release-0.3 meaning (a pattern set, checkpoint or memory budget pins the
+    enumeration).  Options of the other strategy's class, or options and old keywords together, are
+    refused naming the argument.
+    """
+    old = _legacy(legacy)
+    if isinstance(options, dict):
+        options = _from_dict(strategy, options)
+    if options is not None and old is not None:
+        raise InputError("give the enumeration's options in options=EnumerateOptions(...), not also as keywords")
+    if options is None:
+        enum = old if old is not None else EnumerateOptions()
+        return Resolved(strategy, enum, BranchAndBoundOptions(), not enum.pins_enumeration())
+    if isinstance(options, EnumerateOptions):
+        if strategy == "branch-and-bound":
+            raise InputError("options=EnumerateOptions(...) applies to strategy='enumerate' or 'auto', "
+                             "not 'branch-and-bound'")
+        return Resolved(strategy, options, BranchAndBoundOptions(), False)
+    if isinstance(options, BranchAndBoundOptions):
+        if strategy == "enumerate":
+            raise InputError("options=BranchAndBoundOptions(...) applies to strategy='branch-and-bound' or "
+                             "'auto', not 'enumerate'")
+        return Resolved("branch-and-bound", EnumerateOptions(), options, True)
+    raise InputError(f"options must be EnumerateOptions, BranchAndBoundOptions, a dict or None, "
+                     f"got {type(options).__name__}")
