@@ -31,12 +31,14 @@ def _path(Phi: np.ndarray, U: np.ndarray, patterns: Any, alpha: float, T: int) -
     """Greedy layer at ``alpha`` with per-step timing and the alpha = 1 value on the same features."""
     from relu_gating.coverage.metrics import captured_features
     from relu_gating.search.front import best_neuron
+    from relu_gating.search.options import EnumerateOptions
 
     n, K = U.shape
     H, rows = np.ones((n, 1)), []
     for t in range(1, T + 1):
-        res = best_neuron(Phi, U, features=H, alpha=alpha, patterns=patterns)
-        exact = res if alpha == 1.0 else best_neuron(Phi, U, features=H, alpha=1.0, patterns=patterns)
+        res = best_neuron(Phi, U, features=H, alpha=alpha, options=EnumerateOptions(patterns=patterns))
+        exact = res if alpha == 1.0 else best_neuron(Phi, U, features=H, alpha=1.0,
+                                                       options=EnumerateOptions(patterns=patterns))
         H = np.c_[H, np.maximum(Phi @ res.theta, 0.0)]
         rows.append({"alpha": alpha, "t": t, "gain": res.value, "upper_bound": res.upper_bound,
                      "certified": bool(res.certified), "exact_value": exact.value, "exact_upper_bound": exact.upper_bound,

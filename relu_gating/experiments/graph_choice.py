@@ -69,6 +69,7 @@ def compare_graphs(X: np.ndarray, fs: dict, graphs: list[tuple[str, dict]], Ks: 
                    operators: tuple = OPERATORS) -> list[dict]:
     """One row per (graph, operator, K, target): the Cor 3.1 / Rem 6.1 terms after ``t`` certified neurons."""
     from relu_gating.layers.greedy import greedy_layer
+    from relu_gating.search.options import EnumerateOptions
     from relu_gating.layers.networks import layer_input
     from relu_gating.patterns import enumerate_patterns
     from relu_gating.spectral.graphs import laplacian, sample_graph
@@ -85,7 +86,7 @@ def compare_graphs(X: np.ndarray, fs: dict, graphs: list[tuple[str, dict]], Ks: 
                     warnings.simplefilter("always", SpectralTieWarning)
                     basis = low_frequency_basis(L, K)
                 tie = any(issubclass(w.category, SpectralTieWarning) for w in caught)
-                g = greedy_layer(Phi, basis.U_K, t, patterns=pats)
+                g = greedy_layer(Phi, basis.U_K, t, options=EnumerateOptions(patterns=pats))
                 for fname, f in fs.items():
                     rows.append({"target": fname, "graph": gname, "operator": op, "K": K, "t": int(g.gains.size),
                                  "certified": bool(g.certified), "alpha_certified": _ratio(g),

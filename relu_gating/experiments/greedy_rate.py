@@ -68,6 +68,7 @@ def _one_seed(n: int, K: int, T: int, seed: int, n_directions: int, refine: int)
     from relu_gating.coverage.metrics import captured_features, coverage_gap
     from relu_gating.experiments._theory import closed_kappa
     from relu_gating.layers.greedy import greedy_layer
+    from relu_gating.search.options import EnumerateOptions
     from relu_gating.patterns import enumerate_patterns
 
     X, Phi, U, ties = _problem(n, K, seed)
@@ -85,7 +86,7 @@ def _one_seed(n: int, K: int, T: int, seed: int, n_directions: int, refine: int)
     NPhi, sPhi = captured_features(Phi, U), coverage_gap(Phi, U)
     steps, starts = [], []
     for name, H0 in _starts(X, Phi, U, seed).items():
-        g = greedy_layer(Phi, U, T, initial=H0, patterns=pats)
+        g = greedy_layer(Phi, U, T, initial=H0, options=EnumerateOptions(patterns=pats))
         # the alpha each step provably reached: gain / certified bound on G* (the sup may not be attained)
         alpha = float(np.min(g.gains / g.upper_bounds)) if g.gains.size else 1.0
         starts.append({"seed": seed, "start": name, "q0": H0.shape[1], "N_K": float(g.captured[0]),
