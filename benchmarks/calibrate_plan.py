@@ -126,7 +126,7 @@ def _predicted(r: dict, mode: str) -> tuple[float, float]:
     """``(seconds, bytes)`` the current plan predicts for this run (from its size; no rerun needed)."""
     from relu_gating.search.plan import estimate
 
-    est = estimate(mode, r["n"], r["m"], r["plan_patterns"])
+    est = estimate(mode, r["n"], r["m"], r["plan_patterns"], r.get("K", 4))
     return float(est.seconds), float(est.memory_bytes)
 
 
@@ -149,10 +149,31 @@ def summarize(runs: list[dict], mode: str) -> dict:
 def _row(r: dict) -> str:
     if not r.get("ok"):
         what = f"timeout {r['timeout']:.0f} s" if "timeout" in r else f"error {r.get('error')}"
-        return f"| {r['n']} | {r['d']} | - | {what} | | | | | | |"
-    return (f"| {r['n']} | {r['d']} | {r['count']:,} | {r['seconds']:.1f} s | {r['cpu_seconds']:.1f} s | "
+        return f"| {r['n']} | {r['d']} | {r.get('K', 4)} | - | {what} | | | | | | |"
+    return (f"| {r['n']} | {r['d']} | {r.get('K', 4)} | {r['count']:,} | {r['seconds']:.1f} s | {r['cpu_seconds']:.1f} s | "
             f"{r['predicted_seconds']:.1f} s | {r['time_ratio']:.2f} | {r['peak_bytes'] / 1e6:,.0f} MB | "
             f"{r['predicted_bytes'] / 1e6:,.0f} MB | {r['memory_ratio']:.2f} |")
+
+
+def fit_bnb(paths: list[str]) -> int:
+    """Least squares in logs of the branch and bound's CPU time over the saved runs of ``paths``:
+    ``BNB_T0_SECONDS + c n^p N^q m^r K^s`` (``plan.BNB_SECONDS = (c, p, q, r, s)``), with the ratios
+    measured / fitted."""
+    import numpy as np
+
+    from relu_gating.search.plan import BNB_T0_SECONDS
+
+    runs = [r for path in paths for r in json.load(open(path))["runs"] if "cpu_seconds" in r]
+    X = np.array([[1.0, np.log(r["n"]), np.log(r["plan_patterns"]), np.log(r["m"]), np.log(r.get("K", 4))]
+                  for r in runs])
+    y = np.log(np.maximum([r["cpu_seconds"] - BNB_T0_SECONDS for r in runs], 0.1))
+    coef = np.linalg.lstsq(X, y, rcond=None)[0]
+    print(f"BNB_SECONDS = ({np.exp(coef[0]):.3g}, {coef[1]:.3f}, {coef[2]:.3f}, {coef[3]:.3f}, {coef[4]:.3f})")
+    fitted = BNB_T0_SECONDS + np.exp(X @ coef)
+    for r, f in zip(runs, fitted):
+        print(f"n = {r['n']}, d = {r['d']}, K = {r.get('K', 4)}: {r['cpu_seconds']:.1f} s CPU, fitted {f:.1f} s, "
+              f"ratio {r['cpu_seconds'] / f:.2f}")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -168,7 +189,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--save", default=None, metavar="PATH.json")
     p.add_argument("--from", dest="source", default=None, metavar="PATH.json",
                    help="no runs: the saved runs of PATH.json against the current plan")
+    p.add_argument("--fit", nargs="+", default=None, metavar="PATH.json",
+                   help="no runs: refit the branch and bound's time model to the saved runs of these files")
     a = p.parse_args(argv)
+    if a.fit:
+        return fit_bnb(a.fit)
     if a.source:
         with open(a.source) as fh:
             saved = json.load(fh)
@@ -191,8 +216,8 @@ def main(argv: list[str] | None = None) -> int:
                         json.dump({"args": vars(a), "load_before": load0,
                                    "runs": [x for c in cases for x in runs[c]]}, fh)
     rows = [summarize(runs[c], a.mode) for c in cases]
-    print("| n | d | patterns | wall time | CPU time | predicted | ratio (CPU) | peak memory | predicted | ratio |")
-    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| n | d | K | patterns | wall time | CPU time | predicted | ratio (CPU) | peak memory | predicted | ratio |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for r in rows:
         print(_row(r))
     load1 = _load()

@@ -20,8 +20,8 @@ import contextlib
 import os
 from typing import Iterator
 
-__all__ = ["thread_budget", "user_thread_setting", "fit_blas", "blas_threads", "BOUND_PASS_THREADS",
-           "THREAD_VARIABLES"]
+__all__ = ["thread_budget", "user_thread_setting", "fit_blas", "blas_threads", "preset_blas_env",
+           "BOUND_PASS_THREADS", "THREAD_VARIABLES"]
 
 #: The environment variables through which a user sets the BLAS / OpenMP threads.
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
@@ -55,6 +55,23 @@ def thread_budget(environ: dict | None = None) -> int:
     return max(1, min(cores, user) if user is not None else cores)
 
 
+def preset_blas_env(environ: dict | None = None) -> int | None:
+    """Before numpy is imported: when the user set no thread variable and this process may run on
+    fewer cores than the machine has, set them to those cores, so that BLAS starts with the right
+    pool (the command line calls it first). Returns the count set, or None when nothing was set."""
+    import sys
+
+    environ = os.environ if environ is None else environ
+    if "numpy" in sys.modules or user_thread_setting(environ) is not None:
+        return None
+    budget = thread_budget(environ)
+    if budget >= (os.cpu_count() or budget):
+        return None
+    for name in THREAD_VARIABLES:
+        environ[name] = str(budget)
+    return budget
+
+
 def _controller():
     """A controller of every BLAS loaded now: numpy's and scipy's (which may be another OpenBLAS), so
     scipy.linalg is imported first. A fresh scan (about 2 ms): a kept controller misses libraries
@@ -73,9 +90,12 @@ def fit_blas(budget: int | None = None) -> int:
     limit = thread_budget() if budget is None else max(1, min(int(budget), thread_budget()))
     try:
         ctl = _controller()
-        if not ctl.select(user_api="blas").lib_controllers:
+        libs = ctl.select(user_api="blas").lib_controllers
+        if not libs:
             return 0
-        _LIMITERS.append(ctl.limit(limits=limit, user_api="blas"))
+        if all(lib.num_threads <= limit for lib in libs):  # nothing to lower: leave the pools untouched
+            return limit  # (a limit set here, then a block limit in the command's worker thread, measured
+        _LIMITERS.append(ctl.limit(limits=limit, user_api="blas"))  # a 4x slower bound pass)
     except Exception:  # noqa: BLE001 - a thread limit is an optimisation: never fail the work over it
         return 0
     return limit

@@ -60,6 +60,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``relu-gating`` console script; returns the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    from relu_gating._threads import preset_blas_env
+
+    preset_blas_env()  # before numpy loads: BLAS pools sized to the usable cores (relu_gating._threads)
     command = next((a for a in argv if not a.startswith("-")), None)
     parser = build_parser(command if command in _COMMANDS else None)  # e.g. verify loads no search
     try:

@@ -168,7 +168,7 @@ def run(args: argparse.Namespace) -> int:
     features, spec = features_from_spec(args.features, problem.H, problem.n)
     fit_blas()  # the input is valid: BLAS threads <= the usable cores and the user's OMP/OPENBLAS/MKL setting
     progress = None if not args.quiet else False
-    strategy, memory, max_seconds, max_patterns = _strategy(args, problem.Phi)
+    strategy, memory, max_seconds, max_patterns = _strategy(args, problem.Phi, problem.U_K.shape[1])
     if strategy == "branch-and-bound":  # main thread: Ctrl-C ends the search with a valid tree certificate
         client = _executor(args.scheduler, args.scheduler_timeout) or _local_pool(args.workers)
         try:
@@ -190,7 +190,7 @@ def run(args: argparse.Namespace) -> int:
     return _report(args, res, problem, spec)
 
 
-def _strategy(args: argparse.Namespace, Phi: np.ndarray) -> tuple[str, Any, float | None, Any]:
+def _strategy(args: argparse.Namespace, Phi: np.ndarray, K: int) -> tuple[str, Any, float | None, Any]:
     """``--strategy`` resolved, with the plan line on stderr: ``(strategy, memory, max_seconds, max_patterns)``.
 
     auto: the plan's choice (:func:`relu_gating.search.plan.choose`), or the enumeration when
@@ -211,7 +211,7 @@ def _strategy(args: argparse.Namespace, Phi: np.ndarray) -> tuple[str, Any, floa
     binary = bool(args.out and args.out.lower().endswith(".npz"))
     if args.strategy == "branch-and-bound" and binary:
         raise InputError("--out CERT.npz (binary) holds pattern lists; a branch-and-bound tree is written as .json")
-    plan = plan_query(Phi)
+    plan = plan_query(Phi, K)
     if args.strategy == "auto":
         resolved = resolve_auto(Phi, max_seconds=args.max_seconds, max_patterns=args.max_patterns,
                                 memory=args.memory, enumerate_only=bool(args.checkpoint), tree=not binary, plan=plan,
@@ -222,7 +222,7 @@ def _strategy(args: argparse.Namespace, Phi: np.ndarray) -> tuple[str, Any, floa
     elif args.strategy == "branch-and-bound":
         resolved = ("branch-and-bound", None, args.max_seconds, args.max_patterns)
         line = (f"{plan.describe(estimate=False)}; branch and bound: estimated "
-                f"{plan.estimate(args.strategy).describe()} (rough)")
+                f"{plan.estimate(args.strategy).describe()}")
     else:
         if args.memory is None:
             check_plan(plan, check_max_patterns(args.max_patterns, *Phi.shape))

@@ -155,7 +155,8 @@ def best_neuron(
     if strategy == "auto":  # resolved by the plan (relu_gating.search.plan.choose)
         strategy, memory, max_seconds, max_patterns = resolve_auto(
             Phi, max_seconds=max_seconds, max_patterns=max_patterns, memory=memory,
-            enumerate_only=patterns is not None or checkpoint is not None, tree=opts.tree_allowed)
+            enumerate_only=patterns is not None or checkpoint is not None, tree=opts.tree_allowed,
+            K=np.shape(U_K)[1] if np.ndim(U_K) == 2 else None)
     if strategy != "enumerate" or max_seconds is not None:  # the branch and bound (relu_gating.search.bnb)
         from relu_gating.search.bnb import dispatch
 
@@ -196,7 +197,8 @@ def best_neuron(
 
 
 def resolve_auto(Phi: Any, *, max_seconds: Any, max_patterns: Any, memory: Any, enumerate_only: bool = False,
-                 tree: bool = True, plan: Any = None, certificate: bool = False) -> tuple[str, Any, float | None, Any]:
+                 tree: bool = True, plan: Any = None, certificate: bool = False,
+                 K: int | None = None) -> tuple[str, Any, float | None, Any]:
     """``strategy="auto"`` resolved: ``(strategy, memory, max_seconds, max_patterns)`` to run.
 
     ``memory`` or ``enumerate_only`` (a pattern set or checkpoint was given) keep the
@@ -213,7 +215,7 @@ def resolve_auto(Phi: Any, *, max_seconds: Any, max_patterns: Any, memory: Any, 
     check_strategy("auto", max_seconds)
     if memory is not None or enumerate_only:
         return "enumerate", memory, None, max_patterns
-    plan = plan if plan is not None else plan_query(Phi)
+    plan = plan if plan is not None else plan_query(Phi, K)
     choice = choose(plan, max_seconds=max_seconds, max_patterns=max_patterns, tree=tree, certificate=certificate)
     if choice.strategy == "branch-and-bound":
         return "branch-and-bound", None, choice.max_seconds, max_patterns

@@ -65,12 +65,16 @@ STREAM_FACTOR = 1.5
 PATTERNS_BYTES = (72.0, 2.2, 0.0)
 PATTERNS_SECONDS = (1.0e-6, 0.013e-6)
 #: Branch and bound (a rough model: its work depends on the data, not only on the sizes), fitted
-#: to the eleven measured runs of docs/plan.md (within 0.59-2.2x of them):
-#: ``BNB_T0_SECONDS + c * n**p * patterns**q * m**r`` seconds; memory: ``BNB_BYTES = (a, b)``,
-#: ``a + b * n`` bytes over the base: the tree and the LPs are small, the first incumbent's 10,000
-#: random neurons are not (n x 10,000 values: 106 MB peak at n = 30, 558 MB at n = 2000).
-BNB_SECONDS = (3.21e-8, 1.26, 0.376, 4.977)
+#: by ``benchmarks/calibrate_plan.py --fit`` to 14 runs (Gaussian X, K = 4 and 8, n = 30-2000,
+#: d = 2-6; docs/plan.md): ``BNB_T0_SECONDS + c * n**p * patterns**q * m**r * K**s`` seconds on one
+#: core.  The runs were within 0.40-2.4x of it, so an estimate is shown with its range
+#: (``BNB_SPREAD``: the model's time divided and multiplied by it held every calibration run).
+#: Memory: ``BNB_BYTES = (a, b)``, ``a + b * n`` bytes over the base: the tree and the LPs are
+#: small, the first incumbent's 10,000 random neurons are not (n x 10,000 values: 106 MB peak at
+#: n = 30, 558 MB at n = 2000).
+BNB_SECONDS = (3.6e-9, 1.172, 0.566, 4.728, 0.323)
 BNB_T0_SECONDS = 1.0  # the first incumbent: 10,000 random neurons and a local search
+BNB_SPREAD = 2.5
 BNB_BYTES = (5e6, 0.22e6)
 #: Verifying a certificate, in multiples of its search's time: the pattern lists of an enumeration
 #: (binary certificate: 166 s against a 32 s search at n = 300, d = 3, issue 26; 14.3 s against 5 s
@@ -103,10 +107,15 @@ class Estimate:
     strategy: str
     seconds: float
     memory_bytes: int
+    spread: float = 1.0
 
     def describe(self) -> str:
-        """``12 s and 1.1 GB``."""
-        return f"{format_seconds(self.seconds)} and {format_bytes(self.memory_bytes)}"
+        """``12 s and 1.1 GB``; with a ``spread`` (the branch and bound's rough time) the range too:
+        ``30 s (12 s to 1.2 min) and 550 MB``."""
+        t = format_seconds(self.seconds)
+        if self.spread > 1:
+            t += f" ({format_seconds(self.seconds / self.spread)} to {format_seconds(self.seconds * self.spread)})"
+        return f"{t} and {format_bytes(self.memory_bytes)}"
 
 
 @dataclass(frozen=True)
@@ -122,6 +131,8 @@ class QueryPlan:
     memory_bytes : int
         Estimated peak memory of the in-memory enumeration.
     n, m, rank, n_hyperplanes : int
+    K : int
+        Columns of ``U_K`` (the branch and bound's time depends on it; 4 when not known).
     """
 
     n: int
@@ -131,6 +142,7 @@ class QueryPlan:
     patterns: int
     seconds: float
     memory_bytes: int
+    K: int = 4
 
     def describe(self, estimate: bool = True) -> str:
         """One line: ``n = 200, m = 3: at most 2,626,398 patterns (Cover's bound); estimated 8.1 s and 1.1 GB``
@@ -142,7 +154,7 @@ class QueryPlan:
 
     def estimate(self, strategy: str) -> Estimate:
         """The cost of ``strategy`` on this input (see :func:`estimate`)."""
-        return estimate(strategy, self.n, self.m, self.patterns)
+        return estimate(strategy, self.n, self.m, self.patterns, self.K)
 
 
 def format_seconds(s: float) -> str:
@@ -188,7 +200,7 @@ def _chunk_bytes(N: float, n: int) -> float:
     return (several * CHUNK_PATTERNS if N > CHUNK_PATTERNS else one * N) * n
 
 
-def estimate(strategy: str, n: int, m: int, patterns: int) -> Estimate:
+def estimate(strategy: str, n: int, m: int, patterns: int, K: int = 4) -> Estimate:
     """Predicted time and peak memory of ``strategy`` for ``patterns`` chambers of ``n`` samples, ``m`` columns.
 
     Parameters
@@ -199,6 +211,8 @@ def estimate(strategy: str, n: int, m: int, patterns: int) -> Estimate:
         command (enumeration and completeness check).
     n, m, patterns : int
         Samples, columns of ``Phi``, and Cover's bound on the chambers.
+    K : int
+        Columns of ``U_K`` (the branch and bound's time only).
 
     Returns
     -------
@@ -217,14 +231,15 @@ def estimate(strategy: str, n: int, m: int, patterns: int) -> Estimate:
         ba, bb, bc = PATTERNS_BYTES
         return Estimate("patterns", T0_SECONDS + N * (a + b * n), int(_BASE_BYTES + N * (ba + bb * n + bc * m)))
     if strategy == "branch-and-bound":
-        c, p, q, r = BNB_SECONDS
-        return Estimate("branch-and-bound", BNB_T0_SECONDS + c * n ** p * max(N, 1.0) ** q * m ** r,
-                        int(_BASE_BYTES + BNB_BYTES[0] + BNB_BYTES[1] * n))
+        c, p, q, r, k = BNB_SECONDS
+        return Estimate("branch-and-bound", BNB_T0_SECONDS + c * n ** p * max(N, 1.0) ** q * m ** r * max(K, 1) ** k,
+                        int(_BASE_BYTES + BNB_BYTES[0] + BNB_BYTES[1] * n), BNB_SPREAD)
     raise ValueError(f"unknown strategy {strategy!r}")
 
 
-def plan_query(Phi: Any) -> QueryPlan:
-    """Predict the patterns, time and memory of ``best_neuron(Phi, ...)`` without enumerating."""
+def plan_query(Phi: Any, K: int | None = None) -> QueryPlan:
+    """Predict the patterns, time and memory of ``best_neuron(Phi, ...)`` without enumerating
+    (``K``: the columns of ``U_K``, which the branch and bound's time depends on; 4 when omitted)."""
     from relu_gating._validate import as_matrix
 
     Phi = as_matrix(Phi, "Phi")
@@ -232,7 +247,7 @@ def plan_query(Phi: Any) -> QueryPlan:
     N, rank, q = _cover_bound(Phi)
     est = estimate("enumerate", n, m, N)
     return QueryPlan(n=n, m=m, rank=rank, n_hyperplanes=q, patterns=N, seconds=est.seconds,
-                     memory_bytes=est.memory_bytes)
+                     memory_bytes=est.memory_bytes, K=4 if K is None else int(K))
 
 
 #: Smallest memory budget accepted (``memory=``, ``--memory``: the streamed search's floor).
@@ -331,11 +346,10 @@ def _size_flag(b: int) -> str:
 
 
 def _option(est: Estimate, flags: bool = True) -> str:
-    """``branch and bound (--strategy branch-and-bound): 30 s and 500 MB, rough``."""
+    """``branch and bound (--strategy branch-and-bound): 30 s (12 s to 75 s) and 500 MB``."""
     flag = {"enumerate": "--strategy enumerate --max-patterns none", "branch-and-bound": "--strategy branch-and-bound",
             "stream": f"--memory {_size_flag(_stream_budget())}"}[est.strategy]
-    rough = " (rough)" if est.strategy == "branch-and-bound" else ""
-    return f"{_NAMES[est.strategy]}{f' ({flag})' if flags else ''}: {est.describe()}{rough}"
+    return f"{_NAMES[est.strategy]}{f' ({flag})' if flags else ''}: {est.describe()}"
 
 
 def _rank(est: Estimate, certificate: bool) -> float:
@@ -353,8 +367,9 @@ def choose(plan: QueryPlan, *, max_seconds: float | None = None, max_patterns: A
     The options are in-memory enumeration (when its peak fits ``memory_budget()`` and its
     patterns ``max_patterns``), streamed enumeration (``STREAM_MEMORY``) and branch and
     bound.  When none is predicted within ``max_seconds`` (default ``DEFAULT_MAX_SECONDS``),
-    the branch and bound runs anyway if its rough estimate is within ``BNB_SLACK`` times the
-    limit (it stops at the limit with the alpha reached); otherwise the query is refused.
+    the branch and bound runs anyway if the low end of its rough estimate's range is within
+    ``BNB_SLACK`` times the limit (it stops at the limit with the alpha reached); otherwise the
+    query is refused.
     ``tree=False`` leaves the branch and bound out (a certificate of pattern lists is wanted);
     ``certificate=True`` (a certificate will be written) ranks the options by search and
     verification (``VERIFY_FACTOR``), the time limit still bounding the search alone.  The
@@ -378,10 +393,10 @@ def choose(plan: QueryPlan, *, max_seconds: float | None = None, max_patterns: A
         others = ", ".join(_option(e, flags=False) for e in (enum, stream, bnb) if e is not best)
         what = "with its certificate's verification, " if certificate else ""
         why = f"estimated {best.describe()}, {what}the fastest within {format_seconds(limit)} ({others})"
-    elif tree and bnb.seconds <= BNB_SLACK * limit:
+    elif tree and bnb.seconds / bnb.spread <= BNB_SLACK * limit:  # the low end of its range
         best = bnb
         others = ", ".join(_option(e, flags=False) for e in (enum, stream))
-        why = (f"estimated {bnb.describe()} (rough), beyond the {format_seconds(limit)} limit: it stops there with "
+        why = (f"estimated {bnb.describe()}, beyond the {format_seconds(limit)} limit: it stops there with "
                f"the alpha reached ({others})")
     else:
         raise ProblemTooLargeError(

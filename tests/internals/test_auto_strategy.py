@@ -36,11 +36,11 @@ def memory_16g(monkeypatch):
     monkeypatch.setattr(planmod, "_physical_memory", lambda: 16e9)
 
 
-# Measured (issue 26, load 1.6, and docs/plan.md; Gaussian, K = 4, bias): the faster strategy, or
-# the one that certifies at all (n = 1000, d = 3).  At n = 2000, d = 2 the two are level on one idle
-# core (27 s enumerating, 26 s branching); the enumeration took 168 s on the busy machine.
+# Measured (docs/plan.md, CPU seconds on one core; Gaussian, K = 4, bias): the faster strategy, or
+# the one that certifies at all (n = 1000, d = 3).  At n = 2000, d = 2, K = 4 the enumeration's 27 s
+# beat the branch and bound's 54 s (at K = 8, the command line's default K, the tree's 21 s wins).
 MEASURED_WINNER = [((210, 3), "enumerate"), ((80, 4), "enumerate"), ((30, 6), "branch-and-bound"),
-                   ((2000, 2), "branch-and-bound"), ((1000, 3), "branch-and-bound")]
+                   ((2000, 2), "enumerate"), ((1000, 3), "branch-and-bound")]
 
 
 @pytest.mark.parametrize("size,winner", MEASURED_WINNER)
@@ -62,7 +62,7 @@ def test_streamed_when_memory_is_short_and_time_allows(monkeypatch):
     p = _plan(300, 3)
     enum, stream = p.estimate("enumerate"), p.estimate("stream")
     monkeypatch.setattr(planmod, "_physical_memory", lambda: 1.5 * enum.memory_bytes)  # half of it is too little
-    monkeypatch.setattr(planmod, "BNB_SECONDS", (1e3, 0, 0, 0))  # branch and bound: 1000 s, too slow
+    monkeypatch.setattr(planmod, "BNB_SECONDS", (1e3, 0, 0, 0, 0))  # branch and bound: 1000 s, too slow
     c = choose(p)
     assert (c.strategy, c.memory) == ("enumerate", planmod._stream_budget()) and c.estimate.strategy == "stream"
     assert c.describe().startswith("streamed enumeration") and c.estimate.seconds == stream.seconds
@@ -71,7 +71,7 @@ def test_streamed_when_memory_is_short_and_time_allows(monkeypatch):
 def test_the_tree_is_preferred_unless_enumeration_is_clearly_faster(memory_16g, monkeypatch):
     p = _plan(210, 3)
     enum, bnb = p.estimate("enumerate").seconds, p.estimate("branch-and-bound").seconds
-    assert enum < bnb < planmod.TREE_PREFERENCE * enum * 1.2  # level-ish: enumeration wins by less than 1.56x
+    assert enum < bnb
     assert choose(p).strategy == "enumerate"
     monkeypatch.setattr(planmod, "TREE_PREFERENCE", 1.2 * bnb / enum)  # demand more of the enumeration
     assert choose(p).strategy == "branch-and-bound"
@@ -163,7 +163,7 @@ def test_end_to_end_auto_streams_when_memory_is_short(monkeypatch):
 
     monkeypatch.setattr(_stream_run, "stream_best_neuron", spy)
     monkeypatch.setattr(planmod, "BYTES_PER_PATTERN", (1e9, 0, 0))  # in memory: 1 GB a pattern
-    monkeypatch.setattr(planmod, "BNB_SECONDS", (1e3, 0, 0, 0))
+    monkeypatch.setattr(planmod, "BNB_SECONDS", (1e3, 0, 0, 0, 0))
     res = rg.best_neuron(Phi, U)
     ref = rg.best_neuron(Phi, U, strategy="enumerate")
     assert seen["memory"] == planmod._stream_budget() and res.certified
@@ -213,3 +213,17 @@ def test_auto_answers_what_the_enumeration_refuses(tmp_path, capsys, monkeypatch
     argv = ["best-neuron", str(tmp_path / "X.npy"), "--K", "3", "--max-patterns", "10", "--strategy", "enumerate"]
     assert main(argv) == 2
     assert "more than max_patterns = 10; options: " in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["calibrate_plan_bnb_K4_20261203.json", "calibrate_plan_bnb_K8_20261203.json"])
+def test_the_branch_and_bounds_range_holds_its_calibration_runs(name):
+    """Each calibration run's CPU time lies within the range the plan shows (``BNB_SPREAD``), and the
+    memory within 2x (benchmarks/calibrate_plan.py --fit; docs/plan.md)."""
+    from pathlib import Path
+
+    runs = json.loads((Path(__file__).parents[2] / "benchmarks" / "results" / name).read_text())["runs"]
+    assert len(runs) >= 7
+    for r in runs:
+        est = estimate("branch-and-bound", r["n"], r["m"], r["plan_patterns"], r["K"])
+        assert est.seconds / est.spread <= r["cpu_seconds"] <= est.seconds * est.spread, r
+        assert 0.5 <= r["peak_bytes"] / est.memory_bytes <= 2.0, r

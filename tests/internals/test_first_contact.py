@@ -119,3 +119,42 @@ def test_command_line_respects_the_users_thread_setting(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60, check=True)
     budget, threads = json.loads(out.stdout)
     assert budget == 1 and set(threads) <= {1}
+
+
+def _child(code: str, env: dict) -> str:
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60,
+                          check=True).stdout.strip()
+
+
+def test_the_command_line_sizes_blas_before_numpy_loads_on_fewer_cores():
+    """On one usable core of a bigger machine the pools start with one thread (environment set before
+    numpy loads); a user's own setting is left alone; with every core usable nothing is set."""
+    import os
+
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("needs a machine with two cores to restrict the process to one")
+    base = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                                                             "MKL_NUM_THREADS")}
+    code = ("import os, sys; {pin}from relu_gating._threads import preset_blas_env; got = preset_blas_env(); "
+            "import numpy; print(got, os.environ.get('OPENBLAS_NUM_THREADS'))")
+    assert _child(code.format(pin="os.sched_setaffinity(0, {0}); "), base) == "1 1"
+    assert _child(code.format(pin="os.sched_setaffinity(0, {0}); "), dict(base, OMP_NUM_THREADS="3")) == "None None"
+    assert _child(code.format(pin=""), base) == "None None"
+
+
+def test_fit_blas_leaves_pools_alone_when_nothing_is_lowered():
+    """A limit equal to the pools' size is not applied (applied, then a block limit in the command's
+    worker thread made the bound pass 4x slower)."""
+    import os
+
+    from relu_gating import _threads
+
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                                                            "MKL_NUM_THREADS")}
+    env["OPENBLAS_NUM_THREADS"] = "1"
+    code = ("from relu_gating import _threads; print(_threads.fit_blas(), len(_threads._LIMITERS))")
+    assert _child(code, env) == "1 0"
+    assert _threads.fit_blas(10**6) >= 1  # a budget above the cores is capped, never raised
