@@ -82,9 +82,13 @@ BNB_BYTES = (5e6, 0.22e6)
 #: With a certificate to write (``certificate=True``, ``--out``), auto compares search + verification.
 VERIFY_FACTOR = {"enumerate": 4.0, "stream": 4.0, "branch-and-bound": 0.2}
 #: Auto enumerates only when that is estimated this many times faster than the branch and bound,
-#: whose peak memory is small and whose time suffers less on a busy machine (issue 26: two BLAS
-#: threads at load 3 made the enumeration 3-4x slower; the branch and bound runs on one thread).
+#: whose peak memory is small and whose time suffers less on a busy machine (docs/plan.md).
 TREE_PREFERENCE = 1.3
+#: ... and this many times when the enumeration's peak exceeds ``LARGE_ENUMERATION`` bytes: its
+#: memory-bound passes slow most on a busy machine (load 3, the default query: n = 2000, d = 2,
+#: 1.4 GB: 90 s against 27 s idle, the tree 36 s; n = 300, d = 3, 1.0 GB: 35 s against 21 s).
+LARGE_TREE_PREFERENCE = 2.0
+LARGE_ENUMERATION = 2**30
 #: Auto refuses only when even the branch and bound's rough estimate exceeds the limit this many times.
 BNB_SLACK = 4.0
 
@@ -352,12 +356,12 @@ def _option(est: Estimate, flags: bool = True) -> str:
     return f"{_NAMES[est.strategy]}{f' ({flag})' if flags else ''}: {est.describe()}"
 
 
-def _rank(est: Estimate, certificate: bool) -> float:
+def _rank(est: Estimate, certificate: bool, preference: float = TREE_PREFERENCE) -> float:
     """What auto minimises: estimated seconds (with the certificate's verification when one is written),
-    the branch and bound's divided by ``TREE_PREFERENCE``."""
+    the branch and bound's divided by ``preference``."""
     fixed = BNB_T0_SECONDS if est.strategy == "branch-and-bound" else T0_SECONDS  # not verified again
     sec = fixed + (est.seconds - fixed) * (1.0 + VERIFY_FACTOR[est.strategy] if certificate else 1.0)
-    return sec / TREE_PREFERENCE if est.strategy == "branch-and-bound" else sec
+    return sec / preference if est.strategy == "branch-and-bound" else sec
 
 
 def choose(plan: QueryPlan, *, max_seconds: float | None = None, max_patterns: Any = "auto",
@@ -373,7 +377,8 @@ def choose(plan: QueryPlan, *, max_seconds: float | None = None, max_patterns: A
     ``tree=False`` leaves the branch and bound out (a certificate of pattern lists is wanted);
     ``certificate=True`` (a certificate will be written) ranks the options by search and
     verification (``VERIFY_FACTOR``), the time limit still bounding the search alone.  The
-    enumeration must be estimated ``TREE_PREFERENCE`` times faster than the branch and bound.
+    enumeration must be estimated ``TREE_PREFERENCE`` times faster than the branch and bound
+    (``LARGE_TREE_PREFERENCE`` when its peak exceeds ``LARGE_ENUMERATION``).
 
     Raises
     ------
@@ -389,7 +394,8 @@ def choose(plan: QueryPlan, *, max_seconds: float | None = None, max_patterns: A
                bnb if tree else None)
     options = [e for e in allowed if e is not None and e.seconds <= limit]
     if options:
-        best = min(options, key=lambda e: _rank(e, certificate))
+        pref = LARGE_TREE_PREFERENCE if enum.memory_bytes > LARGE_ENUMERATION else TREE_PREFERENCE
+        best = min(options, key=lambda e: _rank(e, certificate, pref))
         others = ", ".join(_option(e, flags=False) for e in (enum, stream, bnb) if e is not best)
         what = "with its certificate's verification, " if certificate else ""
         why = f"estimated {best.describe()}, {what}the fastest within {format_seconds(limit)} ({others})"
