@@ -205,10 +205,11 @@ def settle_claims(obj: Any, masks: np.ndarray, claims: np.ndarray, evidence: lis
     bad = np.flatnonzero(~(out <= loose) & np.isfinite(claims))
     if bad.size:  # no proof of the solver's claim: the least bound its evidence proves, exactly
         fb = _fallback(S, masks[bad])
+        rescue = _Budget(limit)  # the new evidence's own exact checks: step 1 spent the budget on its refutations
         for k, i in enumerate(bad.tolist()):
             hi = float(min(out[i], fb[k]))
             rows, N = evidence[i]
-            got = kernel_claim(obj, masks[i], float(claims[i]), rows, budget) if rational else None
+            got = kernel_claim(obj, masks[i], float(claims[i]), rows, rescue) if rational else None
             if got is not None and got[0] < hi:  # multipliers on combinations that annihilate the exact kernel
                 out[i], replaced[i], keep[i] = got[0], got[1], True
                 evidence[i] = got[1]
@@ -253,13 +254,20 @@ def _confirmed(obj: Any, mask: np.ndarray, claim: float, checker: float, ev: Any
 def kernel_claim(obj: Any, mask: np.ndarray, claim: float, rows: Any, budget: _Budget | None) -> tuple | None:
     """``(bound, (rows, exact N))`` proven for a pattern whose pencil has an exact kernel, by
     multipliers on row combinations that annihilate it
-    (:func:`relu_gating.search._exact.kernel_evidence.kernel_evidence`); None otherwise."""
+    (:func:`relu_gating.search._exact.kernel_evidence.kernel_evidence`), or for one whose pencil is
+    singular to rounding only, by multipliers solved in exactly rescaled coordinates
+    (:func:`relu_gating.search._exact.near_kernel.near_kernel_evidence`); None otherwise."""
     from relu_gating.search._exact.kernel_evidence import kernel_evidence
 
     if not np.isfinite(claim):
         return None
     tries = [claim] + [claim * (1 + rel) + rel for rel in CLAIM_SLACK]
-    return kernel_evidence(obj, _exact_H(obj), mask, tries, np.asarray(rows, dtype=np.int64).reshape(-1), budget)
+    got = kernel_evidence(obj, _exact_H(obj), mask, tries, np.asarray(rows, dtype=np.int64).reshape(-1), budget)
+    if got is None:  # singular to rounding only: the pencil solved again in well-scaled coordinates
+        from relu_gating.search._exact.near_kernel import near_kernel_evidence
+
+        got = near_kernel_evidence(obj, _exact_H(obj), mask, tries, budget)
+    return got
 
 
 def checked_exclusions(obj: Any, masks: Any, bounds: np.ndarray, status: np.ndarray,
