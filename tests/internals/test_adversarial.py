@@ -584,13 +584,12 @@ def _thin_pairs():
     return np.c_[X, np.ones(8)], make_basis("knn", X, 3, rng)
 
 
-@pytest.mark.xfail(strict=True, reason="adversary: two thin chambers (2^-40, 2^-45): both strategies find the "
-                                       "exact optimum 0.921654 but bound 0.970720, not certified")
 @pytest.mark.parametrize("strategy", ["enumerate", "branch-and-bound"])
 def test_thin_chambers_certified(strategy):
-    """Not a false claim, a lost one: the exact supremum of every chamber's closed cone
+    """Two thin chambers (2^-40, 2^-45): the exact supremum of every chamber's closed cone
     (``chamber_max_2d``, rationals and 80-digit roots) is at most 0.9216539, which the search
-    attains; its upper bound is 0.97072 (5% above) and it does not certify."""
+    attains, and it certifies (the claims singular to rounding get evidence in exactly rescaled
+    coordinates, ``search/_exact/near_kernel.py``; before, the bound stayed at 0.97072)."""
     Phi, U = _thin_pairs()
     res = _run(Phi, U, strategy=strategy)
     en = res if strategy == "enumerate" else _run(Phi, U)

@@ -109,11 +109,7 @@ def test_exhaustive_farkas_finds_a_combination_exactly_when_the_row_is_forced(ki
             assert got[0] == s and implied_exact(Phi, signs, i, s, list(got[1]))
 
 
-_SEED4 = pytest.mark.xfail(strict=True, reason="known regression (issue 23 trade-off): fuzz seed 4 has a chamber whose claim only a "
-                                  "float kernel decision proved; now reported not certified until solvers give cone evidence")
-
-
-@pytest.mark.parametrize("seed", [8] + [pytest.param(s, marks=[pytest.mark.slow] + ([_SEED4] if s == 4 else []))
+@pytest.mark.parametrize("seed", [8] + [pytest.param(s, marks=pytest.mark.slow)
                                         for s in (4, 32, 50, 55, 59)])
 def test_thin_nodes_are_settled_from_the_exact_chambers(seed):
     """The fuzz instances whose nodes the float tests cannot split (rows dependent to within
@@ -198,10 +194,7 @@ def test_the_float_screen_of_the_exhaustive_search_loses_no_proof(kind, d, seed)
         assert len(n_screened) < len(n_plain)
 
 
-@pytest.mark.parametrize("seed", [pytest.param(4, marks=pytest.mark.xfail(
-    strict=True, reason="known regression (issue 23 trade-off): seed 4 has a chamber whose claim only a float kernel "
-           "decision proved; it is now reported not certified until the solvers give cone evidence there")),
-    8, 32, 50, 55, 59])
+@pytest.mark.parametrize("seed", [4, 8, 32, 50, 55, 59])
 @pytest.mark.slow  # several seconds: the slow tier (README: the default tier stays under 90 s)
 def test_nodes_without_evidence_are_split_anyway_beyond_the_exact_chamber_list(seed, monkeypatch):
     """Without the exact chamber list (as beyond Cover's bound of ``_thin.MAX_CHAMBERS``), the
