@@ -120,10 +120,10 @@ def near_kernel_evidence(obj: Any, basis: Any, mask: np.ndarray, claims: list[fl
     k = len(K)
     # the exact kernel block eliminated exactly (Schur complement: u B - A2 - D is PSD iff its
     # complement is, for D vanishing on the kernel, i.e. multipliers on rows with G_i K = 0 only)
-    A2 = _schur(A2, k)
-    if A2 is None:
+    reduced = _schur(A2, k)
+    if reduced is None:
         return None
-    Ap, Bp = _floats(A2), _floats(_congruent(B, T[k:]))
+    Ap, Bp = _floats(reduced), _floats(_congruent(B, T[k:]))
     sgn = np.where(mask, 1, -1)
     Gx = [[Fraction(float(x)) * int(s) for x in row] for row, s in zip(obj.Phi, sgn.tolist())]
     free = [all(sum((g[c] * kv[c] for c in range(m)), Fraction(0)) == 0 for kv in K) for g in Gx]
