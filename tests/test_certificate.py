@@ -174,6 +174,7 @@ def test_valid_certificate_passes(case):
     assert case.verify(case.res).valid
 
 
+@pytest.mark.slow  # the default tier keeps its siblings (under 90 s: README)
 def test_optimum_agrees_with_exhaustive_reference(hcase):
     # LP enumeration of the patterns and every face of every pattern (tests/_search_reference.py)
     assert hcase.res.certified
@@ -877,7 +878,8 @@ def test_cli_human_output_and_errors(tmp_path, capsys):
     assert main(["verify", str(tmp_path / "missing.json"), str(inp), "--K", "3"]) == 2
 
 
-@pytest.mark.parametrize("features", [pytest.param(None, marks=pytest.mark.slow), "bias"])
+@pytest.mark.slow  # the adversary's thin chambers (test_adversarial.py) stay in the default tier
+@pytest.mark.parametrize("features", [None, "bias"])
 def test_rounding_thin_chambers_certify_and_verify(features):
     # points on lines computed in floating point: rows dependent only to within
     # rounding, some chambers too thin for any float64 witness (exact witnesses then)

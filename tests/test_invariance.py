@@ -119,7 +119,8 @@ def test_translation(family, data):
     _same_answer(I, np.c_[X2, np.ones(I.n)], I.U, I.features, f"translation by {c}")
 
 
-@pytest.mark.parametrize("family", sorted(FAMILIES))
+@pytest.mark.parametrize("family", [pytest.param(f, marks=pytest.mark.slow) if f == "generic" else f
+                                    for f in sorted(FAMILIES)])  # the other family in the default tier
 @SETTINGS
 @given(data=st.data())
 def test_column_scaling(family, data):
@@ -144,7 +145,8 @@ def _well_conditioned(rng, m, integer):
     raise AssertionError("no well-conditioned R drawn")  # pragma: no cover
 
 
-@pytest.mark.parametrize("family", sorted(FAMILIES))
+@pytest.mark.parametrize("family", [pytest.param(f, marks=pytest.mark.slow) if f == "generic" else f
+                                    for f in sorted(FAMILIES)])  # the other family in the default tier
 @SETTINGS
 @given(data=st.data())
 def test_right_multiplication(family, data):
@@ -165,7 +167,8 @@ def test_right_multiplication(family, data):
     _same_answer(I, Phi2, I.U, I.features, f"Phi -> Phi R (cond {np.linalg.cond(R):.2f})")
 
 
-@pytest.mark.parametrize("family", sorted(FAMILIES))
+@pytest.mark.parametrize("family", [pytest.param(f, marks=pytest.mark.slow) if f == "degenerate" else f
+                                    for f in sorted(FAMILIES)])  # the other family in the default tier
 @SETTINGS
 @given(data=st.data())
 def test_row_permutation(family, data):

@@ -11,6 +11,8 @@ import platform
 import subprocess
 import sys
 
+import pytest
+
 _CHILD = r"""
 import resource, sys
 import numpy as np
@@ -65,6 +67,7 @@ print(alloc._done)
 """
 
 
+@pytest.mark.slow  # the default tier keeps its siblings (under 90 s: README)
 def test_verify_warms_the_allocator_too():
     """The verifier's chunks churn the heap as the enumeration's batches do: it warms it as well."""
     out = subprocess.run([sys.executable, "-c", _VERIFY_CHILD], capture_output=True, text=True, check=True).stdout

@@ -86,6 +86,7 @@ def test_same_answer_as_serial_and_enumeration(pools, eager, pool, kind, n, d, s
     assert stats["stop"] == "settled"
 
 
+@pytest.mark.slow  # the default tier keeps its siblings (under 90 s: README)
 def test_brute_force_oracle(pools, eager):
     """Against the independent reference: every LP-realized pattern, every face of each."""
     Phi, U = _instance("gauss", 8, 3, 31)

@@ -288,7 +288,7 @@ def _near_duplicates(seed: int):
     return rg.layer_input(X), U
 
 
-@pytest.mark.parametrize("seed", [0, 7] + [pytest.param(s, marks=pytest.mark.slow) for s in (1, 2, 3, 4, 5, 6, 8, 9, 10, 11)])
+@pytest.mark.parametrize("seed", [0] + [pytest.param(s, marks=pytest.mark.slow) for s in (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11)])
 def test_near_duplicates_no_accepted_bound_beaten_by_an_exact_interior_point(seed):
     """Every pattern bound the checker accepts is at least the exact objective of that pattern's
     strict witness (an interior point; the old verifier accepted a bound of 8.4e-13 on a chamber

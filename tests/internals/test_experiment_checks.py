@@ -396,6 +396,7 @@ def test_depth_checks_fail_on_wrong_inputs():
     ])
 
 
+@pytest.mark.slow  # the default tier keeps its siblings (under 90 s: README)
 def test_closed_kappa_closes_or_says_why():
     from relu_gating.experiments._theory import closed_kappa
 

@@ -116,6 +116,7 @@ def test_exact_multipliers_round_trip_through_json_and_the_checker_reader():
     assert multipliers([[0.5, 1.0], [1.0, 0.25]], 2, "test").dtype == float
 
 
+@pytest.mark.slow  # the default tier keeps its siblings (under 90 s: README)
 def test_branch_and_bound_agrees_with_verify_on_the_kernel_instance():
     I = instance(4)
     with warnings.catch_warnings():

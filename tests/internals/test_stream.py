@@ -179,6 +179,7 @@ def test_candidates_hold_back_patterns_at_or_below_the_pilot_value():
     assert c.needs_rescan(need=64, threshold=0.3) and not c.needs_rescan(need=64, threshold=0.5)
 
 
+@pytest.mark.slow  # the default tier keeps its siblings (under 90 s: README)
 def test_pilot_value_defers_the_cut_patterns_and_the_answer_is_unchanged(monkeypatch):
     """Streamed with the pilot's value as the deferral level, most patterns never become
     candidates (their bound is the cut, below it); with a deferral level above every bound (and
