@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from typing import Iterator
 
-__all__ = ["thread_budget", "user_thread_setting", "fit_blas", "blas_threads", "preset_blas_env",
+__all__ = ["thread_budget", "user_thread_setting", "fit_blas", "blas_threads", "preset_blas_env", "blas_env",
            "BOUND_PASS_THREADS", "THREAD_VARIABLES"]
 
 #: The environment variables through which a user sets the BLAS / OpenMP threads.
@@ -55,21 +56,24 @@ def thread_budget(environ: dict | None = None) -> int:
     return max(1, min(cores, user) if user is not None else cores)
 
 
-def preset_blas_env(environ: dict | None = None) -> int | None:
-    """Before numpy is imported: when the user set no thread variable and this process may run on
-    fewer cores than the machine has, set them to those cores, so that BLAS starts with the right
-    pool (the command line calls it first). Returns the count set, or None when nothing was set."""
-    import sys
+def blas_env(environ: dict, usable: int, total: int) -> dict:
+    """The thread variables to set before numpy loads: the usable cores when the user set none and
+    fewer cores are usable than the machine has; empty otherwise."""
+    if user_thread_setting(environ) is not None or usable >= total:
+        return {}
+    return {name: str(usable) for name in THREAD_VARIABLES}
 
+
+def preset_blas_env(environ: dict | None = None) -> int | None:
+    """Before numpy is imported, set :func:`blas_env` in ``environ`` (the command line calls it
+    first), so that BLAS starts with the right pool. Returns the count set, or None."""
     environ = os.environ if environ is None else environ
-    if "numpy" in sys.modules or user_thread_setting(environ) is not None:
+    if "numpy" in sys.modules:  # too late: the pools exist (fit_blas limits them instead)
         return None
     budget = thread_budget(environ)
-    if budget >= (os.cpu_count() or budget):
-        return None
-    for name in THREAD_VARIABLES:
-        environ[name] = str(budget)
-    return budget
+    env = blas_env(environ, budget, os.cpu_count() or budget)
+    environ.update(env)
+    return budget if env else None
 
 
 def _controller():
@@ -93,9 +97,11 @@ def fit_blas(budget: int | None = None) -> int:
         libs = ctl.select(user_api="blas").lib_controllers
         if not libs:
             return 0
-        if all(lib.num_threads <= limit for lib in libs):  # nothing to lower: leave the pools untouched
-            return limit  # (a limit set here, then a block limit in the command's worker thread, measured
-        _LIMITERS.append(ctl.limit(limits=limit, user_api="blas"))  # a 4x slower bound pass)
+        # Nothing to lower: the pools are left untouched (a limit set here, then the bound pass's block
+        # limit in the command's worker thread, made that pass 4x slower: docs/plan.md).
+        if all(lib.num_threads <= limit for lib in libs):
+            return limit
+        _LIMITERS.append(ctl.limit(limits=limit, user_api="blas"))
     except Exception:  # noqa: BLE001 - a thread limit is an optimisation: never fail the work over it
         return 0
     return limit

@@ -46,12 +46,10 @@ _STATED: dict = {}
 def _checker_problem(S: Any) -> Any:
     """The checker's statement of a problem stated by :mod:`relu_gating.certificate._problem`
     (features ``"array"`` through their orthonormal basis), cached per object."""
-    from relu_gating.checker import state_problem
-
     got = _STATED.get(id(S))
-    if got is None or got[0] is not S:
+    if got is None or got[0] is not S:  # by identity first (called per pattern), then by content
         features = {"none": None, "bias": "bias"}.get(S.features, S.QH)
-        got = _STATED[id(S)] = (S, state_problem(S.Phi, S.U, features))
+        got = _STATED[id(S)] = (S, _stated(S.Phi, S.U, features))
         if len(_STATED) > 8:
             _STATED.pop(next(iter(_STATED)))
     return got[1]

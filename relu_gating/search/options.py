@@ -102,13 +102,11 @@ def _from_dict(strategy: str, options: dict) -> Any:
 
 
 def _legacy(given: dict) -> EnumerateOptions | None:
-    """The release-0.3 keywords given (those differing from their defaults) as EnumerateOptions."""
-    changed = {k: v for k, v in given.items() if v is not LEGACY_DEFAULTS[k] and not (
-        type(v) is type(LEGACY_DEFAULTS[k]) and v == LEGACY_DEFAULTS[k])}
-    if not changed:
+    """The release-0.3 keywords given, as EnumerateOptions (with a DeprecationWarning), or None."""
+    if not given:
         return None
-    warnings.warn(f"best_neuron({', '.join(f'{k}=' for k in changed)}...) is deprecated; pass "
-                  f"options=EnumerateOptions({', '.join(f'{k}=...' for k in changed)})",
+    warnings.warn(f"best_neuron({', '.join(f'{k}=' for k in given)}...) is deprecated; pass "
+                  f"options=EnumerateOptions({', '.join(f'{k}=...' for k in given)})",
                   DeprecationWarning, stacklevel=4)
     return EnumerateOptions(**given)
 

@@ -129,20 +129,26 @@ def _child(code: str, env: dict) -> str:
                           check=True).stdout.strip()
 
 
-def test_the_command_line_sizes_blas_before_numpy_loads_on_fewer_cores():
-    """On one usable core of a bigger machine the pools start with one thread (environment set before
-    numpy loads); a user's own setting is left alone; with every core usable nothing is set."""
+def test_blas_env_sizes_the_pools_to_the_usable_cores_unless_the_user_did():
+    from relu_gating._threads import blas_env
+
+    assert blas_env({}, 1, 4) == {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    assert blas_env({"OMP_NUM_THREADS": "3"}, 1, 4) == {}  # the user's own setting is left alone
+    assert blas_env({}, 4, 4) == {}  # every core usable: nothing to set
+
+
+def test_the_command_line_presets_the_environment_only_before_numpy_loads():
+    """In a fresh child (numpy not loaded) the preset applies what blas_env says for its cores; once
+    numpy is loaded it does nothing."""
     import os
 
-    if (os.cpu_count() or 1) < 2:
-        pytest.skip("needs a machine with two cores to restrict the process to one")
     base = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
                                                              "MKL_NUM_THREADS")}
-    code = ("import os, sys; {pin}from relu_gating._threads import preset_blas_env; got = preset_blas_env(); "
-            "import numpy; print(got, os.environ.get('OPENBLAS_NUM_THREADS'))")
-    assert _child(code.format(pin="os.sched_setaffinity(0, {0}); "), base) == "1 1"
-    assert _child(code.format(pin="os.sched_setaffinity(0, {0}); "), dict(base, OMP_NUM_THREADS="3")) == "None None"
-    assert _child(code.format(pin=""), base) == "None None"
+    code = ("import os; from relu_gating._threads import blas_env, preset_blas_env, thread_budget; "
+            "want = blas_env(dict(os.environ), thread_budget(), os.cpu_count()); got = preset_blas_env(); "
+            "import numpy; print(got == (thread_budget() if want else None), "
+            "all(os.environ.get(k) == v for k, v in want.items()), preset_blas_env())")
+    assert _child(code, base) == "True True None"
 
 
 def test_fit_blas_leaves_pools_alone_when_nothing_is_lowered():

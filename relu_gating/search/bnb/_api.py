@@ -15,6 +15,7 @@ from relu_gating.search.bnb._audit import audit_tree
 from relu_gating.search.bnb._tree_build import count_kinds, to_nodes
 from relu_gating.certificate._problem import exact_rank
 from relu_gating.search.objectives import Objective, make_objective, neuron_values, with_rank
+from relu_gating.search.options import BranchAndBoundOptions
 from relu_gating.search.result import NeuronResult
 
 __all__ = ["STRATEGIES", "AUTO_CHAMBERS", "check_strategy", "choose_strategy", "branch_and_bound", "dispatch"]
@@ -73,9 +74,9 @@ def dispatch(Phi: Any, U_K: Any, *, features: Any, alpha: float, method: str, to
         raise InputError("patterns, checkpoint and memory apply to strategy='enumerate' only")
     if strategy == "auto" and (busy or (max_seconds is None and choose_strategy(Phi, "auto") == "enumerate")):
         return None
-    seed, lifted = (0, False) if options is None else (options.seed, options.lifted)
-    return branch_and_bound(Phi, U_K, features=features, alpha=alpha, method=method, tol=tol,
-                            max_seconds=max_seconds, progress=progress, executor=executor, seed=seed, lifted=lifted)
+    options = BranchAndBoundOptions() if options is None else options
+    return branch_and_bound(Phi, U_K, features=features, alpha=alpha, method=method, tol=tol, max_seconds=max_seconds,
+                            progress=progress, executor=executor, seed=options.seed, lifted=options.lifted)
 
 
 def branch_and_bound(Phi: Any, U_K: Any, *, features: Any = "bias", alpha: float = 1.0, method: str = "auto",
