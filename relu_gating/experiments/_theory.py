@@ -8,6 +8,9 @@ of ``tests/internals/test_experiment_checks.py`` call the same functions with de
   step with gap ``s`` gives ``kappa >= s (s - eps) / sqrt(B)``, a lower bound on every valid kappa.
 * :func:`rate_bound`, :func:`gap_bound` -- Thm 5.10's ``delta_t`` and ``s_t^2`` bounds.
 * :func:`column_basis` -- independent columns of a feature matrix spanning the same space.
+* :func:`dyadic`, :func:`exact_product` -- data and weights on a dyadic grid, so that the theory's
+  identities (``relu(p) - relu(-p) = p``, hence ``col(Phi)`` inside the features of Prop 5.5, Prop 3.3
+  and the skip layers) hold exactly in the stated problem, not only to rounding.
 * :func:`closed_kappa` -- :func:`~relu_gating.coverage.variation.representability_constant`
   with a growing net and ascent until ``(upper - lower) / upper <= width`` (or the budget ends).
 """
@@ -18,7 +21,12 @@ import math
 import time
 from typing import Any
 
-__all__ = ["lemma59_bound", "kappa_from_gain", "rate_bound", "gap_bound", "closed_kappa", "column_basis"]
+__all__ = ["lemma59_bound", "kappa_from_gain", "rate_bound", "gap_bound", "closed_kappa", "column_basis",
+           "dyadic", "exact_product", "GRID_BITS"]
+
+#: Bits after the binary point of the experiments' data and constructed weights (a grid of 2^-16,
+#: about 1.5e-5: far below the moons' noise 0.1, and far above rounding).
+GRID_BITS = 16
 
 
 def lemma59_bound(s: float, eps: float, kappa: float) -> float:
@@ -90,3 +98,34 @@ def closed_kappa(U: Any, Phi: Any, *, patterns: Any = None, width: float = 0.05,
         nd, rf = min(2 * nd, max_directions), min(rf + 2, max_refine)
     return kap, {"n_directions": nd, "refine": rf, "rel_width": rel, "closed": rel <= width, "why": why,
                  "seconds": spent}
+
+
+def dyadic(a: Any, bits: int = GRID_BITS) -> Any:
+    """``a`` rounded to the nearest multiple of ``2^-bits`` (float64, exactly representable).
+
+    Why: the certified search answers the problem as stated, in exact arithmetic on the given
+    floats.  A feature built as ``relu(Phi theta)`` with float products satisfies
+    ``relu(p) - relu(-p) = p`` only to rounding, so ``col(Phi)`` lies in ``col(H)`` only to 1e-16;
+    the neurons near ``col(H)`` then have a residual made of rounding, and no bound on them can
+    be proven tight.  On a dyadic grid the products below are exact (:func:`exact_product`), the
+    identity holds exactly, and the search proves its bounds (it decides exact kernels exactly).
+    """
+    import numpy as np
+
+    scale = 2.0**bits
+    return np.round(np.asarray(a, dtype=float) * scale) / scale
+
+
+def exact_product(A: Any, B: Any, bits: int = GRID_BITS) -> tuple[Any, Any, Any]:
+    """``(A_q, B_q, A_q @ B_q)`` with ``A``, ``B`` on the dyadic grid and the product exact in float64.
+
+    Every product of two grid values is a multiple of ``2^(-2 bits)``; while each row of
+    ``|A_q| @ |B_q|`` stays below ``2^(53 - 2 bits - 1)`` every partial sum is such a multiple below
+    ``2^52`` of them, hence exact.  Raises ``ValueError`` when the magnitudes are too large for that.
+    """
+    import numpy as np
+
+    Aq, Bq = dyadic(A, bits), dyadic(B, bits)
+    if Aq.size and Bq.size and float((np.abs(Aq) @ np.abs(Bq)).max()) >= 2.0 ** (52 - 2 * bits):
+        raise ValueError(f"exact_product: magnitudes too large for an exact product on a 2^-{bits} grid")
+    return Aq, Bq, Aq @ Bq

@@ -43,7 +43,9 @@ def _problem(n: int, K: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndar
     from relu_gating.data.io import InputData, resolve_problem
     from relu_gating.spectral.spectra import SpectralTieWarning
 
-    X = two_moons(n, noise=0.1, seed=seed)
+    from relu_gating.experiments._theory import dyadic
+
+    X = dyadic(two_moons(n, noise=0.1, seed=seed))  # exact identities in the starts: see dyadic
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", SpectralTieWarning)
         prob = resolve_problem(InputData(path="<two_moons>", X=X), K=K)
@@ -54,13 +56,13 @@ def _problem(n: int, K: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndar
 def _starts(X: np.ndarray, Phi: np.ndarray, U: np.ndarray, seed: int) -> dict[str, np.ndarray]:
     from relu_gating.layers.networks import copy_neurons, preserving_layer
 
-    from relu_gating.experiments._theory import column_basis
+    from relu_gating.experiments._theory import column_basis, exact_product
 
     one = np.ones((X.shape[0], 1))
     W, b = copy_neurons(X, first_layer=True)
     pl = preserving_layer(Phi, U, seed=seed)
     return {STARTS[0]: one, STARTS[1]: column_basis(np.c_[np.maximum(X @ W + b, 0), one]),
-            STARTS[2]: column_basis(np.c_[np.maximum(Phi @ pl.Theta, 0), one])}
+            STARTS[2]: column_basis(np.c_[np.maximum(exact_product(Phi, pl.Theta)[2], 0), one])}
 
 
 def _one_seed(n: int, K: int, T: int, seed: int, n_directions: int, refine: int) -> tuple[list, list, list, list]:

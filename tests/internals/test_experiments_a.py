@@ -179,13 +179,8 @@ def test_plotting_without_matplotlib_is_one_line(monkeypatch):
         pyplot()
 
 
-#: Known at this commit: the search does not prove every greedy step optimal where the features
-#: nearly contain col(Phi) (docs/experiments.md, "Certified?"); strict, so a fix shows up as XPASS.
-UNCERTIFIED = pytest.mark.xfail(strict=True, reason="search: steps over Prop 5.5 / skip features not certified")
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [pytest.param("greedy-rate", marks=UNCERTIFIED), "clusters"])
+@pytest.mark.parametrize("name", ["greedy-rate", "clusters"])
 def test_quick_runs_through_the_cli(name, tmp_path, capsys):
     assert main(["experiment", name, "--quick", "--out", str(tmp_path), "--json", "--seed", "1"]) == 0
     d = _strict_load(capsys.readouterr().out)

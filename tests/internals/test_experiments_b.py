@@ -36,21 +36,11 @@ def quick_results() -> dict:
     return _Lazy()
 
 
-#: Known at this commit (docs/experiments.md, "Certified?"): depth's Rem 5.6 neuron is not proven optimal
-#: by the search, so its "every step certified" check fails; strict, so a fix shows up as XPASS.
-UNCERTIFIED = pytest.mark.xfail(strict=True, reason="search: the Rem 5.6 step over Prop 5.5 features is not certified")
-
-
 def _tier(names):
     return [pytest.param(n, marks=pytest.mark.slow) if n not in FAST else n for n in names]
 
 
-def _checks_tier(names):
-    return [pytest.param(n, marks=[pytest.mark.slow, UNCERTIFIED]) if n == "depth" else p
-            for n, p in zip(names, _tier(names))]
-
-
-@pytest.mark.parametrize("name", _checks_tier(MINE))
+@pytest.mark.parametrize("name", _tier(MINE))
 @pytest.mark.slow  # several seconds: the slow tier (README: the default tier stays under 90 s)
 def test_registered_and_checks_hold(quick_results, name):
     exp = E.get(name)
