@@ -156,6 +156,29 @@ def test_time_budget_keeps_time_for_writing_the_tree(monkeypatch):
         gc.unfreeze()
 
 
+def test_time_budget_keeps_time_for_the_audit(monkeypatch):
+    """The reserve before the deadline grows with the node-bound time (the checker's audit bounds
+    every node again): forced to 1e4 s per second of node bounds, the search stops after its first
+    bounds, well inside the budget, and the tree is still audited and valid."""
+    import time
+
+    from relu_gating.search.bnb import _search
+
+    Phi, U = _instance("gauss", 60, 3, 5)
+    monkeypatch.setattr(_search, "AUDIT_PER_BOUND_SECOND", 1e4)
+    t = time.perf_counter()
+    res = branch_and_bound(Phi, U, features="bias", max_seconds=30.0)
+    assert time.perf_counter() - t < 25.0 and res.n_nodes <= 40 and not res.certified
+    assert any("stopped early (time budget)" in n for n in res.notes)
+    assert verify(res.to_dict(), Phi, U, "bias").valid
+    stats = {"nodes": 10, "implied": 0, "t_bound": 2.0}  # the reserve itself, without the audit's share:
+    fake = type("S", (), {"stats": stats})()  # the failing input (time for the tree's JSON form only)
+    monkeypatch.setattr(_search, "AUDIT_PER_BOUND_SECOND", 0.0)
+    assert _search.Search.reserve(fake) == pytest.approx(10 * _search.FINISH_PER_NODE)
+    monkeypatch.setattr(_search, "AUDIT_PER_BOUND_SECOND", 1.5)
+    assert _search.Search.reserve(fake) == pytest.approx(10 * _search.FINISH_PER_NODE + 3.0)
+
+
 @pytest.mark.parametrize("n,d", [(16, 2), pytest.param(30, 3, marks=pytest.mark.slow)])
 def test_preorder_written_inline_equals_the_node_by_node_form(monkeypatch, n, d):
     """``to_nodes`` (split and implied nodes inline, the collector paused) against the plain

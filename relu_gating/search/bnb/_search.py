@@ -39,6 +39,10 @@ __all__ = ["Search", "FARKAS_DUAL_RTOL"]
 FARKAS_DUAL_RTOL = 1e-9
 #: Seconds per node kept before a time budget ends, for the tree's JSON form (measured: about 1 us a node).
 FINISH_PER_NODE = 1.5e-6
+#: Seconds kept before a time budget ends for the checker's audit of the tree, per second the search
+#: spent on node bounds: the audit bounds every node again, from ``Phi``'s columns.  Measured on the six
+#: 600-s real-data runs (docs/real-data.md): audit (= verify) time / ``t_bound`` 0.63-1.43.
+AUDIT_PER_BOUND_SECOND = 1.5
 #: Expansions between two ``gc.freeze()`` calls: the cyclic collector then skips the tree built so far
 #: (its nodes form no cycles and are freed by reference counting); 36% more nodes measured at n = 819, d = 3.
 FREEZE_EVERY = 1024
@@ -357,8 +361,10 @@ class Search(Chambers):
         return cur
 
     def reserve(self) -> float:
-        """Seconds to keep before a deadline for writing the tree out (``FINISH_PER_NODE`` a node)."""
-        return FINISH_PER_NODE * (self.stats["nodes"] + self.stats["implied"])
+        """Seconds to keep before a deadline for writing the tree out (``FINISH_PER_NODE`` a node) and
+        for the checker's audit of it (``AUDIT_PER_BOUND_SECOND`` per second of node bounds so far)."""
+        return FINISH_PER_NODE * (self.stats["nodes"] + self.stats["implied"]) \
+            + AUDIT_PER_BOUND_SECOND * self.stats["t_bound"]
 
     # ------------------------------------------------------------------ loop
     def progress_note(self, u: float) -> str:
