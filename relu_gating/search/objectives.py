@@ -53,6 +53,7 @@ __all__ = [
     "pencil_values",
     "neuron_value",
     "cone_constraints",
+    "containment_remark",
     "EXCLUDE_RTOL",
 ]
 
@@ -344,6 +345,26 @@ def support_bounds(obj: Objective, masks: np.ndarray, max_support: int = 32) -> 
         B = np.eye(a) - Qa @ np.transpose(Qa, (0, 2, 1))
         out[rows] = top_generalized_eig(A, B).upper
     return out
+
+
+#: ``col(Phi)`` within this (spectral norm, orthonormal bases) of ``col(features)`` is "contained to
+#: within rounding" for :func:`containment_remark`.
+CONTAINMENT_RTOL = 1e-12
+
+
+def containment_remark(obj: Objective) -> str | None:
+    """A remark for a result whose bounds were not all proven: ``col(Phi)`` lies in ``col(features)``
+    to within rounding (a float hint: it decides nothing).  Where the containment holds only to
+    rounding (features built from float products, ``relu(p) - relu(-p) = p`` to 1e-16), the neurons
+    near ``col(features)`` have a residual made of rounding and their bounds cannot be proven tight."""
+    if obj.Q_H is None or obj.rank == 0:
+        return None
+    gap = float(np.linalg.norm(obj.Psi - obj.Q_H @ (obj.Q_H.T @ obj.Psi), 2))
+    if gap > CONTAINMENT_RTOL:
+        return None
+    return (f"col(features) contains col(Phi) to within {gap:.1e}: if only by rounding, the neurons near "
+            f"col(features) have an objective set by rounding and their bounds cannot be proven tight; "
+            f"state such features exactly (e.g. data and weights on a dyadic grid, docs/experiments.md)")
 
 
 def neuron_values(obj: Objective, thetas: np.ndarray) -> np.ndarray:

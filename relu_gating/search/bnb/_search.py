@@ -41,8 +41,9 @@ FARKAS_DUAL_RTOL = 1e-9
 FINISH_PER_NODE = 1.5e-6
 #: Seconds kept before a time budget ends for the checker's audit of the tree, per second the search
 #: spent on node bounds: the audit bounds every node again, from ``Phi``'s columns.  Measured on the six
-#: 600-s real-data runs (docs/real-data.md): audit (= verify) time / ``t_bound`` 0.63-1.43.
-AUDIT_PER_BOUND_SECOND = 1.5
+#: 600-s real-data runs (docs/real-data.md): audit (= verify) time / ``t_bound`` 0.63-1.43; 0.36-0.85 in
+#: 120-s runs (``benchmarks/real.py --cases gauss-60x8,wine-pca5 --budget 120``).
+AUDIT_PER_BOUND_SECOND = 1.0
 #: Expansions between two ``gc.freeze()`` calls: the cyclic collector then skips the tree built so far
 #: (its nodes form no cycles and are freed by reference counting); 36% more nodes measured at n = 819, d = 3.
 FREEZE_EVERY = 1024
