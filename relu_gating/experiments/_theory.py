@@ -22,7 +22,7 @@ import time
 from typing import Any
 
 __all__ = ["lemma59_bound", "kappa_from_gain", "rate_bound", "gap_bound", "closed_kappa", "column_basis",
-           "dyadic", "exact_product", "GRID_BITS"]
+           "dyadic", "exact_product", "exact_neurons", "GRID_BITS"]
 
 #: Bits after the binary point of the experiments' data and constructed weights (a grid of 2^-16,
 #: about 1.5e-5: far below the moons' noise 0.1, and far above rounding).
@@ -129,3 +129,20 @@ def exact_product(A: Any, B: Any, bits: int = GRID_BITS) -> tuple[Any, Any, Any]
     if Aq.size and Bq.size and float((np.abs(Aq) @ np.abs(Bq)).max()) >= 2.0 ** (52 - 2 * bits):
         raise ValueError(f"exact_product: magnitudes too large for an exact product on a 2^-{bits} grid")
     return Aq, Bq, Aq @ Bq
+
+
+def exact_neurons(Phi: Any, thetas: Any, bits: int = GRID_BITS) -> Any:
+    """``relu(Phi theta)`` for each row of ``thetas``, each ``theta`` first scaled by a power of two to
+    ``max |theta_j|`` in ``[1/2, 1)`` and rounded to the grid, the product exact (:func:`exact_product`).
+
+    For a layer's outputs passed on as the next layer's input: on the rows where a neuron is active its
+    output equals ``Phi theta`` exactly, so the next input's columns are dependent there exactly (not to
+    rounding), and the search decides those kernels exactly.  The scaling changes no span; the rounding
+    changes each weight by at most ``2^-(bits + 1)`` relative to the largest.
+    """
+    import numpy as np
+
+    T = np.atleast_2d(np.asarray(thetas, dtype=float)).T
+    top = np.abs(T).max(axis=0)
+    scale = np.where(top > 0, 2.0 ** -np.ceil(np.log2(np.where(top > 0, top, 1.0)) + 1e-12), 1.0)
+    return np.maximum(exact_product(Phi, T * scale, bits)[2], 0.0)
