@@ -21,7 +21,7 @@ import relu_gating.search._stream.parts as stream
 import relu_gating.search._stream.run as stream_run
 from relu_gating import best_neuron, verify
 from relu_gating.errors import CheckpointError
-from relu_gating.search._stream.store import PREFIX, sweep_stale
+from relu_gating.search._enum.store import PREFIX, sweep_stale
 
 
 @pytest.fixture(autouse=True)

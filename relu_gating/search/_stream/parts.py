@@ -4,7 +4,7 @@ Enumeration and the bound pass run part by part: ``enumerate_patterns(Phi,
 part=(i, k))`` lists a disjoint k-th of the chambers, :func:`part_bounds`
 bounds it chunk by chunk (:func:`~relu_gating.search._exact.tasks.chunk_bounds`),
 and the client appends each part's packed masks, witnesses, bounds and
-settlements to a :class:`~relu_gating.search._stream.store.PatternStore` on disk.
+settlements to a :class:`~relu_gating.search._enum.store.DiskStore`.
 In memory stay only the parts in flight, one chunk's dense work, and the
 candidates: the patterns whose bound can still beat the incumbent (a bounded
 set; the largest bound ever dropped from it is kept, and the store is

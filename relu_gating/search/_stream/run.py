@@ -18,7 +18,7 @@ from relu_gating._interrupt import check_stop
 from relu_gating._progress import Progress
 from relu_gating.errors import InputError
 from relu_gating.search._exact.pilot import pilot_value
-from relu_gating.search._stream.store import PatternStore
+from relu_gating.search._enum.store import DiskStore, PatternStore
 from relu_gating.search._config import CHECKPOINT_EVERY, PARALLEL_BATCHES
 from relu_gating._executors import executor_map, workers_of
 from relu_gating.search._stream.parts import Plan, n_parts, open_rows, plan, stream_parts
@@ -27,6 +27,7 @@ from relu_gating.search.objectives import Objective, with_rank
 from relu_gating.search.result import NeuronResult
 from relu_gating.search.state import EXACT, fingerprint
 from relu_gating.search._exact.tasks import prune_target, solve_chunk
+from relu_gating.search._enum.finish import finish
 
 __all__ = ["stream_best_neuron", "stream_search"]
 
@@ -109,7 +110,7 @@ class _Incumbent:
         return self.value / alpha + tol if np.isfinite(self.value) else -np.inf
 
 
-def _absorb_parts(obj: Objective, pl: Plan, store: PatternStore, cands: _Candidates, best: _Incumbent,
+def _absorb_parts(obj: Objective, pl: Plan, store: DiskStore, cands: _Candidates, best: _Incumbent,
                   alpha: float, tol: float, executor: Any, progress: Any, patterns: Any,
                   ckpt: StreamCheckpoint | None) -> dict:
     """Stream every part into the store (from the checkpoint where it holds it); returns the notes,
@@ -233,16 +234,14 @@ def stream_best_neuron(obj: Objective, *, alpha: float, method: str, chunk_size:
                        executor: Any, progress: Any, memory: int, patterns: Any = None,
                        directory: str | None = None, checkpoint: str | None = None) -> NeuronResult:
     """The certified search of :func:`~relu_gating.search.front.best_neuron` in bounded memory."""
-    from relu_gating.search._stream.finish import finish
-
     t0 = time.perf_counter()
     pl = plan(obj.Phi, memory, chunk_size, workers_of(executor))
     obj = with_rank(obj, patterns.rank if patterns is not None else pl.rank)
     ckpt, outs = _open_checkpoint(checkpoint, obj, pl, tol, patterns)
-    store = PatternStore(obj.n, obj.Phi.shape[1], directory)
+    store = DiskStore(obj.n, obj.Phi.shape[1], directory)
     # the pilot's attained value: the bound pass's cut, and the candidates above it go first
     cands, best = _Candidates(store.nb, store.m, pl.capacity, defer=pilot_value(obj)), _Incumbent()
-    state = {"methods": {}, "notes": [], "evidence": {}, "rescans": 0}
+    state: dict = {"methods": {}, "notes": [], "evidence": {}, "rescans": 0}
     try:
         info = _absorb_parts(obj, pl, store, cands, best, alpha, tol, executor, progress, patterns, ckpt)
         t1 = time.perf_counter()
@@ -258,7 +257,12 @@ def stream_best_neuron(obj: Objective, *, alpha: float, method: str, chunk_size:
     t2 = time.perf_counter()
     key = fingerprint(obj.Phi, obj.U_K, obj.Q_H, extra=f"{obj.kind}|{store.N}")
     seconds = {"enumerate": info["enumerate"], "bounds": info["bounds"], "stream": t1 - t0, "solve": t2 - t1}
-    res = finish(obj, store, best, state, info, alpha, tol, key, pl, seconds)
+    unc = np.concatenate(info["uncertified"]) if info["uncertified"] else np.zeros(0, dtype=np.int64)
+    tail = [f"streamed: {pl.parts} part(s), chunks of {pl.chunk_size}, {state['rescans']} re-scan(s)"]
+    tail += [f"{unc.size} pattern(s) have no certified witness (first: {int(unc[0])})"] if unc.size else []
+    res = finish(obj, store, best.theta, best.index, notes=state["notes"], methods=state["methods"],
+                 evidence=state["evidence"], exact_witnesses=dict(sorted(info["exact"].items())), alpha=alpha,
+                 tol=tol, key=key, seconds=seconds, tail=tail)
     res.seconds["total"] = time.perf_counter() - t0
     return res
 
