@@ -30,17 +30,18 @@ import numpy as np
 
 from relu_gating.search._kernels.mirror import chunk_rows, take_rows
 from relu_gating.search._exact.pilot import pilot_value
-from relu_gating.search._exact.tasks import chunk_bounds, prune_target, solve_chunk
+from relu_gating.search._exact.tasks import chunk_bounds
+from relu_gating.search._enum.exact import Candidates, exact_phase, threshold
 from relu_gating.search._enum.finish import finish
 from relu_gating.search._enum.store import MemoryStore
 from relu_gating._interrupt import check_stop
 from relu_gating._progress import Progress
-from relu_gating.search.state import EXACT, SearchState, fingerprint
+from relu_gating.search.state import PatternOutcome, SearchState, fingerprint
 from relu_gating.errors import InputError, ProblemTooLargeError
 from relu_gating.search.objectives import Objective, make_objective, with_rank
 from relu_gating.search.result import NeuronResult
 from relu_gating.search.options import LEGACY_DEFAULTS, resolve_options
-from relu_gating.search._config import CHECKPOINT_EVERY, DEFAULT_TOL, MAX_TOL, NEAR_TIE_TOL, PARALLEL_BATCHES
+from relu_gating.search._config import CHECKPOINT_EVERY, DEFAULT_TOL, EXACT_CANDIDATES, MAX_TOL, NEAR_TIE_TOL
 from relu_gating._executors import executor_map as _executor_map
 
 __all__ = ["NeuronResult", "best_neuron", "DEFAULT_TOL", "NEAR_TIE_TOL"]
@@ -183,16 +184,25 @@ def best_neuron(
     resumed = state is not None
     state = state if state is not None else SearchState.empty(run.N)
     saver = _Saver(checkpoint, key, state)
+    store = MemoryStore(obj.n, patterns.packed, patterns.witnesses, state.upper, state.lower, state.status)
     try:
         _bound_phase(run, state, saver, chunk_size, tol)
         t_bounds = time.perf_counter()
-        _exact_phase(run, state, saver, alpha, tol, method, batch_size)
+        # the patterns above the pilot's value first: then the best reaches it, and the cut ones close
+        cands = Candidates(EXACT_CANDIDATES, defer=run.incumbent)
+        cands.rescan(store, threshold(state.best_value, alpha, tol))
+
+        def absorb(out: PatternOutcome) -> None:
+            state.absorb(out)
+            saver.maybe_save()
+
+        exact_phase(obj, store, cands, lambda: state.best_value, absorb, alpha=alpha, tol=tol, method=method,
+                    batch_size=batch_size, executor=executor, progress=progress)
     except KeyboardInterrupt:
         saver.save()
         raise
     saver.save()
     t_solve = time.perf_counter()
-    store = MemoryStore(obj.n, patterns.packed, patterns.witnesses, state.upper, state.lower, state.status)
     return finish(obj, store, state.best_theta, state.best_index, notes=state.notes, methods=state.methods,
                   evidence=state.evidence, exact_witnesses=getattr(patterns, "exact_witnesses", None) or {},
                   alpha=alpha, tol=tol, key=key, resumed=resumed,
@@ -303,28 +313,5 @@ def _bound_phase(run: _Run, state: SearchState, saver: _Saver, chunk_size: int, 
         for out in _executor_map(run.executor, chunk_bounds, tasks):
             state.absorb(out)
             bar.update(out.index.size)
-            saver.maybe_save()
-            check_stop()
-
-
-def _exact_phase(run: _Run, state: SearchState, saver: _Saver, alpha: float, tol: float, method: str,
-                 batch_size: int) -> None:
-    """Exact solves, largest bound first, until ``best >= alpha * (largest open bound)``."""
-    with Progress(None, "exact phase", enabled=run.progress) as bar:  # patterns closed; the note: solved
-        solved = 0  # exactly (the summary's count: the rest of those closed here are settled by bound)
-        while True:
-            open_idx = state.open_patterns(alpha, tol)
-            if open_idx.size == 0:
-                return
-            above = open_idx[state.upper[open_idx] > run.incumbent]  # first those above the pilot's value:
-            open_idx = above if above.size else open_idx  # then the best reaches it, and the cut ones close
-            take = open_idx[: batch_size * (1 if run.executor is None else PARALLEL_BATCHES)]
-            target = prune_target(state.best_value, alpha)
-            tasks = [(run.obj, part, run.masks[part], method, run.witnesses[part], target)
-                     for part in (take[s:s + batch_size] for s in range(0, take.size, batch_size))]
-            for out in _executor_map(run.executor, solve_chunk, tasks):
-                state.absorb(out)
-                solved += int(np.count_nonzero(out.status == EXACT))
-                bar.update(out.index.size, note=f"solved exactly {solved:,}  best {state.best_value:.6f}")
             saver.maybe_save()
             check_stop()

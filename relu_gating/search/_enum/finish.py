@@ -15,17 +15,13 @@ import numpy as np
 
 from relu_gating.errors import SolverFailure
 from relu_gating.search._config import NEAR_TIE_TOL
-from relu_gating.search._enum.store import PatternStore
+from relu_gating.search._enum.store import SCAN, PatternStore
 from relu_gating.search._exact.polish import polish_theta
 from relu_gating.search.objectives import Objective, neuron_values, normalized_theta
 from relu_gating.search.result import NeuronResult
 from relu_gating.search.state import BOUND, EXACT, PRUNED, UNSETTLED
 
-__all__ = ["finish", "raise_claims", "SCAN"]
-
-#: Patterns per block of a scan of the store.
-SCAN = 1 << 16
-
+__all__ = ["finish", "raise_claims"]
 
 def _unpack(packed: np.ndarray, n: int) -> np.ndarray:
     return np.unpackbits(packed, axis=1, count=n).view(bool)

@@ -27,9 +27,11 @@ from typing import Any, Protocol
 
 import numpy as np
 
-__all__ = ["PatternStore", "MemoryStore", "DiskStore", "COLUMNS", "sweep_stale", "PREFIX"]
+__all__ = ["PatternStore", "MemoryStore", "DiskStore", "COLUMNS", "SCAN", "sweep_stale", "PREFIX"]
 
 
+#: Patterns per block of a scan of a store (its reads of a range).
+SCAN = 1 << 16
 #: The columns of a store, in this order.
 COLUMNS = ("packed", "witnesses", "upper", "lower", "status")
 #: Columns whose rows are vectors (2-D even when a row holds one entry: n <= 8 samples, m = 1).
