@@ -180,6 +180,32 @@ def test_candidates_hold_back_patterns_at_or_below_the_pilot_value():
     assert c.needs_rescan(need=64, threshold=0.3) and not c.needs_rescan(need=64, threshold=0.5)
 
 
+def test_candidates_rescan_holds_the_largest_open_bounds_in_order(monkeypatch):
+    """A re-scan of the store (in blocks, cut to the capacity now and then) holds the ``capacity``
+    largest bounds of the open patterns above ``defer``, largest first and ties by index; the
+    largest bound left out is the floor; with none above ``defer`` it lifts the deferral."""
+    import relu_gating.search._enum.exact as exact
+    from relu_gating.search._enum.store import MemoryStore
+    from relu_gating.search.state import BOUND, UNSETTLED
+
+    monkeypatch.setattr(exact, "SCAN", 7)
+    rng = np.random.default_rng(0)
+    N = 500
+    upper = rng.integers(0, 40, N) / 40.0  # many ties
+    status = np.where(rng.random(N) < 0.2, BOUND, UNSETTLED).astype(np.int8)
+    store = MemoryStore(8, np.zeros((N, 1), np.uint8), np.zeros((N, 2)), upper, np.full(N, np.nan), status)
+    for cap, defer, thr in [(10, -np.inf, 0.3), (25, 0.6, 0.3), (1000, 0.6, 0.3), (10, 2.0, 0.3)]:
+        c = Candidates(cap, defer=defer)
+        c.rescan(store, thr)
+        open_ = np.flatnonzero((status == UNSETTLED) & (upper > thr))
+        if not np.any(upper[open_] > defer):
+            defer = -np.inf
+        pool = open_[upper[open_] > defer]
+        order = pool[np.lexsort((pool, -upper[pool]))]
+        assert c.idx.tolist() == order[:cap].tolist() and c.defer == defer
+        assert c.floor == (upper[order[cap]] if order.size > cap else -np.inf)
+
+
 @pytest.mark.slow  # the default tier keeps its siblings (under 90 s: README)
 def test_pilot_value_defers_the_cut_patterns_and_the_answer_is_unchanged(monkeypatch):
     """Streamed with the pilot's value as the deferral level, most patterns never become

@@ -52,6 +52,7 @@ class Candidates:
         self.neg = np.zeros(0)  # minus the bounds: ascending
         self.capacity, self.floor = int(capacity), -np.inf
         self.defer, self.deferred = float(defer), -np.inf
+        self.sorted = True
 
     def __len__(self) -> int:
         return int(self.idx.size)
@@ -71,14 +72,16 @@ class Candidates:
         back = upper[held & ~keep]
         if back.size:
             self.deferred = max(self.deferred, float(back.max()))
-        if keep.any():
+        if keep.any():  # appended out of order: sorted by the next prune
             self.idx = np.concatenate([self.idx, idx[keep]])
             self.neg = np.concatenate([self.neg, -upper[keep]])
-            order = np.lexsort((self.idx, self.neg))
-            self.idx, self.neg = self.idx[order], self.neg[order]
+            self.sorted = False
 
     def prune(self, threshold: float) -> None:
         """Drop the candidates at or below ``threshold``, and those beyond the capacity."""
+        if not self.sorted:
+            order = np.lexsort((self.idx, self.neg))
+            self.idx, self.neg, self.sorted = self.idx[order], self.neg[order], True
         k = int(np.searchsorted(self.neg, -threshold, side="left"))  # bound above threshold: a prefix
         if k > self.capacity:
             self.floor = max(self.floor, float(-self.neg[self.capacity]))
@@ -106,13 +109,17 @@ class Candidates:
         are any, else of every open pattern (``defer`` lifted for good)."""
         self.idx, self.neg = np.zeros(0, dtype=np.int64), np.zeros(0)
         self.floor, self.deferred = -np.inf, -np.inf
+        pieces: list[tuple[np.ndarray, np.ndarray]] = []
+        size = 0
         for s in range(0, store.N, SCAN):
             u = store.read("upper", s, s + SCAN)
             rows = open_rows(u, store.read("status", s, s + SCAN), threshold)
-            self._hold(rows + s, u[rows], threshold)
-            if len(self) > 2 * self.capacity:
+            pieces.append((rows + s, u[rows]))
+            size += rows.size
+            if size > 2 * self.capacity or s + SCAN >= store.N:  # held in pieces, sorted and cut now and then
+                self._hold(np.concatenate([p[0] for p in pieces]), np.concatenate([p[1] for p in pieces]), threshold)
                 self.prune(threshold)
-        self.prune(threshold)
+                pieces, size = [], len(self)
         if not len(self) and self.deferred > threshold:  # nothing above defer is open
             self.defer = -np.inf
             self.rescan(store, threshold)
