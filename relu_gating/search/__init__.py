@@ -16,7 +16,10 @@ Private machinery, by idea:
 
 * :mod:`._kernels`: the bound kernels (``bound``, ``mirror``, ``stacks``, ``masked``, ``wedge``);
 * :mod:`._exact`: the exact phase (``tasks``, ``coords``, ``evidence``, ``polish``, ``pilot``);
-* :mod:`._stream`: the search in bounded memory (``parts``, ``run``, ``finish``, ``checkpoint``, ``store``);
+* :mod:`._enum`: the one driver of the enumerated search, in memory or streamed (``store``: the
+  per-pattern arrays in memory or on disk behind one interface; ``exact``: the exact phase; ``finish``:
+  the ending, claims, settlements, near-ties, the result);
+* :mod:`._stream`: the search in bounded memory (``parts``, ``run``, ``checkpoint``);
 * :mod:`._config` (constants shared by the drivers), :mod:`._signing` (the checkpoint key and
   signature).  Tasks on an executor: :mod:`relu_gating._executors`.
 """

@@ -271,10 +271,11 @@ def kernel_claim(obj: Any, mask: np.ndarray, claim: float, rows: Any, budget: _B
 
 
 def checked_exclusions(obj: Any, masks: Any, bounds: np.ndarray, status: np.ndarray,
-                       limit: int = EXACT_CLAIMS_LIMIT) -> list[str]:
+                       limit: int = EXACT_CLAIMS_LIMIT, index: np.ndarray | None = None) -> list[str]:
     """Patterns settled as having no admissible neuron, re-decided exactly (in place): one that has
     an admissible neuron after all (or that is beyond ``limit`` exact checks) claims its claim-free
-    bound and is ``BOUND``.  Returns notes."""
+    bound and is ``BOUND``.  Returns notes, naming a pattern by ``index[position]`` (default: its
+    position; given when the arrays are a subset of the patterns)."""
     from relu_gating.search.state import BOUND, PRUNED
 
     idx = np.flatnonzero(status == PRUNED)
@@ -292,4 +293,4 @@ def checked_exclusions(obj: Any, masks: Any, bounds: np.ndarray, status: np.ndar
     bounds[w] = _fallback(stated(obj), np.asarray(masks[w], dtype=bool))
     status[w] = BOUND
     return [f"{w.size} pattern(s) first found to have no admissible neuron have one in exact arithmetic: "
-            f"they claim a claim-free bound (first: {int(w[0])})"]
+            f"they claim a claim-free bound (first: {int(w[0] if index is None else index[w[0]])})"]

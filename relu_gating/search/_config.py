@@ -1,6 +1,6 @@
 """Constants shared by the drivers of the search (in memory, streamed, branch and bound) (private)."""
 
-__all__ = ["DEFAULT_TOL", "MAX_TOL", "NEAR_TIE_TOL", "PARALLEL_BATCHES", "CHECKPOINT_EVERY"]
+__all__ = ["DEFAULT_TOL", "MAX_TOL", "NEAR_TIE_TOL", "PARALLEL_BATCHES", "CHECKPOINT_EVERY", "EXACT_CANDIDATES"]
 
 #: Default absolute tolerance of the certification ``value >= alpha * bound - tol`` (values lie in [0, 1]).
 DEFAULT_TOL = 1e-9
@@ -12,3 +12,6 @@ NEAR_TIE_TOL = 1e-9
 PARALLEL_BATCHES = 4
 #: Seconds between checkpoint writes.
 CHECKPOINT_EVERY = 10.0
+#: Open patterns the in-memory exact phase holds as candidates (an index and a bound each: 16 MB);
+#: the patterns are re-scanned only if it solves this many without closing the rest.
+EXACT_CANDIDATES = 1 << 20

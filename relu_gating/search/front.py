@@ -30,16 +30,18 @@ import numpy as np
 
 from relu_gating.search._kernels.mirror import chunk_rows, take_rows
 from relu_gating.search._exact.pilot import pilot_value
-from relu_gating.search._exact.tasks import chunk_bounds, prune_target, solve_chunk
-from relu_gating.search._exact.polish import polish_theta
+from relu_gating.search._exact.tasks import chunk_bounds
+from relu_gating.search._enum.exact import Candidates, exact_phase, threshold
+from relu_gating.search._enum.finish import finish
+from relu_gating.search._enum.store import MemoryStore
 from relu_gating._interrupt import check_stop
 from relu_gating._progress import Progress
-from relu_gating.search.state import BOUND, EXACT, PRUNED, UNSETTLED, SearchState, fingerprint
-from relu_gating.errors import InputError, ProblemTooLargeError, SolverFailure
-from relu_gating.search.objectives import Objective, make_objective, neuron_values, normalized_theta, with_rank
+from relu_gating.search.state import PatternOutcome, SearchState, fingerprint
+from relu_gating.errors import InputError, ProblemTooLargeError
+from relu_gating.search.objectives import Objective, make_objective, with_rank
 from relu_gating.search.result import NeuronResult
 from relu_gating.search.options import LEGACY_DEFAULTS, resolve_options
-from relu_gating.search._config import CHECKPOINT_EVERY, DEFAULT_TOL, MAX_TOL, NEAR_TIE_TOL, PARALLEL_BATCHES
+from relu_gating.search._config import CHECKPOINT_EVERY, DEFAULT_TOL, EXACT_CANDIDATES, MAX_TOL, NEAR_TIE_TOL
 from relu_gating._executors import executor_map as _executor_map
 
 __all__ = ["NeuronResult", "best_neuron", "DEFAULT_TOL", "NEAR_TIE_TOL"]
@@ -182,18 +184,30 @@ def best_neuron(
     resumed = state is not None
     state = state if state is not None else SearchState.empty(run.N)
     saver = _Saver(checkpoint, key, state)
+    store = MemoryStore(obj.n, patterns.packed, patterns.witnesses, state.upper, state.lower, state.status)
     try:
         _bound_phase(run, state, saver, chunk_size, tol)
         t_bounds = time.perf_counter()
-        _exact_phase(run, state, saver, alpha, tol, method, batch_size)
+        # the patterns above the pilot's value first: then the best reaches it, and the cut ones close
+        cands = Candidates(EXACT_CANDIDATES, defer=run.incumbent)
+        cands.rescan(store, threshold(state.best_value, alpha, tol))
+
+        def absorb(out: PatternOutcome) -> None:
+            state.absorb(out)
+            saver.maybe_save()
+
+        exact_phase(obj, store, cands, lambda: state.best_value, absorb, alpha=alpha, tol=tol, method=method,
+                    batch_size=batch_size, executor=executor, progress=progress)
     except KeyboardInterrupt:
         saver.save()
         raise
     saver.save()
     t_solve = time.perf_counter()
-    return _finish(obj, patterns, run.masks, state, alpha, tol, key, resumed,
-                   {"enumerate": t_enum - t0, "bounds": t_bounds - t_enum, "solve": t_solve - t_bounds,
-                    "total": time.perf_counter() - t0})
+    return finish(obj, store, state.best_theta, state.best_index, notes=state.notes, methods=state.methods,
+                  evidence=state.evidence, exact_witnesses=getattr(patterns, "exact_witnesses", None) or {},
+                  alpha=alpha, tol=tol, key=key, resumed=resumed,
+                  seconds={"enumerate": t_enum - t0, "bounds": t_bounds - t_enum, "solve": t_solve - t_bounds,
+                           "total": time.perf_counter() - t0})
 
 
 def resolve_auto(Phi: Any, *, max_seconds: Any, max_patterns: Any, memory: Any, enumerate_only: bool = False,
@@ -301,118 +315,3 @@ def _bound_phase(run: _Run, state: SearchState, saver: _Saver, chunk_size: int, 
             bar.update(out.index.size)
             saver.maybe_save()
             check_stop()
-
-
-def _exact_phase(run: _Run, state: SearchState, saver: _Saver, alpha: float, tol: float, method: str,
-                 batch_size: int) -> None:
-    """Exact solves, largest bound first, until ``best >= alpha * (largest open bound)``."""
-    with Progress(None, "exact phase", enabled=run.progress) as bar:  # patterns closed; the note: solved
-        solved = 0  # exactly (the summary's count: the rest of those closed here are settled by bound)
-        while True:
-            open_idx = state.open_patterns(alpha, tol)
-            if open_idx.size == 0:
-                return
-            above = open_idx[state.upper[open_idx] > run.incumbent]  # first those above the pilot's value:
-            open_idx = above if above.size else open_idx  # then the best reaches it, and the cut ones close
-            take = open_idx[: batch_size * (1 if run.executor is None else PARALLEL_BATCHES)]
-            target = prune_target(state.best_value, alpha)
-            tasks = [(run.obj, part, run.masks[part], method, run.witnesses[part], target)
-                     for part in (take[s:s + batch_size] for s in range(0, take.size, batch_size))]
-            for out in _executor_map(run.executor, solve_chunk, tasks):
-                state.absorb(out)
-                solved += int(np.count_nonzero(out.status == EXACT))
-                bar.update(out.index.size, note=f"solved exactly {solved:,}  best {state.best_value:.6f}")
-            saver.maybe_save()
-            check_stop()
-
-
-def _finish(obj, patterns, masks: Any, state: SearchState, alpha: float, tol: float, key: str, resumed: bool, seconds: dict) -> NeuronResult:
-    """The result; the state (saved, discarded after) lends its arrays to it (no copies)."""
-    status = state.status
-    status[status == UNSETTLED] = BOUND
-    notes = list(dict.fromkeys(state.notes))
-    if state.best_theta is None:  # every pattern was excluded: nothing to choose
-        theta, value, z = np.zeros(obj.Phi.shape[1]), 0.0, np.zeros(obj.n)
-        pattern = np.zeros(obj.n, dtype=bool)
-        notes.append("no admissible neuron: every relu(Phi theta) is 0 or lies in col(features); value 0")
-        return _result(obj, patterns, masks, state, status, theta, value, pattern, alpha, tol, key, notes, seconds)
-    theta = polish_theta(obj, normalized_theta(obj, state.best_theta))  # scale ||(I - Pi_H) h|| = 1, walls off rounding
-    value = float(neuron_values(obj, theta[None, :])[0])  # recomputed from relu(Phi theta)
-    if np.isnan(value):
-        raise SolverFailure("the incumbent neuron is excluded on recomputation; please report this input")
-    z = obj.Phi @ theta
-    pattern = masks[state.best_index].copy()
-    # the optimum may lie on a wall: report the chamber it was found in, which
-    # agrees with the signs of Phi theta wherever they are nonzero
-    if not np.all(np.where(z > 0, pattern, True) & np.where(z < 0, ~pattern, True)):
-        pattern = z > 0
-    if resumed:
-        notes.append("resumed from checkpoint")
-    notes.extend(_near_ties(masks, state, z, value))
-    return _result(obj, patterns, masks, state, status, theta, value, pattern, alpha, tol, key, notes, seconds)
-
-
-def _checkable(obj: Objective, masks: Any, bounds: np.ndarray, evidence: dict, status: np.ndarray) -> list[str]:
-    """Claims raised or lowered to what is proven (in place on ``bounds``, ``evidence`` and
-    ``status``; :func:`relu_gating.search._claims.settle_claims`): a solver's claim that no check
-    proves is replaced by the least proven bound and its pattern becomes ``BOUND``; a pattern
-    settled as having no admissible neuron must be so exactly.  Returns notes for the result."""
-    from relu_gating.search._claims import checked_exclusions, settle_claims
-
-    notes = checked_exclusions(obj, masks, bounds, status)
-    if not evidence:
-        return notes
-    idx = np.array(sorted(evidence), dtype=np.int64)
-    idx = idx[status[idx] != PRUNED]  # no admissible neuron (decided exactly above): nothing to claim
-    if idx.size == 0:
-        return notes
-    got = settle_claims(obj, masks[idx], bounds[idx], [evidence[int(i)] for i in idx])
-    bounds[idx] = got.bounds
-    for k, ev in got.replaced.items():
-        evidence[int(idx[k])] = ev
-    for i in idx[~got.keep_evidence].tolist():
-        evidence.pop(int(i))
-    fell = idx[got.fallback]
-    if fell.size:
-        status[fell[status[fell] == EXACT]] = BOUND
-        notes.append(f"{fell.size} pattern(s) whose solved bound is not proven claim a weaker valid bound "
-                     f"instead (not settled; first: {int(fell[0])})")
-    return notes
-
-
-def _result(obj, patterns, masks, state, status, theta, value, pattern, alpha, tol, key, notes, seconds):
-    bounds = state.upper
-    bounds[status == PRUNED] = 0.0
-    notes = list(notes) + _checkable(obj, masks, bounds, state.evidence, status)
-    upper = float(max(bounds.max(initial=-np.inf), value))
-    return NeuronResult(
-        theta=theta, value=float(value), upper_bound=upper, alpha=float(alpha),
-        certified=bool(value >= alpha * upper - tol), pattern=pattern, objective=obj.kind,
-        n_patterns=int(status.size), n_exact=int(np.sum(status == EXACT)), n_bound=int(np.sum(status == BOUND)),
-        n_pruned=int(np.sum(status == PRUNED)), seconds=seconds, tol=float(tol),
-        packed=patterns.packed,
-        witnesses=patterns.witnesses, bounds=bounds, lowers=state.lower, settlement=status,
-        methods=dict(state.methods), rank=int(patterns.rank), fingerprint=key, notes=tuple(notes),
-        exact_witnesses=dict(getattr(patterns, "exact_witnesses", None) or {}),
-        evidence=dict(state.evidence), K=int(obj.U_K.shape[1]), features=obj.features,
-        features_sha256=obj.features_sha256,
-    )
-
-
-def _near_ties(masks: Any, state: SearchState, z: np.ndarray, value: float) -> list[str]:
-    """Patterns reaching ``value`` within 1e-9 whose closed cone does not hold ``theta``.
-
-    Chambers sharing the wall on which the optimum lies hold the same neuron
-    and are not reported; any other is a genuine near-tie (a second optimum).
-    """
-    lowers = np.nan_to_num(state.lower, nan=-np.inf)
-    close = np.flatnonzero(lowers >= value - NEAR_TIE_TOL)
-    if close.size < 2:
-        return []
-    eps = NEAR_TIE_TOL * (np.abs(z).max() + 1e-300)
-    holds = np.all(np.where(z > eps, masks[close], True) & np.where(z < -eps, ~masks[close], True), axis=1)
-    others = close[~holds]
-    if others.size == 0:
-        return []
-    return [f"near-tie: {others.size} other pattern(s) reach {value:.12f} within 1e-9 with a different "
-            f"neuron (e.g. pattern {int(others[0])}): the optimum may not be unique"]

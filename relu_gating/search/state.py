@@ -125,12 +125,6 @@ class SearchState:
             self.best_theta = np.array(out.thetas[j], dtype=float)
             self.best_index = int(idx[j])
 
-    def open_patterns(self, alpha: float, tol: float) -> np.ndarray:
-        """Indices still able to beat ``best / alpha``, largest bound first."""
-        threshold = self.best_value / alpha + tol if np.isfinite(self.best_value) else -np.inf
-        cand = np.flatnonzero((self.status == UNSETTLED) & (self.upper > threshold))
-        return cand[np.argsort(-self.upper[cand], kind="stable")]
-
     # -- checkpoints -------------------------------------------------------
     def save(self, path: str | os.PathLike, key: str) -> None:
         """Write the state atomically (temporary file + rename), signed with the local key.

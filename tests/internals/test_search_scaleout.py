@@ -7,6 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
+import relu_gating.search._enum.exact as enum_exact
 import relu_gating.search._exact.tasks as work
 import relu_gating.search.front as search
 from relu_gating import best_neuron, verify
@@ -32,6 +33,23 @@ def _interrupted_on_call(fn, k):
         return fn(*args)
 
     return wrapped
+
+
+def test_few_candidates_rescan_and_solve_in_the_same_order(monkeypatch):
+    """The in-memory exact phase holds a bounded candidate list and re-scans the patterns when it runs
+    out: with room for only a few, the search solves the same patterns in the same rounds (every
+    per-pattern array identical), and still with room for fewer than a round."""
+    import relu_gating.search.front as front_mod
+
+    Phi, U_K = _inst(4, 50)
+    ref = best_neuron(Phi, U_K, features="bias", batch_size=2)
+    for cap in (1, 3):
+        monkeypatch.setattr(front_mod, "EXACT_CANDIDATES", cap)
+        res = best_neuron(Phi, U_K, features="bias", batch_size=2)
+        assert (res.value, res.upper_bound, res.n_exact, res.notes) == (ref.value, ref.upper_bound, ref.n_exact,
+                                                                        ref.notes)
+        for name in ("bounds", "lowers", "settlement"):
+            np.testing.assert_array_equal(getattr(res, name), getattr(ref, name))
 
 
 @pytest.mark.slow
@@ -65,13 +83,13 @@ def test_interrupt_then_resume_loses_nothing(tmp_path, monkeypatch):
     assert ref.n_exact >= 2  # the test needs several exact solves
     ck = tmp_path / "state.npz"
     real = work.solve_chunk
-    monkeypatch.setattr(search, "solve_chunk", _interrupted_on_call(real, 2))
+    monkeypatch.setattr(enum_exact, "solve_chunk", _interrupted_on_call(real, 2))
     with pytest.raises(KeyboardInterrupt):
         best_neuron(Phi, U_K, features="bias", batch_size=1, checkpoint=str(ck))
     assert ck.exists()
     saved = SearchState.load(ck, ref.fingerprint, ref.n_patterns)
     assert saved is not None and np.isfinite(saved.best_value)
-    monkeypatch.setattr(search, "solve_chunk", real)
+    monkeypatch.setattr(enum_exact, "solve_chunk", real)
     res = best_neuron(Phi, U_K, features="bias", batch_size=1, checkpoint=str(ck))
     assert "resumed from checkpoint" in res.notes
     assert res.value == pytest.approx(ref.value, abs=1e-12)

@@ -16,6 +16,7 @@ import pytest
 
 import relu_gating.search._stream.parts as stream
 import relu_gating.search._stream.run as stream_run
+from relu_gating.search._enum.exact import Candidates
 from relu_gating import InputError, best_neuron, verify
 from relu_gating.patterns import enumerate_patterns
 
@@ -170,13 +171,39 @@ def test_few_samples_one_byte_masks(n, tmp_path):
 def test_candidates_hold_back_patterns_at_or_below_the_pilot_value():
     """Rows above the threshold but at most ``defer`` are not held; the largest of them is
     remembered, and only an empty candidate set with it above the threshold asks for a rescan."""
-    c = stream_run._Candidates(1, 2, capacity=10, defer=0.5)
+    c = Candidates(capacity=10, defer=0.5)
     up = np.array([0.2, 0.45, 0.5, 0.7, 0.9])
-    c.add(np.arange(5), up, np.zeros((5, 1), np.uint8), np.zeros((5, 2)), threshold=0.3)
-    assert c.idx.tolist() == [3, 4] and c.deferred == 0.5 and c.floor == -np.inf
+    c.add(np.arange(5), up, threshold=0.3)
+    assert c.idx.tolist() == [4, 3] and c.deferred == 0.5 and c.floor == -np.inf  # largest bound first
     assert not c.needs_rescan(need=64, threshold=0.3)  # candidates left: solve them first
     c.drop(np.array([3, 4]))
     assert c.needs_rescan(need=64, threshold=0.3) and not c.needs_rescan(need=64, threshold=0.5)
+
+
+def test_candidates_rescan_holds_the_largest_open_bounds_in_order(monkeypatch):
+    """A re-scan of the store (in blocks, cut to the capacity now and then) holds the ``capacity``
+    largest bounds of the open patterns above ``defer``, largest first and ties by index; the
+    largest bound left out is the floor; with none above ``defer`` it lifts the deferral."""
+    import relu_gating.search._enum.exact as exact
+    from relu_gating.search._enum.store import MemoryStore
+    from relu_gating.search.state import BOUND, UNSETTLED
+
+    monkeypatch.setattr(exact, "SCAN", 7)
+    rng = np.random.default_rng(0)
+    N = 500
+    upper = rng.integers(0, 40, N) / 40.0  # many ties
+    status = np.where(rng.random(N) < 0.2, BOUND, UNSETTLED).astype(np.int8)
+    store = MemoryStore(8, np.zeros((N, 1), np.uint8), np.zeros((N, 2)), upper, np.full(N, np.nan), status)
+    for cap, defer, thr in [(10, -np.inf, 0.3), (25, 0.6, 0.3), (1000, 0.6, 0.3), (10, 2.0, 0.3)]:
+        c = Candidates(cap, defer=defer)
+        c.rescan(store, thr)
+        open_ = np.flatnonzero((status == UNSETTLED) & (upper > thr))
+        if not np.any(upper[open_] > defer):
+            defer = -np.inf
+        pool = open_[upper[open_] > defer]
+        order = pool[np.lexsort((pool, -upper[pool]))]
+        assert c.idx.tolist() == order[:cap].tolist() and c.defer == defer
+        assert c.floor == (upper[order[cap]] if order.size > cap else -np.inf)
 
 
 @pytest.mark.slow  # the default tier keeps its siblings (under 90 s: README)
@@ -188,13 +215,13 @@ def test_pilot_value_defers_the_cut_patterns_and_the_answer_is_unchanged(monkeyp
     ref = best_neuron(Phi, U_K, batch_size=8)
     _force(monkeypatch, parts=3, capacity=100_000, chunk_size=64)
     held = []
-    real_add = stream_run._Candidates.add
+    real_add = Candidates.add
 
-    def add(self, idx, upper, packed, wit, threshold):
-        real_add(self, idx, upper, packed, wit, threshold)
+    def add(self, idx, upper, threshold):
+        real_add(self, idx, upper, threshold)
         held.append(len(self))
 
-    monkeypatch.setattr(stream_run._Candidates, "add", add)
+    monkeypatch.setattr(Candidates, "add", add)
     st = best_neuron(Phi, U_K, batch_size=8, memory="1G")
     _same_answer(ref, st, same_chunks=False)
     assert max(held) < 0.05 * ref.n_patterns

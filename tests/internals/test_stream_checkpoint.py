@@ -18,10 +18,11 @@ import pytest
 
 import relu_gating as rg
 import relu_gating.search._stream.parts as stream
+import relu_gating.search._enum.exact as enum_exact
 import relu_gating.search._stream.run as stream_run
 from relu_gating import best_neuron, verify
 from relu_gating.errors import CheckpointError
-from relu_gating.search._stream.store import PREFIX, sweep_stale
+from relu_gating.search._enum.store import PREFIX, sweep_stale
 
 
 @pytest.fixture(autouse=True)
@@ -83,20 +84,20 @@ def test_interrupted_exact_phase_is_reused(tmp_path, monkeypatch):
     _parts(monkeypatch, 2)
     ref = best_neuron(Phi, U_K, memory="1G", batch_size=2)
     assert ref.n_exact >= 3  # the exact phase has several batches here
-    real, calls = stream_run.solve_chunk, []
+    real, calls = enum_exact.solve_chunk, []
 
     def flaky(*a):
         calls.append(a[1])
         if len(calls) == 2:
             raise KeyboardInterrupt
         return real(*a)
-    monkeypatch.setattr(stream_run, "solve_chunk", flaky)
+    monkeypatch.setattr(enum_exact, "solve_chunk", flaky)
     ck = str(tmp_path / "run.npz")
     with pytest.raises(KeyboardInterrupt):
         best_neuron(Phi, U_K, memory="1G", batch_size=2, checkpoint=ck)
     first = set(calls[0].tolist())
     calls.clear()
-    monkeypatch.setattr(stream_run, "solve_chunk", lambda *a: calls.append(a[1]) or real(*a))
+    monkeypatch.setattr(enum_exact, "solve_chunk", lambda *a: calls.append(a[1]) or real(*a))
     res = best_neuron(Phi, U_K, memory="1G", batch_size=2, checkpoint=ck)
     assert not first & set(np.concatenate(calls or [np.zeros(0, int)]).tolist())  # batch 1 not solved again
     assert any("resumed" in s for s in res.notes)

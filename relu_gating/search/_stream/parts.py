@@ -4,7 +4,7 @@ Enumeration and the bound pass run part by part: ``enumerate_patterns(Phi,
 part=(i, k))`` lists a disjoint k-th of the chambers, :func:`part_bounds`
 bounds it chunk by chunk (:func:`~relu_gating.search._exact.tasks.chunk_bounds`),
 and the client appends each part's packed masks, witnesses, bounds and
-settlements to a :class:`~relu_gating.search._stream.store.PatternStore` on disk.
+settlements to a :class:`~relu_gating.search._enum.store.DiskStore`.
 In memory stay only the parts in flight, one chunk's dense work, and the
 candidates: the patterns whose bound can still beat the incumbent (a bounded
 set; the largest bound ever dropped from it is kept, and the store is
@@ -27,7 +27,6 @@ from typing import Any, Iterator
 import numpy as np
 
 from relu_gating.search.objectives import Objective
-from relu_gating.search.state import UNSETTLED
 from relu_gating.search._kernels.mirror import chunk_rows
 from relu_gating.search._exact.pilot import pilot_value
 from relu_gating.search._exact.tasks import chunk_bounds
@@ -180,8 +179,3 @@ def stream_parts(obj: Objective, pl: Plan, tol: float, executor: Any, patterns: 
         return
     tasks = [(obj, (i, pl.parts), pl.chunk_size, tol, inc) for i in range(pl.parts) if i in keep]
     yield from _ordered(executor, part_bounds, tasks, pl.window)
-
-
-def open_rows(upper: np.ndarray, status: np.ndarray, threshold: float) -> np.ndarray:
-    """Rows whose bound can still beat ``threshold`` (unsettled, bound above it)."""
-    return np.flatnonzero((status == UNSETTLED) & (upper > threshold))

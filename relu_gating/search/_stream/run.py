@@ -1,10 +1,10 @@
-"""Driver of the streamed search: absorb parts, keep candidates, exact phase, finish (private).
+"""Driver of the streamed search: absorb parts into a disk store, then the exact phase and the ending
+both enumerated searches share (private).
 
-See :mod:`relu_gating.search._stream.parts` for the design.  Same semantics as the
-in-memory path of :func:`relu_gating.search.front.best_neuron`: bounds only
-tighten, values only improve, ties keep the earliest pattern, exact solves go
-largest bound first in rounds of ``batch_size`` (times ``PARALLEL_BATCHES`` on
-an executor) until ``best >= alpha * (largest open bound)``.
+See :mod:`relu_gating.search._stream.parts` for the design.  The parts' open patterns become the
+candidates of :func:`~relu_gating.search._enum.exact.exact_phase` as they arrive; the search then
+ends in :func:`~relu_gating.search._enum.finish.finish`, as the in-memory one: bounds only
+tighten, values only improve, ties keep the earliest pattern.
 """
 
 from __future__ import annotations
@@ -18,80 +18,18 @@ from relu_gating._interrupt import check_stop
 from relu_gating._progress import Progress
 from relu_gating.errors import InputError
 from relu_gating.search._exact.pilot import pilot_value
-from relu_gating.search._stream.store import PatternStore
-from relu_gating.search._config import CHECKPOINT_EVERY, PARALLEL_BATCHES
-from relu_gating._executors import executor_map, workers_of
-from relu_gating.search._stream.parts import Plan, n_parts, open_rows, plan, stream_parts
+from relu_gating.search._enum.store import DiskStore, PatternStore
+from relu_gating.search._config import CHECKPOINT_EVERY
+from relu_gating._executors import workers_of
+from relu_gating.search._stream.parts import Plan, n_parts, plan, stream_parts
 from relu_gating.search._stream.checkpoint import StreamCheckpoint, cached_parts
 from relu_gating.search.objectives import Objective, with_rank
 from relu_gating.search.result import NeuronResult
-from relu_gating.search.state import EXACT, fingerprint
-from relu_gating.search._exact.tasks import prune_target, solve_chunk
+from relu_gating.search.state import PatternOutcome, fingerprint
+from relu_gating.search._enum.exact import Candidates, exact_phase, open_rows, threshold
+from relu_gating.search._enum.finish import finish
 
 __all__ = ["stream_best_neuron", "stream_search"]
-
-#: Patterns per block of the store re-scan.
-SCAN = 1 << 16
-
-
-class _Candidates:
-    """The open patterns that can still win, at most ``capacity`` of them.
-
-    Invariant: every open pattern (unsettled, bound above the threshold) with a
-    bound above ``floor`` is held here; ``floor`` is the largest bound ever
-    dropped for lack of room (``-inf`` while nothing was).  Patterns whose bound is
-    at most ``defer`` (the pilot's attained value) are held back as well: the exact
-    phase takes those above it first, as the in-memory path does (then the best
-    reaches it and they close); ``deferred`` is the largest bound held back, and a
-    rescan brings them in if the candidates run out while ``deferred`` is above
-    the threshold.
-    """
-
-    def __init__(self, nb: int, m: int, capacity: int, defer: float = -np.inf) -> None:
-        self.idx = np.zeros(0, dtype=np.int64)
-        self.upper = np.zeros(0)
-        self.packed = np.zeros((0, nb), dtype=np.uint8)
-        self.wit = np.zeros((0, m))
-        self.capacity, self.floor = int(capacity), -np.inf
-        self.defer, self.deferred = float(defer), -np.inf
-
-    def __len__(self) -> int:
-        return int(self.idx.size)
-
-    def add(self, idx: np.ndarray, upper: np.ndarray, packed: np.ndarray, wit: np.ndarray, threshold: float) -> None:
-        held = upper > max(threshold, self.floor)
-        keep = held & (upper > self.defer)
-        back = upper[held & ~keep]
-        if back.size:
-            self.deferred = max(self.deferred, float(back.max()))
-        self.idx = np.concatenate([self.idx, idx[keep]])
-        self.upper = np.concatenate([self.upper, upper[keep]])
-        self.packed = np.concatenate([self.packed, packed[keep]])
-        self.wit = np.concatenate([self.wit, wit[keep]])
-        self.prune(threshold)
-
-    def _keep(self, rows: np.ndarray) -> None:
-        self.idx, self.upper, self.packed, self.wit = self.idx[rows], self.upper[rows], self.packed[rows], self.wit[rows]
-
-    def prune(self, threshold: float) -> None:
-        self._keep(np.flatnonzero(self.upper > threshold))
-        if len(self) > self.capacity:
-            order = self.order()
-            self.floor = max(self.floor, float(self.upper[order[self.capacity:]].max()))
-            self._keep(np.sort(order[:self.capacity]))
-
-    def order(self) -> np.ndarray:
-        """Largest bound first, ties by pattern index (the in-memory path's order)."""
-        return np.lexsort((self.idx, -self.upper))
-
-    def drop(self, idx: np.ndarray) -> None:
-        self._keep(np.flatnonzero(~np.isin(self.idx, idx)))
-
-    def needs_rescan(self, need: int, threshold: float) -> bool:
-        """Too few candidates while some were dropped for room, or none left while some were held
-        back below ``defer``, above ``threshold``."""
-        return ((len(self) < min(need, self.capacity) and self.floor > threshold)
-                or (not len(self) and self.deferred > threshold))
 
 
 class _Incumbent:
@@ -105,11 +43,8 @@ class _Incumbent:
         if theta is not None and value > self.value:
             self.value, self.theta, self.index = float(value), np.array(theta, dtype=float), int(index)
 
-    def threshold(self, alpha: float, tol: float) -> float:
-        return self.value / alpha + tol if np.isfinite(self.value) else -np.inf
 
-
-def _absorb_parts(obj: Objective, pl: Plan, store: PatternStore, cands: _Candidates, best: _Incumbent,
+def _absorb_parts(obj: Objective, pl: Plan, store: DiskStore, cands: Candidates, best: _Incumbent,
                   alpha: float, tol: float, executor: Any, progress: Any, patterns: Any,
                   ckpt: StreamCheckpoint | None) -> dict:
     """Stream every part into the store (from the checkpoint where it holds it); returns the notes,
@@ -127,9 +62,9 @@ def _absorb_parts(obj: Objective, pl: Plan, store: PatternStore, cands: _Candida
             store.append(packed=part.packed, witnesses=part.witnesses, upper=part.upper, lower=part.lower,
                          status=part.status)
             best.offer(part.best_value, part.best_theta, off + part.best_local)
-            thr = best.threshold(alpha, tol)
+            thr = threshold(best.value, alpha, tol)
             rows = open_rows(part.upper, part.status, thr)
-            cands.add(rows + off, part.upper[rows], part.packed[rows], part.witnesses[rows], thr)
+            cands.add(rows + off, part.upper[rows], thr)
             info["notes"].extend(part.notes)
             info["exact"].update({off + k: v for k, v in part.exact_witnesses.items()})
             info["uncertified"].append(part.uncertified + off)
@@ -140,29 +75,6 @@ def _absorb_parts(obj: Objective, pl: Plan, store: PatternStore, cands: _Candida
                 ckpt.maybe_save()
             check_stop()  # Ctrl-C from the command line (relu_gating._interrupt)
     return info
-
-
-def _rescan(store: PatternStore, cands: _Candidates, threshold: float) -> None:
-    """Refill the candidates from the store (only needed after some were dropped for room)."""
-    idx, up = np.zeros(0, dtype=np.int64), np.zeros(0)
-    floor = -np.inf
-    for s in range(0, store.N, SCAN):
-        u = store.read("upper", s, s + SCAN)
-        rows = open_rows(u, store.read("status", s, s + SCAN), threshold)
-        idx, up = np.concatenate([idx, rows + s]), np.concatenate([up, u[rows]])
-        if idx.size > 2 * cands.capacity:
-            order = np.lexsort((idx, -up))
-            floor = max(floor, float(up[order[cands.capacity:]].max()))
-            idx, up = idx[np.sort(order[:cands.capacity])], up[np.sort(order[:cands.capacity])]
-    order = np.lexsort((idx, -up))
-    if idx.size > cands.capacity:
-        floor = max(floor, float(up[order[cands.capacity:]].max()))
-        order = order[:cands.capacity]
-    idx = np.sort(idx[order])
-    cands.idx, cands.upper = idx, store.take("upper", idx)
-    cands.packed, cands.wit = store.take("packed", idx), store.take("witnesses", idx)
-    cands.floor = floor
-    cands.defer, cands.deferred = -np.inf, -np.inf  # every open pattern above the threshold was considered
 
 
 def _absorb_exact(out: Any, store: PatternStore, best: _Incumbent, state: dict) -> None:
@@ -184,40 +96,7 @@ def _absorb_exact(out: Any, store: PatternStore, best: _Incumbent, state: dict) 
         best.offer(float(vals[j]), out.thetas[j], int(idx[j]))
 
 
-def _exact_phase(obj: Objective, store: PatternStore, cands: _Candidates, best: _Incumbent, alpha: float,
-                 tol: float, method: str, batch_size: int, executor: Any, progress: Any, state: dict,
-                 ckpt: StreamCheckpoint | None) -> None:
-    need = batch_size * (1 if executor is None else PARALLEL_BATCHES)
-    n = store.n
-    with Progress(None, "exact phase", enabled=progress) as bar:  # patterns closed; the note: solved exactly
-        solved = 0
-        while True:
-            thr = best.threshold(alpha, tol)
-            cands.prune(thr)
-            if cands.needs_rescan(need, thr):  # refill (terminates: fills, and nothing is held back after)
-                _rescan(store, cands, thr)
-                state["rescans"] += 1
-                continue
-            if not len(cands):
-                return
-            take = cands.order()[:need]
-            tasks = []
-            for s in range(0, take.size, batch_size):
-                r = take[s:s + batch_size]
-                masks = np.unpackbits(cands.packed[r], axis=1, count=n).view(bool)
-                tasks.append((obj, cands.idx[r].copy(), masks, method, cands.wit[r].copy(), prune_target(best.value, alpha)))
-            cands.drop(cands.idx[take])
-            for out in executor_map(executor, solve_chunk, tasks):
-                _absorb_exact(out, store, best, state)
-                if ckpt is not None:
-                    ckpt.record(out)
-                    ckpt.maybe_save()
-                solved += int(np.count_nonzero(out.status == EXACT))
-                bar.update(out.index.size, note=f"solved exactly {solved:,}  best {best.value:.6f}")
-                check_stop()  # Ctrl-C from the command line (relu_gating._interrupt)
-
-
-def _replay(ckpt: StreamCheckpoint | None, outs: list, store: PatternStore, cands: _Candidates, best: _Incumbent,
+def _replay(ckpt: StreamCheckpoint | None, outs: list, store: PatternStore, cands: Candidates, best: _Incumbent,
             state: dict) -> None:
     """The exact phase recorded by the checkpoint, merged as if it had just run."""
     for out in outs:
@@ -233,22 +112,28 @@ def stream_best_neuron(obj: Objective, *, alpha: float, method: str, chunk_size:
                        executor: Any, progress: Any, memory: int, patterns: Any = None,
                        directory: str | None = None, checkpoint: str | None = None) -> NeuronResult:
     """The certified search of :func:`~relu_gating.search.front.best_neuron` in bounded memory."""
-    from relu_gating.search._stream.finish import finish
-
     t0 = time.perf_counter()
     pl = plan(obj.Phi, memory, chunk_size, workers_of(executor))
     obj = with_rank(obj, patterns.rank if patterns is not None else pl.rank)
     ckpt, outs = _open_checkpoint(checkpoint, obj, pl, tol, patterns)
-    store = PatternStore(obj.n, obj.Phi.shape[1], directory)
+    store = DiskStore(obj.n, obj.Phi.shape[1], directory)
     # the pilot's attained value: the bound pass's cut, and the candidates above it go first
-    cands, best = _Candidates(store.nb, store.m, pl.capacity, defer=pilot_value(obj)), _Incumbent()
-    state = {"methods": {}, "notes": [], "evidence": {}, "rescans": 0}
+    cands, best = Candidates(pl.capacity, defer=pilot_value(obj)), _Incumbent()
+    state: dict = {"methods": {}, "notes": [], "evidence": {}, "rescans": 0}
     try:
         info = _absorb_parts(obj, pl, store, cands, best, alpha, tol, executor, progress, patterns, ckpt)
         t1 = time.perf_counter()
         state["notes"] = list(info["notes"])
         _replay(ckpt, outs, store, cands, best, state)
-        _exact_phase(obj, store, cands, best, alpha, tol, method, batch_size, executor, progress, state, ckpt)
+
+        def absorb(out: PatternOutcome) -> None:
+            _absorb_exact(out, store, best, state)
+            if ckpt is not None:
+                ckpt.record(out)
+                ckpt.maybe_save()
+
+        state["rescans"] = exact_phase(obj, store, cands, lambda: best.value, absorb, alpha=alpha, tol=tol,
+                                       method=method, batch_size=batch_size, executor=executor, progress=progress)
     except KeyboardInterrupt:
         if ckpt is not None:
             ckpt.save()
@@ -258,7 +143,12 @@ def stream_best_neuron(obj: Objective, *, alpha: float, method: str, chunk_size:
     t2 = time.perf_counter()
     key = fingerprint(obj.Phi, obj.U_K, obj.Q_H, extra=f"{obj.kind}|{store.N}")
     seconds = {"enumerate": info["enumerate"], "bounds": info["bounds"], "stream": t1 - t0, "solve": t2 - t1}
-    res = finish(obj, store, best, state, info, alpha, tol, key, pl, seconds)
+    unc = np.concatenate(info["uncertified"]) if info["uncertified"] else np.zeros(0, dtype=np.int64)
+    tail = [f"streamed: {pl.parts} part(s), chunks of {pl.chunk_size}, {state['rescans']} re-scan(s)"]
+    tail += [f"{unc.size} pattern(s) have no certified witness (first: {int(unc[0])})"] if unc.size else []
+    res = finish(obj, store, best.theta, best.index, notes=state["notes"], methods=state["methods"],
+                 evidence=state["evidence"], exact_witnesses=dict(sorted(info["exact"].items())), alpha=alpha,
+                 tol=tol, key=key, seconds=seconds, tail=tail)
     res.seconds["total"] = time.perf_counter() - t0
     return res
 

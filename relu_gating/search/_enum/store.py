@@ -1,13 +1,20 @@
-"""Per-pattern arrays of a streamed search, spilled to files (private).
+"""The per-pattern arrays of an enumerated search, behind one interface (private).
 
-A :class:`PatternStore` holds, for every pattern in stream order, its packed
-mask, witness, upper bound, best value found and settlement, each in one raw
-file of a private temporary directory.  Rows are appended part by part, read
-back in chunks with plain file reads (no memory map is touched while the
-search runs, so the files live in the page cache, not in the process), and
-patched in place for the few patterns the exact phase settles.  The directory
-is removed when the store is garbage collected (or :meth:`close`); directories
-left by a killed process are removed by the next store created (:func:`sweep_stale`).
+:class:`PatternStore` is what the drivers and the ending (:mod:`.finish`) read and write: for
+every pattern in enumeration order its packed mask, witness, upper bound, best value found and
+settlement.  Two stores implement it:
+
+* :class:`MemoryStore`: the arrays of the in-memory search (the pattern set's packed masks and
+  witnesses, the :class:`~relu_gating.search.state.SearchState`'s bounds, values and
+  settlements), used in place: reads of a range are views, and the result is lent the arrays
+  themselves (no copy: at 10^8 patterns they are most of the memory);
+* :class:`DiskStore`: the streamed search's columns, one raw file each in a private temporary
+  directory.  Rows are appended part by part, read back in chunks with plain file reads (no
+  memory map is touched while the search runs, so the files live in the page cache, not in the
+  process), and patched in place for the few patterns the exact phase settles; the result gets
+  read-only memory maps.  The directory is removed when the store is garbage collected (or
+  :meth:`DiskStore.close`); directories left by a killed process are removed by the next store
+  created (:func:`sweep_stale`).
 """
 
 from __future__ import annotations
@@ -16,17 +23,73 @@ import os
 import shutil
 import tempfile
 import weakref
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
-__all__ = ["PatternStore", "sweep_stale", "PREFIX"]
+__all__ = ["PatternStore", "MemoryStore", "DiskStore", "COLUMNS", "SCAN", "sweep_stale", "PREFIX"]
 
 
+#: Patterns per block of a scan of a store (its reads of a range).
+SCAN = 1 << 16
+#: The columns of a store, in this order.
+COLUMNS = ("packed", "witnesses", "upper", "lower", "status")
 #: Columns whose rows are vectors (2-D even when a row holds one entry: n <= 8 samples, m = 1).
 _ROWS = ("packed", "witnesses")
 #: Name prefix of a store's directory, followed by the owning process id and a random suffix.
 PREFIX = "relu-gating-stream-"
+
+
+class PatternStore(Protocol):
+    """Per-pattern columns (:data:`COLUMNS`) of ``N`` patterns over ``n`` samples.
+
+    ``packed`` (uint8, ``ceil(n / 8)`` per row) and ``witnesses`` (float64, ``m`` per row) are
+    2-D; ``upper``, ``lower`` (float64) and ``status`` (int8) are 1-D.
+    """
+
+    N: int
+    n: int
+
+    def read(self, name: str, start: int, stop: int) -> np.ndarray:
+        """Rows ``start:stop`` of a column (clipped to the store)."""
+
+    def take(self, name: str, index: Any) -> np.ndarray:
+        """Rows at ``index`` (any order), a fresh array."""
+
+    def write(self, name: str, start: int, values: np.ndarray) -> None:
+        """Overwrite the rows from ``start`` on."""
+
+    def patch(self, name: str, index: np.ndarray, values: np.ndarray) -> None:
+        """Overwrite the rows at ``index``."""
+
+    def lend(self) -> tuple[dict[str, np.ndarray], Any]:
+        """Every column whole, for the result (not to be written after), and the object that must
+        stay alive while they are read (or None)."""
+
+
+class MemoryStore:
+    """:class:`PatternStore` over arrays in memory, used in place (never copied)."""
+
+    def __init__(self, n: int, packed: np.ndarray, witnesses: np.ndarray, upper: np.ndarray, lower: np.ndarray,
+                 status: np.ndarray) -> None:
+        self.n, self.N = int(n), int(upper.shape[0])
+        self.columns = {"packed": packed, "witnesses": witnesses, "upper": upper, "lower": lower, "status": status}
+
+    def read(self, name: str, start: int, stop: int) -> np.ndarray:
+        return self.columns[name][max(0, int(start)):int(stop)]  # a view
+
+    def take(self, name: str, index: Any) -> np.ndarray:
+        return self.columns[name][np.asarray(index, dtype=np.int64)]
+
+    def write(self, name: str, start: int, values: np.ndarray) -> None:
+        a = self.columns[name]
+        a[int(start):int(start) + len(values)] = values
+
+    def patch(self, name: str, index: np.ndarray, values: np.ndarray) -> None:
+        self.columns[name][np.asarray(index, dtype=np.int64)] = values
+
+    def lend(self) -> tuple[dict[str, np.ndarray], Any]:
+        return dict(self.columns), None
 
 
 def _alive(pid: int) -> bool:
@@ -57,12 +120,8 @@ def sweep_stale(directory: str | None = None) -> list[str]:
     return removed
 
 
-class PatternStore:
-    """Append-only per-pattern columns on disk, readable in chunks, patchable in place.
-
-    Columns: ``packed`` (uint8, ``ceil(n / 8)`` per row), ``witnesses``
-    (float64, ``m``), ``upper`` and ``lower`` (float64) and ``status`` (int8).
-    """
+class DiskStore:
+    """:class:`PatternStore` on disk: append-only columns, readable in chunks, patchable in place."""
 
     def __init__(self, n: int, m: int, directory: str | None = None) -> None:
         self.n, self.m = int(n), int(m)
@@ -144,20 +203,11 @@ class PatternStore:
         shape = (self.N, width) if name in _ROWS else (self.N,)
         return np.memmap(self.path(name), dtype=dt, mode="r", shape=shape)
 
+    def lend(self) -> tuple[dict[str, np.ndarray], Any]:
+        """Read-only memory maps of every column, kept readable by this store (pages load on access)."""
+        return {name: self.memmap(name) for name in COLUMNS}, self
+
     def close(self) -> None:
         """Remove the files now (memory maps already handed out stay readable on POSIX)."""
         self._finalizer()
 
-
-def read_rows(a: np.ndarray, start: int, stop: int) -> np.ndarray:
-    """Rows ``start:stop`` of an array or, without touching its mapping, of a memory-mapped file."""
-    fname = getattr(a, "filename", None)
-    if isinstance(a, np.memmap) and isinstance(fname, str) and os.path.exists(fname):
-        width = int(np.prod(a.shape[1:], dtype=np.int64)) if a.ndim > 1 else 1
-        start, stop = max(0, int(start)), min(a.shape[0], int(stop))
-        count = max(0, stop - start)
-        with open(fname, "rb") as fh:
-            fh.seek(a.offset + start * width * a.dtype.itemsize)
-            out = np.fromfile(fh, dtype=a.dtype, count=count * width)
-        return out.reshape((count,) + a.shape[1:])
-    return np.asarray(a[start:stop])

@@ -1,0 +1,152 @@
+"""The one ending of an enumerated search, in memory or streamed (private).
+
+:func:`finish` takes the :class:`~relu_gating.search._enum.store.PatternStore` the search
+filled and its incumbent and returns the :class:`NeuronResult`: the unsettled patterns settled
+by their bounds, the excluded ones' bounds zeroed, every claim raised to what is proven
+(:func:`raise_claims`), the incumbent polished and re-evaluated, near-ties reported.  It works
+block by block over the store, so a streamed search never holds a whole column.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import numpy as np
+
+from relu_gating.errors import SolverFailure
+from relu_gating.search._config import NEAR_TIE_TOL
+from relu_gating.search._enum.store import SCAN, PatternStore
+from relu_gating.search._exact.polish import polish_theta
+from relu_gating.search.objectives import Objective, neuron_values, normalized_theta
+from relu_gating.search.result import NeuronResult
+from relu_gating.search.state import BOUND, EXACT, PRUNED, UNSETTLED
+
+__all__ = ["finish", "raise_claims"]
+
+def _unpack(packed: np.ndarray, n: int) -> np.ndarray:
+    return np.unpackbits(packed, axis=1, count=n).view(bool)
+
+
+def raise_claims(obj: Objective, store: PatternStore, pruned: np.ndarray, evidence: dict) -> list[str]:
+    """Claims made what is proven (in place on ``store`` and ``evidence``;
+    :mod:`relu_gating.search._claims`): the patterns ``pruned`` (settled as having no admissible
+    neuron, bounds zeroed) must be so exactly; a solver's claim that no check proves is replaced by
+    the least proven bound, its evidence dropped and its pattern ``BOUND``.  Returns notes."""
+    from relu_gating.search._claims import checked_exclusions, settle_claims
+
+    notes: list[str] = []
+    if pruned.size:
+        up, st = store.take("upper", pruned), store.take("status", pruned)
+        notes += checked_exclusions(obj, _unpack(store.take("packed", pruned), obj.n), up, st, index=pruned)
+        moved = np.flatnonzero(st != PRUNED)
+        if moved.size:
+            store.patch("upper", pruned[moved], up[moved])
+            store.patch("status", pruned[moved], st[moved])
+    if not evidence:
+        return notes
+    idx = np.array(sorted(evidence), dtype=np.int64)
+    idx = idx[store.take("status", idx) != PRUNED]  # no admissible neuron (decided exactly above): nothing to claim
+    if idx.size == 0:
+        return notes
+    got = settle_claims(obj, _unpack(store.take("packed", idx), obj.n), store.take("upper", idx),
+                        [evidence[int(i)] for i in idx])
+    store.patch("upper", idx, got.bounds)
+    for k, ev in got.replaced.items():
+        evidence[int(idx[k])] = ev
+    for i in idx[~got.keep_evidence].tolist():
+        evidence.pop(int(i))
+    fell = idx[got.fallback]
+    if fell.size:
+        st = store.take("status", fell)
+        exact = fell[st == EXACT]
+        store.patch("status", exact, np.full(exact.size, BOUND, dtype=st.dtype))
+        notes.append(f"{fell.size} pattern(s) whose solved bound is not proven claim a weaker valid bound "
+                     f"instead (not settled; first: {int(fell[0])})")
+    return notes
+
+
+def _settle(store: PatternStore) -> np.ndarray:
+    """The unsettled patterns settled by their bounds (``BOUND``), the excluded ones' bounds zeroed;
+    returns the indices of the excluded (``PRUNED``)."""
+    pruned = []
+    for s in range(0, store.N, SCAN):
+        st = store.read("status", s, s + SCAN)
+        st = np.where(st == UNSETTLED, BOUND, st).astype(np.int8)
+        out = st == PRUNED
+        store.write("status", s, st)
+        store.write("upper", s, np.where(out, 0.0, store.read("upper", s, s + SCAN)))
+        pruned.append(np.flatnonzero(out) + s)
+    return np.concatenate(pruned) if pruned else np.zeros(0, dtype=np.int64)
+
+
+def _final_scan(store: PatternStore, z: np.ndarray | None, value: float) -> dict:
+    """Counts per settlement, the largest bound, and the near-ties of the neuron with ``Phi theta = z``
+    (None: no incumbent, no near-ties): patterns reaching ``value`` within 1e-9 whose closed cone
+    does not hold it (chambers sharing the wall on which the optimum lies hold the same neuron)."""
+    out = {"max": -np.inf, "exact": 0, "bound": 0, "pruned": 0, "close": 0, "others": 0, "first": -1}
+    eps = NEAR_TIE_TOL * (np.abs(z).max() + 1e-300) if z is not None else 0.0
+    for s in range(0, store.N, SCAN):
+        st, up = store.read("status", s, s + SCAN), store.read("upper", s, s + SCAN)
+        out["max"] = max(out["max"], float(up.max(initial=-np.inf)))
+        out["exact"] += int(np.count_nonzero(st == EXACT))
+        out["bound"] += int(np.count_nonzero(st == BOUND))
+        out["pruned"] += int(np.count_nonzero(st == PRUNED))
+        if z is None:
+            continue
+        close = np.flatnonzero(np.nan_to_num(store.read("lower", s, s + SCAN), nan=-np.inf) >= value - NEAR_TIE_TOL)
+        if close.size:
+            mk = _unpack(store.take("packed", close + s), store.n)
+            holds = np.all(np.where(z > eps, mk, True) & np.where(z < -eps, ~mk, True), axis=1)
+            out["close"] += int(close.size)
+            out["others"] += int(np.count_nonzero(~holds))
+            if out["first"] < 0 and not holds.all():
+                out["first"] = int(s + close[np.flatnonzero(~holds)[0]])
+    return out
+
+
+def finish(obj: Objective, store: PatternStore, best_theta: np.ndarray | None, best_index: int, *, notes: Iterable[str],
+           methods: dict, evidence: dict, exact_witnesses: dict, alpha: float, tol: float, key: str, seconds: dict,
+           resumed: bool = False, tail: Iterable[str] = ()) -> NeuronResult:
+    """The :class:`NeuronResult` of a search whose patterns are in ``store`` (lent to the result,
+    not copied) and whose incumbent is ``best_theta`` in pattern ``best_index``.
+
+    ``notes`` are the search's (repeats dropped), ``resumed`` adds that it resumed from a
+    checkpoint, ``tail`` ends the notes; ``evidence`` is changed in place.
+    """
+    notes = list(dict.fromkeys(notes))
+    if best_theta is None:  # every pattern was excluded: nothing to choose
+        theta, value, z = np.zeros(obj.Phi.shape[1]), 0.0, None
+        pattern = np.zeros(obj.n, dtype=bool)
+        notes.append("no admissible neuron: every relu(Phi theta) is 0 or lies in col(features); value 0")
+    else:
+        theta = polish_theta(obj, normalized_theta(obj, best_theta))  # scale ||(I - Pi_H) h|| = 1, walls off rounding
+        value = float(neuron_values(obj, theta[None, :])[0])  # recomputed from relu(Phi theta)
+        if np.isnan(value):
+            raise SolverFailure("the incumbent neuron is excluded on recomputation; please report this input")
+        z = obj.Phi @ theta
+        pattern = _unpack(store.take("packed", [best_index]), obj.n)[0].copy()
+        # the optimum may lie on a wall: report the chamber it was found in, which
+        # agrees with the signs of Phi theta wherever they are nonzero
+        if not np.all(np.where(z > 0, pattern, True) & np.where(z < 0, ~pattern, True)):
+            pattern = z > 0
+        if resumed:
+            notes.append("resumed from checkpoint")
+    claims = raise_claims(obj, store, _settle(store), evidence)
+    sc = _final_scan(store, z, value)
+    if sc["close"] >= 2 and sc["others"]:
+        notes.append(f"near-tie: {sc['others']} other pattern(s) reach {value:.12f} within 1e-9 with a different "
+                     f"neuron (e.g. pattern {sc['first']}): the optimum may not be unique")
+    notes += claims
+    notes += tail
+    upper = float(max(sc["max"], value))
+    cols, keep = store.lend()
+    return NeuronResult(
+        theta=theta, value=float(value), upper_bound=upper, alpha=float(alpha),
+        certified=bool(value >= alpha * upper - tol), pattern=pattern, objective=obj.kind,
+        n_patterns=int(store.N), n_exact=sc["exact"], n_bound=sc["bound"], n_pruned=sc["pruned"],
+        seconds=seconds, tol=float(tol), packed=cols["packed"], witnesses=cols["witnesses"],
+        bounds=cols["upper"], lowers=cols["lower"], settlement=cols["status"], methods=dict(methods),
+        rank=int(obj.rank), fingerprint=key, notes=tuple(notes), exact_witnesses=dict(exact_witnesses),
+        evidence=dict(evidence), K=int(obj.U_K.shape[1]), features=obj.features,
+        features_sha256=obj.features_sha256, store=keep,
+    )
