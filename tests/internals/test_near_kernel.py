@@ -97,3 +97,23 @@ def test_no_features_three_samples_on_a_line_to_rounding():
     assert exact - 1e-12 <= got.bounds[0] <= exact * (1 + 1e-9) + 1e-9, (got.bounds[0], exact)
     checker = prove_bounds(I.Phi, I.U, I.features, mask[None], got.bounds, {0: got.replaced[0]})
     assert checker[0] <= got.bounds[0]
+
+
+def test_rounding_containment_is_remarked():
+    """Prop 5.5 features from float products contain col(Phi) to rounding only: the query is not
+    certified, and the result says why and what to do; generic features get no such remark."""
+    from relu_gating.experiments._theory import column_basis
+    from relu_gating.layers.networks import layer_input, preserving_layer
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((8, 2))
+    Phi = layer_input(X)
+    U = np.linalg.qr(rng.standard_normal((8, 2)))[0]
+    H = column_basis(np.c_[np.maximum(Phi @ preserving_layer(Phi, U, seed=0).Theta, 0), np.ones(8)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = best_neuron(Phi, U, features=H, strategy="enumerate")
+    assert not res.certified and any("not proven" in r for r in res.notes), res.notes
+    assert any("contains col(Phi) to within" in r for r in res.notes), res.notes
+    generic = best_neuron(Phi, U, features=rng.standard_normal((8, 2)), strategy="enumerate")
+    assert not any("contains col(Phi)" in r for r in generic.notes)

@@ -17,11 +17,12 @@ from relu_gating.errors import SolverFailure
 from relu_gating.search._config import NEAR_TIE_TOL
 from relu_gating.search._enum.store import SCAN, PatternStore
 from relu_gating.search._exact.polish import polish_theta
-from relu_gating.search.objectives import Objective, neuron_values, normalized_theta
+from relu_gating.search.objectives import Objective, containment_remark, neuron_values, normalized_theta
 from relu_gating.search.result import NeuronResult
 from relu_gating.search.state import BOUND, EXACT, PRUNED, UNSETTLED
 
 __all__ = ["finish", "raise_claims"]
+
 
 def _unpack(packed: np.ndarray, n: int) -> np.ndarray:
     return np.unpackbits(packed, axis=1, count=n).view(bool)
@@ -62,6 +63,8 @@ def raise_claims(obj: Objective, store: PatternStore, pruned: np.ndarray, eviden
         store.patch("status", exact, np.full(exact.size, BOUND, dtype=st.dtype))
         notes.append(f"{fell.size} pattern(s) whose solved bound is not proven claim a weaker valid bound "
                      f"instead (not settled; first: {int(fell[0])})")
+        hint = containment_remark(obj)
+        notes += [hint] if hint else []
     return notes
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from relu_gating.search.bnb._tree_build import Node
-from relu_gating.search.objectives import neuron_values
+from relu_gating.search.objectives import containment_remark, neuron_values
 
 __all__ = ["Chambers"]
 
@@ -91,6 +91,8 @@ class Chambers:
         if not got.keep_evidence[0]:
             self.stats["unproven"] = self.stats.get("unproven", 0) + 1
             self.notes.append("a chamber's solved bound is not proven: it claims a weaker valid bound (not settled)")
+            hint = containment_remark(self.obj)
+            self.notes += [hint] if hint else []
             return float(got.bounds[0]), None
         return float(got.bounds[0]), got.replaced.get(0, ev[0])
 
