@@ -14,6 +14,7 @@ import os
 import zipfile
 
 import numpy as np
+from _binary_files import npz_arrays, npz_save
 import pytest
 
 from relu_gating import CertificateError, best_neuron, verify
@@ -38,18 +39,7 @@ def case(tmp_path_factory):
     return Phi, U_K, res, str(path)
 
 
-def _arrays(path):
-    with np.load(path, allow_pickle=False) as z:
-        out = {k: z[k].copy() for k in z.files}
-    out["meta"] = json.loads(out["meta"].tobytes().decode())
-    return out
-
-
-def _save(arrs, path):
-    arrs = dict(arrs)
-    arrs["meta"] = np.frombuffer(json.dumps(arrs["meta"]).encode(), dtype=np.uint8)
-    np.savez(path, **arrs)
-    return str(path)
+_arrays, _save = npz_arrays, npz_save
 
 
 def test_valid_binary_certificate_verifies_like_json(case):

@@ -6,27 +6,16 @@ duplicate is still refused.
 
 from __future__ import annotations
 
-import json
 
 import numpy as np
+from _binary_files import npz_arrays, npz_save
 
 import relu_gating.checker._binary as bv
 from relu_gating import best_neuron, verify
 from relu_gating.certificate import save_binary
 
 
-def _arrays(path):
-    with np.load(path, allow_pickle=False) as z:
-        out = {k: z[k].copy() for k in z.files}
-    out["meta"] = json.loads(out["meta"].tobytes().decode())
-    return out
-
-
-def _save(arrs, path):
-    arrs = dict(arrs)
-    arrs["meta"] = np.frombuffer(json.dumps(arrs["meta"]).encode(), dtype=np.uint8)
-    np.savez(path, **arrs)
-    return str(path)
+_arrays, _save = npz_arrays, npz_save
 
 
 def test_hash_collisions_are_settled_exactly(tmp_path, monkeypatch):
