@@ -143,6 +143,5 @@ def exact_neurons(Phi: Any, thetas: Any, bits: int = GRID_BITS) -> Any:
     import numpy as np
 
     T = np.atleast_2d(np.asarray(thetas, dtype=float)).T
-    top = np.abs(T).max(axis=0)
-    scale = np.where(top > 0, 2.0 ** -np.ceil(np.log2(np.where(top > 0, top, 1.0)) + 1e-12), 1.0)
-    return np.maximum(exact_product(Phi, T * scale, bits)[2], 0.0)
+    exponent = np.frexp(np.abs(T).max(axis=0))[1]  # top = f 2^e with f in [1/2, 1) (e = 0 for top = 0)
+    return np.maximum(exact_product(Phi, np.ldexp(T, -exponent), bits)[2], 0.0)

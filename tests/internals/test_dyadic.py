@@ -59,3 +59,19 @@ def test_prop55_features_contain_col_phi_exactly():
     assert rank(np.c_[H, Phi]) == rank(H)
     # the identity relu(p) - relu(-p) = p holds exactly, column by column, so each Phi theta_i is in col(H)
     assert np.array_equal(np.maximum(P, 0) - np.maximum(-P, 0), P)
+
+
+def test_exact_neurons_are_exact_and_keep_the_span():
+    """Each column is relu(Phi theta') with theta' = theta / 2^e on the grid, max |theta'| in [1/2, 1)."""
+    from relu_gating.experiments._theory import exact_neurons
+
+    rng = np.random.default_rng(1)
+    Phi = np.c_[dyadic(rng.standard_normal((20, 2))), np.ones(20)]
+    thetas = rng.standard_normal((3, 3)) * np.array([[1e-3], [1.0], [40.0]])
+    R = exact_neurons(Phi, thetas)
+    for j, th in enumerate(thetas):
+        scaled = th / 2.0 ** np.frexp(np.abs(th).max())[1]
+        assert 0.5 <= np.abs(scaled).max() < 1.0
+        P = exact_product(Phi, scaled[:, None])[2][:, 0]
+        assert np.array_equal(R[:, j], np.maximum(P, 0))
+        assert np.allclose(R[:, j] * 2.0 ** np.frexp(np.abs(th).max())[1], np.maximum(Phi @ th, 0), atol=1e-3)

@@ -115,5 +115,10 @@ def test_rounding_containment_is_remarked():
         res = best_neuron(Phi, U, features=H, strategy="enumerate")
     assert not res.certified and any("not proven" in r for r in res.notes), res.notes
     assert any("contains col(Phi) to within" in r for r in res.notes), res.notes
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tree = best_neuron(Phi, U, features=H, strategy="branch-and-bound")
+    hinted = [r for r in tree.notes if "contains col(Phi) to within" in r]
+    assert len(hinted) == (1 if any("not proven" in r for r in tree.notes) else 0), tree.notes  # once, if any
     generic = best_neuron(Phi, U, features=rng.standard_normal((8, 2)), strategy="enumerate")
     assert not any("contains col(Phi)" in r for r in generic.notes)

@@ -12,9 +12,10 @@ from relu_gating.errors import InputError, SolverFailure
 from relu_gating.patterns._exact import single_thread_blas
 from relu_gating.search.bnb._search import Search
 from relu_gating.search.bnb._audit import audit_tree
+from relu_gating.search.bnb._chamber import UNPROVEN_NOTE
 from relu_gating.search.bnb._tree_build import count_kinds, to_nodes
 from relu_gating.certificate._problem import exact_rank
-from relu_gating.search.objectives import Objective, make_objective, neuron_values, with_rank
+from relu_gating.search.objectives import Objective, containment_remark, make_objective, neuron_values, with_rank
 from relu_gating.search.options import BranchAndBoundOptions
 from relu_gating.search.result import NeuronResult
 
@@ -131,6 +132,8 @@ def _result(obj: Objective, search: Search, why: str, alpha: float, tol: float, 
     claims = [nd[1] for nd in nodes if nd[0] in ("b", "c", "d")]
     n, m = obj.Phi.shape
     notes = list(dict.fromkeys(search.notes))
+    hint = containment_remark(obj) if UNPROVEN_NOTE in notes else None
+    notes += [hint] if hint else []
     if raised:
         notes.append(f"{raised} leaf bound(s) raised to what the checker proves (its projector gaps are "
                      f"wider than the search's on this data)")

@@ -14,9 +14,13 @@ from typing import Any
 import numpy as np
 
 from relu_gating.search.bnb._tree_build import Node
-from relu_gating.search.objectives import containment_remark, neuron_values
+from relu_gating.search.objectives import neuron_values
 
 __all__ = ["Chambers"]
+
+
+#: The note of a chamber whose solved bound is not proven (the result adds why, once: ``_api``).
+UNPROVEN_NOTE = "a chamber's solved bound is not proven: it claims a weaker valid bound (not settled)"
 
 
 class Chambers:
@@ -90,9 +94,7 @@ class Chambers:
         got = settle_claims(self.obj, mask[None], np.array([u]), ev)
         if not got.keep_evidence[0]:
             self.stats["unproven"] = self.stats.get("unproven", 0) + 1
-            self.notes.append("a chamber's solved bound is not proven: it claims a weaker valid bound (not settled)")
-            hint = containment_remark(self.obj)
-            self.notes += [hint] if hint else []
+            self.notes.append(UNPROVEN_NOTE)
             return float(got.bounds[0]), None
         return float(got.bounds[0]), got.replaced.get(0, ev[0])
 
