@@ -31,7 +31,7 @@ import numpy as np
 
 from relu_gating.certificate._proofs import _allow
 
-__all__ = ["lifted_leaf_bound", "lifted_pieces"]
+__all__ = ["lifted_leaf_bound", "lifted_pieces", "multiplier_matrix"]
 
 
 def lifted_pieces(Q: np.ndarray, M: np.ndarray, QH: np.ndarray | None, signs: np.ndarray, zero: np.ndarray,
@@ -64,6 +64,31 @@ def lifted_pieces(Q: np.ndarray, M: np.ndarray, QH: np.ndarray | None, signs: np
     return 0.5 * (A + A.T), 0.5 * (B + B.T), G, Q[und], magA, magB
 
 
+def multiplier_matrix(N: Any, p: int) -> np.ndarray:
+    """The ``p x p`` matrix ``N`` of lifted evidence, written dense (``p`` rows of ``p``) or sparse
+    (``{"p": p, "entries": [[k, l, v], ...]}``, ``N_kl = N_lk = v``, each pair at most once, the rest 0);
+    ValueError when malformed."""
+    if not isinstance(N, dict):
+        return np.asarray(N, dtype=float).reshape(p, p)
+    if set(N) != {"p", "entries"} or isinstance(N["p"], bool) or not isinstance(N["p"], (int, np.integer)) \
+            or int(N["p"]) != p:
+        raise ValueError("sparse multipliers: keys p and entries, p the number of constraints")
+    E = np.asarray(N["entries"], dtype=float).reshape(-1, 3)
+    if not np.all(np.isfinite(E)):
+        raise ValueError("sparse multipliers: not finite")
+    k, l = E[:, 0], E[:, 1]
+    if np.any(k != np.round(k)) or np.any(l != np.round(l)) or np.any(np.minimum(k, l) < 0) \
+            or np.any(np.maximum(k, l) >= p):
+        raise ValueError("sparse multipliers: an index is not a constraint")
+    k, l = np.minimum(k, l).astype(np.int64), np.maximum(k, l).astype(np.int64)
+    if np.unique(k * p + l).size != k.size:
+        raise ValueError("sparse multipliers: a pair given twice")
+    out = np.zeros((p, p))
+    out[k, l] = E[:, 2]
+    out[l, k] = E[:, 2]
+    return out
+
+
 def lifted_leaf_bound(Q: np.ndarray, M: np.ndarray, QH: np.ndarray | None, signs: np.ndarray, zero: np.ndarray,
                       claim: float, dec: Any, N: Any, mu: Any) -> float:
     """``claim`` if the evidence ``(dec, N, mu)`` proves it on the node with these signs, else ``inf``."""
@@ -80,8 +105,8 @@ def lifted_leaf_bound(Q: np.ndarray, M: np.ndarray, QH: np.ndarray | None, signs
     k = int(np.sum((signs == 0) & ~zero))
     p = dec.size + 2 * k
     try:
-        N = np.asarray(N, dtype=float).reshape(p, p)
-    except (TypeError, ValueError):
+        N = multiplier_matrix(N, p)
+    except (TypeError, ValueError, OverflowError):
         return float("inf")
     if mu.size != k or not (np.all(np.isfinite(N)) and np.all(np.isfinite(mu))):
         return float("inf")

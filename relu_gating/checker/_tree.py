@@ -101,6 +101,26 @@ def _exact_node(P: StatedProblem, signs: np.ndarray, zero: np.ndarray, ladder: l
     return np.inf
 
 
+def _multipliers(N: Any, p: int) -> np.ndarray:
+    """``N`` as a ``p x p`` matrix: a dense list of rows, or ``{"p": p, "entries": [[k, l, v], ...]}``
+    (``N_kl = N_lk = v``; a pair named twice, an index off the range or a missing key: ValueError)."""
+    if not isinstance(N, dict):
+        return np.asarray(N, dtype=float).reshape(p, p)
+    if sorted(N) != ["entries", "p"] or type(N["p"]) is not int or N["p"] != p:
+        raise ValueError("malformed sparse multipliers")
+    e = np.asarray(N["entries"], dtype=float).reshape(-1, 3)
+    ij = e[:, :2]
+    if not (np.all(np.isfinite(e)) and np.all(ij == np.floor(ij)) and np.all((ij >= 0) & (ij < p))):
+        raise ValueError("malformed sparse multipliers")
+    i, j = ij.min(axis=1).astype(np.int64), ij.max(axis=1).astype(np.int64)
+    if np.unique(i * p + j).size != i.size:
+        raise ValueError("a pair named twice")
+    out = np.zeros((p, p))
+    out[i, j] = e[:, 2]
+    out[j, i] = e[:, 2]
+    return out
+
+
 def lifted_bound(P: StatedProblem, signs: np.ndarray, zero: np.ndarray, claim: float, dec: Any, N: Any,
                  mu: Any) -> float:
     """``claim`` if the lifted evidence ``(dec, N, mu)`` proves it on the node, else ``inf``
@@ -112,7 +132,7 @@ def lifted_bound(P: StatedProblem, signs: np.ndarray, zero: np.ndarray, claim: f
         mu = np.asarray(mu, dtype=float).reshape(-1)
         und = np.flatnonzero((signs == 0) & ~zero)
         k = und.size
-        N = np.asarray(N, dtype=float).reshape(dec.size + 2 * k, dec.size + 2 * k)
+        N = _multipliers(N, dec.size + 2 * k)
     except (TypeError, ValueError, OverflowError):
         return np.inf
     if (dec.size and (dec.min() < 0 or dec.max() >= n)) or np.any(signs[dec] == 0) or np.any(zero[dec]) \

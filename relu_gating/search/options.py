@@ -68,12 +68,13 @@ class BranchAndBoundOptions:
     seed : int
         Seed of the first incumbent's random neurons and local search.
     lifted : bool
-        Also try the lifted doubly nonnegative bound on nodes with at most 16 undecided rows
-        (experimental; see :func:`relu_gating.search.bnb.branch_and_bound`).
+        Also try the lifted doubly nonnegative bound on nodes with at most 32 undecided rows (on by
+        default; ``False`` keeps the subspace bound alone; see
+        :func:`relu_gating.search.bnb.branch_and_bound`).
     """
 
     seed: int = 0
-    lifted: bool = False
+    lifted: bool = True
 
     def __post_init__(self) -> None:
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:

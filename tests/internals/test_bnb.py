@@ -168,7 +168,7 @@ def test_time_budget_keeps_time_for_the_audit(monkeypatch):
     monkeypatch.setattr(_search, "AUDIT_PER_BOUND_SECOND", 1e4)
     t = time.perf_counter()
     res = branch_and_bound(Phi, U, features="bias", max_seconds=30.0)
-    assert time.perf_counter() - t < 25.0 and res.n_nodes <= 40 and not res.certified
+    assert time.perf_counter() - t < 25.0 and res.n_nodes <= 60 and not res.certified
     assert any("stopped early (time budget)" in n for n in res.notes)
     assert verify(res.to_dict(), Phi, U, "bias").valid
     stats = {"nodes": 10, "implied": 0, "t_bound": 2.0}  # the reserve itself, without the audit's share:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from relu_gating import best_neuron, verify
 from relu_gating.certificate._problem import exact_rank
-from relu_gating.certificate._tree_strong import lifted_leaf_bound
+from relu_gating.certificate._tree_strong import lifted_leaf_bound, multiplier_matrix
 from relu_gating.patterns import enumerate_patterns
 from relu_gating.search.bnb import _strong, branch_and_bound
 from relu_gating.search.objectives import make_objective, with_rank
@@ -83,7 +83,9 @@ def test_genuine_evidence_is_accepted_and_tight(evidence):
 
 
 def test_tampered_evidence_is_rejected(evidence):
-    obj, signs, zero, u, (dec, N, mu), true = evidence
+    obj, signs, zero, u, (dec, Ns, mu), true = evidence
+    N = multiplier_matrix(Ns, Ns["p"])  # the search writes it sparse; dense is accepted too
+    assert _check(obj, signs, zero, u, (dec, N, mu)) == u
     assert np.isinf(_check(obj, signs, zero, true - 1e-3, (dec, N, mu)))  # claim below the true max
     assert np.isinf(_check(obj, signs, zero, u, (dec, -N, mu)))  # all of N negative: clamped to 0
     N2 = N.copy()
@@ -102,6 +104,55 @@ def test_tampered_evidence_is_rejected(evidence):
     wrong[dec[0]] = -wrong[dec[0]]  # another node: one decided sign flipped
     assert np.isinf(_check(obj, wrong, zero, u, (dec, N, mu)))
     assert np.isinf(_check(obj, signs, zero, u, (dec, np.full_like(N, np.nan), mu)))
+
+
+def test_malformed_sparse_multipliers_are_rejected(evidence):
+    """The sparse form of ``N`` (``{"p", "entries"}``): a pair named twice, an index off the range,
+    a wrong ``p``, a missing or extra key, a bool ``p``, a non-integer index: no bound (both checkers)."""
+    from relu_gating.checker._tree import _multipliers
+
+    obj, signs, zero, u, (dec, Ns, mu), true = evidence
+    E = np.asarray(Ns["entries"])
+    p = Ns["p"]
+    bad = [{"p": p, "entries": np.vstack([E, E[:1]])}, {"p": p, "entries": np.vstack([E, [[0, p, 1.0]]])},
+           {"p": p + 1, "entries": E}, {"entries": E}, {"p": p, "entries": E, "x": 1}, {"p": True, "entries": E},
+           {"p": p, "entries": np.vstack([E, [[0.5, 1, 1.0]]])}, {"p": p, "entries": np.vstack([E, [[-1, 1, 1.0]]])},
+           {"p": p, "entries": np.vstack([E, [[1, 0, np.inf]]])}]
+    for b in bad:
+        assert np.isinf(_check(obj, signs, zero, u, (dec, b, mu))), b
+        with pytest.raises((ValueError, TypeError)):
+            _multipliers(b, p)
+    swapped = {"p": p, "entries": E[:, [1, 0, 2]]}  # (l, k) names the same pair as (k, l)
+    assert _check(obj, signs, zero, u, (dec, swapped, mu)) == u
+    assert np.array_equal(_multipliers(Ns, p), multiplier_matrix(Ns, p))
+
+
+def test_first_order_multipliers_settle_and_are_checked(chambers):
+    """Given the level that settles a node (above its true maximum), the first-order multipliers prove
+    a bound at most that level, never below the true maximum, accepted by both checkers; below the true
+    maximum no level is ever proven."""
+    obj, masks, vals, wits = chambers
+    zero = np.zeros(obj.Phi.shape[0], dtype=bool)
+    tried = 0
+    for k in np.argsort(-np.nan_to_num(vals, nan=-1.0))[:6]:
+        signs, v = _node(obj, masks[k], wits[k], [0, 3, 5, 8])
+        true = _true_max(masks, vals, signs)
+        clar = _strong.strong_bound(obj.Psi, obj.M, obj.Q_H, signs, zero, v)
+        if clar is None:
+            continue
+        tried += 1
+        level = clar[0] + 1e-3
+        got = _strong.strong_bound(obj.Psi, obj.M, obj.Q_H, signs, zero, v, level=level)
+        assert got is not None and true - 1e-9 <= got[0] <= level
+        assert _check(obj, signs, zero, got[0], got[1]) == got[0]
+        dec = _strong.pick_decided(obj.Psi, signs, zero, v)
+        A, B, G, C, _ = _strong.lifted(obj.Psi, obj.M, obj.Q_H, signs, zero, dec)
+        loose = clar[0] + 0.05  # the first-order path alone reaches a level with room (its use: far-off nodes)
+        N, mu = _strong.first_order(A, B, G, C, loose - 1e-4)
+        assert true - 1e-9 <= _strong.proven(A, B, G, C, N, mu) <= loose
+        below = _strong.strong_bound(obj.Psi, obj.M, obj.Q_H, signs, zero, v, level=true - 1e-3)
+        assert below is None or below[0] >= true - 1e-9
+    assert tried >= 3
 
 
 @settings(max_examples=12, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))

@@ -82,7 +82,7 @@ def dispatch(Phi: Any, U_K: Any, *, features: Any, alpha: float, method: str, to
 
 def branch_and_bound(Phi: Any, U_K: Any, *, features: Any = "bias", alpha: float = 1.0, method: str = "auto",
                      tol: float = 1e-9, max_seconds: float | None = None, progress: bool | None = False,
-                     seed: int = 0, executor: Any = None, lifted: bool = False) -> NeuronResult:
+                     seed: int = 0, executor: Any = None, lifted: bool = True) -> NeuronResult:
     """Certified best neuron by branch and bound; the certificate is the search tree.
 
     Same problem and result type as :func:`relu_gating.best_neuron` (which dispatches here for
@@ -91,10 +91,11 @@ def branch_and_bound(Phi: Any, U_K: Any, *, features: Any = "bias", alpha: float
     incumbent and a valid certificate of the alpha reached.  ``executor`` (a
     ``concurrent.futures.Executor`` or a ``dask.distributed.Client``): subtrees are searched
     there, with a shared incumbent (:mod:`relu_gating.search.bnb._parallel`); one tree results.
-    ``lifted=True`` (experimental, off by default): nodes with at most 16 undecided rows also
-    try the lifted doubly nonnegative bound coupling those rows (``["d", ...]`` leaves of the
-    tree, :mod:`relu_gating.search.bnb._strong`); it pays off on some inputs and slows others
-    (``benchmarks/bnb_lifted_effect.py``).
+    ``lifted`` (on by default): nodes with at most 32 undecided rows also try the lifted doubly
+    nonnegative bound coupling those rows (``["d", ...]`` leaves of the tree,
+    :mod:`relu_gating.search.bnb._strong`), with multipliers found by first-order steps (Clarabel on
+    nodes with at most 8 undecided rows when those do not settle the node); ``lifted=False`` keeps
+    the subspace node bound alone (``benchmarks/bnb_lifted_effect.py`` compares the two).
     """
     t0 = time.perf_counter()
     obj = make_objective(Phi, U_K, features)

@@ -150,7 +150,7 @@ def graft(root: Node, entries: list[tuple]) -> list[Node]:
 
 # ---------------------------------------------------------------------- the worker's side
 def subtree_task(obj: Any, roots: list[tuple], incumbent: np.ndarray | None, alpha: float, tol: float,
-                 method: str, seed: int, seconds: float, lifted: bool = False) -> tuple:
+                 method: str, seed: int, seconds: float, lifted: bool = True) -> tuple:
     """Best-first search of the subtrees below ``roots`` (open-node data) for ``seconds``.
 
     Returns ``(subtrees, theta, stats, notes)``: each root's subtree (:func:`flatten`), the best

@@ -54,19 +54,35 @@ ASCEND_EVERY = 8
 #: Candidates scored when the children's bounds must be computed in full.
 STRONG_FULL = 8
 #: Try the lifted bound (:mod:`relu_gating.search.bnb._strong`) once on each popped node with at most
-#: ``LIFTED_MAX_UNDECIDED`` undecided rows when the run asks for it (``branch_and_bound(lifted=True)``).
-#: Off by default: measured by ``benchmarks/bnb_lifted_effect.py``, it pays off on some cases (14 x 4:
-#: 3.3x fewer nodes, 2.1x faster) and costs on others (20 x 3, 30 x 3: 3-5x slower; 100 x 5: lower alpha
-#: in 120 s).
-#: Measured (``benchmarks/bnb_bound_study.py``): ~30 ms up to 15 undecided rows, ~0.6 s at 16-19.
-LIFTED_MAX_UNDECIDED = 16
+#: ``LIFTED_MAX_UNDECIDED`` undecided rows (and some undecided: a chamber is solved exactly instead), unless
+#: the run is asked not to (``branch_and_bound(lifted=False)``).  Its first-order multipliers settle most
+#: such nodes in 1-50 ms (``benchmarks/bnb_lifted_effect.py``; docs/branch-and-bound.md).
+LIFTED_MAX_UNDECIDED = 64
+#: Relative headroom on a lifted claim that does not settle its node (:func:`lifted_claim`).
+LIFTED_HEADROOM = 1e-6
+#: Nodes are grouped by undecided count in bands this wide for the lifted bound's cheap test (:meth:`Search.lifted_pays`).
+LIFTED_BAND = 8
+#: A band keeps trying the lifted bound while it settles at least this fraction of its nodes.
+LIFTED_MIN_RATE = 0.5
+#: In a band below the rate, every this many-th node is tried anyway.
+LIFTED_RETRY = 20
+
+
+def lifted_claim(u: float, level: float) -> float:
+    """What a node claims from lifted multipliers proving ``u``: halfway up to the ``level`` that settles
+    it when ``u`` is below (the checker, in its own basis of ``col(Phi)``, allows more rounding than the
+    search: on ill-conditioned data ``u`` itself may not pass there), else ``u`` plus
+    ``LIFTED_HEADROOM`` relative."""
+    if u < level:
+        return float(u + 0.5 * (level - u))
+    return float(u + LIFTED_HEADROOM * max(abs(u), 1.0))
 
 
 class Search(Chambers):
     """One branch-and-bound run; :meth:`run` returns when settled, out of time or interrupted."""
 
     def __init__(self, obj: Objective, alpha: float, tol: float, method: str, seed: int = 0,
-                 lifted: bool = False) -> None:
+                 lifted: bool = True) -> None:
         self.obj, self.alpha, self.tol, self.method = obj, alpha, tol, method
         self.P = node_problem(obj.Phi, obj.Psi, obj.M, obj.Q_H, obj.features == "bias", obj.cap + 1e-12)
         self.Gn = obj.Psi / np.maximum(np.linalg.norm(obj.Psi, axis=1), 1e-300)[:, None]
@@ -83,6 +99,7 @@ class Search(Chambers):
                       "lifted_lowered": 0, "forced_batch": 0, "t_forced": 0.0, "exhaustive": 0, "thin_exact": 0,
                       "blind": 0, "pointless": 0}
         self.lifted = bool(lifted)
+        self.lifted_tally: dict[int, list[int]] = {}  # band -> [settled + 1, tried + 2, skipped] (lifted_pays)
         self.thin = ExactChambers(self)
         self.notes: list[str] = []
         self.rng = np.random.default_rng(seed)
@@ -276,6 +293,17 @@ class Search(Chambers):
                 best, arg = worst, i
         return arg
 
+    def lifted_pays(self, k: int) -> bool:
+        """The cheap test: try the lifted bound on a node with ``k`` undecided rows while it settles at
+        least ``LIFTED_MIN_RATE`` of the nodes tried in its band of ``LIFTED_BAND`` undecided counts (a
+        prior of one in two; every ``LIFTED_RETRY``-th node of a band below the rate is tried anyway,
+        as the incumbent may have risen since)."""
+        tally = self.lifted_tally.setdefault(k // LIFTED_BAND, [1, 2, 0])
+        if tally[0] >= LIFTED_MIN_RATE * tally[1]:
+            return True
+        tally[2] += 1
+        return tally[2] % LIFTED_RETRY == 0
+
     def try_lifted(self, node: Node) -> bool:
         """The lifted bound, once per node: settles it as a ``"d"`` leaf, or lowers its claim
         (with the evidence) and pushes it back (True); False when it does not help."""
@@ -285,23 +313,29 @@ class Search(Chambers):
         assert node.signs is not None and node.v is not None  # an open node
         if not self.lifted or node.evidence is not None:
             return False
-        if int(np.sum((node.signs == 0) & ~self.P.zero_rows)) > min(LIFTED_MAX_UNDECIDED, _strong.MAX_UNDECIDED):
+        k = int(np.sum((node.signs == 0) & ~self.P.zero_rows))
+        if not 0 < k <= min(LIFTED_MAX_UNDECIDED, _strong.MAX_UNDECIDED) or not self.lifted_pays(k):
             return False
         plus = self.obj.Psi[(node.signs > 0) & ~self.P.zero_rows]
         if plus.shape[0] < self.obj.rank or np.linalg.matrix_rank(plus) < self.obj.rank:
             return False  # then B is singular (h = 0 for some x != 0): the lifted bound is never finite
         node.evidence = ()  # tried
+        self.lifted_tally[k // LIFTED_BAND][1] += 1
         t0 = time.perf_counter()
         self.stats["lifted"] += 1
-        got = _strong.strong_bound(self.obj.Psi, self.obj.M, self.obj.Q_H, node.signs, self.P.zero_rows, node.v)
-        ok = got is not None and got[0] < node.claim and bool(np.isfinite(lifted_leaf_bound(
-            self.obj.Psi, self.obj.M, self.obj.Q_H, node.signs, self.P.zero_rows, got[0], *got[1])))
+        level = (self.best_value + self.tol) / self.alpha if self.alpha > 0 else np.inf  # settles the node
+        got = _strong.strong_bound(self.obj.Psi, self.obj.M, self.obj.Q_H, node.signs, self.P.zero_rows, node.v,
+                                   level=level)
+        claim = np.inf if got is None else lifted_claim(got[0], level)
+        ok = got is not None and claim < node.claim and bool(np.isfinite(lifted_leaf_bound(
+            self.obj.Psi, self.obj.M, self.obj.Q_H, node.signs, self.P.zero_rows, claim, *got[1])))
         self.stats["t_lifted"] += time.perf_counter() - t0
         if not ok or got is None:
             return False
-        node.claim, node.evidence = float(got[0]), got[1]
+        node.claim, node.evidence = claim, got[1]
         if self.settled(node.claim):
             self.stats["lifted_settled"] += 1
+            self.lifted_tally[k // LIFTED_BAND][0] += 1
             node.settle("d")
         else:
             self.stats["lifted_lowered"] += 1

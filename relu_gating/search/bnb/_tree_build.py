@@ -48,6 +48,14 @@ class Node:
             self.signs, self.v, self.z, self.T = None, None, None, None
 
 
+def _multipliers_json(N: Any) -> Any:
+    """Lifted multipliers as written in the tree: sparse (``{"p", "entries"}``, as the search keeps
+    them) or, from older callers, dense."""
+    if isinstance(N, dict):
+        return {"p": int(N["p"]), "entries": [[int(k), int(l), float(v)] for k, l, v in np.asarray(N["entries"]).tolist()]}
+    return np.asarray(N, dtype=float).tolist()
+
+
 def _json(node: Node) -> list:
     if node.kind == "s":
         return ["s", int(node.row)]
@@ -57,8 +65,7 @@ def _json(node: Node) -> list:
         return ["x"]
     if node.kind in ("b", "c", "d", "open") and node.evidence is not None and len(node.evidence) == 3:
         dec, N, mu = node.evidence  # lifted evidence (a claim lowered by it is never written without it)
-        return ["d", float(node.claim), [int(j) for j in dec], np.asarray(N, dtype=float).tolist(),
-                [float(x) for x in mu]]
+        return ["d", float(node.claim), [int(j) for j in dec], _multipliers_json(N), [float(x) for x in mu]]
     if node.kind == "c" and node.evidence is not None and len(node.evidence) == 2:
         rows, N = node.evidence
         return ["c", float(node.claim), [int(j) for j in rows], multipliers_json(N)]
