@@ -211,3 +211,34 @@ def test_lifted_runs_on_an_executor_and_rejects_non_bool():
     assert verify(json.loads(json.dumps(bb.to_dict())), Phi, U, features="bias").certified
     with pytest.raises(InputError, match="lifted"):
         branch_and_bound(Phi, U, lifted="yes")
+
+
+def test_the_cheap_test_skips_bands_where_the_lifted_bound_does_not_settle():
+    """``lifted_pays``: a band tries the lifted bound while it settles at least half its nodes (prior
+    one in two); below that rate only every ``LIFTED_RETRY``-th node is tried; bands are separate."""
+    from relu_gating.search.bnb import _search
+
+    s = _search.Search.__new__(_search.Search)
+    s.stats = {f"{k}_{lo}": 0 for lo in range(0, _search.LIFTED_MAX_UNDECIDED + 1, _search.LIFTED_BAND)
+               for k in ("lifted_tried", "lifted_settled")}
+    s.lifted_skipped = {}
+    assert s.lifted_pays(3) and s.lifted_pays(20)  # nothing tried yet: the prior
+    s.stats["lifted_tried_16"] = 10  # band 16-23 settled none of 10
+    tries = [s.lifted_pays(20) for _ in range(3 * _search.LIFTED_RETRY)]
+    assert sum(tries) == 3 and tries[_search.LIFTED_RETRY - 1]
+    assert s.lifted_pays(3) and s.lifted_pays(24)  # the other bands are not affected
+    s.stats["lifted_settled_16"] = 6  # 7 / 12 >= 1/2: tried again
+    assert s.lifted_pays(17)
+
+
+def test_lifted_off_writes_no_lifted_leaves_and_on_settles_nodes_with_them():
+    """``lifted=False`` keeps the subspace bound alone (no ``"d"`` leaf); the default settles nodes by
+    the lifted bound; both certify the enumeration's value and verify."""
+    Phi, U = _instance(14, 3, 5, True)
+    en = best_neuron(Phi, U, features="bias", strategy="enumerate")
+    for lifted in (False, True):
+        bb = branch_and_bound(Phi, U, features="bias", lifted=lifted)
+        kinds = {nd[0] for nd in bb.tree["nodes"]}
+        assert ("d" in kinds) == lifted and (bb.tree["stats"]["lifted"] > 0) == lifted
+        assert bb.certified and abs(bb.value - en.value) <= 1e-9
+        assert verify(json.loads(json.dumps(bb.to_dict())), Phi, U, features="bias").certified

@@ -99,7 +99,9 @@ class Search(Chambers):
                       "lifted_lowered": 0, "forced_batch": 0, "t_forced": 0.0, "exhaustive": 0, "thin_exact": 0,
                       "blind": 0, "pointless": 0}
         self.lifted = bool(lifted)
-        self.lifted_tally: dict[int, list[int]] = {}  # band -> [settled + 1, tried + 2, skipped] (lifted_pays)
+        self.lifted_skipped: dict[int, int] = {}  # band -> nodes skipped by the cheap test (lifted_pays)
+        for lo in range(0, LIFTED_MAX_UNDECIDED + 1, LIFTED_BAND):  # the lifted bound's cost and gain by band
+            self.stats.update({f"lifted_tried_{lo}": 0, f"lifted_settled_{lo}": 0, f"t_lifted_{lo}": 0.0})
         self.thin = ExactChambers(self)
         self.notes: list[str] = []
         self.rng = np.random.default_rng(seed)
@@ -297,12 +299,13 @@ class Search(Chambers):
         """The cheap test: try the lifted bound on a node with ``k`` undecided rows while it settles at
         least ``LIFTED_MIN_RATE`` of the nodes tried in its band of ``LIFTED_BAND`` undecided counts (a
         prior of one in two; every ``LIFTED_RETRY``-th node of a band below the rate is tried anyway,
-        as the incumbent may have risen since)."""
-        tally = self.lifted_tally.setdefault(k // LIFTED_BAND, [1, 2, 0])
-        if tally[0] >= LIFTED_MIN_RATE * tally[1]:
+        as the incumbent may have risen since).  The counts by band are in the stats
+        (``lifted_tried_<lo>``, ``lifted_settled_<lo>``, ``t_lifted_<lo>``, ``lo`` the band's least count)."""
+        lo = k // LIFTED_BAND * LIFTED_BAND
+        if self.stats[f"lifted_settled_{lo}"] + 1 >= LIFTED_MIN_RATE * (self.stats[f"lifted_tried_{lo}"] + 2):
             return True
-        tally[2] += 1
-        return tally[2] % LIFTED_RETRY == 0
+        self.lifted_skipped[lo] = self.lifted_skipped.get(lo, 0) + 1
+        return self.lifted_skipped[lo] % LIFTED_RETRY == 0
 
     def try_lifted(self, node: Node) -> bool:
         """The lifted bound, once per node: settles it as a ``"d"`` leaf, or lowers its claim
@@ -320,7 +323,7 @@ class Search(Chambers):
         if plus.shape[0] < self.obj.rank or np.linalg.matrix_rank(plus) < self.obj.rank:
             return False  # then B is singular (h = 0 for some x != 0): the lifted bound is never finite
         node.evidence = ()  # tried
-        self.lifted_tally[k // LIFTED_BAND][1] += 1
+        self.stats[f"lifted_tried_{k // LIFTED_BAND * LIFTED_BAND}"] += 1
         t0 = time.perf_counter()
         self.stats["lifted"] += 1
         level = (self.best_value + self.tol) / self.alpha if self.alpha > 0 else np.inf  # settles the node
@@ -330,12 +333,13 @@ class Search(Chambers):
         ok = got is not None and claim < node.claim and bool(np.isfinite(lifted_leaf_bound(
             self.obj.Psi, self.obj.M, self.obj.Q_H, node.signs, self.P.zero_rows, claim, *got[1])))
         self.stats["t_lifted"] += time.perf_counter() - t0
+        self.stats[f"t_lifted_{k // LIFTED_BAND * LIFTED_BAND}"] += time.perf_counter() - t0
         if not ok or got is None:
             return False
         node.claim, node.evidence = claim, got[1]
         if self.settled(node.claim):
             self.stats["lifted_settled"] += 1
-            self.lifted_tally[k // LIFTED_BAND][0] += 1
+            self.stats[f"lifted_settled_{k // LIFTED_BAND * LIFTED_BAND}"] += 1
             node.settle("d")
         else:
             self.stats["lifted_lowered"] += 1
