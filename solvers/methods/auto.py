@@ -21,9 +21,10 @@ FACES_MAX_DIM = 6
 
 
 @register("auto")
-def solve_auto(problem: ConeEigProblem, *, max_flats: int = 200_000, **options: Any) -> ConeEigResult:
+def solve_auto(problem: ConeEigProblem, *, max_flats: int = 200_000, max_seconds: float | None = None,
+               **options: Any) -> ConeEigResult:
     """Cheapest exact answer: ``spectral``; then ``faces`` when ``dim(span C) <= 6``;
-    otherwise ``dnn``, and ``faces`` (budget ``max_flats``) if the DNN gap is open.
+    otherwise ``dnn``, and ``faces`` (budgets ``max_flats``, ``max_seconds``) if the DNN gap is open.
 
     The combined result takes the best ``lower`` and the smallest ``upper``
     of its steps (each rigorous); ``certificate["steps"]`` lists them.
@@ -37,11 +38,11 @@ def solve_auto(problem: ConeEigProblem, *, max_flats: int = 200_000, **options: 
     steps = [solve_spectral(problem)]
     if not steps[-1].is_exact():
         if ctx.red.dim <= FACES_MAX_DIM:
-            steps.append(solve_faces(problem, max_flats=max_flats))
+            steps.append(solve_faces(problem, max_flats=max_flats, max_seconds=max_seconds))
         else:
             steps.append(solve_dnn(problem))
             if not steps[-1].is_exact():
-                steps.append(solve_faces(problem, max_flats=max_flats))
+                steps.append(solve_faces(problem, max_flats=max_flats, max_seconds=max_seconds))
     best = max(steps, key=lambda r: r.lower)
     upper = min(r.upper for r in steps)
     cert = dict(steps[-1].certificate)

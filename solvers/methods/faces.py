@@ -4,6 +4,7 @@ pruning by the incumbent."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -151,7 +152,7 @@ def _level_eig(level: np.ndarray, Az: np.ndarray, Bz: np.ndarray, H: np.ndarray,
 
 @register("faces")
 def solve_faces(problem: ConeEigProblem, *, max_flats: int = 200_000, face_filter: bool = True,
-                **options: Any) -> ConeEigResult:
+                max_seconds: float | None = None, **options: Any) -> ConeEigResult:
     r"""Exact maximum over the cone by enumerating face flats.
 
     At an optimum ``x*`` in the relative interior of a face ``F`` of the cone,
@@ -176,6 +177,11 @@ def solve_faces(problem: ConeEigProblem, *, max_flats: int = 200_000, face_filte
     face_filter : bool
         Visit only flats spanned by faces (from the extreme rays); ``False``
         visits every flat of the facet-row arrangement (slower, same answer).
+    max_seconds : float or None
+        Time budget of the float enumeration, checked between levels; past it
+        the result is BOUNDED as for ``max_flats`` (message "time budget
+        ... exhausted").  The verified path, where float64 cannot decide, is
+        not bounded by it.
 
     Returns
     -------
@@ -197,7 +203,7 @@ def solve_faces(problem: ConeEigProblem, *, max_flats: int = 200_000, face_filte
     """
     check_options("faces", options, ())
     def run(ctx, t0: float) -> ConeEigResult:
-        res = _faces(ctx, max_flats, face_filter, t0)
+        res = _faces(ctx, max_flats, face_filter, t0, max_seconds)
         if res.status is Status.BOUNDED and not res.message and ctx.red.dim <= ESCALATE_MAX_DIM:
             # the gap is the rounding allowance of an ill-conditioned pencil: decide it exactly
             raise Fragile("float64 bound too loose (B ill-conditioned)")
@@ -275,7 +281,7 @@ def _visit(ctx, level: np.ndarray, rows: list, st: _State) -> tuple[list[int], n
     return expand, ups
 
 
-def _faces(ctx, max_flats: int, face_filter: bool, t0: float) -> ConeEigResult:
+def _faces(ctx, max_flats: int, face_filter: bool, t0: float, max_seconds: float | None = None) -> ConeEigResult:
     """The float enumeration (raises :class:`Fragile` where float64 cannot decide)."""
     red = ctx.red
     inc = red.incidence if face_filter else None
@@ -285,6 +291,7 @@ def _faces(ctx, max_flats: int, face_filter: bool, t0: float) -> ConeEigResult:
     rows: list[tuple[int, ...]] = [()]
     flats = 0
     frontier = -np.inf
+    late = False
     while len(rows):
         flats += len(rows)
         expand, ups = _visit(ctx, level, rows, st)
@@ -292,12 +299,14 @@ def _faces(ctx, max_flats: int, face_filter: bool, t0: float) -> ConeEigResult:
             break
         level, rows, raysin = _children(red.H, level[expand], [rows[j] for j in expand], inc,
                                         None if raysin is None else raysin[expand])
-        if flats + len(rows) > max_flats:
+        late = max_seconds is not None and time.perf_counter() - t0 > max_seconds
+        if flats + len(rows) > max_flats or late:  # the flats left bound everything below them
             frontier = max(float(ups[j]) for j in expand)
             break
     cert = {"face": None if st.best_face is None else red.rows[red.facets[list(st.best_face)]].tolist(),
             "eigenvalue": st.best_val, "flats": flats, "realizability_checks": st.checks, "lps": st.lps,
             "near_ties": st.near_ties}
     upper = max(st.best_up, frontier, st.lower)
-    msg = "" if frontier == -np.inf else f"flat budget max_flats={max_flats} exhausted"
+    msg = "" if frontier == -np.inf else (f"time budget max_seconds={max_seconds} exhausted" if late
+                                          else f"flat budget max_flats={max_flats} exhausted")
     return finish(ctx, "faces", st.lower, upper, st.x, cert, t0, msg)

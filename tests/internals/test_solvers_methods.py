@@ -165,6 +165,19 @@ class TestFaces(ConeEigCommonTests):
         r = solvers.solve(ConeEigProblem(A, B, G), "faces", max_flats=1)
         assert r.lower <= ref.value + _tol(ref.value) <= r.upper + 2 * _tol(ref.value)
 
+    @pytest.mark.parametrize("method", ["faces", "auto"])
+    def test_time_budget_gives_valid_bounds(self, method):
+        """``max_seconds=0``: the enumeration stops after its first level, BOUNDED, and the bounds
+        still hold the exact value (the reference); an ample budget changes nothing."""
+        A, B, G = gating_instance(5, 9, 6)
+        ref = reference(A, B, G)
+        full = solvers.solve(ConeEigProblem(A, B, G), "faces")
+        r = solvers.solve(ConeEigProblem(A, B, G), method, max_seconds=0.0)
+        assert r.status is Status.BOUNDED and (method == "auto" or "time budget" in r.message)
+        assert r.lower <= ref.value + _tol(ref.value) <= r.upper + 2 * _tol(ref.value)
+        ample = solvers.solve(ConeEigProblem(A, B, G), "faces", max_seconds=1e6)
+        assert ample.status is full.status and ample.lower == full.lower and ample.upper == full.upper
+
 
 class TestDnn(ConeEigCommonTests):
     method = "dnn"

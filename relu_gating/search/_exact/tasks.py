@@ -8,6 +8,7 @@ Dask cluster (send chunks of hundreds of patterns: a Dask task costs ~5 ms).
 
 from __future__ import annotations
 
+import time
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -26,6 +27,8 @@ __all__ = ["chunk_bounds", "solve_chunk", "prune_target", "FALLBACK_METHODS"]
 
 #: Exact methods tried in turn when the requested one fails on a pattern.
 FALLBACK_METHODS = ("faces", "dnn")
+#: The solver methods that take a time budget (``max_seconds``).
+TIMED_METHODS = ("auto", "faces")
 
 #: Singular values of the active rows ``S Psi`` below this (relative) span ``null(S Psi)``.
 ACTIVE_RANK_RTOL = 1e-12
@@ -252,12 +255,15 @@ def _settle_exact(obj: Objective, mask: np.ndarray, value: float, theta: np.ndar
     return _Solved(upper, value, theta, EXACT, method, "", evidence)
 
 
-def _try_method(obj: Objective, problem: Any, mth: str, w_val: float) -> tuple[Any, str]:
-    """One solver run checked against what is known independently: (result, why it was rejected)."""
+def _try_method(obj: Objective, problem: Any, mth: str, w_val: float,
+                max_seconds: float | None = None) -> tuple[Any, str]:
+    """One solver run checked against what is known independently: (result, why it was rejected).
+    ``max_seconds``: the time budget of the methods that take one (``TIMED_METHODS``)."""
     import solvers
 
+    opts = {"max_seconds": max_seconds} if max_seconds is not None and mth in TIMED_METHODS else {}
     try:
-        res = solvers.solve(problem, method=mth)
+        res = solvers.solve(problem, method=mth, **opts)
     except (solvers.ConeEigError, np.linalg.LinAlgError, ValueError, ArithmeticError) as exc:
         return None, f"{mth}: {type(exc).__name__}: {exc}"
     if res.status == solvers.Status.INFEASIBLE:
@@ -273,7 +279,7 @@ def _try_method(obj: Objective, problem: Any, mth: str, w_val: float) -> tuple[A
 
 
 def _solve_one(obj: Objective, mask: np.ndarray, method: str, witness: np.ndarray | None = None,
-               target: float = np.inf, two_row: bool = True) -> _Solved:
+               target: float = np.inf, two_row: bool = True, max_seconds: float | None = None) -> _Solved:
     """Exact solve of one pattern with fallbacks, or (with a strict ``witness``, ``m >=
     DUAL_FIRST_MIN_M``) its settlement by dual evidence at most ``target`` before any solve:
     two-row evidence (:mod:`relu_gating.search._kernels.wedge`; unless ``two_row`` is False, the
@@ -286,6 +292,11 @@ def _solve_one(obj: Objective, mask: np.ndarray, method: str, witness: np.ndarra
     of the pattern's strict witness must not exceed the reported upper bound.
     An inconsistent answer counts as a failure and the next method is tried.
     An exact value is returned with dual evidence (:func:`_dual_evidence`).
+
+    ``max_seconds`` bounds the solver methods' time (the face enumeration stops between levels; a
+    method is not started past it): the pattern then falls back to its dual bound with evidence
+    (:func:`_dual_fallback`, valid but weaker), or to its cheap bound.  Not bounded: the verified
+    path the solvers take where float64 cannot decide, and the dual fallback itself.
     """
     import solvers
 
@@ -313,8 +324,13 @@ def _solve_one(obj: Objective, mask: np.ndarray, method: str, witness: np.ndarra
             return _by_evidence(got, w_val, theta0)
     problem = solvers.ConeEigProblem(A, B, G, interior=None if witness is None else Ti @ (obj.to_coords @ theta0))
     tried = []
+    end = None if max_seconds is None else time.perf_counter() + max_seconds
     for mth in (method,) + tuple(x for x in FALLBACK_METHODS if x != method):
-        res, why = _try_method(obj, problem, mth, w_val)
+        left = None if end is None else end - time.perf_counter()
+        if left is not None and left <= 0:
+            tried.append(f"{mth}: not started, the time budget max_seconds={max_seconds} is spent")
+            break
+        res, why = _try_method(obj, problem, mth, w_val, left)
         if res is None:
             tried.append(why)
             continue

@@ -19,6 +19,12 @@ from relu_gating.search.objectives import neuron_values
 __all__ = ["Chambers"]
 
 
+#: Seconds one chamber's solver methods may take (:func:`relu_gating.search._exact.tasks._solve_one`); past
+#: them the chamber claims its dual bound with evidence, or its node bound (valid, weaker; the run is then
+#: not certified unless that bound settles it).  Measured: 3 ms a chamber on average in the real-data runs
+#: (docs/real-data.md), 10 s for the slowest exact solves at n = 300, d = 3.
+CHAMBER_SECONDS = 20.0
+
 #: The note of a chamber whose solved bound is not proven (the result adds why, once: ``_api``).
 UNPROVEN_NOTE = "a chamber's solved bound is not proven: it claims a weaker valid bound (not settled)"
 
@@ -59,10 +65,10 @@ class Chambers:
             self.stats["t_chamber"] += time.perf_counter() - t0
             return
         target = prune_target(self.best_value, self.alpha)
-        out = _solve_one(self.obj, mask, self.method, theta0 if strict else None, target)
+        out = _solve_one(self.obj, mask, self.method, theta0 if strict else None, target, max_seconds=CHAMBER_SECONDS)
         d, proof = self._proven(mask, out, target)
         if out.method == "dual-first" and not d <= target:  # the check here does not confirm it: solve
-            out = _solve_one(self.obj, mask, self.method, theta0 if strict else None)
+            out = _solve_one(self.obj, mask, self.method, theta0 if strict else None, max_seconds=CHAMBER_SECONDS)
             d, proof = self._proven(mask, out, target)
         if out.status == PRUNED and self._excluded(mask):  # decided exactly
             node.settle("x")
