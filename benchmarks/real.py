@@ -225,6 +225,27 @@ def table(records: list[dict]) -> str:
     return "\n".join(out)
 
 
+def bands(records: list[dict]) -> str:
+    """The lifted bound's cost and gain by kind of node (band of undecided rows), over the records that
+    count them (``lifted_tried_<lo>`` in the stats), beside the node expansions' mean cost."""
+    tot: dict[int, list[float]] = {}
+    for r in records:
+        st = r.get("stats", {})
+        for key, val in st.items():
+            if key.startswith("lifted_tried_"):
+                lo = int(key.rsplit("_", 1)[1])
+                t = tot.setdefault(lo, [0, 0, 0.0])
+                t[0] += val
+                t[1] += st.get(f"lifted_settled_{lo}", 0)
+                t[2] += st.get(f"t_lifted_{lo}", 0.0)
+    out = ["| undecided rows | tried | settled | settled % | ms per try |", "| --- | ---: | ---: | ---: | ---: |"]
+    for lo in sorted(tot):
+        tried, settled, sec = tot[lo]
+        if tried:
+            out.append(f"| {lo}-{lo + 7} | {tried:,} | {settled:,} | {100 * settled / tried:.1f} | {1e3 * sec / tried:.1f} |")
+    return "\n".join(out)
+
+
 def write_docs(text: str, path: Path = ROOT / "docs" / "real-data.md") -> None:
     """Replace the generated part of ``docs/real-data.md`` (between the markers) with ``text``."""
     begin, end = "<!-- real.py table: begin -->", "<!-- real.py table: end -->"
@@ -274,6 +295,8 @@ def main(argv=None) -> None:
         records = run_all(args)
     text = table([r for r in records if r.get("case") != "greedy-iris"])
     print(text)
+    if any(k.startswith("lifted_tried_") for r in records for k in r.get("stats", {})):
+        print("\nThe lifted bound by kind of node:\n" + bands(records))
     for r in records:
         if r.get("case") == "greedy-iris" and "error" not in r:
             print(f"greedy layer on iris ({r['commit']}): {r['steps']} steps in {r['layer_seconds']:.1f} s, "

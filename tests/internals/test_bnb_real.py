@@ -116,6 +116,11 @@ def test_benchmark_table_and_docs_generator(tmp_path):
         real.write_docs(text, tmp_path / "plain.md")
     with pytest.raises(SystemExit):
         real.parse_args(["--cases", "nope"])
+    st = {"lifted_tried_0": 10, "lifted_settled_0": 9, "t_lifted_0": 0.02, "lifted_tried_8": 0,
+          "lifted_settled_8": 0, "t_lifted_8": 0.0, "lifted_tried_16": 4, "lifted_settled_16": 1, "t_lifted_16": 0.4}
+    lines = real.bands([dict(rec, stats=st), dict(rec, stats=st), rec]).splitlines()  # summed; no stats: skipped
+    assert lines[2] == "| 0-7 | 20 | 18 | 90.0 | 2.0 |" and lines[3] == "| 16-23 | 8 | 2 | 25.0 | 100.0 |"
+    assert len(lines) == 4  # a band never tried is left out
 
 
 def test_split_anyway_on_executor_subtrees(monkeypatch):
