@@ -169,11 +169,12 @@ def pick_decided(Q: np.ndarray, signs: np.ndarray, zero: np.ndarray, V: np.ndarr
 
 
 def first_order(A: np.ndarray, B: np.ndarray, G: np.ndarray, C: np.ndarray, level: float,
-                steps: int = FO_STEPS) -> tuple[np.ndarray, np.ndarray] | None:
+                steps: int | None = None) -> tuple[np.ndarray, np.ndarray] | None:
     """Multipliers ``(N, mu)`` whose top eigenvalue of ``(A + G^T N G + sum mu_i C_i, B)`` is as low as
     projected subgradient steps find (Polyak's step towards ``level``; stops there, or when a step no
     longer helps); None when ``B`` is not positive definite.  Nothing here is trusted: the caller
     recomputes what the multipliers prove (:func:`proven`)."""
+    steps = FO_STEPS if steps is None else steps
     try:
         L = np.linalg.cholesky(B)
     except np.linalg.LinAlgError:
