@@ -17,6 +17,7 @@ In exact mode every leaf bound and implied sign is decided in rationals instead.
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -121,23 +122,77 @@ def _multipliers(N: Any, p: int) -> np.ndarray:
     return out
 
 
+def _lifted_evidence(n: int, signs: np.ndarray, zero: np.ndarray, claim: float, dec: Any, N: Any,
+                     mu: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """``(dec, N, mu, undecided rows)`` of a ``"d"`` leaf read and checked for shape and range (``N`` a
+    ``p x p`` float matrix), or None when malformed."""
+    try:
+        dec = np.asarray(dec, dtype=np.int64).reshape(-1)
+        mu = np.asarray(mu, dtype=float).reshape(-1)
+        und = np.flatnonzero((signs == 0) & ~zero)
+        N = _multipliers(N, dec.size + 2 * und.size)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if (dec.size and (dec.min() < 0 or dec.max() >= n)) or np.any(signs[dec] == 0) or np.any(zero[dec]) \
+            or mu.size != und.size or not (np.isfinite(claim) and np.all(np.abs(N) < 2.0**500)
+                                           and np.all(np.abs(mu) < 2.0**500)):
+        return None
+    return dec, N, mu, und
+
+
+def exact_lifted(P: StatedProblem, signs: np.ndarray, zero: np.ndarray, claims: list, dec: Any, N: Any,
+                 mu: Any) -> float:
+    """The first of ``claims`` the lifted evidence proves in exact rationals (``inf`` if none): in the
+    coordinates ``x = (w, y)`` of the node's span (``h = Y w`` on ``F+``, ``y`` on ``U``, ``Y`` the rows of
+    ``Phi_r``), ``u B - A - G^T N G - sum_i mu_i C_i`` PSD with ``G`` the signed decided rows, ``y_i`` and
+    ``y_i - Y_i w`` (the float evidence's constraint values, in another basis of the same span: a
+    congruence, which keeps a PSD matrix PSD)."""
+    got = _lifted_evidence(P.n, signs, zero, min(claims, default=np.inf), dec, N, mu)
+    if got is None:
+        return np.inf
+    dec, Nf, muf, und = got
+    E = P.exact
+    r, k = P.Phi_r.shape[1], und.size
+    p = r + k
+    unit = [[Fraction(int(a == b)) for b in range(k)] for a in range(k)]
+    zrows = [(i, E.Y[i] + [0] * k) for i in np.flatnonzero((signs > 0) & ~zero).tolist()]
+    zrows += [(int(i), [0] * r + unit[t]) for t, i in enumerate(und.tolist())]
+    A, B, ZZ = E.forms(zrows, p)
+    G = [[int(signs[i]) * y for y in E.Y[int(i)]] + [0] * k for i in dec.tolist()]
+    G += [[0] * r + unit[t] for t in range(k)]
+    G += [[-y for y in E.Y[int(i)]] + unit[t] for t, i in enumerate(und.tolist())]
+    D = [[Fraction(0)] * p for _ in range(p)]
+    K, L = np.nonzero(np.triu(np.maximum(0.5 * Nf + 0.5 * Nf.T, 0.0)))
+    for a, b in zip(K.tolist(), L.tolist()):  # N_ab (g_a g_b^T + g_b g_a^T), N_aa g_a g_a^T
+        v = Fraction(max(0.5 * Nf[a, b] + 0.5 * Nf[b, a], 0.0)) * (1 if a == b else 2)
+        ga, gb = G[a], G[b]
+        for i in range(p):
+            if ga[i] or gb[i]:
+                for j in range(p):
+                    D[i][j] += v * (ga[i] * gb[j] + gb[i] * ga[j]) / 2
+    for t, i in enumerate(und.tolist()):  # mu_t (y_t^2 - y_t Y_i w)
+        m = Fraction(float(muf[t]))
+        D[r + t][r + t] += m
+        for j, y in enumerate(E.Y[i]):
+            D[r + t][j] -= m * y / 2
+            D[j][r + t] -= m * y / 2
+    for u in sorted({float(c) for c in claims if np.isfinite(c)}):
+        if psd_excluding(u, A, B, ZZ, D):
+            return u
+    return np.inf
+
+
 def lifted_bound(P: StatedProblem, signs: np.ndarray, zero: np.ndarray, claim: float, dec: Any, N: Any,
                  mu: Any) -> float:
     """``claim`` if the lifted evidence ``(dec, N, mu)`` proves it on the node, else ``inf``
     (``u B - A - G^T N G - sum mu_i C_i`` PSD in floats with its allowance; ``FORMAT.md``)."""
     Q, M, QH = P.Q, P.M, P.QH
     n, r = Q.shape
-    try:
-        dec = np.asarray(dec, dtype=np.int64).reshape(-1)
-        mu = np.asarray(mu, dtype=float).reshape(-1)
-        und = np.flatnonzero((signs == 0) & ~zero)
-        k = und.size
-        N = _multipliers(N, dec.size + 2 * k)
-    except (TypeError, ValueError, OverflowError):
+    got = _lifted_evidence(n, signs, zero, claim, dec, N, mu)
+    if got is None:
         return np.inf
-    if (dec.size and (dec.min() < 0 or dec.max() >= n)) or np.any(signs[dec] == 0) or np.any(zero[dec]) \
-            or mu.size != k or not (np.isfinite(claim) and np.all(np.abs(N) < 2.0**500) and np.all(np.abs(mu) < 2.0**500)):
-        return np.inf
+    dec, N, mu, und = got
+    k = und.size
     plus = np.flatnonzero((signs > 0) & ~zero)
     E = np.zeros((n, r + k))
     E[plus, :r] = Q[plus]
@@ -255,6 +310,8 @@ def _leaf(node: list, signs: np.ndarray, N: _Node, exact: bool) -> tuple[float, 
         proven = min(proven, float(prove(P, mask[None], np.array([claim]), ev, np.zeros(1, bool), exact)[0]))
     if kind == "d" and len(node) == 5 and proven > claim and not exact:
         proven = min(proven, lifted_bound(P, signs, N.zero, claim, node[2], node[3], node[4]))
+    if kind == "d" and exact and proven > claim and len(node) == 5:
+        proven = min(proven, exact_lifted(P, signs, N.zero, steps, node[2], node[3], node[4]))
     if kind == "d" and exact and proven > claim:
         proven = min(proven, exact_claim(P, mask, steps) if decided else np.inf)
     return claim, proven, ""

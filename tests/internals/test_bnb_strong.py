@@ -242,3 +242,24 @@ def test_lifted_off_writes_no_lifted_leaves_and_on_settles_nodes_with_them():
         assert ("d" in kinds) == lifted and (bb.tree["stats"]["lifted"] > 0) == lifted
         assert bb.certified and abs(bb.value - en.value) <= 1e-9
         assert verify(json.loads(json.dumps(bb.to_dict())), Phi, U, features="bias").certified
+
+
+def test_d_leaves_are_proven_in_exact_mode_and_forgeries_fail():
+    """``verify(..., exact=True)`` proves lifted evidence in rationals (in the basis of ``Phi_r``): the
+    tree certifies as in floats; halving a ``"d"`` leaf's multipliers, or its claim, is refused."""
+    Phi, U = _instance(12, 3, 1)
+    d = json.loads(json.dumps(branch_and_bound(Phi, U, features="bias").to_dict()))
+    nodes = d["tree"]["nodes"]
+    ds = [k for k, nd in enumerate(nodes) if nd[0] == "d"]
+    assert ds and verify(d, Phi, U, features="bias", exact=True).certified
+    k = max(ds, key=lambda j: nodes[j][1])
+    for tamper in ("claim", "N"):
+        bad = copy.deepcopy(d)
+        nd = bad["tree"]["nodes"][k]
+        if tamper == "claim":
+            nd[1] *= 0.5
+        else:
+            nd[3]["entries"] = [[a, b, 0.0] for a, b, _ in nd[3]["entries"]]
+            nd[4] = [0.0] * len(nd[4])
+        rep = verify(bad, Phi, U, features="bias", exact=True)
+        assert not rep.valid, tamper  # a claim below what is proven: refused
