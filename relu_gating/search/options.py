@@ -68,7 +68,7 @@ class BranchAndBoundOptions:
     seed : int
         Seed of the first incumbent's random neurons and local search.
     lifted : bool
-        Also try the lifted doubly nonnegative bound on nodes with at most 32 undecided rows (on by
+        Also try the lifted doubly nonnegative bound on nodes with at most 128 undecided rows (on by
         default; ``False`` keeps the subspace bound alone; see
         :func:`relu_gating.search.bnb.branch_and_bound`).
     """

@@ -91,7 +91,7 @@ def branch_and_bound(Phi: Any, U_K: Any, *, features: Any = "bias", alpha: float
     incumbent and a valid certificate of the alpha reached.  ``executor`` (a
     ``concurrent.futures.Executor`` or a ``dask.distributed.Client``): subtrees are searched
     there, with a shared incumbent (:mod:`relu_gating.search.bnb._parallel`); one tree results.
-    ``lifted`` (on by default): nodes with at most 32 undecided rows also try the lifted doubly
+    ``lifted`` (on by default): nodes with at most 128 undecided rows also try the lifted doubly
     nonnegative bound coupling those rows (``["d", ...]`` leaves of the tree,
     :mod:`relu_gating.search.bnb._strong`), with multipliers found by first-order steps (Clarabel on
     nodes with at most 8 undecided rows when those do not settle the node); ``lifted=False`` keeps

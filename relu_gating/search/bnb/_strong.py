@@ -44,7 +44,7 @@ import scipy.sparse as sp
 __all__ = ["lifted", "strong_bound", "first_order", "sparsify", "compact", "MAX_UNDECIDED", "N_DECIDED"]
 
 #: The strong bound is tried only on nodes with at most this many undecided rows (PSD size r + |U|).
-MAX_UNDECIDED = 64
+MAX_UNDECIDED = 128
 #: Clarabel is tried (after the first-order steps) only on nodes with at most this many undecided rows:
 #: measured on wine PCA 5 and clustered 100 x 5 nodes (``benchmarks/bnb_bound_study.py``), 20 ms at 6-11
 #: undecided rows, 130 ms at 12-17, 350 ms at 18-23.
