@@ -246,9 +246,9 @@ def bands(records: list[dict]) -> str:
     return "\n".join(out)
 
 
-def write_docs(text: str, path: Path = ROOT / "docs" / "real-data.md") -> None:
-    """Replace the generated part of ``docs/real-data.md`` (between the markers) with ``text``."""
-    begin, end = "<!-- real.py table: begin -->", "<!-- real.py table: end -->"
+def write_docs(text: str, path: Path = ROOT / "docs" / "real-data.md", part: str = "table") -> None:
+    """Replace a generated part of ``docs/real-data.md`` (between the markers ``real.py <part>``) with ``text``."""
+    begin, end = f"<!-- real.py {part}: begin -->", f"<!-- real.py {part}: end -->"
     doc = path.read_text()
     if begin not in doc or end not in doc:
         raise SystemExit(f"error: {path} has no '{begin}' ... '{end}' markers")
@@ -295,7 +295,8 @@ def main(argv=None) -> None:
         records = run_all(args)
     text = table([r for r in records if r.get("case") != "greedy-iris"])
     print(text)
-    if any(k.startswith("lifted_tried_") for r in records for k in r.get("stats", {})):
+    counted = any(k.startswith("lifted_tried_") for r in records for k in r.get("stats", {}))
+    if counted:
         print("\nThe lifted bound by kind of node:\n" + bands(records))
     for r in records:
         if r.get("case") == "greedy-iris" and "error" not in r:
@@ -304,6 +305,8 @@ def main(argv=None) -> None:
                   f"{r['singles_seconds']:.1f} s; alpha per step " + ", ".join(f"{a:.4f}" for a in r["step_alpha"]))
     if args.write_docs:
         write_docs(text)
+        if counted:
+            write_docs(bands(records), part="bands")
 
 
 def _rev(root: Path) -> str:
