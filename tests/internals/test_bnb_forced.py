@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from _fuzz_instances import instance
 from scipy.optimize import linprog
 
+from relu_gating import BranchAndBoundOptions
 from relu_gating.certificate._farkas import implied_exact
 from relu_gating.search.bnb._forced import forced_rows
 
@@ -119,7 +120,8 @@ def test_thin_nodes_are_settled_from_the_exact_chambers(seed):
 
     I = instance(seed)
     assert I.kind == "thin"
-    b = best_neuron(I.Phi, I.U, features=I.features, strategy="branch-and-bound")
+    b = best_neuron(I.Phi, I.U, features=I.features, strategy="branch-and-bound",
+                    options=BranchAndBoundOptions(lifted=False))  # the path under test: the lifted bound settles first
     e = best_neuron(I.Phi, I.U, features=I.features)
     assert b.tree["stats"]["thin_exact"] > 0 and b.tree["stats"]["unproven_empty"] == 0
     assert b.certified and e.certified and abs(b.value - e.value) <= 1e-9 * max(1.0, abs(e.value))
@@ -207,7 +209,8 @@ def test_nodes_without_evidence_are_split_anyway_beyond_the_exact_chamber_list(s
 
     monkeypatch.setattr(_thin, "MAX_CHAMBERS", 0)
     I = instance(seed)
-    b = best_neuron(I.Phi, I.U, features=I.features, strategy="branch-and-bound")
+    b = best_neuron(I.Phi, I.U, features=I.features, strategy="branch-and-bound",
+                    options=BranchAndBoundOptions(lifted=False))  # the path under test: the lifted bound settles first
     e = best_neuron(I.Phi, I.U, features=I.features)
     st = b.tree["stats"]
     assert st["thin_exact"] == 0 and st["unproven_empty"] == 0 and st["blind"] > 0

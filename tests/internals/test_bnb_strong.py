@@ -263,3 +263,22 @@ def test_d_leaves_are_proven_in_exact_mode_and_forgeries_fail():
             nd[4] = [0.0] * len(nd[4])
         rep = verify(bad, Phi, U, features="bias", exact=True)
         assert not rep.valid, tamper  # a claim below what is proven: refused
+
+
+def test_lifted_claims_keep_room_for_the_checker():
+    """A lifted claim is the settling target when the bound proven plus the checker's rounding room is
+    below it, else that bound plus the room (at least ``LIFTED_HEADROOM`` relative): fuzz seeds 39 and 42
+    (slow tier) failed the checker with 8e-11 and 1e-2 of room.  The room grows with the basis's
+    conditioning (``basis_epsilon``)."""
+    from relu_gating.search.bnb._search import LIFTED_HEADROOM, basis_epsilon, lifted_claim
+
+    assert lifted_claim(0.5, 0.6, 1e-3) == 0.6
+    assert lifted_claim(0.5999, 0.6, 1e-3) == pytest.approx(0.6009)
+    assert lifted_claim(0.492210696275, 0.492210696441, 0.0) == pytest.approx(0.492210696275 + LIFTED_HEADROOM)
+    assert lifted_claim(5.0, 4.0, 0.0) == pytest.approx(5.0 + 5e-6)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 3))
+    well = basis_epsilon(np.c_[X, np.ones(30)], 4)
+    ill = basis_epsilon(np.c_[X, X[:, 0] + 1e-9 * rng.normal(size=30)], 4)  # a nearly dependent column
+    assert 0 < well < 1e-10 and ill > 1e-8
+    assert basis_epsilon(np.c_[X, X[:, 0]], 4) > 1.0  # rank 3 (floats see a tiny fourth singular value)

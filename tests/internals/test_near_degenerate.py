@@ -149,7 +149,7 @@ def _family_case(family: str, seed: int, d: int, strategy: str) -> list[str]:
 
 FAST_CASES = [("near_duplicates", 0, 1, "enumerate"), ("tiny_gaps", 4, 1, "branch-and-bound"),
               ("near_features", 1, 1, "enumerate"), ("near_features", 1, 1, "branch-and-bound"),
-              ("near_features", 9, 1, "enumerate")]
+              ("near_features", 9, 1, "enumerate"), ("near_features", 4, 1, "enumerate")]  # 4: value exact
 
 
 @pytest.mark.parametrize("family,seed,d,strategy", FAST_CASES)
