@@ -17,12 +17,11 @@ In exact mode every leaf bound and implied sign is decided in rationals instead.
 
 from __future__ import annotations
 
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-from relu_gating.checker._bounds import cap_bound, exact_cap, exact_claim, excluded, ladder, prove, psd_excluding
+from relu_gating.checker._bounds import cap_bound, exact_cap, exact_claim, excluded, ladder, prove
 from relu_gating.checker._constants import FARKAS_BATCH, MAX_NODES
 from relu_gating.checker._floats import allow, fro, gamma
 from relu_gating.checker._problem import StatedProblem, pow2_scales
@@ -87,21 +86,6 @@ def node_bound(N: _Node, signs: np.ndarray) -> float:
     return best
 
 
-def _exact_node(P: StatedProblem, signs: np.ndarray, zero: np.ndarray, ladder: list) -> float:
-    """The first ``u`` of ``ladder`` proven in rationals over the node's span ``col(D+ Phi) + span{e_i: i in U}``."""
-    E = P.exact
-    r = P.Phi_r.shape[1]
-    und = np.flatnonzero((signs == 0) & ~zero).tolist()
-    p = r + len(und)
-    zrows = [(i, E.Y[i] + [0] * len(und)) for i in np.flatnonzero((signs > 0) & ~zero).tolist()]
-    zrows += [(i, [0] * (r + k) + [1] + [0] * (len(und) - k - 1)) for k, i in enumerate(und)]
-    A, B, ZZ = E.forms(zrows, p)
-    for u in sorted(ladder):
-        if psd_excluding(float(u), A, B, ZZ, None):
-            return float(u)
-    return np.inf
-
-
 def _multipliers(N: Any, p: int) -> np.ndarray:
     """``N`` as a ``p x p`` matrix: a dense list of rows, or ``{"p": p, "entries": [[k, l, v], ...]}``
     (``N_kl = N_lk = v``; a pair named twice, an index off the range or a missing key: ValueError)."""
@@ -110,15 +94,12 @@ def _multipliers(N: Any, p: int) -> np.ndarray:
     if sorted(N) != ["entries", "p"] or type(N["p"]) is not int or N["p"] != p:
         raise ValueError("malformed sparse multipliers")
     e = np.asarray(N["entries"], dtype=float).reshape(-1, 3)
-    ij = e[:, :2]
-    if not (np.all(np.isfinite(e)) and np.all(ij == np.floor(ij)) and np.all((ij >= 0) & (ij < p))):
+    i, j = np.sort(e[:, :2], axis=1).T  # a pair named twice, an index off the range or not an integer: refused
+    if not (np.all(np.isfinite(e)) and np.all(e[:, :2] % 1 == 0) and np.all((i >= 0) & (j < p))
+            and np.unique(i * p + j).size == i.size):
         raise ValueError("malformed sparse multipliers")
-    i, j = ij.min(axis=1).astype(np.int64), ij.max(axis=1).astype(np.int64)
-    if np.unique(i * p + j).size != i.size:
-        raise ValueError("a pair named twice")
-    out = np.zeros((p, p))
-    out[i, j] = e[:, 2]
-    out[j, i] = e[:, 2]
+    out, (i, j) = np.zeros((p, p)), (i.astype(np.int64), j.astype(np.int64))
+    out[i, j] = out[j, i] = e[:, 2]
     return out
 
 
@@ -133,53 +114,9 @@ def _lifted_evidence(n: int, signs: np.ndarray, zero: np.ndarray, claim: float, 
         N = _multipliers(N, dec.size + 2 * und.size)
     except (TypeError, ValueError, OverflowError):
         return None
-    if (dec.size and (dec.min() < 0 or dec.max() >= n)) or np.any(signs[dec] == 0) or np.any(zero[dec]) \
-            or mu.size != und.size or not (np.isfinite(claim) and np.all(np.abs(N) < 2.0**500)
-                                           and np.all(np.abs(mu) < 2.0**500)):
-        return None
-    return dec, N, mu, und
-
-
-def exact_lifted(P: StatedProblem, signs: np.ndarray, zero: np.ndarray, claims: list, dec: Any, N: Any,
-                 mu: Any) -> float:
-    """The first of ``claims`` the lifted evidence proves in exact rationals (``inf`` if none): in the
-    coordinates ``x = (w, y)`` of the node's span (``h = Y w`` on ``F+``, ``y`` on ``U``, ``Y`` the rows of
-    ``Phi_r``), ``u B - A - G^T N G - sum_i mu_i C_i`` PSD with ``G`` the signed decided rows, ``y_i`` and
-    ``y_i - Y_i w`` (the float evidence's constraint values, in another basis of the same span: a
-    congruence, which keeps a PSD matrix PSD)."""
-    got = _lifted_evidence(P.n, signs, zero, min(claims, default=np.inf), dec, N, mu)
-    if got is None:
-        return np.inf
-    dec, Nf, muf, und = got
-    E = P.exact
-    r, k = P.Phi_r.shape[1], und.size
-    p = r + k
-    unit = [[Fraction(int(a == b)) for b in range(k)] for a in range(k)]
-    zrows = [(i, E.Y[i] + [0] * k) for i in np.flatnonzero((signs > 0) & ~zero).tolist()]
-    zrows += [(int(i), [0] * r + unit[t]) for t, i in enumerate(und.tolist())]
-    A, B, ZZ = E.forms(zrows, p)
-    G = [[int(signs[i]) * y for y in E.Y[int(i)]] + [0] * k for i in dec.tolist()]
-    G += [[0] * r + unit[t] for t in range(k)]
-    G += [[-y for y in E.Y[int(i)]] + unit[t] for t, i in enumerate(und.tolist())]
-    D = [[Fraction(0)] * p for _ in range(p)]
-    K, L = np.nonzero(np.triu(np.maximum(0.5 * Nf + 0.5 * Nf.T, 0.0)))
-    for a, b in zip(K.tolist(), L.tolist()):  # N_ab (g_a g_b^T + g_b g_a^T), N_aa g_a g_a^T
-        v = Fraction(max(0.5 * Nf[a, b] + 0.5 * Nf[b, a], 0.0)) * (1 if a == b else 2)
-        ga, gb = G[a], G[b]
-        for i in range(p):
-            if ga[i] or gb[i]:
-                for j in range(p):
-                    D[i][j] += v * (ga[i] * gb[j] + gb[i] * ga[j]) / 2
-    for t, i in enumerate(und.tolist()):  # mu_t (y_t^2 - y_t Y_i w)
-        m = Fraction(float(muf[t]))
-        D[r + t][r + t] += m
-        for j, y in enumerate(E.Y[i]):
-            D[r + t][j] -= m * y / 2
-            D[j][r + t] -= m * y / 2
-    for u in sorted({float(c) for c in claims if np.isfinite(c)}):
-        if psd_excluding(u, A, B, ZZ, D):
-            return u
-    return np.inf
+    big = float(np.abs(np.concatenate([N.ravel(), mu, [0.0]])).max())  # nan or inf: not < 2^500
+    bad = (dec.size and (dec.min() < 0 or dec.max() >= n)) or np.any(signs[dec] == 0) or np.any(zero[dec])
+    return None if bad or mu.size != und.size or not (np.isfinite(claim) and big < 2.0**500) else (dec, N, mu, und)
 
 
 def lifted_bound(P: StatedProblem, signs: np.ndarray, zero: np.ndarray, claim: float, dec: Any, N: Any,
@@ -188,8 +125,7 @@ def lifted_bound(P: StatedProblem, signs: np.ndarray, zero: np.ndarray, claim: f
     (``u B - A - G^T N G - sum mu_i C_i`` PSD in floats with its allowance; ``FORMAT.md``)."""
     Q, M, QH = P.Q, P.M, P.QH
     n, r = Q.shape
-    got = _lifted_evidence(n, signs, zero, claim, dec, N, mu)
-    if got is None:
+    if (got := _lifted_evidence(n, signs, zero, claim, dec, N, mu)) is None:
         return np.inf
     dec, N, mu, und = got
     k = und.size
@@ -207,8 +143,7 @@ def lifted_bound(P: StatedProblem, signs: np.ndarray, zero: np.ndarray, claim: f
         magB += float(((np.abs(QH).T @ aE).T @ (np.abs(QH).T @ aE)).sum())
     G = np.zeros((dec.size + 2 * k, r + k))
     G[:dec.size, :r] = signs[dec, None] * Q[dec]
-    G[dec.size + np.arange(k), r + np.arange(k)] = 1.0
-    G[dec.size + k + np.arange(k), r + np.arange(k)] = 1.0
+    G[dec.size + np.arange(2 * k), r + np.tile(np.arange(k), 2)] = 1.0  # y_i >= 0, then y_i - q_i^T v >= 0
     G[dec.size + k:, :r] = -Q[und]
     Nc = np.maximum(0.5 * N + 0.5 * N.T, 0.0)
     C = np.zeros((r + k, r + k))
@@ -299,7 +234,9 @@ def _leaf(node: list, signs: np.ndarray, N: _Node, exact: bool) -> tuple[float, 
     proven = min(node_bound(N, signs), N.cap)
     steps = sorted(set(ladder(claim) + (ladder(proven) if np.isfinite(proven) else [])))
     if exact:  # the float bound only chooses where the exact proofs are tried
-        proven = min(_exact_node(P, signs, N.zero, steps), exact_cap(P, steps))
+        from relu_gating.checker._tree_exact import exact_node  # exact mode only: loaded then
+
+        proven = min(exact_node(P, signs, N.zero, steps), exact_cap(P, steps))
     if kind == "c" and decided and len(node) >= 4 and (proven > claim or exact):
         try:
             rows = np.array([as_int(j, "a chamber leaf's row", 0, P.n - 1) for j in node[2]], dtype=np.int64)
@@ -311,6 +248,8 @@ def _leaf(node: list, signs: np.ndarray, N: _Node, exact: bool) -> tuple[float, 
     if kind == "d" and len(node) == 5 and proven > claim and not exact:
         proven = min(proven, lifted_bound(P, signs, N.zero, claim, node[2], node[3], node[4]))
     if kind == "d" and exact and proven > claim and len(node) == 5:
+        from relu_gating.checker._tree_exact import exact_lifted
+
         proven = min(proven, exact_lifted(P, signs, N.zero, steps, node[2], node[3], node[4]))
     if kind == "d" and exact and proven > claim:
         proven = min(proven, exact_claim(P, mask, steps) if decided else np.inf)
