@@ -250,7 +250,8 @@ def _leaf(node: list, signs: np.ndarray, N: _Node, exact: bool) -> tuple[float, 
     if kind == "d" and exact and proven > claim and len(node) == 5:
         from relu_gating.checker._tree_exact import exact_lifted
 
-        proven = min(proven, exact_lifted(P, signs, N.zero, steps, node[2], node[3], node[4]))
+        got = _lifted_evidence(P.n, signs, N.zero, claim, node[2], node[3], node[4])
+        proven = min(proven, exact_lifted(P, signs, N.zero, steps, got))
     if kind == "d" and exact and proven > claim:
         proven = min(proven, exact_claim(P, mask, steps) if decided else np.inf)
     return claim, proven, ""

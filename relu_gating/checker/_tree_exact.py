@@ -10,7 +10,6 @@ import numpy as np
 
 from relu_gating.checker._bounds import psd_excluding
 from relu_gating.checker._problem import StatedProblem
-from relu_gating.checker._tree import _lifted_evidence
 
 
 def exact_node(P: StatedProblem, signs: np.ndarray, zero: np.ndarray, ladder: list) -> float:
@@ -28,14 +27,13 @@ def exact_node(P: StatedProblem, signs: np.ndarray, zero: np.ndarray, ladder: li
     return np.inf
 
 
-def exact_lifted(P: StatedProblem, signs: np.ndarray, zero: np.ndarray, claims: list, dec: Any, N: Any,
-                 mu: Any) -> float:
-    """The first of ``claims`` the lifted evidence proves in exact rationals (``inf`` if none): in the
-    coordinates ``x = (w, y)`` of the node's span (``h = Y w`` on ``F+``, ``y`` on ``U``, ``Y`` the rows of
+def exact_lifted(P: StatedProblem, signs: np.ndarray, zero: np.ndarray, claims: list, got: Any) -> float:
+    """The first of ``claims`` the lifted evidence ``got`` (``(dec, N, mu, undecided rows)`` as read by
+    :func:`relu_gating.checker._tree._lifted_evidence`, None if malformed) proves in exact rationals
+    (``inf`` if none): in the coordinates ``x = (w, y)`` of the node's span (``h = Y w`` on ``F+``, ``y`` on ``U``, ``Y`` the rows of
     ``Phi_r``), ``u B - A - G^T N G - sum_i mu_i C_i`` PSD with ``G`` the signed decided rows, ``y_i`` and
     ``y_i - Y_i w`` (the float evidence's constraint values, in another basis of the same span: a
     congruence, which keeps a PSD matrix PSD)."""
-    got = _lifted_evidence(P.n, signs, zero, min(claims, default=np.inf), dec, N, mu)
     if got is None:
         return np.inf
     dec, Nf, muf, und = got
