@@ -396,6 +396,8 @@ def _exact_value(obj: Objective, theta: np.ndarray, fallback: float) -> float:
     ``fallback`` (the float value) when ``H``'s columns are dependent."""
     from fractions import Fraction
 
+    from solvers import exact_solve
+
     H = np.ones((obj.n, 1)) if obj.features == "bias" else obj.H
     if H is None:
         return fallback
@@ -404,7 +406,7 @@ def _exact_value(obj: Objective, theta: np.ndarray, fallback: float) -> float:
     Hf = [[Fraction(x) for x in row] for row in H.tolist()]
     q = len(Hf[0])
     G = [[sum((r[a] * r[b] for r in Hf), Fraction(0)) for b in range(q)] for a in range(q)]
-    c = _solve_exact(G, [sum((r[a] * x for r, x in zip(Hf, h)), Fraction(0)) for a in range(q)])
+    c = exact_solve(G, [sum((r[a] * x for r, x in zip(Hf, h)), Fraction(0)) for a in range(q)])
     if c is None:
         return fallback
     y = [x - sum((r[a] * c[a] for a in range(q)), Fraction(0)) for r, x in zip(Hf, h)]
@@ -413,22 +415,6 @@ def _exact_value(obj: Objective, theta: np.ndarray, fallback: float) -> float:
         return float("nan")
     num = sum((sum((Fraction(u) * x for u, x in zip(col, y)), Fraction(0)) ** 2 for col in obj.U_K.T.tolist()), Fraction(0))
     return float(num / yy)
-
-
-def _solve_exact(A: list, b: list) -> list | None:
-    """``A x = b`` in rationals by Gauss-Jordan elimination; None when ``A`` is singular."""
-    n = len(b)
-    M = [row[:] + [b[i]] for i, row in enumerate(A)]
-    for col in range(n):
-        piv = next((r for r in range(col, n) if M[r][col] != 0), None)
-        if piv is None:
-            return None
-        M[col], M[piv] = M[piv], M[col]
-        for r in range(n):
-            if r != col and M[r][col] != 0:
-                f = M[r][col] / M[col][col]
-                M[r] = [x - f * y for x, y in zip(M[r], M[col])]
-    return [M[i][n] / M[i][i] for i in range(n)]
 
 
 def normalized_theta(obj: Objective, theta: np.ndarray) -> np.ndarray:

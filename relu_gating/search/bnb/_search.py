@@ -364,7 +364,8 @@ class Search(Chambers):
         if plus.shape[0] < self.obj.rank or np.linalg.matrix_rank(plus) < self.obj.rank:
             return False  # then B is singular (h = 0 for some x != 0): the lifted bound is never finite
         node.evidence = ()  # tried
-        self.stats[f"lifted_tried_{k // LIFTED_BAND * LIFTED_BAND}"] += 1
+        lo = k // LIFTED_BAND * LIFTED_BAND
+        self.stats[f"lifted_tried_{lo}"] += 1
         t0 = time.perf_counter()
         self.stats["lifted"] += 1
         level = (self.best_value + self.tol) / self.alpha if self.alpha > 0 else np.inf  # settles the node
@@ -373,16 +374,17 @@ class Search(Chambers):
         claim = np.inf if got is None else lifted_claim(got[0], self.best_value / self.alpha, self.lifted_room(got))
         ok = got is not None and claim < node.claim and bool(np.isfinite(lifted_leaf_bound(
             self.obj.Psi, self.obj.M, self.obj.Q_H, node.signs, self.P.zero_rows, claim, *got[1])))
-        self.stats["t_lifted"] += time.perf_counter() - t0
-        self.stats[f"t_lifted_{k // LIFTED_BAND * LIFTED_BAND}"] += time.perf_counter() - t0
+        dt = time.perf_counter() - t0
+        self.stats["t_lifted"] += dt
+        self.stats[f"t_lifted_{lo}"] += dt
         if k > LIFTED_LARGE:
-            self.stats["t_lifted_large"] += time.perf_counter() - t0
+            self.stats["t_lifted_large"] += dt
         if not ok or got is None:
             return False
         node.claim, node.evidence = claim, got[1]
         if self.settled(node.claim):
             self.stats["lifted_settled"] += 1
-            self.stats[f"lifted_settled_{k // LIFTED_BAND * LIFTED_BAND}"] += 1
+            self.stats[f"lifted_settled_{lo}"] += 1
             node.settle("d")
         else:
             self.stats["lifted_lowered"] += 1
