@@ -34,6 +34,7 @@ class StatedProblem:
     QH: np.ndarray | None
     features: str
     features_sha256: str | None
+    H: np.ndarray | None = None  # the features as a matrix (the ones column for "bias")
 
     @property
     def n(self) -> int:
@@ -118,4 +119,4 @@ def state_problem(Phi: Any, U_K: Any, features: Any) -> StatedProblem:
         u, s, _ = np.linalg.svd(H, full_matrices=False)
         QH = u[:, s > max(H.shape) * np.finfo(float).eps * s[0]]
         M = U - QH @ (QH.T @ U)
-    return StatedProblem(Phi, U, _basis(Phi), M, QH, spec, sha)
+    return StatedProblem(Phi, U, _basis(Phi), M, QH, spec, sha, H)

@@ -38,7 +38,7 @@ most ``eta ||M||_F^2``; a block whose proven ``sigma_min(X)`` is below
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -60,12 +60,15 @@ _EPS = np.finfo(float).eps
 
 
 class NodeProblem:
-    """The data of the node bound: ``Q`` (basis of ``col(Phi)``), ``M``, ``QH`` and whether ``H``
-    lies in ``col(Phi)`` (decided exactly: a constant nonzero column of ``Phi`` and ``H`` the bias)."""
+    """The data of the node bound: ``Q`` (basis of ``col(Phi)``), ``M``, ``QH`` and ``Hp``, the
+    feature columns the ``+`` block keeps (:func:`plus_features`; None when it keeps none);
+    ``Phis`` and ``Hs``, ``Phi`` and ``H`` with columns scaled by powers of two (exact data, for
+    the whitened bases of ill-conditioned blocks)."""
 
-    def __init__(self, Q: np.ndarray, M: np.ndarray, QH: np.ndarray | None, h_in_phi: bool,
-                 zero_rows: np.ndarray, cap: float = np.inf) -> None:
-        self.Q, self.M, self.QH, self.h_in_phi, self.zero_rows = Q, M, QH, h_in_phi, zero_rows
+    def __init__(self, Q: np.ndarray, M: np.ndarray, QH: np.ndarray | None, Hp: np.ndarray | None,
+                 zero_rows: np.ndarray, cap: float, Phis: np.ndarray, Hs: np.ndarray | None) -> None:
+        self.Q, self.M, self.QH, self.Hp, self.zero_rows = Q, M, QH, Hp, zero_rows
+        self.Phis, self.Hs = Phis, Hs
         self.cap = cap
         self.n, self.r = Q.shape
         self.K = M.shape[1]
@@ -74,15 +77,58 @@ class NodeProblem:
         self.trM = float(np.trace(self.MtM))
         self.form = _allow(self.n, self.K + self.r + self.q) * (3.0 * self.trM + 1.0)
 
+    def plus_span(self, rows: np.ndarray, cols: np.ndarray | None = None, exact: bool = False) -> np.ndarray:
+        """``[Q, Hp]`` on ``rows`` (``[Phis, Hp]`` with ``exact``): spans ``[Phi, H]`` there
+        (:func:`plus_features`). ``Hp``'s columns ``cols``, by default those not exactly 0 on
+        ``rows`` (dropping those changes no span)."""
+        B = (self.Phis if exact else self.Q)[rows]
+        if self.Hp is None:
+            return B
+        Hb = self.Hp[rows]
+        return np.hstack([B, Hb[:, np.any(Hb != 0, axis=0) if cols is None else cols]])
+
+    def plus_columns(self, rows: np.ndarray) -> np.ndarray | None:
+        """The columns of ``Hp`` that :meth:`plus_span` keeps on ``rows``."""
+        return None if self.Hp is None else np.any(self.Hp[rows] != 0, axis=0)
+
 
 def ones_column(Phi: np.ndarray) -> bool:
     """``Phi`` has a constant nonzero column (exactly): the bias lies in ``col(Phi)``."""
     return bool(np.any(np.all(Phi == Phi[:1], axis=0) & (Phi[0] != 0)))
 
 
-def node_problem(Phi: np.ndarray, Q: np.ndarray, M: np.ndarray, QH: np.ndarray | None, bias: bool,
-                 cap: float = np.inf) -> NodeProblem:
-    return NodeProblem(Q, M, QH, bool(bias and ones_column(Phi)), ~np.any(Phi != 0, axis=1), cap)
+def in_phi_columns(Phi: np.ndarray, H: np.ndarray) -> np.ndarray:
+    """Which columns of ``H`` lie in ``col(Phi)``, decided exactly: a column equal to a column of
+    ``Phi``, or a constant one when ``Phi`` has a constant nonzero column (the bias)."""
+    const = np.all(H == H[:1], axis=0) & ones_column(Phi)
+    equal = np.array([any(np.array_equal(H[:, j], Phi[:, k]) for k in range(Phi.shape[1]))
+                      for j in range(H.shape[1])], dtype=bool)
+    return const | equal
+
+
+def pow2_columns(A: np.ndarray) -> np.ndarray:
+    """``A`` with each nonzero column scaled by a power of two to a largest entry in ``[1/2, 1)``
+    (exact: the same column space, every entry the same digits)."""
+    top = np.abs(A).max(axis=0)
+    return A * np.exp2(-np.frexp(np.where(top > 0, top, 1.0))[1])
+
+
+def plus_features(Phi: np.ndarray, H: np.ndarray | None) -> np.ndarray | None:
+    """The feature columns not in ``col(Phi)``, scaled by powers of two (None when there are
+    none). On any rows ``S``, ``span([Phi_S, H_S]) = span([Phi_S, H'_S])`` for those columns
+    ``H'``: the ``+`` block, whose ``h`` is ``Phi_S theta``, may drop the others, and must
+    (``[Phi_S, H_S]`` is then rank-deficient and its basis unprovable)."""
+    if H is None:
+        return None
+    keep = ~in_phi_columns(Phi, H)
+    return pow2_columns(H[:, keep]) if keep.any() else None
+
+
+def node_problem(Phi: np.ndarray, Q: np.ndarray, M: np.ndarray, QH: np.ndarray | None,
+                 H: np.ndarray | None, cap: float = np.inf) -> NodeProblem:
+    """The node bound's data; ``H`` the features as a matrix (the ones column for the bias)."""
+    return NodeProblem(Q, M, QH, plus_features(Phi, H), ~np.any(Phi != 0, axis=1), cap, pow2_columns(Phi),
+                       None if H is None else pow2_columns(H))
 
 
 def _gamma(j: int) -> float:
@@ -146,10 +192,13 @@ def _projector_gap(O: np.ndarray, X: np.ndarray, Z: np.ndarray | None = None) ->
     return (rho / s + (1 + delta) * delta / (1 - delta)) * (1 + 4 * _EPS), s
 
 
-def _complement(Mb: np.ndarray, X: np.ndarray | None) -> tuple[np.ndarray, float]:
+def _complement(Mb: np.ndarray, X: np.ndarray | None,
+                exact: Callable[[], np.ndarray] | None = None) -> tuple[np.ndarray, float]:
     """``M_b^T (I - O O^T) M_b`` inside a block of coordinates (``O`` an orthonormal basis of
     ``col(X)`` from the SVD) and the proven allowance ``eta >= ||P_X - O O^T||``; ``(0, 0)`` when
-    the complement is empty or ``X`` is too ill-conditioned to trust (dropping it is valid)."""
+    the complement is empty or ``X`` is too ill-conditioned to trust (dropping it is valid). Where
+    it is, the whitened basis of ``exact()`` (the same column space in the stated data, not in a
+    computed basis like ``Q``, whose rounding moves a nearly dependent span) is tried."""
     K = Mb.shape[1]
     if Mb.shape[0] == 0:
         return np.zeros((K, K)), 0.0
@@ -161,18 +210,47 @@ def _complement(Mb: np.ndarray, X: np.ndarray | None) -> tuple[np.ndarray, float
     O, sv, Vt = np.linalg.svd(X, full_matrices=False)
     eta, s = _projector_gap(O, X, Vt.T / sv if sv[-1] > 0 else None)
     if not np.isfinite(eta) or s <= SIGMA_MIN * max(1.0, float(sv[0])) or eta >= 1.0:
-        return np.zeros((K, K)), 0.0
+        O, eta = _whitened_basis(exact()) if exact is not None else (X, np.inf)
+        if not eta < 1.0:
+            return np.zeros((K, K)), 0.0
     C = Mb.T @ O
     return Mb.T @ Mb - C @ C.T, eta
+
+
+def _whitened_basis(X: np.ndarray) -> tuple[np.ndarray, float]:
+    """An orthonormal basis of ``col(X)`` from ``X W`` (``W`` the float inverse of ``X``'s R factor:
+    the same column space whenever ``X W`` has full rank) and its proven ``eta`` (inf: none).
+
+    For a nearly rank-deficient ``X`` whose last directions are small but real (features that equal
+    ``Phi theta`` on a block's rows up to rounding, as a greedy layer's are): ``fl(X W)`` is
+    computed in twice the working precision with a proven error ``||E||`` (``solvers.matmul2``),
+    so ``sigma_min(X W) >= s - ||E|| > 0`` and ``||P_{XW} - P_{fl(XW)}|| <= ||E|| / (s - ||E||)``."""
+    from solvers import matmul2
+
+    with np.errstate(all="ignore"):
+        try:
+            W = np.linalg.inv(np.linalg.qr(X, mode="r"))
+        except np.linalg.LinAlgError:
+            return X, np.inf
+        if not np.isfinite(W).all():
+            return X, np.inf
+        Xw, err = matmul2(X, W)
+        if not (np.isfinite(err) and np.isfinite(Xw).all()):
+            return X, np.inf
+        O, sv, Vt = np.linalg.svd(Xw, full_matrices=False)
+        eta, s = _projector_gap(O, Xw, Vt.T / sv if sv[-1] > 0 else None)
+    if not (np.isfinite(eta) and s > err):
+        return X, np.inf
+    return O, float((eta + err / (s - err)) * (1 + 4 * _EPS))
 
 
 def _bound_matrix(P: NodeProblem, signs: np.ndarray) -> tuple[np.ndarray, float]:
     plus = (signs > 0) & ~P.zero_rows
     minus = (signs < 0) | P.zero_rows
     QHm = None if P.QH is None else P.QH[minus]
-    Cm, em = _complement(P.M[minus], QHm)
-    Xp = P.Q[plus] if (P.QH is None or P.h_in_phi) else np.hstack([P.Q[plus], P.QH[plus]])
-    Cp, ep = _complement(P.M[plus], Xp)
+    Hs = P.Hs
+    Cm, em = _complement(P.M[minus], QHm, None if Hs is None else lambda: Hs[minus])
+    Cp, ep = _complement(P.M[plus], P.plus_span(plus), lambda: P.plus_span(plus, exact=True))
     T = P.MtM - Cm - Cp
     return 0.5 * (T + T.T), max(em, ep)
 
@@ -332,7 +410,7 @@ def verify_tree(d: dict, S: Any) -> Any:
     if diff:
         return VerifyReport(False, False, float("nan"), float("nan"), alpha, 0.0,
                             ("certificate is for another problem: " + "; ".join(diff),), {"problem": {"ok": False}})
-    P = node_problem(S.Phi, S.Q, S.M, S.QH, S.features == "bias", cap_bound(S.M, S.QH is not None))
+    P = node_problem(S.Phi, S.Q, S.M, S.QH, S.H, cap_bound(S.M, S.QH is not None))
     reasons: list[str] = []
     value = _objective(S, theta)
     if np.isnan(value):

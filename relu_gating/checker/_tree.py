@@ -40,8 +40,12 @@ class _Node:
         self.P = P
         self.zero = ~np.any(P.Phi != 0, axis=1)
         self.Hs = None if P.H is None else P.H * pow2_scales(P.H)
-        bias_in_phi = bool(np.any(np.all(P.Phi == P.Phi[:1], axis=0) & (P.Phi[0] != 0)))
-        self.h_in_phi = P.features == "bias" and bias_in_phi
+        bias = bool(np.any(np.all(P.Phi == P.Phi[:1], axis=0) & (P.Phi[0] != 0)))  # 1 in col(Phi), exactly
+        # the + block's h is Phi theta: it keeps only the columns of H not exactly in col(Phi) (the others make
+        # [Phi_S, H_S] rank-deficient; in col(Phi): a constant column with the bias, or a column of Phi) and
+        # not exactly 0 on the block's rows
+        inphi = [bias and np.all(h == h[0]) or (P.Phi == h[:, None]).all(0).any() for h in getattr(P.H, "T", ())]
+        self.Hp = None if all(inphi) else self.Hs[:, ~np.array(inphi, dtype=bool)]
         self.MtM = P.M.T @ P.M
         self.trM = float(np.trace(self.MtM))
         n, K = P.M.shape
@@ -77,7 +81,7 @@ def node_bound(N: _Node, signs: np.ndarray) -> float:
     P = N.P
     plus, minus = (signs > 0) & ~N.zero, (signs < 0) | N.zero
     Cm, em = _complement(P.M[minus], None if N.Hs is None else N.Hs[minus])
-    Xp = P.Phi_r[plus] if (N.Hs is None or N.h_in_phi) else np.hstack([P.Phi_r[plus], N.Hs[plus]])
+    Xp = P.Phi_r[plus] if N.Hp is None else np.hstack([P.Phi_r[plus], (Hb := N.Hp[plus])[:, np.any(Hb != 0, 0)]])
     Cp, ep = _complement(P.M[plus], Xp)
     best = np.inf
     for C, eta in ((Cm + Cp, max(em, ep)), (Cm, em), (Cp, ep), (0.0 * Cm, 0.0)):
@@ -226,10 +230,9 @@ def _leaf(node: list, signs: np.ndarray, N: _Node, exact: bool) -> tuple[float, 
             return -np.inf, np.inf, "an excluded leaf is not a chamber all of whose neurons are excluded"
         return -np.inf, -np.inf, ""
     try:
-        claim = float(node[1])
+        if np.isnan(claim := float(node[1])):
+            raise ValueError("nan")
     except (TypeError, ValueError, OverflowError, IndexError):
-        return np.inf, np.inf, "a leaf bound is not a number"
-    if np.isnan(claim):
         return np.inf, np.inf, "a leaf bound is not a number"
     proven = min(node_bound(N, signs), N.cap)
     steps = sorted(set(ladder(claim) + (ladder(proven) if np.isfinite(proven) else [])))

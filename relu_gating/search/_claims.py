@@ -69,8 +69,7 @@ def _exact_H(obj: Any) -> Any:
 
     cache = obj.__dict__.setdefault("_exact_H_cache", {}) if hasattr(obj, "__dict__") else {}
     if "basis" not in cache:
-        H = None if obj.features == "none" else (np.ones((obj.n, 1)) if obj.features == "bias" else obj.H)
-        cache["basis"] = exact_feature_basis(H)
+        cache["basis"] = exact_feature_basis(obj.feature_matrix)
     return cache["basis"]
 
 

@@ -115,6 +115,11 @@ class Objective:
         return self.Psi.shape[1]
 
     @property
+    def feature_matrix(self) -> np.ndarray | None:
+        """The features as a matrix: the ones column for ``"bias"``, None without features."""
+        return np.ones((self.n, 1)) if self.features == "bias" else self.H
+
+    @property
     def stated_features(self) -> Any:
         """The features as a caller states them to the verifier: None, ``"bias"`` or the matrix ``H``."""
         return {"none": None, "bias": "bias"}.get(self.features, self.H)
@@ -398,7 +403,7 @@ def _exact_value(obj: Objective, theta: np.ndarray, fallback: float) -> float:
 
     from solvers import exact_solve
 
-    H = np.ones((obj.n, 1)) if obj.features == "bias" else obj.H
+    H = obj.feature_matrix
     if H is None:
         return fallback
     th = [Fraction(t) for t in theta.tolist()]

@@ -75,7 +75,7 @@ def test_node_bound_holds_on_sampled_neurons():
     for features in ("bias", None):
         Phi, U = _instance("gauss", 16, 2, 12)
         obj = make_objective(Phi, U, features)
-        P = node_problem(obj.Phi, obj.Psi, obj.M, obj.Q_H, features == "bias")
+        P = node_problem(obj.Phi, obj.Psi, obj.M, obj.Q_H, obj.feature_matrix)
         thetas = rng.normal(size=(20000, 3))
         vals = neuron_values(obj, thetas)
         Z = np.sign(thetas @ Phi.T)

@@ -25,7 +25,7 @@ def _problem(seed: int, n: int, d: int, shift: float):
     Phi = np.c_[X, np.ones(n)]
     U, _ = np.linalg.qr(rng.normal(size=(n, 3)))
     obj = make_objective(Phi, U, "bias")
-    P = node_problem(obj.Phi, obj.Psi, obj.M, obj.Q_H, True)
+    P = node_problem(obj.Phi, obj.Psi, obj.M, obj.Q_H, obj.feature_matrix)
     return obj, P, rng
 
 

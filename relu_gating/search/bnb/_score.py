@@ -45,8 +45,8 @@ def child_bounds(P, signs: np.ndarray, cands: np.ndarray,
     minus = (signs < 0) | P.zero_rows
     Xm = None if P.QH is None else P.QH[minus]
     Xmi = None if P.QH is None else P.QH[cands]
-    Xp = P.Q[plus] if (P.QH is None or P.h_in_phi) else np.hstack([P.Q[plus], P.QH[plus]])
-    Xpi = P.Q[cands] if (P.QH is None or P.h_in_phi) else np.hstack([P.Q[cands], P.QH[cands]])
+    cols = P.plus_columns(plus)
+    Xp, Xpi = P.plus_span(plus, cols), P.plus_span(cands, cols)
     from relu_gating.certificate._tree import _bound_matrix
 
     if T is None:

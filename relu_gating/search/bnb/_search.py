@@ -108,7 +108,7 @@ class Search(Chambers):
     def __init__(self, obj: Objective, alpha: float, tol: float, method: str, seed: int = 0,
                  lifted: bool = True) -> None:
         self.obj, self.alpha, self.tol, self.method = obj, alpha, tol, method
-        self.P = node_problem(obj.Phi, obj.Psi, obj.M, obj.Q_H, obj.features == "bias", obj.cap + 1e-12)
+        self.P = node_problem(obj.Phi, obj.Psi, obj.M, obj.Q_H, obj.feature_matrix, obj.cap + 1e-12)
         self.Gn = obj.Psi / np.maximum(np.linalg.norm(obj.Psi, axis=1), 1e-300)[:, None]
         self.lp = ConeLP()
         self.cache: dict = {}
