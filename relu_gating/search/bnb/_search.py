@@ -44,6 +44,12 @@ FINISH_PER_NODE = 1.5e-6
 #: 600-s real-data runs (docs/real-data.md): audit (= verify) time / ``t_bound`` 0.63-1.43; 0.36-0.85 in
 #: 120-s runs (``benchmarks/real.py --cases gauss-60x8,wine-pca5 --budget 120``).
 AUDIT_PER_BOUND_SECOND = 1.0
+#: Seconds kept for the audit per implied row (its Farkas check) and per lifted leaf (its PSD check). A
+#: least-squares fit of the verify times of those six runs and gauss-60x8 to ``t_bound``, implied rows and
+#: lifted leaves gave 0.89, 21 us and 0.44 ms (``benchmarks/results/real_20261204_600s_final.json``); without
+#: these terms breast cancer PCA 5 (2.0M implied rows) overran its 600 s by 67 s.
+AUDIT_PER_IMPLIED = 3e-5
+AUDIT_PER_LIFTED_LEAF = 5e-4
 #: Expansions between two ``gc.freeze()`` calls: the cyclic collector then skips the tree built so far
 #: (its nodes form no cycles and are freed by reference counting); 36% more nodes measured at n = 819, d = 3.
 FREEZE_EVERY = 1024
@@ -446,9 +452,11 @@ class Search(Chambers):
 
     def reserve(self) -> float:
         """Seconds to keep before a deadline for writing the tree out (``FINISH_PER_NODE`` a node) and
-        for the checker's audit of it (``AUDIT_PER_BOUND_SECOND`` per second of node bounds so far)."""
-        return FINISH_PER_NODE * (self.stats["nodes"] + self.stats["implied"]) \
-            + AUDIT_PER_BOUND_SECOND * self.stats["t_bound"]
+        for the checker's audit of it (``AUDIT_PER_BOUND_SECOND`` per second of node bounds so far,
+        ``AUDIT_PER_IMPLIED`` an implied row, ``AUDIT_PER_LIFTED_LEAF`` a lifted leaf)."""
+        st = self.stats
+        return (FINISH_PER_NODE * (st["nodes"] + st["implied"]) + AUDIT_PER_BOUND_SECOND * st["t_bound"]
+                + AUDIT_PER_IMPLIED * st["implied"] + AUDIT_PER_LIFTED_LEAF * st["lifted_settled"])
 
     # ------------------------------------------------------------------ loop
     def progress_note(self, u: float) -> str:
