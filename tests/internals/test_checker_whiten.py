@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 from _fuzz_instances import instance
 
+import solvers
 from relu_gating import best_neuron, verify
 from relu_gating.checker._whiten import basis, basis_whitened, matmul2
 
@@ -32,13 +33,16 @@ def _exact_product_error(X: np.ndarray, W: np.ndarray, out: np.ndarray) -> float
     return float(total) ** 0.5
 
 
+@pytest.mark.parametrize("impl", [matmul2, solvers.matmul2], ids=["checker", "solvers"])
 @pytest.mark.parametrize("seed", range(40))
-def test_matmul2_error_bound_holds_in_rationals(seed):
+def test_matmul2_error_bound_holds_in_rationals(seed, impl):
+    """The checker's product and the search's (``solvers.matmul2``, written separately: the checker
+    shares nothing with what it checks)."""
     rng = np.random.default_rng(seed)
     k, c = int(rng.integers(1, 9)), int(rng.integers(1, 7))
     X = rng.standard_normal((k, c)) * 10.0 ** rng.integers(-6, 6, size=(1, c))
     W = rng.standard_normal((c, c)) * 10.0 ** int(rng.integers(-9, 9))
-    out, bound = matmul2(X, W)
+    out, bound = impl(X, W)
     err = _exact_product_error(X, W, out)
     assert err <= bound, (err, bound)
     # and it is a product in twice the working precision: far below the plain product's worst case
