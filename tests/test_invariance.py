@@ -119,6 +119,16 @@ def test_translation(family, data):
     _same_answer(I, np.c_[X2, np.ones(I.n)], I.U, I.features, f"translation by {c}")
 
 
+def test_translation_whose_weights_cancel():
+    """A translation drawn by hypothesis (the 2026-12-05 CI dry run): the optimal weights cancel over
+    seven digits, and the float value of ``relu(Phi theta)`` was 2.5e-10 low in the search and in the
+    checker, so neither certified. Both now recompute it (twice the working precision; rationals)."""
+    I = instance(466856, kind="scaled", n=8, d=3, K=3, basis="knn", feat="array")
+    c = np.array([666.0, -8192.0, 3946.0])
+    I = _on_grid(I, 2 * (np.abs(I.X).max() + np.abs(c).max()))
+    _same_answer(I, np.c_[I.X + c, np.ones(I.n)], I.U, I.features, f"translation by {c}")
+
+
 @pytest.mark.parametrize("family", [pytest.param(f, marks=pytest.mark.slow) if f == "generic" else f
                                     for f in sorted(FAMILIES)])  # the other family in the default tier
 @SETTINGS

@@ -80,11 +80,12 @@ def _mismatch(rec: Any, P: StatedProblem) -> list[str]:
 
 def _objective(P: StatedProblem, theta: np.ndarray, exact: bool) -> float:
     """``N_K`` or ``G_H`` of ``relu(Phi theta)``; ``nan`` for an excluded neuron, decided exactly
-    (also in float mode whenever ``||(I - Pi_H) h|| < 1e-3 ||h||``, where floats cancel)."""
+    (also in float mode whenever ``||(I - Pi_H) h|| < 1e-3 ||h||``, or the products ``Phi theta``
+    cancel, ``max_i |phi_i| |theta| > 1e3 ||h||`` as on translated data: where floats cancel)."""
     h = np.maximum(P.Phi @ theta, 0.0)
     y = h if P.QH is None else h - P.QH @ (P.QH.T @ h)
     hh, yy = float(h @ h), float(y @ y)
-    if not exact and hh > 0 and yy > 1e-6 * hh:
+    if not exact and hh > 0 and yy > 1e-6 * hh and float((np.abs(P.Phi) @ np.abs(theta)).max()) ** 2 < 1e6 * hh:
         return float(np.sum((P.M.T @ y) ** 2) / yy)
     E = P.exact
     th = [Fraction(t) for t in theta.tolist()]

@@ -379,7 +379,7 @@ def neuron_values(obj: Objective, thetas: np.ndarray) -> np.ndarray:
     excluded neuron (``h = 0``, or ``h`` in ``col(H)`` up to ``EXCLUDE_RTOL``).
     """
     thetas = np.atleast_2d(thetas)
-    Hn = np.maximum(obj.Phi @ thetas.T, 0.0)
+    Hn = np.maximum(_products(obj.Phi, thetas), 0.0)
     vals = vector_values(obj, Hn)
     if obj.Q_H is not None:  # nearly in col(H): floats cancel, the value is recomputed exactly
         Y = Hn - obj.Q_H @ (obj.Q_H.T @ Hn)
@@ -387,6 +387,27 @@ def neuron_values(obj: Objective, thetas: np.ndarray) -> np.ndarray:
         for k in np.flatnonzero((hh > 0) & (yy < EXACT_VALUE_BELOW * hh)).tolist():
             vals[k] = _exact_value(obj, thetas[k], float(vals[k]))
     return vals
+
+
+#: ``Phi theta`` is recomputed in twice the working precision (``solvers.matmul2``) when its a priori
+#: rounding error may exceed this fraction of ``||Phi theta||``: on translated data (a shift of 8,192 on a
+#: spread of 1) the weights cancel over seven digits, and the float value of the optimum of a dyadic
+#: instance came out 2.5e-10 below its exact value and was not certified (``tests/test_invariance.py``).
+CANCELLATION_RTOL = 1e-13
+
+
+def _products(Phi: np.ndarray, thetas: np.ndarray) -> np.ndarray:
+    """``Phi @ thetas.T``, the columns with heavy cancellation (:data:`CANCELLATION_RTOL`) recomputed
+    in twice the working precision."""
+    P = Phi @ thetas.T
+    m = Phi.shape[1]
+    err = (m * np.finfo(float).eps) * (np.abs(Phi) @ np.abs(thetas.T)).max(axis=0)
+    bad = np.flatnonzero(err * np.sqrt(Phi.shape[0]) > CANCELLATION_RTOL * np.linalg.norm(P, axis=0))
+    if bad.size:
+        from solvers import matmul2
+
+        P[:, bad] = matmul2(Phi, np.ascontiguousarray(thetas[bad].T))[0]
+    return P
 
 
 #: A neuron whose part off ``col(H)`` has less than this fraction of its squared norm gets its value in

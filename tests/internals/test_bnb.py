@@ -171,7 +171,7 @@ def test_time_budget_keeps_time_for_the_audit(monkeypatch):
     assert time.perf_counter() - t < 25.0 and res.n_nodes <= 60 and not res.certified
     assert any("stopped early (time budget)" in n for n in res.notes)
     assert verify(res.to_dict(), Phi, U, "bias").valid
-    stats = {"nodes": 10, "implied": 0, "t_bound": 2.0}  # the reserve itself, without the audit's share:
+    stats = {"nodes": 10, "implied": 0, "t_bound": 2.0, "lifted_settled": 0}  # the reserve itself, without the audit's share:
     fake = type("S", (), {"stats": stats})()  # the failing input (time for the tree's JSON form only)
     monkeypatch.setattr(_search, "AUDIT_PER_BOUND_SECOND", 0.0)
     assert _search.Search.reserve(fake) == pytest.approx(10 * _search.FINISH_PER_NODE)

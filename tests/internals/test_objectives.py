@@ -120,3 +120,28 @@ def test_support_bound_dominates_every_vector_on_the_support():
         assert np.nanmax(vals) <= sb[j]
         assert np.nanmax(vals) >= sb[j] - 0.2  # and it is attained in the limit (loose check)
     assert np.all(np.isinf(support_bounds(make_objective(Phi, U), masks)))  # N_K: Prop 4.1 instead
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_neuron_values_on_translated_data_match_exact_rationals(seed):
+    """Translated data (a shift of thousands on a spread of 1): the weights cancel over seven digits
+    and ``Phi @ theta`` in floats is off by 1e-9; the value is recomputed from a product in twice the
+    working precision and agrees with the exact one (``_exact_value``, rationals) to 1e-13. Before, a
+    dyadic translated instance's optimum came out 2.5e-10 low and was not certified
+    (``tests/test_invariance.py``, translation by (666, -8192, 3946))."""
+    from relu_gating.search.objectives import _exact_value
+
+    rng = np.random.default_rng(seed)
+    n = 10
+    X = np.round(rng.normal(size=(n, 3)) * 2**30) / 2**30 + np.array([666.0, -8192.0, 3946.0])
+    Phi = np.c_[X, np.ones(n)]
+    H = np.round(rng.uniform(size=(n, 1)) * 2**20) / 2**20
+    U = np.linalg.qr(rng.normal(size=(n, 3)))[0]
+    obj = make_objective(Phi, U, H)
+    w = rng.normal(size=(20, 3))
+    thetas = np.c_[w, -(X.mean(axis=0) @ w.T) + 0.3 * rng.normal(size=20)]  # hyperplanes through the data
+    vals = neuron_values(obj, thetas)
+    exact = np.array([_exact_value(obj, t, np.nan) for t in thetas])
+    ok = np.isfinite(exact)
+    assert ok.sum() >= 10
+    np.testing.assert_allclose(vals[ok], exact[ok], rtol=1e-13, atol=0)
