@@ -44,6 +44,7 @@ import numpy as np
 
 from relu_gating.certificate._codes import FORMAT
 from relu_gating.certificate._farkas import implied_batch, implied_exact
+from relu_gating.certificate._problem import pow2_scales
 from relu_gating.certificate._proofs import _allow
 
 __all__ = ["NodeProblem", "node_problem", "node_bound", "implied_exact", "chamber_bound", "verify_tree", "tree_to_dict",
@@ -106,29 +107,23 @@ def in_phi_columns(Phi: np.ndarray, H: np.ndarray) -> np.ndarray:
     return const | equal
 
 
-def pow2_columns(A: np.ndarray) -> np.ndarray:
-    """``A`` with each nonzero column scaled by a power of two to a largest entry in ``[1/2, 1)``
-    (exact: the same column space, every entry the same digits)."""
-    top = np.abs(A).max(axis=0)
-    return A * np.exp2(-np.frexp(np.where(top > 0, top, 1.0))[1])
-
-
-def plus_features(Phi: np.ndarray, H: np.ndarray | None) -> np.ndarray | None:
-    """The feature columns not in ``col(Phi)``, scaled by powers of two (None when there are
-    none). On any rows ``S``, ``span([Phi_S, H_S]) = span([Phi_S, H'_S])`` for those columns
-    ``H'``: the ``+`` block, whose ``h`` is ``Phi_S theta``, may drop the others, and must
-    (``[Phi_S, H_S]`` is then rank-deficient and its basis unprovable)."""
-    if H is None:
+def plus_features(Phis: np.ndarray, Hs: np.ndarray | None) -> np.ndarray | None:
+    """The columns of ``Hs`` not in ``col(Phis)`` (``H`` and ``Phi`` with columns scaled by powers
+    of two; None when there are none).
+    On any rows ``S``, ``span([Phi_S, H_S]) = span([Phi_S, H'_S])`` for those columns ``H'``: the
+    ``+`` block, whose ``h`` is ``Phi_S theta``, may drop the others, and must (``[Phi_S, H_S]`` is
+    then rank-deficient and its basis unprovable). Scaling by powers of two changes neither test."""
+    if Hs is None:
         return None
-    keep = ~in_phi_columns(Phi, H)
-    return pow2_columns(H[:, keep]) if keep.any() else None
+    keep = ~in_phi_columns(Phis, Hs)
+    return Hs[:, keep] if keep.any() else None
 
 
 def node_problem(Phi: np.ndarray, Q: np.ndarray, M: np.ndarray, QH: np.ndarray | None,
                  H: np.ndarray | None, cap: float = np.inf) -> NodeProblem:
     """The node bound's data; ``H`` the features as a matrix (the ones column for the bias)."""
-    return NodeProblem(Q, M, QH, plus_features(Phi, H), ~np.any(Phi != 0, axis=1), cap, pow2_columns(Phi),
-                       None if H is None else pow2_columns(H))
+    Phis, Hs = Phi * pow2_scales(Phi), None if H is None else H * pow2_scales(H)
+    return NodeProblem(Q, M, QH, plus_features(Phis, Hs), ~np.any(Phi != 0, axis=1), cap, Phis, Hs)
 
 
 def _gamma(j: int) -> float:

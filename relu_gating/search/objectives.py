@@ -401,7 +401,7 @@ def _products(Phi: np.ndarray, thetas: np.ndarray) -> np.ndarray:
     in twice the working precision."""
     P = Phi @ thetas.T
     m = Phi.shape[1]
-    err = (m * np.finfo(float).eps) * (np.abs(Phi) @ np.abs(thetas.T)).max(axis=0)
+    err = (m * np.finfo(float).eps) * (np.abs(Phi).max(axis=0) @ np.abs(thetas.T))  # >= the largest row's
     bad = np.flatnonzero(err * np.sqrt(Phi.shape[0]) > CANCELLATION_RTOL * np.linalg.norm(P, axis=0))
     if bad.size:
         from solvers import matmul2
