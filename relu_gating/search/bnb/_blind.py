@@ -50,6 +50,8 @@ def split(search: Any, cur: Node, signs: np.ndarray, pts: np.ndarray, i: int) ->
         sg = signs.copy()
         sg[i] = s
         kids.append(search._node(sg, pts[s * zi > WITNESS_MARGIN][-8:], cur.depth + 1))
+    for kid in kids:
+        kid.refuted = cur.refuted
     cur.row, cur.children = i, kids
     cur.settle("s")
     for kid in kids:

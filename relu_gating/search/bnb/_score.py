@@ -21,12 +21,13 @@ def _block(Mb: np.ndarray, X: np.ndarray | None, Xi: np.ndarray | None, Mi: np.n
     or ``"same"`` (the block stays empty), or None (not an update)."""
     if X is None:  # no constraint on this block: its complement is everything
         return Mi, np.ones(Mi.shape[0])
+    assert Xi is not None  # given with X
+    X, Xi = _independent(X, Xi)
     k, c = X.shape
     if k + 1 <= c:
         return "same"
     if k < c:
         return None
-    assert Xi is not None  # given with X
     O, R = np.linalg.qr(X)
     d = np.abs(np.diag(R))
     if d.size == 0 or d.min() <= 1e-8 * max(float(d.max()), 1e-300):
@@ -35,6 +36,24 @@ def _block(Mb: np.ndarray, X: np.ndarray | None, Xi: np.ndarray | None, Mi: np.n
     top = -(O @ Y)  # (k, #cand)
     v = Mi + (Mb.T @ top).T
     return v, 1.0 + np.sum(top**2, axis=0)
+
+
+def _independent(X: np.ndarray, Xi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The columns of ``X`` (and the same of ``Xi``) a pivoted QR finds clearly independent: a block whose
+    features equal ``Phi theta`` up to rounding (a greedy layer's) is scored as if without those
+    directions (the search's bound keeps them, in a whitened basis; this is only a score)."""
+    from scipy.linalg import qr
+
+    if X.shape[1] < 2 or X.shape[0] < X.shape[1]:
+        return X, Xi
+    R, piv = qr(X, mode="r", pivoting=True)
+    d = np.abs(np.diag(R))
+    keep = piv[:int(np.sum(d > INDEPENDENT_RTOL * max(float(d[0]), 1e-300)))]
+    return (X, Xi) if keep.size == X.shape[1] else (X[:, keep], Xi[:, keep])
+
+
+#: :func:`_independent`: a pivot below this fraction of the first marks a nearly dependent column.
+INDEPENDENT_RTOL = 1e-8
 
 
 def child_bounds(P, signs: np.ndarray, cands: np.ndarray,

@@ -25,6 +25,7 @@ from relu_gating.certificate._tree import bound_parts, implied_exact, node_bound
 from relu_gating.search.bnb._blind import blind_row, expand_pointless, split
 from relu_gating.search.bnb._chamber import Chambers
 from relu_gating.search.bnb._forced import exhaustive_farkas, float_clear, forced_rows
+from relu_gating.search.bnb._implications import Implications
 from relu_gating.search.bnb._lp import WITNESS_MARGIN, ConeLP
 from relu_gating.search.bnb._rows import sample_interior
 from relu_gating.search.bnb._score import child_bounds
@@ -112,11 +113,13 @@ class Search(Chambers):
     """One branch-and-bound run; :meth:`run` returns when settled, out of time or interrupted."""
 
     def __init__(self, obj: Objective, alpha: float, tol: float, method: str, seed: int = 0,
-                 lifted: bool = True) -> None:
+                 lifted: bool = True, implications: Implications | None = None) -> None:
         self.obj, self.alpha, self.tol, self.method = obj, alpha, tol, method
         self.P = node_problem(obj.Phi, obj.Psi, obj.M, obj.Q_H, obj.feature_matrix, obj.cap + 1e-12)
         self.Gn = obj.Psi / np.maximum(np.linalg.norm(obj.Psi, axis=1), 1e-300)[:, None]
         self.lp = ConeLP()
+        self.implications = Implications() if implications is None else implications
+        self.implications.bind(obj.Phi, obj.rank)
         self.cache: dict = {}
         self.best_value, self.best_theta = -np.inf, None
         self.heap: list = []
@@ -127,7 +130,7 @@ class Search(Chambers):
                       "nnls": 0, "t_nnls": 0.0, "exact_farkas": 0,
                       "attained": 0, "t_score": 0.0, "lifted": 0, "t_lifted": 0.0, "lifted_settled": 0,
                       "lifted_lowered": 0, "forced_batch": 0, "t_forced": 0.0, "exhaustive": 0, "thin_exact": 0,
-                      "blind": 0, "pointless": 0}
+                      "blind": 0, "pointless": 0, "reused": 0}
         self.lifted = bool(lifted)
         self.t_start = time.perf_counter()
         self.stats["t_lifted_large"] = 0.0
@@ -254,7 +257,9 @@ class Search(Chambers):
         free = pos & neg
         cand = np.flatnonzero(~free)
         cand = cand[np.argsort(-np.abs(self.obj.M[und[cand]] @ node.z))]
-        chain = []
+        chain = self._stored(signs, und[cand], pos[cand], neg[cand])
+        refuted: list[int] = []
+        cand = cand[signs[und[cand]] == 0]
         dec = np.flatnonzero((signs != 0) & ~self.P.zero_rows)
         Gd = signs[dec, None] * self.Gn[dec]
         loaded = False
@@ -279,8 +284,9 @@ class Search(Chambers):
                     self.lp.begin(Gd, self.Gn[und[cand]])
                     loaded = True
                 kind, got = self._test(dec, signs, c, i, -s_obs)
-            if kind == "unproven":  # "empty" is already proven (exact Farkas), seen or not
+            if kind == "unproven" and i not in node.refuted:  # "empty" is already proven (exact Farkas)
                 kind, got, s_obs = self._exhaustive(dec, signs, i, pos[k] or neg[k], s_obs)
+                refuted += [i] if kind == "unproven" else []
             if kind == "witness":
                 pts = np.vstack([pts, got])
                 zz = self.Gn[und] @ got
@@ -291,7 +297,25 @@ class Search(Chambers):
                 signs[i] = s_obs
                 chain.append((i, s_obs, tuple(int(j) for j in got)))
         keep = free & (signs[und] == 0)
+        if refuted:
+            node.refuted = node.refuted.union(refuted)
         return chain, und[keep], pts
+
+    def _stored(self, signs: np.ndarray, rows: np.ndarray, pos: np.ndarray, neg: np.ndarray) -> list:
+        """Rows of ``rows`` forced by an implication proven before (:mod:`._implications`), fixed in
+        ``signs`` in place, in order (a premise may be a row fixed earlier in the chain); the chain.
+        A row seen on one side (``pos``/``neg``) is looked up on that side only."""
+        chain: list = []
+        if not len(self.implications):
+            return chain
+        padded = np.append(signs, 0).astype(np.int8)
+        for i, p, q in zip(rows.tolist(), pos.tolist(), neg.tolist()):
+            got = self.implications.find(i, (1,) if p else (-1,) if q else (1, -1), padded)
+            if got is not None:
+                signs[i] = padded[i] = got[0]
+                chain.append((i, got[0], got[1]))
+        self.stats["reused"] += len(chain)
+        return chain
 
     def _exhaustive(self, dec: np.ndarray, signs: np.ndarray, i: int, seen: bool, s_obs: int) -> tuple:
         """``("empty", rows, s)`` when an exhaustive exact search proves row ``i`` forced to ``s``
@@ -415,9 +439,11 @@ class Search(Chambers):
         chain, free, pts = self._fix_forced(node, signs, pts)
         if pts.shape[0] > seen:  # the witnesses found: offered once here, not again by the nodes below
             self.offer(pts[seen:] @ self.obj.to_theta.T)
+        refuted = node.refuted
         cur = self.apply_chain(node, chain, signs, pts)
         if cur is None:
             return
+        cur.refuted = refuted  # its children skip the exhaustive search on these rows
         if not np.any((signs == 0) & ~self.P.zero_rows):
             self.chamber(cur)
             return
@@ -437,6 +463,7 @@ class Search(Chambers):
         cur = node
         if chain:
             for i, s, rows in chain:
+                self.implications.add(i, s, rows, signs)
                 child = Node(None, None, node.claim, None, node.depth)
                 cur.row, cur.sign, cur.rows, cur.children = i, s, rows, [child]
                 cur.settle("i")

@@ -25,7 +25,8 @@ class Node:
     ``()`` marks a node whose lifted bound was tried without gain.
     """
 
-    __slots__ = ("kind", "row", "sign", "rows", "children", "claim", "bound", "evidence", "signs", "v", "z", "T", "depth")
+    __slots__ = ("kind", "row", "sign", "rows", "children", "claim", "bound", "evidence", "signs", "v", "z", "T", "depth",
+                 "refuted")
 
     def __init__(self, signs: np.ndarray | None, v: np.ndarray | None, claim: float, z: np.ndarray | None,
                  depth: int = 0) -> None:
@@ -40,12 +41,13 @@ class Node:
         self.rows: tuple[int, ...] = ()
         self.children: list[Node] = []
         self.evidence: tuple | None = None
+        self.refuted: frozenset[int] = frozenset()  # rows an ancestor's exhaustive search proved neither way
 
     def settle(self, kind: str) -> None:
         """Make this node a leaf (or internal node): its signs are no longer needed."""
         self.kind = kind
         if kind not in ("open",):
-            self.signs, self.v, self.z, self.T = None, None, None, None
+            self.signs, self.v, self.z, self.T, self.refuted = None, None, None, None, frozenset()
 
 
 def _multipliers_json(N: Any) -> Any:
