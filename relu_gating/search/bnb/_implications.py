@@ -4,24 +4,23 @@ A row ``i`` is forced to the sign ``s`` on a node when ``s phi_i`` is a nonnegat
 the signed rows ``signs_j phi_j`` of some decided rows ``j`` (a Farkas combination, checked
 exactly by :func:`relu_gating.certificate._farkas.implied_exact`).  That check reads only the
 signs of those rows, so the implication ``(rows, their signs) => (i, s)`` holds on *every* node
-where those rows carry those signs: the sibling subtrees of one search, and the searches of
-later greedy steps on the same ``Phi`` (the marginal-gain objective changes with the features
-``H``; the arrangement of ``Phi`` does not).
+where those rows carry those signs, such as the sibling subtrees of a split.
 
 :class:`Implications` keeps the implications a search proves (LP duals, NNLS supports, the
 screened exhaustive search, the triangulated batch) and answers, for an undecided row of a node,
 one whose premises the node's signs satisfy.  Nothing here is trusted more than before: a stored
 implication becomes an ``"i"`` node of the tree like a fresh one, and the search's audit and
 the independent checker prove each again exactly.
+
+Measured on iris greedy steps 2-4 (60 s each): 29% of the implied rows came from the store.  A
+store shared by consecutive greedy steps (the implications do not depend on the features ``H``)
+gave no more hits than a fresh one per step (28,781 against 29,139 at step 3): the steps' trees
+branch on different rows, so each search keeps its own.
 """
 
 from __future__ import annotations
 
-import hashlib
-
 import numpy as np
-
-from relu_gating.errors import InputError
 
 __all__ = ["Implications"]
 
@@ -29,15 +28,11 @@ __all__ = ["Implications"]
 class Implications:
     """Exactly proven forced rows of the arrangement of one ``Phi``, by target ``(row, sign)``.
 
-    Pass one store to several branch-and-bound queries on the same ``Phi`` (as
-    :func:`relu_gating.greedy_layer` does from step to step) through
-    ``BranchAndBoundOptions(implications=...)``: each query starts from the forced rows the earlier
-    ones proved.  A store is bound to the first ``Phi`` it serves; another ``Phi`` is refused.
+    ``width``: the rank of ``Phi`` (no Farkas combination the search claims has more rows).
     """
 
-    def __init__(self) -> None:
-        self.fingerprint: str | None = None
-        self.width = 0  # the rank of Phi: no Farkas combination the search claims has more rows
+    def __init__(self, width: int) -> None:
+        self.width = int(width)
         self._rows: dict[tuple[int, int], np.ndarray] = {}  # premises, padded with row -1 ...
         self._signs: dict[tuple[int, int], np.ndarray] = {}  # ... and sign 0
         self._count: dict[tuple[int, int], int] = {}
@@ -46,15 +41,6 @@ class Implications:
 
     def __len__(self) -> int:
         return len(self._seen)
-
-    def bind(self, Phi: np.ndarray, rank: int) -> None:
-        """Bind the store to ``Phi`` (the scaled matrix of the search) of rank ``rank``, or refuse another one."""
-        fp = hashlib.sha256(np.ascontiguousarray(Phi, dtype=float).tobytes() + str(Phi.shape).encode()).hexdigest()
-        if self.fingerprint is None:
-            self.fingerprint, self.width = fp, int(rank)
-        elif fp != self.fingerprint:
-            raise InputError("BranchAndBoundOptions.implications: this store was filled for another Phi; "
-                             "use one store per Phi")
 
     def add(self, i: int, s: int, rows: tuple, signs: np.ndarray) -> None:
         """Record ``(rows, signs[rows]) => (i, s)``, proven exactly by the caller."""

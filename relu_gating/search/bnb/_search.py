@@ -113,13 +113,12 @@ class Search(Chambers):
     """One branch-and-bound run; :meth:`run` returns when settled, out of time or interrupted."""
 
     def __init__(self, obj: Objective, alpha: float, tol: float, method: str, seed: int = 0,
-                 lifted: bool = True, implications: Implications | None = None) -> None:
+                 lifted: bool = True) -> None:
         self.obj, self.alpha, self.tol, self.method = obj, alpha, tol, method
         self.P = node_problem(obj.Phi, obj.Psi, obj.M, obj.Q_H, obj.feature_matrix, obj.cap + 1e-12)
         self.Gn = obj.Psi / np.maximum(np.linalg.norm(obj.Psi, axis=1), 1e-300)[:, None]
         self.lp = ConeLP()
-        self.implications = Implications() if implications is None else implications
-        self.implications.bind(obj.Phi, obj.rank)
+        self.implications = Implications(obj.rank)  # forced rows proven here, reused where their premises hold
         self.cache: dict = {}
         self.best_value, self.best_theta = -np.inf, None
         self.heap: list = []
