@@ -191,8 +191,14 @@ def checkout(rev: str | None) -> Iterator[Path]:
 
 def in_child(root: Path, args: list[str], timeout: float) -> dict:
     """This script's ``--child`` mode, importing ``relu_gating`` from ``root``, in a fresh process."""
+    return in_child_script(root, Path(__file__).resolve(), ["--child", *args], timeout)
+
+
+def in_child_script(root: Path, script: Path | str, args: list[str], timeout: float) -> dict:
+    """A benchmark script of this checkout (``script``, a path or a name in ``benchmarks/``) run with
+    ``args`` in a fresh process importing ``relu_gating`` from ``root``; the JSON of its last line."""
     env = dict(os.environ, PYTHONPATH=str(root))
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", *args]
+    cmd = [sys.executable, str(HERE / script), *args]
     try:
         out = subprocess.run(cmd, cwd=str(root), env=env, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:

@@ -22,15 +22,20 @@ def _block(Mb: np.ndarray, X: np.ndarray | None, Xi: np.ndarray | None, Mi: np.n
     if X is None:  # no constraint on this block: its complement is everything
         return Mi, np.ones(Mi.shape[0])
     assert Xi is not None  # given with X
-    X, Xi = _independent(X, Xi)
     k, c = X.shape
+    if k >= c:
+        O, R = np.linalg.qr(X)
+        d = np.abs(np.diag(R))
+        if d.size and d.min() <= INDEPENDENT_RTOL * max(float(d.max()), 1e-300):  # nearly dependent columns
+            X, Xi = _independent(X, Xi)
+            k, c = X.shape
+            O, R = np.linalg.qr(X)
     if k + 1 <= c:
         return "same"
     if k < c:
         return None
-    O, R = np.linalg.qr(X)
     d = np.abs(np.diag(R))
-    if d.size == 0 or d.min() <= 1e-8 * max(float(d.max()), 1e-300):
+    if d.size == 0 or d.min() <= INDEPENDENT_RTOL * max(float(d.max()), 1e-300):
         return None
     Y = np.linalg.solve(R.T, Xi.T)  # R^{-T} x_i, shape (c, #cand)
     top = -(O @ Y)  # (k, #cand)

@@ -25,7 +25,6 @@ from relu_gating.certificate._tree import bound_parts, implied_exact, node_bound
 from relu_gating.search.bnb._blind import blind_row, expand_pointless, split
 from relu_gating.search.bnb._chamber import Chambers
 from relu_gating.search.bnb._forced import exhaustive_farkas, float_clear, forced_rows
-from relu_gating.search.bnb._implications import Implications
 from relu_gating.search.bnb._lp import WITNESS_MARGIN, ConeLP
 from relu_gating.search.bnb._rows import sample_interior
 from relu_gating.search.bnb._score import child_bounds
@@ -118,7 +117,6 @@ class Search(Chambers):
         self.P = node_problem(obj.Phi, obj.Psi, obj.M, obj.Q_H, obj.feature_matrix, obj.cap + 1e-12)
         self.Gn = obj.Psi / np.maximum(np.linalg.norm(obj.Psi, axis=1), 1e-300)[:, None]
         self.lp = ConeLP()
-        self.implications = Implications(obj.rank)  # forced rows proven here, reused where their premises hold
         self.cache: dict = {}
         self.best_value, self.best_theta = -np.inf, None
         self.heap: list = []
@@ -129,7 +127,7 @@ class Search(Chambers):
                       "nnls": 0, "t_nnls": 0.0, "exact_farkas": 0,
                       "attained": 0, "t_score": 0.0, "lifted": 0, "t_lifted": 0.0, "lifted_settled": 0,
                       "lifted_lowered": 0, "forced_batch": 0, "t_forced": 0.0, "exhaustive": 0, "thin_exact": 0,
-                      "blind": 0, "pointless": 0, "reused": 0}
+                      "blind": 0, "pointless": 0}
         self.lifted = bool(lifted)
         self.t_start = time.perf_counter()
         self.stats["t_lifted_large"] = 0.0
@@ -256,9 +254,8 @@ class Search(Chambers):
         free = pos & neg
         cand = np.flatnonzero(~free)
         cand = cand[np.argsort(-np.abs(self.obj.M[und[cand]] @ node.z))]
-        chain = self._stored(signs, und[cand], pos[cand], neg[cand])
+        chain = []
         refuted: list[int] = []
-        cand = cand[signs[und[cand]] == 0]
         dec = np.flatnonzero((signs != 0) & ~self.P.zero_rows)
         Gd = signs[dec, None] * self.Gn[dec]
         loaded = False
@@ -299,22 +296,6 @@ class Search(Chambers):
         if refuted:
             node.refuted = node.refuted.union(refuted)
         return chain, und[keep], pts
-
-    def _stored(self, signs: np.ndarray, rows: np.ndarray, pos: np.ndarray, neg: np.ndarray) -> list:
-        """Rows of ``rows`` forced by an implication proven before (:mod:`._implications`), fixed in
-        ``signs`` in place, in order (a premise may be a row fixed earlier in the chain); the chain.
-        A row seen on one side (``pos``/``neg``) is looked up on that side only."""
-        chain: list = []
-        if not len(self.implications):
-            return chain
-        padded = np.append(signs, 0).astype(np.int8)
-        for i, p, q in zip(rows.tolist(), pos.tolist(), neg.tolist()):
-            got = self.implications.find(i, (1,) if p else (-1,) if q else (1, -1), padded)
-            if got is not None:
-                signs[i] = padded[i] = got[0]
-                chain.append((i, got[0], got[1]))
-        self.stats["reused"] += len(chain)
-        return chain
 
     def _exhaustive(self, dec: np.ndarray, signs: np.ndarray, i: int, seen: bool, s_obs: int) -> tuple:
         """``("empty", rows, s)`` when an exhaustive exact search proves row ``i`` forced to ``s``
@@ -462,7 +443,6 @@ class Search(Chambers):
         cur = node
         if chain:
             for i, s, rows in chain:
-                self.implications.add(i, s, rows, signs)
                 child = Node(None, None, node.claim, None, node.depth)
                 cur.row, cur.sign, cur.rows, cur.children = i, s, rows, [child]
                 cur.settle("i")
