@@ -128,8 +128,11 @@ def _seed_incumbent(search: Search, obj: Objective, seed: int = 0) -> None:
 
 
 def _result(obj: Objective, search: Search, why: str, alpha: float, tol: float, seconds: float) -> NeuronResult:
+    t0 = time.perf_counter()
     nodes = to_nodes(search.root)
+    search.stats["t_finish"] = time.perf_counter() - t0
     raised, refused = audit_tree(obj, nodes)
+    search.stats["t_audit"] = time.perf_counter() - t0 - search.stats["t_finish"]
     claims = [nd[1] for nd in nodes if nd[0] in ("b", "c", "d")]
     n, m = obj.Phi.shape
     notes = list(dict.fromkeys(search.notes))

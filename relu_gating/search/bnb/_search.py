@@ -37,8 +37,10 @@ __all__ = ["Search", "FARKAS_DUAL_RTOL"]
 
 #: LP duals below this fraction of the largest are left out of a Farkas combination.
 FARKAS_DUAL_RTOL = 1e-9
-#: Seconds per node kept before a time budget ends, for the tree's JSON form (measured: about 1 us a node).
-FINISH_PER_NODE = 1.5e-6
+#: Seconds per node kept before a time budget ends, for the tree's JSON form (``t_finish`` in the tree's
+#: stats).  Measured 1 us a node on Gaussian data; 9.5 us a node (2.6 s, 275,000 nodes with the implied
+#: rows) on iris greedy step 4 in 150 s, the other core busy, where 1.5 us let the query overrun its budget.
+FINISH_PER_NODE = 1e-5
 #: Seconds kept before a time budget ends for the checker's audit of the tree, per second the search
 #: spent on node bounds: the audit bounds every node again, from ``Phi``'s columns.  Measured on the six
 #: 600-s real-data runs (docs/real-data.md): audit (= verify) time / ``t_bound`` 0.63-1.43; 0.36-0.85 in
