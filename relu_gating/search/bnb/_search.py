@@ -249,7 +249,9 @@ class Search(Chambers):
         """Rows of ``node`` whose sign is forced (LP + exact Farkas), fixed in ``signs`` in place.
 
         Returns the chain ``[(row, sign, farkas rows)]``, the undecided rows seen on both sides
-        by the interior points ``pts`` (free), and the points (LP witnesses appended)."""
+        by the interior points ``pts`` (free), and the points (LP witnesses appended).  A row the
+        exhaustive search proves neither way is recorded in ``node.refuted`` with the decided rows
+        searched: the nodes below check only the subsets with a row decided since."""
         und = np.flatnonzero((signs == 0) & ~self.P.zero_rows)
         Z = self.Gn[und] @ pts.T
         pos, neg = (Z > WITNESS_MARGIN).any(axis=1), (Z < -WITNESS_MARGIN).any(axis=1)
@@ -257,7 +259,7 @@ class Search(Chambers):
         cand = np.flatnonzero(~free)
         cand = cand[np.argsort(-np.abs(self.obj.M[und[cand]] @ node.z))]
         chain = []
-        refuted: list[int] = []
+        refuted: dict = {}
         dec = np.flatnonzero((signs != 0) & ~self.P.zero_rows)
         Gd = signs[dec, None] * self.Gn[dec]
         loaded = False
@@ -282,9 +284,11 @@ class Search(Chambers):
                     self.lp.begin(Gd, self.Gn[und[cand]])
                     loaded = True
                 kind, got = self._test(dec, signs, c, i, -s_obs)
-            if kind == "unproven" and i not in node.refuted:  # "empty" is already proven (exact Farkas)
-                kind, got, s_obs = self._exhaustive(dec, signs, i, pos[k] or neg[k], s_obs)
-                refuted += [i] if kind == "unproven" else []
+            if kind == "unproven":  # "empty" is already proven (exact Farkas), seen or not
+                seen = bool(pos[k] or neg[k])
+                kind, got, s_obs = self._exhaustive(dec, signs, i, seen, s_obs, node.refuted.get(i))
+                if kind == "unproven":
+                    refuted[i] = {s: dec for s in ((s_obs,) if seen else (1, -1))}
             if kind == "witness":
                 pts = np.vstack([pts, got])
                 zz = self.Gn[und] @ got
@@ -296,14 +300,16 @@ class Search(Chambers):
                 chain.append((i, s_obs, tuple(int(j) for j in got)))
         keep = free & (signs[und] == 0)
         if refuted:
-            node.refuted = node.refuted.union(refuted)
+            node.refuted = {**node.refuted, **refuted}
         return chain, und[keep], pts
 
-    def _exhaustive(self, dec: np.ndarray, signs: np.ndarray, i: int, seen: bool, s_obs: int) -> tuple:
+    def _exhaustive(self, dec: np.ndarray, signs: np.ndarray, i: int, seen: bool, s_obs: int,
+                    tried: dict | None = None) -> tuple:
         """``("empty", rows, s)`` when an exhaustive exact search proves row ``i`` forced to ``s``
-        (the side seen, or either side when neither was), else ``("unproven", None, s_obs)``."""
+        (the side seen, or either side when neither was), else ``("unproven", None, s_obs)``; ``tried``:
+        what an ancestor's search found nothing in (:func:`exhaustive_farkas`)."""
         got = exhaustive_farkas(dec, i, (s_obs,) if seen else (1, -1), self.obj.rank,
-                                lambda i_, s_, rows: self._implied(signs, i_, s_, rows), (self.Gn, signs))
+                                lambda i_, s_, rows: self._implied(signs, i_, s_, rows), (self.Gn, signs), tried)
         self.stats["exhaustive"] += 1
         return ("unproven", None, s_obs) if got is None else ("empty", got[1], got[0])
 
@@ -425,7 +431,7 @@ class Search(Chambers):
         cur = self.apply_chain(node, chain, signs, pts)
         if cur is None:
             return
-        cur.refuted = refuted  # its children skip the exhaustive search on these rows
+        cur.refuted = refuted  # its children search these rows' new subsets only
         if not np.any((signs == 0) & ~self.P.zero_rows):
             self.chamber(cur)
             return

@@ -22,7 +22,8 @@ class Node:
     with ``sign`` (Farkas ``rows``), ``"b"`` leaf bounded by ``claim``, ``"c"`` chamber leaf
     (``claim``, dual ``evidence``), ``"x"`` chamber with no admissible neuron.  ``evidence`` of length 3
     is lifted evidence ``(dec, N, mu)`` (written as a ``"d"`` leaf, whatever the kind of leaf);
-    ``()`` marks a node whose lifted bound was tried without gain.
+    ``()`` marks a node whose lifted bound was tried without gain.  ``refuted``: undecided rows the
+    exhaustive Farkas search proved neither way at this node or above, with the decided rows it searched.
     """
 
     __slots__ = ("kind", "row", "sign", "rows", "children", "claim", "bound", "evidence", "signs", "v", "z", "T", "depth",
@@ -41,13 +42,13 @@ class Node:
         self.rows: tuple[int, ...] = ()
         self.children: list[Node] = []
         self.evidence: tuple | None = None
-        self.refuted: frozenset[int] = frozenset()  # rows an ancestor's exhaustive search proved neither way
+        self.refuted: dict = {}  # row -> {side: decided rows} an exhaustive search here or above found nothing in
 
     def settle(self, kind: str) -> None:
         """Make this node a leaf (or internal node): its signs are no longer needed."""
         self.kind = kind
         if kind not in ("open",):
-            self.signs, self.v, self.z, self.T, self.refuted = None, None, None, None, frozenset()
+            self.signs, self.v, self.z, self.T, self.refuted = None, None, None, None, {}
 
 
 def _multipliers_json(N: Any) -> Any:
