@@ -18,7 +18,10 @@ Multipliers are found in two ways; either way the search then recomputes the bou
 prove (never a solver's objective), adds a margin, and claims it:
 
 * first-order (:func:`first_order`): projected subgradient steps on ``(N, mu)`` for the top
-  generalized eigenvalue, with Polyak's step towards the level that settles the node.  The node
+  generalized eigenvalue, with Polyak's step towards the level that settles the node; where they
+  do not prove it, the same steps on the slack at that level (:func:`level_order`), which need no
+  positive definite ``B`` (at greedy steps ``B`` is singular or nearly so on many nodes: a former
+  feature lies in the node's lifted span).  The node
   needs only *some* multipliers below that level, not the optimal ones, and on the nodes the
   search meets the relaxation is far below it (measured: 6-11 steps, 1-50 ms at 2-32 undecided
   rows, where Clarabel takes 20-2,600 ms); the multipliers are then made sparse
@@ -41,7 +44,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["lifted", "strong_bound", "first_order", "sparsify", "compact", "MAX_UNDECIDED", "N_DECIDED"]
+__all__ = ["lifted", "strong_bound", "first_order", "level_order", "proven_at", "sparsify", "compact", "MAX_UNDECIDED", "N_DECIDED"]
 
 #: The strong bound is tried only on nodes with at most this many undecided rows (PSD size r + |U|).
 MAX_UNDECIDED = 128
@@ -58,6 +61,11 @@ FO_SHRINK = 0.5
 #: The first-order steps aim this far (relative) below the level asked for, so that dropping small
 #: multipliers (:func:`sparsify`) keeps the bound below it.
 FO_AIM = 1e-3
+#: :func:`level_order` stops once the top eigenvalue of its slack is this far below zero, relative to the
+#: scale of ``A`` and ``level B`` (the verifier's allowance is about 1e-10 of it on nodes of 130 undecided rows).
+FO_LEVEL_TARGET = 1e-5
+#: :func:`level_order`'s steps at most.
+LEVEL_STEPS = 60
 #: Multipliers below these fractions of the largest are dropped, the largest fraction that still proves the level.
 SPARSE_FRACTIONS = (0.3, 0.1, 0.03, 0.01, 0.0)
 #: Decided rows used (those nearest the node's interior points; any subset is valid).
@@ -141,9 +149,20 @@ def _solve(A: np.ndarray, B: np.ndarray, G: np.ndarray, C: np.ndarray) -> tuple[
     return N, x[1 + npair:]
 
 
+def _allowance(A: np.ndarray, B: np.ndarray, G: np.ndarray, C: np.ndarray, N: np.ndarray, mu: np.ndarray,
+               u: float = 1.0) -> float:
+    """A rounding allowance on the slack ``u B - A - G^T N G - sum mu_i C_i`` (generous: the verifier
+    recomputes the pieces from ``Phi`` with its own allowance)."""
+    mag = abs(u) * np.abs(B).sum() + np.abs(A).sum() + (np.abs(G).T @ N @ np.abs(G)).sum() \
+        + np.abs(mu) @ np.abs(C).sum((1, 2))
+    d = A.shape[0]
+    return float(64.0 * (B.shape[0] + G.shape[0] + d * d) * _EPS * mag)
+
+
 def proven(A: np.ndarray, B: np.ndarray, G: np.ndarray, C: np.ndarray, N: np.ndarray, mu: np.ndarray) -> float:
     """The bound ``(N, mu)`` prove: top eigenvalue of ``(A + G^T N G + sum mu C, B)`` (B positive
-    definite, else ``inf``), with a relative margin for the verifier's own rounding allowance."""
+    definite, else ``inf``), with a relative margin for the verifier's own rounding allowance.  The
+    margin grows as B's least eigenvalue falls: see :func:`proven_at` for a claim given in advance."""
     wB = np.linalg.eigvalsh(B)
     if wB[0] <= 1e-9 * max(wB[-1], 1e-300):
         return float("inf")
@@ -151,10 +170,21 @@ def proven(A: np.ndarray, B: np.ndarray, G: np.ndarray, C: np.ndarray, N: np.nda
     L = np.linalg.cholesky(B)
     Li = np.linalg.inv(L)
     lam = float(np.linalg.eigvalsh(Li @ (0.5 * (T + T.T)) @ Li.T)[-1])
-    mag = np.abs(A).sum() + np.abs(B).sum() + (np.abs(G).T @ N @ np.abs(G)).sum() + np.abs(mu) @ np.abs(C).sum((1, 2))
-    d = A.shape[0]
-    allow = 64.0 * (B.shape[0] + G.shape[0] + d * d) * _EPS * mag
+    allow = _allowance(A, B, G, C, N, mu)
     return lam + 1e-9 * abs(lam) + 4.0 * allow / wB[0] + 1e-12
+
+
+def proven_at(A: np.ndarray, B: np.ndarray, G: np.ndarray, C: np.ndarray, N: np.ndarray, mu: np.ndarray,
+              u: float) -> float:
+    """``u`` when ``(N, mu)`` prove it, else ``inf``: the slack ``u B - A - G^T N G - sum mu_i C_i`` has
+    its least eigenvalue above 4 times the rounding allowance (the verifier's test, with room).  Unlike
+    :func:`proven` it needs no positive definite ``B`` and divides by none of its eigenvalues: at greedy
+    steps a node's ``B`` is singular or nearly so wherever a former feature is (nearly) one of the node's
+    lifted points, which made :func:`proven`'s margin exceed the gain to be proven (iris step 4: 0.0754
+    proven for multipliers whose slack at 0.0737 is positive definite by 4e-5)."""
+    T = A + G.T @ N @ G + np.tensordot(mu, C, axes=1)
+    lam = float(np.linalg.eigvalsh(u * B - 0.5 * (T + T.T))[0])
+    return float(u) if lam > 4.0 * _allowance(A, B, G, C, N, mu, u) + 1e-12 else float("inf")
 
 
 def pick_decided(Q: np.ndarray, signs: np.ndarray, zero: np.ndarray, V: np.ndarray, k: int = N_DECIDED) -> np.ndarray:
@@ -210,15 +240,52 @@ def first_order(A: np.ndarray, B: np.ndarray, G: np.ndarray, C: np.ndarray, leve
     return arg
 
 
+def level_order(A: np.ndarray, B: np.ndarray, G: np.ndarray, C: np.ndarray, level: float,
+                steps: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Multipliers ``(N, mu)`` for which ``f = lambda_max(A + G^T N G + sum mu_i C_i - level B)`` is as low
+    as projected subgradient steps find (Polyak's step towards ``-FO_LEVEL_TARGET`` times the pieces'
+    scale, where it stops; or when a step no longer helps, as in :func:`first_order`).  ``f < 0`` proves
+    ``level`` (:func:`proven_at`).  Needs no positive definite ``B``, unlike :func:`first_order`."""
+    steps = LEVEL_STEPS if steps is None else steps
+    scale = float(np.abs(A).max() + abs(level) * np.abs(B).max()) or 1.0
+    target = -FO_LEVEL_TARGET * scale
+    p, u = G.shape[0], C.shape[0]
+    N, mu = np.zeros((p, p)), np.zeros(u)
+    best, arg, mark = np.inf, (N, mu), np.inf
+    for t in range(steps):
+        T = A + G.T @ N @ G + np.tensordot(mu, C, axes=1) - level * B
+        w, V = np.linalg.eigh(0.5 * (T + T.T))
+        f, x = float(w[-1]), V[:, -1]
+        if f < best:
+            best, arg = f, (N.copy(), mu.copy())
+        if f <= target:
+            break
+        if t % FO_CHECK == 0:
+            if best - target > FO_SHRINK * mark:
+                break
+            mark = best - target
+        gx = G @ x
+        dN = np.outer(gx, gx)
+        dN[(N <= 0.0) & (dN > 0.0)] = 0.0
+        dm = np.einsum("i,kij,j->k", x, C, x)
+        norm = float((dN * dN).sum() + dm @ dm)
+        if norm <= 1e-300:
+            break
+        step = (f - target) / norm
+        N = np.maximum(N - step * dN, 0.0)
+        mu = mu - step * dm
+    return arg
+
+
 def sparsify(A: np.ndarray, B: np.ndarray, G: np.ndarray, C: np.ndarray, N: np.ndarray, mu: np.ndarray,
-             level: float) -> tuple[float, np.ndarray]:
+             level: float, at: float | None = None) -> tuple[float, np.ndarray]:
     """``(bound proven, N)`` with the entries of ``N`` below the largest fraction of ``SPARSE_FRACTIONS``
     of its largest entry dropped such that the proven bound stays at most ``level`` (the densest, all
-    of ``N``, when none does)."""
+    of ``N``, when none does).  Proven by :func:`proven`, or by :func:`proven_at` at ``at`` when given."""
     top = float(N.max(initial=0.0))
     for frac in SPARSE_FRACTIONS:
         Ns = np.where(N >= frac * top, N, 0.0) if frac > 0 else N
-        u = proven(A, B, G, C, Ns, mu)
+        u = proven(A, B, G, C, Ns, mu) if at is None else proven_at(A, B, G, C, Ns, mu, at)
         if u <= level or frac == 0:
             return u, Ns
     raise AssertionError("unreachable")  # pragma: no cover - the last fraction is 0
@@ -226,20 +293,27 @@ def sparsify(A: np.ndarray, B: np.ndarray, G: np.ndarray, C: np.ndarray, N: np.n
 
 def strong_bound(Q: np.ndarray, M: np.ndarray, QH: np.ndarray | None, signs: np.ndarray, zero: np.ndarray,
                  V: np.ndarray, k: int = N_DECIDED, level: float = -np.inf) -> tuple[float, Any] | None:
-    """``(claim, (dec, N, mu))`` of the lifted relaxation on a node, or None (solver failure,
-    singular ``B``).  ``level``: the bound that would settle the node; first-order multipliers
-    (:func:`first_order`) are tried first and kept when they prove it, else Clarabel's on small nodes
-    (``CLARABEL_MAX_UNDECIDED``; the only way without a finite ``level``), else the better of the two."""
+    """``(claim, (dec, N, mu))`` of the lifted relaxation on a node, or None (solver failure, or no
+    finite bound found).  ``level``: the bound that would settle the node; first-order multipliers
+    (:func:`first_order`, B-whitened) are tried first and kept when they prove it (by :func:`proven`,
+    or at ``level`` less ``FO_AIM`` by :func:`proven_at`), then those of :func:`level_order` (no
+    whitening: ``B`` singular or ill-conditioned), else Clarabel's on small nodes
+    (``CLARABEL_MAX_UNDECIDED``; the only way without a finite ``level``), else the better bound found."""
     dec = pick_decided(Q, signs, zero, V, k)
     A, B, G, C, U = lifted(Q, M, QH, signs, zero, dec)
     found = []
     if np.isfinite(level):
-        got = first_order(A, B, G, C, level - FO_AIM * abs(level))
+        aim = level - FO_AIM * abs(level)
+        got = first_order(A, B, G, C, aim)
         if got is not None:
             u, N = sparsify(A, B, G, C, got[0], got[1], level)
             found.append((u, N, got[1]))
             if u <= level:
                 return u, (dec, compact(N), got[1])
+        for mult in ([got] if got is not None else []) + [level_order(A, B, G, C, aim)]:
+            u, N = sparsify(A, B, G, C, mult[0], mult[1], level, at=aim)
+            if u <= level:
+                return u, (dec, compact(N), mult[1])
     if U.size <= CLARABEL_MAX_UNDECIDED:
         got = _solve(A, B, G, C)
         if got is not None:
