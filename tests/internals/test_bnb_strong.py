@@ -282,3 +282,47 @@ def test_lifted_claims_keep_room_for_the_checker():
     ill = basis_epsilon(np.c_[X, X[:, 0] + 1e-9 * rng.normal(size=30)], 4)  # a nearly dependent column
     assert 0 < well < 1e-10 and ill > 1e-8
     assert basis_epsilon(np.c_[X, X[:, 0]], 4) > 1.0  # rank 3 (floats see a tiny fourth singular value)
+
+
+def test_singular_B_at_a_greedy_step_is_settled_and_never_below_the_true_maximum():
+    """At a greedy step, a node whose decided rows are all inactive for a former neuron has that
+    neuron's feature in its lifted span: ``B`` is singular and the B-whitened steps prove nothing
+    (:func:`_strong.proven` is infinite for any multipliers).  The steps at the level
+    (:func:`_strong.level_order`, :func:`_strong.proven_at`) settle such nodes at levels above their
+    true maximum (the exact chamber solves below), accepted by the checker, and never prove a level below it."""
+    Phi, U = _instance(11, 2, 3)
+    n = Phi.shape[0]
+    ps = enumerate_patterns(Phi)
+    masks = np.unpackbits(ps.packed, axis=1, count=n).astype(bool)
+    first = ps.witnesses[int(np.argmax(masks.sum(axis=1) == 5))]  # a former neuron active on 5 rows
+    H = np.c_[np.ones(n), np.maximum(Phi @ first, 0.0)]
+    obj = with_rank(make_objective(Phi, U, H), exact_rank(Phi))
+    vals = np.array([np.nan if (o := _solve_one(obj, mk, "auto", w)).status == PRUNED else o.upper
+                     for mk, w in zip(masks, ps.witnesses)])
+    zero = np.zeros(n, dtype=bool)
+    active = np.flatnonzero(Phi @ first > 0)
+    settled = loosely = 0
+    for k in range(masks.shape[0]):
+        signs, v = _node(obj, masks[k], ps.witnesses[k], active)
+        if masks[k][~np.isin(np.arange(n), active)].sum() < obj.rank:
+            continue  # too few decided active rows: h = 0 for some x (never finite)
+        true = _true_max(masks, vals, signs)
+        dec = _strong.pick_decided(obj.Psi, signs, zero, v)
+        A, B, G, C, _ = _strong.lifted(obj.Psi, obj.M, obj.Q_H, signs, zero, dec)
+        assert np.linalg.eigvalsh(B)[0] <= 1e-9 * np.linalg.eigvalsh(B)[-1]
+        assert np.isinf(_strong.proven(A, B, G, C, np.zeros((G.shape[0],) * 2), np.zeros(C.shape[0])))
+        level = max(true, 0.0) + 0.05
+        got = _strong.strong_bound(obj.Psi, obj.M, obj.Q_H, signs, zero, v, level=level)
+        if got is not None and got[0] <= level:
+            settled += 1
+            assert got[0] >= true - 1e-9
+            assert _check(obj, signs, zero, got[0], got[1]) == got[0]
+        below = _strong.strong_bound(obj.Psi, obj.M, obj.Q_H, signs, zero, v, level=true - 1e-3)
+        assert below is None or below[0] >= true - 1e-9
+        loose = 0.5 * (1.0 + max(true, 0.0))  # the first-order steps at a level with room
+        N, mu = _strong.level_order(A, B, G, C, loose)
+        if np.isfinite(_strong.proven_at(A, B, G, C, N, mu, loose)):
+            loosely += 1
+            assert _check(obj, signs, zero, loose, (dec, N, mu)) == loose
+        assert np.isinf(_strong.proven_at(A, B, G, C, N, mu, true - 1e-3))
+    assert settled >= 3 and loosely >= 3

@@ -129,7 +129,7 @@ class Search(Chambers):
                       "nnls": 0, "t_nnls": 0.0, "exact_farkas": 0,
                       "attained": 0, "t_score": 0.0, "lifted": 0, "t_lifted": 0.0, "lifted_settled": 0,
                       "lifted_lowered": 0, "forced_batch": 0, "t_forced": 0.0, "exhaustive": 0, "thin_exact": 0,
-                      "blind": 0, "pointless": 0}
+                      "blind": 0, "pointless": 0, "lifted_plain": 0, "lifted_plain_settled": 0, "t_lifted_plain": 0.0}
         self.lifted = bool(lifted)
         self.t_start = time.perf_counter()
         self.stats["t_lifted_large"] = 0.0
@@ -376,11 +376,15 @@ class Search(Chambers):
         if not self.lifted or node.evidence is not None or self.basis_eps() > LIFTED_MAX_BASIS_EPS:
             return False
         k = int(np.sum((node.signs == 0) & ~self.P.zero_rows))
-        if not 0 < k <= min(LIFTED_MAX_UNDECIDED, _strong.MAX_UNDECIDED) or not self.lifted_pays(k):
+        if k == 0:
             return False
         plus = self.obj.Psi[(node.signs > 0) & ~self.P.zero_rows]
         if plus.shape[0] < self.obj.rank or np.linalg.matrix_rank(plus) < self.obj.rank:
-            return False  # then B is singular (h = 0 for some x != 0): the lifted bound is never finite
+            return False  # then h = 0 for some x != 0: the lifted bound is never finite
+        if self.try_plain(node):
+            return True
+        if k > min(LIFTED_MAX_UNDECIDED, _strong.MAX_UNDECIDED) or not self.lifted_pays(k):
+            return False
         node.evidence = ()  # tried
         lo = k // LIFTED_BAND * LIFTED_BAND
         self.stats[f"lifted_tried_{lo}"] += 1
@@ -407,6 +411,30 @@ class Search(Chambers):
         else:
             self.stats["lifted_lowered"] += 1
             self.push(node)
+        return True
+
+    def try_plain(self, node: Node) -> bool:
+        """The lifted bound without multipliers (:func:`relu_gating.search.bnb._strong.plain`), on every
+        node the lifted bound may be tried on, whatever its size: settles the node as a ``"d"`` leaf (True),
+        or False."""
+        from relu_gating.certificate._tree_strong import lifted_leaf_bound
+        from relu_gating.search.bnb import _strong
+
+        assert node.signs is not None
+        t0 = time.perf_counter()
+        level = (self.best_value + self.tol) / self.alpha if self.alpha > 0 else np.inf
+        got = _strong.plain(self.obj.Psi, self.obj.M, self.obj.Q_H, node.signs, self.P.zero_rows, level)
+        claim = np.inf if got is None else lifted_claim(got[0], self.best_value / self.alpha, self.lifted_room(got))
+        ok = got is not None and claim < node.claim and self.settled(claim) and bool(np.isfinite(lifted_leaf_bound(
+            self.obj.Psi, self.obj.M, self.obj.Q_H, node.signs, self.P.zero_rows, claim, *got[1])))
+        self.stats["lifted_plain"] += 1
+        self.stats["t_lifted_plain"] += time.perf_counter() - t0
+        if not ok or got is None:
+            return False
+        node.claim, node.evidence = claim, got[1]
+        self.stats["lifted_plain_settled"] += 1
+        self.stats["lifted_settled"] += 1
+        node.settle("d")
         return True
 
     def expand(self, node: Node) -> None:
