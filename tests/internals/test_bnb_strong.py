@@ -326,3 +326,32 @@ def test_singular_B_at_a_greedy_step_is_settled_and_never_below_the_true_maximum
             assert _check(obj, signs, zero, loose, (dec, N, mu)) == loose
         assert np.isinf(_strong.proven_at(A, B, G, C, N, mu, true - 1e-3))
     assert settled >= 3 and loosely >= 3
+
+
+def _plain_leaves(tree):
+    """Indices of ``"d"`` leaves without multipliers (:func:`_strong.plain`'s evidence)."""
+    return [k for k, nd in enumerate(tree["nodes"]) if nd[0] == "d" and not any(
+        np.asarray(nd[3]["entries"] if isinstance(nd[3], dict) else nd[3]).ravel()) and not any(nd[4])]
+
+
+@pytest.mark.parametrize("n,d,seed", [(14, 3, 2), (15, 3, 3)])
+def test_plain_lifted_leaves_at_a_greedy_step_certify_the_enumeration_value_and_forgeries_fail(n, d, seed):
+    """A greedy step (features ``[1, relu(Phi theta_1)]``, ``theta_1`` the first step's neuron): the
+    search settles nodes by the lifted bound without multipliers, certifies the enumeration's value
+    (the oracle), and its tree verifies, in floats and exactly; such a leaf with its claim lowered below
+    the incumbent is refused."""
+    Phi, U = _instance(n, d, seed, True)
+    first = best_neuron(Phi, U, features="bias", strategy="enumerate")
+    H = np.c_[np.ones(n), np.maximum(Phi @ first.theta, 0.0)]
+    en = best_neuron(Phi, U, features=H, strategy="enumerate")
+    bb = branch_and_bound(Phi, U, features=H)
+    assert bb.certified and abs(bb.value - en.value) <= 1e-9 * max(1.0, en.value)
+    d = json.loads(json.dumps(bb.to_dict()))
+    plain = _plain_leaves(d["tree"])
+    assert plain and bb.tree["stats"]["lifted_plain_settled"] + bb.tree["stats"]["lifted_plain_lowered"] > 0
+    assert verify(d, Phi, U, features=H).certified
+    assert verify(d, Phi, U, features=H, exact=True).certified
+    k = max(plain, key=lambda j: d["tree"]["nodes"][j][1])
+    bad = copy.deepcopy(d)
+    bad["tree"]["nodes"][k][1] = 0.5 * en.value
+    assert not verify(bad, Phi, U, features=H).valid

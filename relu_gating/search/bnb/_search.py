@@ -52,6 +52,10 @@ AUDIT_PER_BOUND_SECOND = 1.0
 #: these terms breast cancer PCA 5 (2.0M implied rows) overran its 600 s by 67 s.
 AUDIT_PER_IMPLIED = 3e-5
 AUDIT_PER_LIFTED_LEAF = 5e-4
+#: ... or, if more, this many seconds per second the search spent in the checker's test of the lifted evidence it
+#: kept (``t_lifted_check``; the audit repeats that test): a leaf of 130 undecided rows costs 5-10 ms, not 0.5 ms
+#: (iris greedy step 4, 150 s: a query ended at 250 s with the per-leaf reserve alone).
+AUDIT_PER_CHECK_SECOND = 2.0
 #: Expansions between two ``gc.freeze()`` calls: the cyclic collector then skips the tree built so far
 #: (its nodes form no cycles and are freed by reference counting); 36% more nodes measured at n = 819, d = 3.
 FREEZE_EVERY = 1024
@@ -77,6 +81,13 @@ LIFTED_LARGE_SHARE = 0.2
 #: ``col(Phi)``, may not prove its claims (fuzz seed 42, a basis 1e-6 from exact: leaves raised by the audit,
 #: not certified).  Standardized real data: about 1e-11.
 LIFTED_MAX_BASIS_EPS = 1e-9
+#: The lifted bound without multipliers (:meth:`Search.try_plain`) is tried on nodes whose cheap bound is
+#: within this (relative) of the cap, with at most ``PLAIN_MAX_UNDECIDED`` undecided rows (one symmetric
+#: eigendecomposition of that size and a little more), while those tries took at most ``PLAIN_SHARE`` of the
+#: search's time.  Measured on iris greedy step 4 (docs/branch-and-bound.md): 2.2 ms a try at 90-149 rows.
+PLAIN_AT_CAP = 1e-6
+PLAIN_MAX_UNDECIDED = 256
+PLAIN_SHARE = 0.2
 #: Relative headroom on a lifted claim that does not settle its node (:func:`lifted_claim`).
 LIFTED_HEADROOM = 1e-6
 #: Nodes are grouped by undecided count in bands this wide for the lifted bound's cheap test (:meth:`Search.lifted_pays`).
@@ -129,7 +140,8 @@ class Search(Chambers):
                       "nnls": 0, "t_nnls": 0.0, "exact_farkas": 0,
                       "attained": 0, "t_score": 0.0, "lifted": 0, "t_lifted": 0.0, "lifted_settled": 0,
                       "lifted_lowered": 0, "forced_batch": 0, "t_forced": 0.0, "exhaustive": 0, "thin_exact": 0,
-                      "blind": 0, "pointless": 0, "lifted_plain": 0, "lifted_plain_settled": 0, "t_lifted_plain": 0.0}
+                      "blind": 0, "pointless": 0, "lifted_plain": 0, "lifted_plain_settled": 0, "lifted_plain_lowered": 0,
+                      "t_lifted_plain": 0.0, "t_lifted_check": 0.0}
         self.lifted = bool(lifted)
         self.t_start = time.perf_counter()
         self.stats["t_lifted_large"] = 0.0
@@ -369,7 +381,6 @@ class Search(Chambers):
     def try_lifted(self, node: Node) -> bool:
         """The lifted bound, once per node: settles it as a ``"d"`` leaf, or lowers its claim
         (with the evidence) and pushes it back (True); False when it does not help."""
-        from relu_gating.certificate._tree_strong import lifted_leaf_bound
         from relu_gating.search.bnb import _strong
 
         assert node.signs is not None and node.v is not None  # an open node
@@ -381,10 +392,11 @@ class Search(Chambers):
         plus = self.obj.Psi[(node.signs > 0) & ~self.P.zero_rows]
         if plus.shape[0] < self.obj.rank or np.linalg.matrix_rank(plus) < self.obj.rank:
             return False  # then h = 0 for some x != 0: the lifted bound is never finite
-        if self.try_plain(node):
+        if self.plain_pays(node, k) and self.try_plain(node) and node.kind == "d":
             return True
+        plain = node.evidence  # lifted evidence of a claim plain lowered, or None
         if k > min(LIFTED_MAX_UNDECIDED, _strong.MAX_UNDECIDED) or not self.lifted_pays(k):
-            return False
+            return self.pushed_back(node, plain)
         node.evidence = ()  # tried
         lo = k // LIFTED_BAND * LIFTED_BAND
         self.stats[f"lifted_tried_{lo}"] += 1
@@ -394,15 +406,15 @@ class Search(Chambers):
         got = _strong.strong_bound(self.obj.Psi, self.obj.M, self.obj.Q_H, node.signs, self.P.zero_rows, node.v,
                                    level=level)
         claim = np.inf if got is None else lifted_claim(got[0], self.best_value / self.alpha, self.lifted_room(got))
-        ok = got is not None and claim < node.claim and bool(np.isfinite(lifted_leaf_bound(
-            self.obj.Psi, self.obj.M, self.obj.Q_H, node.signs, self.P.zero_rows, claim, *got[1])))
+        ok = got is not None and claim < node.claim and self.lifted_checks(node, claim, got[1])
         dt = time.perf_counter() - t0
         self.stats["t_lifted"] += dt
         self.stats[f"t_lifted_{lo}"] += dt
         if k > LIFTED_LARGE:
             self.stats["t_lifted_large"] += dt
         if not ok or got is None:
-            return False
+            node.evidence = plain if plain is not None else ()
+            return self.pushed_back(node, plain)
         node.claim, node.evidence = claim, got[1]
         if self.settled(node.claim):
             self.stats["lifted_settled"] += 1
@@ -413,11 +425,39 @@ class Search(Chambers):
             self.push(node)
         return True
 
+    def lifted_checks(self, node: Node, claim: float, evidence: tuple) -> bool:
+        """The checker's own test of lifted evidence at ``claim`` (:func:`relu_gating.certificate._tree_strong.
+        lifted_leaf_bound`); its time on evidence it accepts is ``t_lifted_check`` (the audit repeats it)."""
+        from relu_gating.certificate._tree_strong import lifted_leaf_bound
+
+        assert node.signs is not None
+        t0 = time.perf_counter()
+        ok = bool(np.isfinite(lifted_leaf_bound(self.obj.Psi, self.obj.M, self.obj.Q_H, node.signs,
+                                                self.P.zero_rows, claim, *evidence)))
+        if ok:
+            self.stats["t_lifted_check"] += time.perf_counter() - t0
+        return ok
+
+    def pushed_back(self, node: Node, plain: tuple | None) -> bool:
+        """A node whose claim :meth:`try_plain` lowered goes back on the heap (True: other nodes may now
+        claim more); else False (the caller splits it)."""
+        if plain is None:
+            return False
+        self.push(node)
+        return True
+
+    def plain_pays(self, node: Node, k: int) -> bool:
+        """Try :meth:`try_plain` on a node whose cheap bound is at the cap (within ``PLAIN_AT_CAP``,
+        relative: there the cheap bound says nothing, as on every greedy step after the first few), with
+        at most ``PLAIN_MAX_UNDECIDED`` undecided rows, while such tries took at most ``PLAIN_SHARE`` of
+        the search's time."""
+        return (k <= PLAIN_MAX_UNDECIDED and node.claim >= self.P.cap * (1.0 - PLAIN_AT_CAP)
+                and self.stats["t_lifted_plain"] <= PLAIN_SHARE * (time.perf_counter() - self.t_start))
+
     def try_plain(self, node: Node) -> bool:
         """The lifted bound without multipliers (:func:`relu_gating.search.bnb._strong.plain`), on every
-        node the lifted bound may be tried on, whatever its size: settles the node as a ``"d"`` leaf (True),
-        or False."""
-        from relu_gating.certificate._tree_strong import lifted_leaf_bound
+        node the lifted bound may be tried on, whatever its size: settles the node as a ``"d"`` leaf, or
+        lowers its claim (with the evidence; the caller pushes it back) (True), or False."""
         from relu_gating.search.bnb import _strong
 
         assert node.signs is not None
@@ -425,16 +465,18 @@ class Search(Chambers):
         level = (self.best_value + self.tol) / self.alpha if self.alpha > 0 else np.inf
         got = _strong.plain(self.obj.Psi, self.obj.M, self.obj.Q_H, node.signs, self.P.zero_rows, level)
         claim = np.inf if got is None else lifted_claim(got[0], self.best_value / self.alpha, self.lifted_room(got))
-        ok = got is not None and claim < node.claim and self.settled(claim) and bool(np.isfinite(lifted_leaf_bound(
-            self.obj.Psi, self.obj.M, self.obj.Q_H, node.signs, self.P.zero_rows, claim, *got[1])))
+        ok = got is not None and claim < node.claim and self.lifted_checks(node, claim, got[1])
         self.stats["lifted_plain"] += 1
         self.stats["t_lifted_plain"] += time.perf_counter() - t0
         if not ok or got is None:
             return False
         node.claim, node.evidence = claim, got[1]
-        self.stats["lifted_plain_settled"] += 1
-        self.stats["lifted_settled"] += 1
-        node.settle("d")
+        if self.settled(claim):
+            self.stats["lifted_plain_settled"] += 1
+            self.stats["lifted_settled"] += 1
+            node.settle("d")
+        else:
+            self.stats["lifted_plain_lowered"] += 1
         return True
 
     def expand(self, node: Node) -> None:
@@ -495,10 +537,13 @@ class Search(Chambers):
     def reserve(self) -> float:
         """Seconds to keep before a deadline for writing the tree out (``FINISH_PER_NODE`` a node) and
         for the checker's audit of it (``AUDIT_PER_BOUND_SECOND`` per second of node bounds so far,
-        ``AUDIT_PER_IMPLIED`` an implied row, ``AUDIT_PER_LIFTED_LEAF`` a lifted leaf)."""
+        ``AUDIT_PER_IMPLIED`` an implied row, ``AUDIT_PER_LIFTED_LEAF`` a lifted leaf or
+        ``AUDIT_PER_CHECK_SECOND`` per second of the checker's test of lifted evidence, whichever is more)."""
         st = self.stats
         return (FINISH_PER_NODE * (st["nodes"] + st["implied"]) + AUDIT_PER_BOUND_SECOND * st["t_bound"]
-                + AUDIT_PER_IMPLIED * st["implied"] + AUDIT_PER_LIFTED_LEAF * st["lifted_settled"])
+                + AUDIT_PER_IMPLIED * st["implied"]
+                + max(AUDIT_PER_LIFTED_LEAF * (st["lifted_settled"] + st["lifted_lowered"] + st["lifted_plain_lowered"]),
+                      AUDIT_PER_CHECK_SECOND * st["t_lifted_check"]))
 
     # ------------------------------------------------------------------ loop
     def progress_note(self, u: float) -> str:

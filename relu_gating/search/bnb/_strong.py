@@ -66,6 +66,11 @@ FO_AIM = 1e-3
 #: :func:`level_order` stops once the top eigenvalue of its slack is this far below zero, relative to the
 #: scale of ``A`` and ``level B`` (the verifier's allowance is about 1e-10 of it on nodes of 130 undecided rows).
 FO_LEVEL_TARGET = 1e-5
+#: Relative margins tried above the pencil's top eigenvalue by :func:`plain` (the least that its slack proves).
+PLAIN_MARGINS = (1e-9, 1e-6, 1e-3)
+#: :func:`level_order` runs (after :func:`first_order`) only where ``B``'s least eigenvalue is at most this
+#: fraction of its largest: elsewhere the whitened steps do as well, and a failed try would cost twice.
+LEVEL_ORDER_COND = 1e-6
 #: :func:`level_order`'s steps at most.
 LEVEL_STEPS = 60
 #: Multipliers below these fractions of the largest are dropped, the largest fraction that still proves the level.
@@ -119,19 +124,36 @@ def _pencil(Q: np.ndarray, M: np.ndarray, QH: np.ndarray | None, signs: np.ndarr
 def plain(Q: np.ndarray, M: np.ndarray, QH: np.ndarray | None, signs: np.ndarray, zero: np.ndarray,
           level: float) -> tuple[float, Any] | None:
     """``(claim, (dec, N, mu))`` of the lifted relaxation without multipliers (``N = 0``, ``mu = 0``: the
-    undecided coordinates free) at ``level`` less ``FO_AIM`` when that proves it (:func:`proven_at`'s test),
-    else None.  One symmetric eigendecomposition of size ``r + |U|`` and no ``G`` or ``C``: cheap enough
-    for every node.  At greedy steps the cheap node bound stays at the cap (the former features make the
-    block complements small) while this one is often below the gain (iris step 4: 18 of 40 open nodes
-    of 88-131 undecided rows)."""
-    aim = level - FO_AIM * abs(level)
+    undecided coordinates free), or None.  The claim is ``level`` less ``FO_AIM`` when the slack proves
+    it (:func:`proven_at`'s test), else the pencil's top eigenvalue with the least of ``PLAIN_MARGINS``
+    (relative) that the slack proves.  One or two symmetric eigendecompositions of size ``r + |U|``, no
+    ``G`` or ``C``: cheap enough for every node.  At greedy steps the cheap node bound stays at the cap
+    (the former features leave the block complements small) while this one is often below the gain
+    (iris step 4: 18 of 40 open nodes of 88-131 undecided rows)."""
     A, B, U = _pencil(Q, M, QH, signs, zero)
     u, d = U.size, A.shape[0]
-    allow = 64.0 * (B.shape[0] + 2 * u + d * d) * _EPS * (abs(aim) * np.abs(B).sum() + np.abs(A).sum())
-    if not (u > 0 and np.isfinite(aim) and float(np.linalg.eigvalsh(aim * B - A)[0]) > 4.0 * allow + 1e-12):
+    if u == 0:
         return None
-    N = {"p": 2 * u, "entries": np.zeros((0, 3))}
-    return float(aim), (np.zeros(0, dtype=np.int64), N, np.zeros(u))
+    magA, magB = float(np.abs(A).sum()), float(np.abs(B).sum())
+    allow = 64.0 * (B.shape[0] + 2 * u + d * d) * _EPS
+
+    def proves(c: float) -> bool:
+        return float(np.linalg.eigvalsh(c * B - A)[0]) > 4.0 * allow * (abs(c) * magB + magA) + 1e-12
+
+    evidence = (np.zeros(0, dtype=np.int64), {"p": 2 * u, "entries": np.zeros((0, 3))}, np.zeros(u))
+    aim = level - FO_AIM * abs(level)
+    if np.isfinite(aim) and proves(aim):
+        return float(aim), evidence
+    try:
+        Li = np.linalg.inv(np.linalg.cholesky(B))
+    except np.linalg.LinAlgError:
+        return None
+    top = float(np.linalg.eigvalsh(Li @ A @ Li.T)[-1])
+    for margin in PLAIN_MARGINS:
+        c = top + margin * max(abs(top), 1.0)
+        if np.isfinite(c) and proves(c):
+            return c, evidence
+    return None
 
 
 @functools.lru_cache(maxsize=64)
@@ -338,7 +360,11 @@ def strong_bound(Q: np.ndarray, M: np.ndarray, QH: np.ndarray | None, signs: np.
             found.append((u, N, got[1]))
             if u <= level:
                 return u, (dec, compact(N), got[1])
-        for mult in ([got] if got is not None else []) + [level_order(A, B, G, C, aim)]:
+        wB = np.linalg.eigvalsh(B)
+        tries = [got] if got is not None else []
+        if wB[0] <= LEVEL_ORDER_COND * max(wB[-1], 1e-300):  # B singular or ill-conditioned: steps at the level
+            tries.append(level_order(A, B, G, C, aim))
+        for mult in tries:
             u, N = sparsify(A, B, G, C, mult[0], mult[1], level, at=aim)
             if u <= level:
                 return u, (dec, compact(N), mult[1])
