@@ -81,13 +81,15 @@ LIFTED_LARGE_SHARE = 0.2
 #: ``col(Phi)``, may not prove its claims (fuzz seed 42, a basis 1e-6 from exact: leaves raised by the audit,
 #: not certified).  Standardized real data: about 1e-11.
 LIFTED_MAX_BASIS_EPS = 1e-9
-#: The lifted bound without multipliers (:meth:`Search.try_plain`) is tried on nodes whose cheap bound is
-#: within this (relative) of the cap, with at most ``PLAIN_MAX_UNDECIDED`` undecided rows (one symmetric
-#: eigendecomposition of that size and a little more), while those tries took at most ``PLAIN_SHARE`` of the
-#: search's time.  Measured on iris greedy step 4 (docs/branch-and-bound.md): 2.2 ms a try at 90-149 rows.
-PLAIN_AT_CAP = 1e-6
+#: The lifted bound without multipliers (:meth:`Search.try_plain`) is tried on nodes with at most
+#: ``PLAIN_MAX_UNDECIDED`` undecided rows (one symmetric eigendecomposition of that size, and a little more),
+#: while those tries took at most ``PLAIN_SHARE`` of the search's time, in bands of ``PLAIN_BAND`` undecided
+#: counts where it settles or lowers by ``PLAIN_GAIN`` (relative) often enough (:meth:`Search.plain_pays`).
+#: Measured on iris greedy step 4 (docs/branch-and-bound.md): 2.2 ms a try at 90-149 rows.
 PLAIN_MAX_UNDECIDED = 256
 PLAIN_SHARE = 0.2
+PLAIN_BAND = 16
+PLAIN_GAIN = 0.01
 #: Relative headroom on a lifted claim that does not settle its node (:func:`lifted_claim`).
 LIFTED_HEADROOM = 1e-6
 #: Nodes are grouped by undecided count in bands this wide for the lifted bound's cheap test (:meth:`Search.lifted_pays`).
@@ -146,6 +148,7 @@ class Search(Chambers):
         self.t_start = time.perf_counter()
         self.stats["t_lifted_large"] = 0.0
         self.lifted_skipped: dict[int, int] = {}  # band -> nodes skipped by the cheap test (lifted_pays)
+        self.plain_bands: dict[int, list[int]] = {}  # band -> [tried, won, skipped] of try_plain (plain_pays)
         for lo in range(0, LIFTED_MAX_UNDECIDED + 1, LIFTED_BAND):  # the lifted bound's cost and gain by band
             self.stats.update({f"lifted_tried_{lo}": 0, f"lifted_settled_{lo}": 0, f"t_lifted_{lo}": 0.0})
         self.thin = ExactChambers(self)
@@ -447,12 +450,19 @@ class Search(Chambers):
         return True
 
     def plain_pays(self, node: Node, k: int) -> bool:
-        """Try :meth:`try_plain` on a node whose cheap bound is at the cap (within ``PLAIN_AT_CAP``,
-        relative: there the cheap bound says nothing, as on every greedy step after the first few), with
-        at most ``PLAIN_MAX_UNDECIDED`` undecided rows, while such tries took at most ``PLAIN_SHARE`` of
-        the search's time."""
-        return (k <= PLAIN_MAX_UNDECIDED and node.claim >= self.P.cap * (1.0 - PLAIN_AT_CAP)
-                and self.stats["t_lifted_plain"] <= PLAIN_SHARE * (time.perf_counter() - self.t_start))
+        """The cheap test of :meth:`try_plain`: at most ``PLAIN_MAX_UNDECIDED`` undecided rows, such tries
+        took at most ``PLAIN_SHARE`` of the search's time, and in the node's band of ``PLAIN_BAND`` undecided
+        counts they settled the node or lowered its claim by ``PLAIN_GAIN`` (relative) at least
+        ``LIFTED_MIN_RATE`` of the time (a prior of one in two; every ``LIFTED_RETRY``-th node of a band
+        below the rate is tried anyway).  Where the cheap node bound is good (Gaussian and clustered data
+        with the bias) the tries stop after a few; at greedy steps, where it stays near the cap, they go on."""
+        if k > PLAIN_MAX_UNDECIDED or self.stats["t_lifted_plain"] > PLAIN_SHARE * (time.perf_counter() - self.t_start):
+            return False
+        band = self.plain_bands.setdefault(k // PLAIN_BAND, [0, 0, 0])  # tried, won, skipped
+        if band[1] + 1 >= LIFTED_MIN_RATE * (band[0] + 2):
+            return True
+        band[2] += 1
+        return band[2] % LIFTED_RETRY == 0
 
     def try_plain(self, node: Node) -> bool:
         """The lifted bound without multipliers (:func:`relu_gating.search.bnb._strong.plain`), on every
@@ -468,8 +478,12 @@ class Search(Chambers):
         ok = got is not None and claim < node.claim and self.lifted_checks(node, claim, got[1])
         self.stats["lifted_plain"] += 1
         self.stats["t_lifted_plain"] += time.perf_counter() - t0
+        band = self.plain_bands.setdefault(int(np.sum((node.signs == 0) & ~self.P.zero_rows)) // PLAIN_BAND, [0, 0, 0])
+        band[0] += 1
         if not ok or got is None:
             return False
+        if self.settled(claim) or claim <= node.claim * (1.0 - PLAIN_GAIN):
+            band[1] += 1
         node.claim, node.evidence = claim, got[1]
         if self.settled(claim):
             self.stats["lifted_plain_settled"] += 1
