@@ -231,6 +231,30 @@ def test_the_cheap_test_skips_bands_where_the_lifted_bound_does_not_settle():
     assert s.lifted_pays(17)
 
 
+def test_the_plain_test_stops_in_bands_where_it_neither_settles_nor_lowers():
+    """``plain_pays``: a band of ``PLAIN_BAND`` undecided counts keeps trying the lifted bound without
+    multipliers while it settles or lowers (by ``PLAIN_GAIN``) at least half its nodes; below that only
+    every ``LIFTED_RETRY``-th node; never above ``PLAIN_MAX_UNDECIDED`` rows or ``PLAIN_SHARE`` of the time."""
+    import time
+
+    from relu_gating.search.bnb import _search
+
+    s = _search.Search.__new__(_search.Search)
+    s.stats = {"t_lifted_plain": 0.0}
+    s.plain_bands = {}
+    s.t_start = time.perf_counter() - 100.0
+    node = None
+    assert s.plain_pays(node, 40) and not s.plain_pays(node, _search.PLAIN_MAX_UNDECIDED + 1)
+    s.plain_bands[40 // _search.PLAIN_BAND] = [10, 0, 0]  # tried 10, won none
+    tries = [s.plain_pays(node, 40) for _ in range(2 * _search.LIFTED_RETRY)]
+    assert sum(tries) == 2 and tries[_search.LIFTED_RETRY - 1]
+    assert s.plain_pays(node, 40 + _search.PLAIN_BAND)  # another band
+    s.plain_bands[40 // _search.PLAIN_BAND] = [10, 6, 0]
+    assert s.plain_pays(node, 40)
+    s.stats["t_lifted_plain"] = 0.5 + 100.0 * _search.PLAIN_SHARE
+    assert not s.plain_pays(node, 40)
+
+
 def test_lifted_off_writes_no_lifted_leaves_and_on_settles_nodes_with_them():
     """``lifted=False`` keeps the subspace bound alone (no ``"d"`` leaf); the default settles nodes by
     the lifted bound; both certify the enumeration's value and verify."""

@@ -254,7 +254,6 @@ def first_order(A: np.ndarray, B: np.ndarray, G: np.ndarray, C: np.ndarray, leve
     projected subgradient steps find (Polyak's step towards ``level``; stops there, or when a step no
     longer helps); None when ``B`` is not positive definite.  Nothing here is trusted: the caller
     recomputes what the multipliers prove (:func:`proven`)."""
-    steps = FO_STEPS if steps is None else steps
     try:
         L = np.linalg.cholesky(B)
     except np.linalg.LinAlgError:
@@ -262,32 +261,7 @@ def first_order(A: np.ndarray, B: np.ndarray, G: np.ndarray, C: np.ndarray, leve
     Li = np.linalg.inv(L)
     At, Gt = Li @ A @ Li.T, G @ Li.T  # B-whitened: the pencil's top eigenvalue is At's
     Ct = Li @ C @ Li.T  # (|U|, d, d) by broadcasting
-    p, u = G.shape[0], C.shape[0]
-    N, mu = np.zeros((p, p)), np.zeros(u)
-    best, arg, mark = np.inf, (N, mu), np.inf
-    for t in range(steps):
-        T = At + Gt.T @ N @ Gt + np.tensordot(mu, Ct, axes=1)
-        w, V = np.linalg.eigh(0.5 * (T + T.T))
-        f, x = float(w[-1]), V[:, -1]
-        if f < best:
-            best, arg = f, (N.copy(), mu.copy())
-        if f <= level:
-            break
-        if t % FO_CHECK == 0:  # the gap to the level must shrink by FO_SHRINK every FO_CHECK steps
-            if best - level > FO_SHRINK * mark:
-                break
-            mark = best - level
-        gx = Gt @ x
-        dN = np.outer(gx, gx)  # d f / d N (x the top eigenvector); N only rises where it lowers f
-        dN[(N <= 0.0) & (dN > 0.0)] = 0.0
-        dm = np.einsum("i,kij,j->k", x, Ct, x)
-        norm = float((dN * dN).sum() + dm @ dm)
-        if norm <= 1e-300:
-            break
-        step = (f - level) / norm
-        N = np.maximum(N - step * dN, 0.0)
-        mu = mu - step * dm
-    return arg
+    return _descend(At, Gt, Ct, level, FO_STEPS if steps is None else steps)
 
 
 def level_order(A: np.ndarray, B: np.ndarray, G: np.ndarray, C: np.ndarray, level: float,
@@ -296,26 +270,31 @@ def level_order(A: np.ndarray, B: np.ndarray, G: np.ndarray, C: np.ndarray, leve
     as projected subgradient steps find (Polyak's step towards ``-FO_LEVEL_TARGET`` times the pieces'
     scale, where it stops; or when a step no longer helps, as in :func:`first_order`).  ``f < 0`` proves
     ``level`` (:func:`proven_at`).  Needs no positive definite ``B``, unlike :func:`first_order`."""
-    steps = LEVEL_STEPS if steps is None else steps
     scale = float(np.abs(A).max() + abs(level) * np.abs(B).max()) or 1.0
-    target = -FO_LEVEL_TARGET * scale
+    return _descend(A - level * B, G, C, -FO_LEVEL_TARGET * scale, LEVEL_STEPS if steps is None else steps)
+
+
+def _descend(A: np.ndarray, G: np.ndarray, C: np.ndarray, target: float, steps: int) -> tuple[np.ndarray, np.ndarray]:
+    """Projected subgradient steps on ``f(N, mu) = lambda_max(A + G^T N G + sum mu_i C_i)``, ``N >= 0``, with
+    Polyak's step towards ``target``: the best ``(N, mu)`` seen, once ``f <= target``, after ``steps``, or
+    when the gap to ``target`` has not shrunk to ``FO_SHRINK`` of itself in ``FO_CHECK`` steps."""
     p, u = G.shape[0], C.shape[0]
     N, mu = np.zeros((p, p)), np.zeros(u)
     best, arg, mark = np.inf, (N, mu), np.inf
     for t in range(steps):
-        T = A + G.T @ N @ G + np.tensordot(mu, C, axes=1) - level * B
+        T = A + G.T @ N @ G + np.tensordot(mu, C, axes=1)
         w, V = np.linalg.eigh(0.5 * (T + T.T))
         f, x = float(w[-1]), V[:, -1]
         if f < best:
             best, arg = f, (N.copy(), mu.copy())
         if f <= target:
             break
-        if t % FO_CHECK == 0:
+        if t % FO_CHECK == 0:  # the gap to the target must shrink by FO_SHRINK every FO_CHECK steps
             if best - target > FO_SHRINK * mark:
                 break
             mark = best - target
         gx = G @ x
-        dN = np.outer(gx, gx)
+        dN = np.outer(gx, gx)  # d f / d N (x the top eigenvector); N only rises where it lowers f
         dN[(N <= 0.0) & (dN > 0.0)] = 0.0
         dm = np.einsum("i,kij,j->k", x, C, x)
         norm = float((dN * dN).sum() + dm @ dm)
