@@ -53,9 +53,9 @@ AUDIT_PER_BOUND_SECOND = 1.0
 AUDIT_PER_IMPLIED = 3e-5
 AUDIT_PER_LIFTED_LEAF = 5e-4
 #: ... or, if more, this many seconds per second the search spent in the checker's test of the lifted evidence it
-#: kept (``t_lifted_check``; the audit repeats that test): a leaf of 130 undecided rows costs 5-10 ms, not 0.5 ms
+#: kept (``t_lifted_check``; the audit repeats that test, its node bound is counted above): a leaf of 130 undecided rows costs 5-10 ms, not 0.5 ms
 #: (iris greedy step 4, 150 s: a query ended at 250 s with the per-leaf reserve alone).
-AUDIT_PER_CHECK_SECOND = 1.2
+AUDIT_PER_CHECK_SECOND = 1.0
 #: Expansions between two ``gc.freeze()`` calls: the cyclic collector then skips the tree built so far
 #: (its nodes form no cycles and are freed by reference counting); 36% more nodes measured at n = 819, d = 3.
 FREEZE_EVERY = 1024

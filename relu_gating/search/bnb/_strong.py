@@ -68,6 +68,10 @@ FO_AIM = 1e-3
 FO_LEVEL_TARGET = 1e-5
 #: Relative margins tried above the pencil's top eigenvalue by :func:`plain` (the least that its slack proves).
 PLAIN_MARGINS = (1e-9, 1e-6, 1e-3)
+#: The whitened multipliers that :func:`proven` does not credit with the level are proven at it
+#: (:func:`proven_at`) only where ``B``'s least eigenvalue is at most this fraction of its largest: elsewhere
+#: :func:`proven`'s margin (the allowance over that eigenvalue) is below 1e-6 of the bound already.
+PROVEN_AT_COND = 1e-4
 #: :func:`level_order` runs (after :func:`first_order`) only where ``B``'s least eigenvalue is at most this
 #: fraction of its largest (singular to rounding): elsewhere the whitened steps, proven by :func:`proven_at`, do
 #: as well (iris step 4: 19 of 40 sampled nodes settled at 1e-6 and at 1e-12), and a failed try costs twice
@@ -342,8 +346,8 @@ def strong_bound(Q: np.ndarray, M: np.ndarray, QH: np.ndarray | None, signs: np.
             if u <= level:
                 return u, (dec, compact(N), got[1])
         wB = np.linalg.eigvalsh(B)
-        tries = [got] if got is not None else []
-        if wB[0] <= LEVEL_ORDER_COND * max(wB[-1], 1e-300):  # B singular or ill-conditioned: steps at the level
+        tries = [got] if got is not None and wB[0] <= PROVEN_AT_COND * max(wB[-1], 1e-300) else []
+        if wB[0] <= LEVEL_ORDER_COND * max(wB[-1], 1e-300):  # B singular to rounding: steps at the level
             tries.append(level_order(A, B, G, C, aim))
         for mult in tries:
             u, N = sparsify(A, B, G, C, mult[0], mult[1], level, at=aim)
