@@ -171,15 +171,14 @@ def test_time_budget_keeps_time_for_the_audit(monkeypatch):
     assert time.perf_counter() - t < 25.0 and res.n_nodes <= 60 and not res.certified
     assert any("stopped early (time budget)" in n for n in res.notes)
     assert verify(res.to_dict(), Phi, U, "bias").valid
-    stats = {"nodes": 10, "implied": 0, "t_bound": 2.0, "lifted_settled": 0, "lifted_lowered": 0,
-             "lifted_plain_lowered": 0, "t_lifted_check": 0.0}  # the reserve itself, without the audit's share:
+    stats = {"nodes": 10, "implied": 0, "t_bound": 2.0, "lifted_settled": 0, "t_lifted_check": 0.0}  # the reserve itself, without the audit's share:
     fake = type("S", (), {"stats": stats})()  # the failing input (time for the tree's JSON form only)
     monkeypatch.setattr(_search, "AUDIT_PER_BOUND_SECOND", 0.0)
     assert _search.Search.reserve(fake) == pytest.approx(10 * _search.FINISH_PER_NODE)
     monkeypatch.setattr(_search, "AUDIT_PER_BOUND_SECOND", 1.5)
     assert _search.Search.reserve(fake) == pytest.approx(10 * _search.FINISH_PER_NODE + 3.0)
     # lifted leaves: per leaf, or per second of the checker's test of them (large leaves), whichever is more
-    stats.update({"lifted_settled": 100, "lifted_plain_lowered": 100, "t_lifted_check": 0.01})
+    stats.update({"lifted_settled": 200, "t_lifted_check": 0.01})
     base = 10 * _search.FINISH_PER_NODE + 3.0
     assert _search.Search.reserve(fake) == pytest.approx(base + 200 * _search.AUDIT_PER_LIFTED_LEAF)
     stats["t_lifted_check"] = 4.0

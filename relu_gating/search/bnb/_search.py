@@ -52,9 +52,10 @@ AUDIT_PER_BOUND_SECOND = 1.0
 #: these terms breast cancer PCA 5 (2.0M implied rows) overran its 600 s by 67 s.
 AUDIT_PER_IMPLIED = 3e-5
 AUDIT_PER_LIFTED_LEAF = 5e-4
-#: ... or, if more, this many seconds per second the search spent in the checker's test of the lifted evidence it
-#: kept (``t_lifted_check``; the audit repeats that test, its node bound is counted above): a leaf of 130 undecided rows costs 5-10 ms, not 0.5 ms
-#: (iris greedy step 4, 150 s: a query ended at 250 s with the per-leaf reserve alone).
+#: ... or, if more, this many seconds per second the search spent in the checker's test of the lifted
+#: evidence it kept (``t_lifted_check``; the audit repeats that test, its node bounds are counted above): a
+#: leaf of 130 undecided rows costs 5-10 ms, not 0.5 ms (iris greedy step 4, 150 s: a query ended at 250 s
+#: with the per-leaf reserve alone; 2.0 here kept 22 s too many on clustered 1000 x 3).
 AUDIT_PER_CHECK_SECOND = 1.0
 #: Expansions between two ``gc.freeze()`` calls: the cyclic collector then skips the tree built so far
 #: (its nodes form no cycles and are freed by reference counting); 36% more nodes measured at n = 819, d = 3.
@@ -465,9 +466,9 @@ class Search(Chambers):
         return band[2] % LIFTED_RETRY == 0
 
     def try_plain(self, node: Node) -> bool:
-        """The lifted bound without multipliers (:func:`relu_gating.search.bnb._strong.plain`), on every
-        node the lifted bound may be tried on, whatever its size: settles the node as a ``"d"`` leaf, or
-        lowers its claim (with the evidence; the caller pushes it back) (True), or False."""
+        """The lifted bound without multipliers (:func:`relu_gating.search.bnb._strong.plain`), beyond the
+        sizes the full lifted bound is tried on (:meth:`plain_pays` decides): settles the node as a ``"d"``
+        leaf, or lowers its claim (with the evidence; the caller pushes it back) (True), or False."""
         from relu_gating.search.bnb import _strong
 
         assert node.signs is not None
@@ -556,8 +557,7 @@ class Search(Chambers):
         st = self.stats
         return (FINISH_PER_NODE * (st["nodes"] + st["implied"]) + AUDIT_PER_BOUND_SECOND * st["t_bound"]
                 + AUDIT_PER_IMPLIED * st["implied"]
-                + max(AUDIT_PER_LIFTED_LEAF * (st["lifted_settled"] + st["lifted_lowered"] + st["lifted_plain_lowered"]),
-                      AUDIT_PER_CHECK_SECOND * st["t_lifted_check"]))
+                + max(AUDIT_PER_LIFTED_LEAF * st["lifted_settled"], AUDIT_PER_CHECK_SECOND * st["t_lifted_check"]))
 
     # ------------------------------------------------------------------ loop
     def progress_note(self, u: float) -> str:
