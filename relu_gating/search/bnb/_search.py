@@ -396,7 +396,7 @@ class Search(Chambers):
         plus = self.obj.Psi[(node.signs > 0) & ~self.P.zero_rows]
         if plus.shape[0] < self.obj.rank or np.linalg.matrix_rank(plus) < self.obj.rank:
             return False  # then h = 0 for some x != 0: the lifted bound is never finite
-        if self.plain_pays(node, k) and self.try_plain(node) and node.kind == "d":
+        if self.plain_pays(node, k) and self.try_plain(node, k) and node.kind == "d":
             return True
         plain = node.evidence  # lifted evidence of a claim plain lowered, or None
         if k > min(LIFTED_MAX_UNDECIDED, _strong.MAX_UNDECIDED) or not self.lifted_pays(k):
@@ -465,7 +465,7 @@ class Search(Chambers):
         band[2] += 1
         return band[2] % LIFTED_RETRY == 0
 
-    def try_plain(self, node: Node) -> bool:
+    def try_plain(self, node: Node, k: int) -> bool:
         """The lifted bound without multipliers (:func:`relu_gating.search.bnb._strong.plain`), beyond the
         sizes the full lifted bound is tried on (:meth:`plain_pays` decides): settles the node as a ``"d"``
         leaf, or lowers its claim (with the evidence; the caller pushes it back) (True), or False."""
@@ -479,7 +479,7 @@ class Search(Chambers):
         ok = got is not None and claim < node.claim and self.lifted_checks(node, claim, got[1])
         self.stats["lifted_plain"] += 1
         self.stats["t_lifted_plain"] += time.perf_counter() - t0
-        band = self.plain_bands.setdefault(int(np.sum((node.signs == 0) & ~self.P.zero_rows)) // PLAIN_BAND, [0, 0, 0])
+        band = self.plain_bands.setdefault(k // PLAIN_BAND, [0, 0, 0])  # k undecided rows
         band[0] += 1
         if not ok or got is None:
             return False

@@ -141,10 +141,9 @@ def plain(Q: np.ndarray, M: np.ndarray, QH: np.ndarray | None, signs: np.ndarray
     if u == 0:
         return None
     magA, magB = float(np.abs(A).sum()), float(np.abs(B).sum())
-    allow = 64.0 * (B.shape[0] + 2 * u + d * d) * _EPS
 
-    def proves(c: float) -> bool:
-        return float(np.linalg.eigvalsh(c * B - A)[0]) > 4.0 * allow * (abs(c) * magB + magA) + 1e-12
+    def proves(c: float) -> bool:  # proven_at's test with N = 0, mu = 0 (no G or C built)
+        return float(np.linalg.eigvalsh(c * B - A)[0]) > 4.0 * _allow(d + 2 * u, d, abs(c) * magB + magA) + 1e-12
 
     evidence = (np.zeros(0, dtype=np.int64), {"p": 2 * u, "entries": np.zeros((0, 3))}, np.zeros(u))
     aim = level - FO_AIM * abs(level)
@@ -211,8 +210,12 @@ def _allowance(A: np.ndarray, B: np.ndarray, G: np.ndarray, C: np.ndarray, N: np
     recomputes the pieces from ``Phi`` with its own allowance)."""
     mag = abs(u) * np.abs(B).sum() + np.abs(A).sum() + (np.abs(G).T @ N @ np.abs(G)).sum() \
         + np.abs(mu) @ np.abs(C).sum((1, 2))
-    d = A.shape[0]
-    return float(64.0 * (B.shape[0] + G.shape[0] + d * d) * _EPS * mag)
+    return _allow(B.shape[0] + G.shape[0], A.shape[0], float(mag))
+
+
+def _allow(rows: int, d: int, mag: float) -> float:
+    """The allowance of :func:`_allowance` from its parts: ``rows`` of ``B`` and ``G``, size ``d``, magnitude."""
+    return 64.0 * (rows + d * d) * _EPS * mag
 
 
 def proven(A: np.ndarray, B: np.ndarray, G: np.ndarray, C: np.ndarray, N: np.ndarray, mu: np.ndarray) -> float:
