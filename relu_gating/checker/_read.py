@@ -53,6 +53,13 @@ def int_list(v: Any, what: str, hi: int) -> np.ndarray:
 _RATIONAL = re.compile(r"-?[0-9]{1,4000}(/[1-9][0-9]{0,3999})?")
 
 
+def rational(x: Any, what: str) -> Fraction:
+    """An exact rational of a certificate: an integer or a ``"p/q"`` string, else refused."""
+    if isinstance(x, int) and not isinstance(x, bool) or isinstance(x, str) and _RATIONAL.fullmatch(x):
+        return Fraction(x)
+    raise CertificateError(f"malformed certificate: {what} must be an integer or a 'p/q' string, got {str(x)[:40]!r}")
+
+
 def multipliers(v: Any, p: int, what: str) -> np.ndarray:
     """Multipliers ``N`` (p x p) of dual evidence: finite floats, or, when any entry is a ``"p/q"``
     string (an exact rational, ``FORMAT.md``), an object array of Fractions."""

@@ -9,7 +9,9 @@ proves every leaf's bound:
 * ``b``: the node bound ``lambda_max(M^T M - M^T P_Z M)`` of :func:`node_bound` (``Z`` built from
   ``Phi``'s and ``H``'s own columns, complements with proven projector gaps), or the cap;
 * ``c``: as a pattern bound (:func:`relu_gating.checker._bounds.prove`, dual evidence included);
-* ``x``: an exclusion, decided exactly (:func:`relu_gating.checker._bounds.excluded`);
+* ``x``: an exclusion, decided exactly (:func:`relu_gating.checker._bounds.excluded`), or a chamber
+  whose signed rows have an exact positive dependency covering every active row (:func:`_zero_leaf`):
+  ``relu(Phi theta) = 0`` on its closed cone (a cone too thin for floats);
 * ``d``: lifted evidence (:func:`lifted_bound`), accepted in floats with an allowance.
 
 In exact mode every leaf bound and implied sign is decided in rationals instead.
@@ -26,7 +28,7 @@ from relu_gating.checker._constants import FARKAS_BATCH, MAX_NODES
 from relu_gating.checker._floats import allow, fro, gamma
 from relu_gating.checker._problem import StatedProblem, pow2_scales
 from relu_gating.checker._rational import solve
-from relu_gating.checker._read import as_int, multipliers
+from relu_gating.checker._read import as_int, multipliers, rational
 from relu_gating.checker._whiten import WHITEN_ABOVE, basis, basis_whitened
 from relu_gating.errors import CertificateError
 
@@ -226,7 +228,7 @@ def _leaf(node: list, signs: np.ndarray, N: _Node, exact: bool) -> tuple[float, 
     decided = bool(np.all((signs != 0) | N.zero))
     mask = (signs > 0) & ~N.zero
     if kind == "x":
-        if not (decided and excluded(P, mask)):
+        if not (decided and (_zero_leaf(node, signs, N) if len(node) > 1 else excluded(P, mask))):
             return -np.inf, np.inf, "an excluded leaf is not a chamber all of whose neurons are excluded"
         return -np.inf, -np.inf, ""
     try:
@@ -258,6 +260,21 @@ def _leaf(node: list, signs: np.ndarray, N: _Node, exact: bool) -> tuple[float, 
     if kind == "d" and exact and proven > claim:
         proven = min(proven, exact_claim(P, mask, steps) if decided else np.inf)
     return claim, proven, ""
+
+
+def _zero_leaf(node: list, signs: np.ndarray, N: _Node) -> bool:
+    """``["x", rows, y]``: ``y > 0`` (integers or ``"p/q"``) on distinct decided ``rows``, every active
+    row among them, and ``sum_k y_k s_k phi_k = 0`` exactly.  On the closed cone each ``y_k s_k phi_k
+    theta >= 0`` and they sum to 0, so every listed row is 0 there: ``relu(Phi theta) = 0``."""
+    if len(node) != 3 or not isinstance(node[1], list) or not isinstance(node[2], list) or len(node[1]) != len(node[2]):
+        return False
+    rows = [as_int(k, "a zero leaf's row", 0, N.P.n - 1) for k in node[1]]
+    y = [rational(v, "a zero leaf's multiplier") for v in node[2]]
+    active = np.flatnonzero((signs > 0) & ~N.zero)
+    if len(set(rows)) < len(rows) or any(v <= 0 for v in y) or np.any(signs[rows] == 0) or not set(active) <= set(rows):
+        return False
+    Y = N.P.exact.Y
+    return all(sum(v * int(signs[k]) * Y[k][t] for k, v in zip(rows, y)) == 0 for t in range(len(Y[0])))
 
 
 def _failed(P: StatedProblem, pending: list, exact: bool) -> list[str]:

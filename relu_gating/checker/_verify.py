@@ -14,7 +14,6 @@ from typing import Any
 import numpy as np
 
 from relu_gating.checker._bounds import prove
-from relu_gating.checker._complete import bad_witnesses, chamber_count, cover_count, duplicates, hyperplanes
 from relu_gating.checker._constants import BOUND_SLACK, EXCLUDE_RTOL, PATTERN_RTOL, VALUE_TOL
 from relu_gating.checker._problem import StatedProblem, state_problem
 from relu_gating.checker._read import (FORMAT, BinaryReader, Claim, is_binary, load_json, parse_claim,
@@ -142,6 +141,8 @@ def _refused(c: Claim, mismatch: list[str]) -> VerifyReport:
 
 
 def _count(P: StatedProblem, N: int) -> tuple[int, str]:
+    from relu_gating.checker._complete import chamber_count, cover_count, hyperplanes  # pattern certificates only
+
     normals, r = hyperplanes(P)
     cover = cover_count(len(normals), r)
     return (cover, "cover") if N == cover else (chamber_count(normals, r), "deletion-restriction")
@@ -159,6 +160,8 @@ def _completeness(P: StatedProblem, N: int, bad: list, dup: bool, exact_w: dict)
 
 
 def _verify_patterns(d: dict, P: StatedProblem, exact: bool) -> VerifyReport:
+    from relu_gating.checker._complete import bad_witnesses, duplicates  # not loaded for a tree certificate
+
     c = parse_claim(d)
     mismatch = _mismatch(d.get("problem"), P)
     if mismatch:

@@ -4,6 +4,11 @@ A node with every row decided is a chamber.  It is settled by the per-pattern ma
 enumeration (:func:`relu_gating.search._exact.tasks._solve_one`: two-row or SDP evidence first, else
 the exact solve with dual evidence), and its leaf claims what the verifier proves for it, as for a
 pattern of the enumeration certificate (:func:`relu_gating.certificate._tree.chamber_bound`).
+
+A chamber whose cone is too thin for floats (no strict interior point) is first tested for zero proofs
+(:meth:`Chambers._zero`): when a positive dependency of its signed rows, exact, covers every active
+row, ``relu(Phi theta) = 0`` on its closed cone and it is an excluded leaf ``["x", rows, y]``.  Iris greedy step 4 had one: its float LP margin is 0, every solver
+returned the pencil's top with no neuron, and its claim held the run at alpha 0.9922.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ class Chambers:
     def offer(self, theta: np.ndarray) -> None:  # pragma: no cover - provided by the search
         raise NotImplementedError
 
+
     def chamber(self, node: Node) -> None:
         """Solve a chamber exactly; its leaf claims the node bound or, if lower, what the verifier's
         check proves for the solve (:meth:`_proven`)."""
@@ -59,6 +65,12 @@ class Chambers:
         z = self.obj.Phi @ theta0
         nz = ~self.P.zero_rows
         strict = bool(np.all(np.where(mask, z, -z)[nz] > 0))
+        if not strict and (proof := self._zero(node.signs)) is not None:  # relu(Phi theta) = 0 on the cone
+            node.evidence = proof
+            node.settle("x")
+            self.stats["zero_chambers"] = self.stats.get("zero_chambers", 0) + 1
+            self.stats["t_chamber"] += time.perf_counter() - t0
+            return
         if self._attained(node, mask):  # the node bound is reached inside the cone: nothing to solve
             node.settle("c")
             self.stats["attained"] += 1
@@ -71,6 +83,7 @@ class Chambers:
             out = _solve_one(self.obj, mask, self.method, theta0 if strict else None, max_seconds=CHAMBER_SECONDS)
             d, proof = self._proven(mask, out, target)
         if out.status == PRUNED and self._excluded(mask):  # decided exactly
+            node.evidence = None  # (any lifted evidence tried here is not the leaf's)
             node.settle("x")
         else:
             if np.isfinite(out.lower):
@@ -80,6 +93,14 @@ class Chambers:
                 node.evidence = proof if proof is not None else (np.zeros(0, int), np.zeros((0, 0)))
             node.settle("c")
         self.stats["t_chamber"] += time.perf_counter() - t0
+
+    def _zero(self, signs: np.ndarray) -> tuple | None:
+        """The zero proof of a chamber (:func:`relu_gating.search.bnb._zero.positive_dependency`):
+        ``(rows, y)``, exact ``y > 0`` with ``sum y_k s_k phi_k = 0`` over rows including every active
+        one, or None."""
+        from relu_gating.search.bnb._zero import positive_dependency
+
+        return positive_dependency(self.obj.Phi, self.obj.Psi, signs, self.P.zero_rows, self.obj.rank)
 
     def _proven(self, mask: np.ndarray, out: Any, target: float) -> tuple[float, tuple | None]:
         """The claim proven for a solve (:func:`relu_gating.search._claims.settle_claims`, as for a

@@ -20,7 +20,9 @@ class Node:
 
     ``kind``: ``"open"`` (not yet settled), ``"s"`` split on ``row``, ``"i"`` ``row`` implied
     with ``sign`` (Farkas ``rows``), ``"b"`` leaf bounded by ``claim``, ``"c"`` chamber leaf
-    (``claim``, dual ``evidence``), ``"x"`` chamber with no admissible neuron.  ``evidence`` of length 3
+    (``claim``, dual ``evidence``), ``"x"`` chamber with no admissible neuron (``evidence``: ``(rows, y)``,
+    an exact positive dependency of its signed rows covering the active ones, or None when the
+    exclusion is decided from its mask).  ``evidence`` of length 3
     is lifted evidence ``(dec, N, mu)`` (written as a ``"d"`` leaf, whatever the kind of leaf);
     ``()`` marks a node whose lifted bound was tried without gain.  ``refuted``: undecided rows the
     exhaustive Farkas search proved neither way at this node or above, with the decided rows it searched.
@@ -64,8 +66,11 @@ def _json(node: Node) -> list:
         return ["s", int(node.row)]
     if node.kind == "i":
         return ["i", int(node.row), int(node.sign), list(map(int, node.rows))]
-    if node.kind == "x":
-        return ["x"]
+    if node.kind == "x":  # evidence: (rows, y), the exact positive dependency of a zero chamber, or none
+        if node.evidence is None:
+            return ["x"]
+        rows, y = node.evidence
+        return ["x", [int(k) for k in rows], [f"{v.numerator}/{v.denominator}" for v in y]]
     if node.kind in ("b", "c", "d", "open") and node.evidence is not None and len(node.evidence) == 3:
         dec, N, mu = node.evidence  # lifted evidence (a claim lowered by it is never written without it)
         return ["d", float(node.claim), [int(j) for j in dec], _multipliers_json(N), [float(x) for x in mu]]
