@@ -1,4 +1,5 @@
-"""Exact Farkas checks of the tree certificate's implied signs (private; used by the verifier).
+"""Exact Farkas checks of the tree certificate's implied signs (private; the search's own: it writes
+an implied sign only where this proves it, and the checker proves it again with its own primitives).
 
 An ``["i", i, s, rows]`` node claims that ``s phi_i`` is a nonnegative combination of the
 signed decided rows ``rows`` (so ``s phi_i theta >= 0`` on the node's closed cone).  When
@@ -13,11 +14,9 @@ signed decided rows ``rows`` (so ``s phi_i theta >= 0`` on the node's closed con
 2. otherwise Cramer's rule on integers (rows scaled by powers of two), exactly; and Gaussian
    elimination on rationals when ``rows`` is not a basis.
 
-The filter decides nearly every node of a large tree at numpy speed (the exact determinants
-cost about 80 microseconds each at m = 5: they were 80% of verifying a tree).  The verifier
-collects the implied signs of a tree and filters them in batches (:func:`implied_batch`: the same
-margins, vectorised over a stack of systems), the exact check only for the claims left undecided;
-at n = 1000 a tree has hundreds of implied signs per split.
+The filter decides nearly every claim at numpy speed (the exact determinants cost about 80
+microseconds each at m = 5).  The checker applies the same margins to batches of a tree's implied
+signs (``relu_gating.checker._tree.implied``).
 """
 
 from __future__ import annotations
@@ -26,7 +25,7 @@ from fractions import Fraction
 
 import numpy as np
 
-__all__ = ["implied_exact", "implied_batch"]
+__all__ = ["implied_exact"]
 
 _EPS = np.finfo(float).eps
 
@@ -165,80 +164,3 @@ def implied_exact(Phi: np.ndarray, signs: np.ndarray, i: int, s: int, rows: list
     if any(A[t][k] != 0 for t in range(row, m)):
         return False  # inconsistent: s phi_i is not in the span of these rows
     return all(A[t][k] >= 0 for t in range(row))
-
-
-def _tame_rows(x: np.ndarray) -> np.ndarray:
-    """:func:`_tame` per leading index of a stack."""
-    a = np.abs(x.reshape(x.shape[0], -1))
-    nz = a != 0
-    with np.errstate(divide="ignore"):
-        lo = np.where(nz, a, np.inf).min(axis=1)
-    return np.all(np.isfinite(a), axis=1) & ((lo >= 1e-100) | ~nz.any(axis=1)) & (a.max(axis=1, initial=0.0) <= 1e100)
-
-
-def _signs_float_batch(A: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """:func:`_signs_float` for a stack (c, m, m), (c, m), vectorised: 1 (all nonnegative), -1
-    (one negative) or 0 (undecided) per system; the same rigorous margins, any order of summation
-    (the bounds hold for every order)."""
-    c, m = b.shape
-    out = np.zeros(c, dtype=np.int8)
-    sv = np.linalg.svd(A, compute_uv=False) if c else np.zeros((0, m))
-    ok = _tame_rows(A) & _tame_rows(b) & np.all(np.isfinite(sv), axis=1) & (sv[:, -1] > 1e-12 * sv[:, 0])
-    idx = np.flatnonzero(ok)
-    if idx.size == 0:
-        return out
-    A, b = A[idx], b[idx]
-    try:
-        X = np.linalg.inv(A)
-    except np.linalg.LinAlgError:  # one exactly singular in floating point: leave all to the exact check
-        return out
-    aX, aA = np.abs(X), np.abs(A)
-    with np.errstate(over="ignore", invalid="ignore"):
-        delta = 2.0 * (np.abs(np.eye(m) - X @ A).sum(axis=2).max(axis=1)
-                       + _gamma(m + 1) * (aX @ aA).sum(axis=2).max(axis=1))
-        y = (X @ b[:, :, None])[:, :, 0]
-        res = np.abs(b - (A @ y[:, :, None])[:, :, 0]).max(axis=1)
-        rho = 2.0 * (res + _gamma(m + 2) * (np.abs(b) + (aA @ np.abs(y)[:, :, None])[:, :, 0]).max(axis=1))
-        margin = 2.0 * aX.sum(axis=2).max(axis=1) / (1.0 - delta) * rho + 1e-300
-    good = _tame_rows(X) & (delta < 0.5) & np.all(np.isfinite(y), axis=1) & np.isfinite(margin)
-    pos = good & np.all(y > margin[:, None], axis=1)
-    neg = good & np.any(y < -margin[:, None], axis=1)
-    out[idx[pos]] = 1
-    out[idx[neg & ~pos]] = -1
-    return out
-
-
-def implied_batch(Phi: np.ndarray, claims: list[tuple], cache: dict | None = None) -> np.ndarray:
-    """:func:`implied_exact` for many claims ``(i, s, rows, row_signs)`` at once (``row_signs``:
-    the signs of ``rows`` in the claim's node; each must be +1 or -1 and no row ``i``): the
-    rigorous float filter on every square claim in one vectorised pass, the exact check for the
-    rest.  Returns one bool per claim."""
-    cache = {} if cache is None else cache
-    n, m = Phi.shape
-    ok = np.zeros(len(claims), dtype=bool)
-    sq = [k for k, (i, s, rows, rs) in enumerate(claims) if len(rows) == m]
-    if sq:
-        R = np.array([claims[k][2] for k in sq], dtype=np.int64)
-        RS = np.array([claims[k][3] for k in sq], dtype=float)
-        I = np.array([claims[k][0] for k in sq], dtype=np.int64)
-        S = np.array([claims[k][1] for k in sq], dtype=float)
-        valid = (R >= 0).all(axis=1) & (R < n).all(axis=1) & (I >= 0) & (I < n) & (np.abs(RS) == 1).all(axis=1)
-        valid &= (np.abs(S) == 1) & ~(R == I[:, None]).any(axis=1)
-        dec = np.zeros(len(sq), dtype=np.int8)
-        v = np.flatnonzero(valid)
-        if v.size:
-            A = np.transpose(RS[v, :, None] * Phi[R[v]], (0, 2, 1))
-            dec[v] = _signs_float_batch(A, S[v, None] * Phi[I[v]])
-        ok[np.asarray(sq)[dec == 1]] = True
-        done = {sq[k] for k in np.flatnonzero(dec != 0)}
-    else:
-        done = set()
-    for k, (i, s, rows, rs) in enumerate(claims):
-        if k in done:
-            continue
-        signs = np.zeros(n, dtype=np.int8)
-        if any(not (0 <= j < n) for j in rows) or any(r not in (1, -1) for r in rs) or not (0 <= i < n):
-            continue
-        signs[list(rows)] = rs
-        ok[k] = implied_exact(Phi, signs, i, s, list(rows), cache)
-    return ok

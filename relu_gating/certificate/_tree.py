@@ -1,4 +1,5 @@
-"""Tree certificates of the branch and bound (private; checked by :func:`verify_tree`).
+"""Tree certificates of the branch and bound: the search's node bound and its JSON writer (private;
+the certificate is checked by :mod:`relu_gating.checker._tree`, with its own primitives).
 
 A node of the tree is the closed cone of weights on which some rows of ``Phi``
 have a fixed sign (``+1`` active, ``-1`` inactive, ``0`` undecided); the root
@@ -9,11 +10,13 @@ Nodes are listed in preorder, each a short JSON list:
   subtree follows, then the ``-`` subtree;
 * ``["i", i, s, rows]``: row ``i`` has sign ``s`` on the whole node, because
   ``s phi_i`` is a nonnegative combination of the signed rows ``rows``
-  (Farkas), checked here in exact rational arithmetic; one subtree follows;
+  (Farkas), checked in exact rational arithmetic; one subtree follows;
 * ``["b", u]``: a leaf bounded by ``u`` from its signs alone (:func:`node_bound`);
 * ``["c", u, rows, N]``: a chamber leaf (every nonzero row decided) bounded by
   ``u`` from its signs or by dual evidence (``u B_S - A_S - G_T^T N G_T`` PSD);
-* ``["x"]``: a chamber leaf all of whose neurons are excluded.
+* ``["x"]``: a chamber leaf all of whose neurons are excluded; ``["x", rows, y]``: a chamber
+  leaf holding only ``h = 0``, by an exact positive dependency of its signed rows
+  (:mod:`relu_gating.search.bnb._zero`).
 * ``["d", u, dec, N, mu]``: a leaf of any depth bounded by ``u`` from lifted evidence
   coupling its undecided rows (:mod:`relu_gating.certificate._tree_strong`).
 
@@ -43,20 +46,16 @@ from typing import Any, Callable
 import numpy as np
 
 from relu_gating.certificate._codes import FORMAT
-from relu_gating.certificate._farkas import implied_batch, implied_exact
+from relu_gating.certificate._farkas import implied_exact
 from relu_gating.certificate._problem import pow2_scales
 from relu_gating.certificate._proofs import _allow
 
-__all__ = ["NodeProblem", "node_problem", "node_bound", "implied_exact", "chamber_bound", "verify_tree", "tree_to_dict",
-           "SIGMA_MIN", "TREE_KIND", "MAX_NODES"]
+__all__ = ["NodeProblem", "node_problem", "node_bound", "implied_exact", "chamber_bound", "tree_to_dict",
+           "SIGMA_MIN", "TREE_KIND"]
 
 TREE_KIND = "tree"
 #: A complement block whose spanning matrix has a smaller singular value is dropped.
 SIGMA_MIN = 1e-6
-#: Tree certificates with more nodes than this are refused as malformed.
-MAX_NODES = 50_000_000
-#: Implied signs collected before one vectorised check (:func:`relu_gating.certificate._farkas.implied_batch`).
-FARKAS_BATCH = 8192
 _EPS = np.finfo(float).eps
 
 
@@ -276,94 +275,6 @@ def chamber_bound(S: Any, mask: np.ndarray, claim: float, rows: np.ndarray, N: n
     return float(_prove(S, mask[None], np.array([claim]), evidence, np.zeros(1, dtype=bool))[0])
 
 
-def _leaf(node: list, signs: np.ndarray, S: Any, P: NodeProblem) -> tuple[float, float, str]:
-    """(claim, proven bound, reason if malformed) of a leaf node."""
-    from relu_gating.certificate._verify import _excluded
-
-    kind = node[0]
-    decided = bool(np.all((signs != 0) | P.zero_rows))
-    if kind == "x":
-        mask = (signs > 0) & ~P.zero_rows
-        if not decided or not _excluded(S, mask):
-            return -np.inf, np.inf, "an excluded leaf is not a chamber all of whose neurons are excluded"
-        return -np.inf, -np.inf, ""
-    claim = float(node[1])
-    proven = min(node_bound(P, signs), P.cap)
-    if kind == "c" and decided and len(node) >= 4 and proven > claim:
-        rows = np.asarray(node[2], dtype=np.int64).reshape(-1)
-        N = np.asarray(node[3], dtype=float).reshape(rows.size, rows.size)
-        proven = min(proven, chamber_bound(S, (signs > 0) & ~P.zero_rows, claim, rows, N))
-    if kind == "d" and len(node) == 5 and proven > claim:
-        from relu_gating.certificate._tree_strong import lifted_leaf_bound
-
-        proven = min(proven, lifted_leaf_bound(S.Q, S.M, S.QH, signs, P.zero_rows, claim, node[2], node[3], node[4]))
-    return claim, proven, ""
-
-
-def _walk(nodes: list, S: Any, P: NodeProblem) -> tuple[list, list[str], dict]:
-    """Check the tree's structure and every leaf; returns (leaf figures, reasons, counts)."""
-    signs = np.where(P.zero_rows, -1, 0).astype(np.int8)
-    cache: dict = {}
-    stack: list = [("visit",)]
-    pos, leaves = 0, []
-    pending: list = []
-    reasons: list[str] = []
-    counts = {"split": 0, "implied": 0, "leaves": 0}
-    while stack and not reasons:
-        task = stack.pop()
-        if task[0] == "set":
-            signs[task[1]] = task[2]
-            continue
-        if pos >= len(nodes):
-            reasons.append("tree is truncated: a split or implied node lacks a child")
-            break
-        node, idx = nodes[pos], pos
-        pos += 1
-        kind = node[0] if isinstance(node, list) and node else None
-        if kind in ("s", "i"):
-            i = int(node[1])
-            if not (0 <= i < signs.size) or signs[i] != 0:
-                reasons.append(f"node {idx}: row {i} is not an undecided row of its node")
-                break
-            if kind == "s":
-                counts["split"] += 1
-                stack += [("set", i, 0), ("visit",), ("set", i, -1), ("visit",), ("set", i, 1)]
-                continue
-            s, rows = int(node[2]), [int(j) for j in node[3]]
-            if s not in (1, -1) or not rows or any(not (0 <= j < signs.size) or signs[j] == 0 or j == i for j in rows):
-                reasons.append(f"node {idx}: the implied sign of row {i} is not proven by its Farkas rows")
-                break
-            pending.append((idx, i, s, rows, [int(signs[j]) for j in rows]))  # checked in batches
-            if len(pending) >= FARKAS_BATCH:
-                reasons += _check_implied(S.Phi, pending, cache)
-            counts["implied"] += 1
-            stack += [("set", i, 0), ("visit",), ("set", i, s)]
-        elif kind in ("b", "c", "d", "x"):
-            counts["leaves"] += 1
-            claim, proven, why = _leaf(node, signs, S, P)
-            if why:
-                reasons.append(f"node {idx}: {why}")
-            leaves.append((idx, claim, proven))
-        else:
-            reasons.append(f"node {idx}: unknown node {node!r:.40}")
-    if not reasons:
-        reasons += _check_implied(S.Phi, pending, cache)
-    if not reasons and pos != len(nodes):
-        reasons.append(f"tree has {len(nodes) - pos} node(s) beyond its last leaf")
-    return leaves, reasons, counts
-
-
-def _check_implied(Phi: np.ndarray, pending: list, cache: dict) -> list[str]:
-    """Check the implied signs collected by :func:`_walk` (emptying ``pending``); the first
-    failure as a reason."""
-    ok = implied_batch(Phi, [p[1:] for p in pending], cache)
-    bad = np.flatnonzero(~ok)
-    out = [f"node {pending[bad[0]][0]}: the implied sign of row {pending[bad[0]][1]} is not proven by its Farkas rows"
-           ] if bad.size else []
-    pending.clear()
-    return out
-
-
 def tree_to_dict(res: Any) -> dict:
     """JSON-ready tree certificate of a branch-and-bound :class:`~relu_gating.search.NeuronResult`."""
     return {
@@ -379,56 +290,3 @@ def tree_to_dict(res: Any) -> dict:
         "tree": {"nodes": res.tree["nodes"], "stats": {k: (v if isinstance(v, str) else float(v))
                                                        for k, v in res.tree.get("stats", {}).items()}},
     }
-
-
-def verify_tree(d: dict, S: Any) -> Any:
-    """Check a tree certificate ``d`` against the stated problem ``S`` (a ``StatedProblem``)."""
-    from relu_gating.certificate._proofs import cap_bound
-    from relu_gating.certificate._verify import BOUND_SLACK, VALUE_TOL, VerifyReport, _objective
-    from relu_gating.errors import CertificateError
-
-    try:
-        prob, tree = d["problem"], d["tree"]
-        nodes = tree["nodes"]
-        theta = np.asarray(d["theta"], dtype=float).reshape(S.Phi.shape[1])
-        value_c, alpha, cert_claim = float(d["value"]), float(d["alpha"]), d["certified"]
-        upper_c = float(d["upper_bound"])
-    except (KeyError, TypeError, ValueError) as exc:
-        raise CertificateError(f"malformed tree certificate: {type(exc).__name__}: {exc}") from exc
-    if not isinstance(nodes, list) or len(nodes) > MAX_NODES or not isinstance(cert_claim, bool):
-        raise CertificateError("tree certificate: nodes must be a list of bounded length, certified a boolean")
-    stated = {"n": S.n, "m": S.Phi.shape[1], "K": S.U.shape[1], "objective": S.objective, "features": S.features}
-    diff = [f"{k} = {prob.get(k)!r} in the certificate, {v!r} in the stated problem"
-            for k, v in stated.items() if prob.get(k) != v]
-    if S.features == "array" and prob.get("features_sha256") != S.features_sha256:
-        diff.append("the features array differs from the one the certificate was computed with")
-    if diff:
-        return VerifyReport(False, False, float("nan"), float("nan"), alpha, 0.0,
-                            ("certificate is for another problem: " + "; ".join(diff),), {"problem": {"ok": False}})
-    P = node_problem(S.Phi, S.Q, S.M, S.QH, S.H, cap_bound(S.M, S.QH is not None))
-    reasons: list[str] = []
-    value = _objective(S, theta)
-    if np.isnan(value):
-        reasons.append("theta gives an excluded neuron (relu(Phi theta) is 0 or in col(features))")
-        value = 0.0
-    elif abs(value - value_c) > VALUE_TOL:
-        reasons.append(f"value {value_c!r} differs from the objective of relu(Phi theta) recomputed here, {value!r}")
-    try:
-        leaves, why, counts = _walk(nodes, S, P)
-    except (KeyError, TypeError, ValueError, IndexError) as exc:
-        raise CertificateError(f"malformed tree node: {type(exc).__name__}: {exc}") from exc
-    reasons += why
-    unproven = [idx for idx, c, p in leaves if p > c + BOUND_SLACK]
-    if unproven:
-        reasons.append(f"{len(unproven)} leaf bound(s) not proven, e.g. node {unproven[:5]}")
-    upper = float(max(max((p for _, _, p in leaves), default=-np.inf), value))
-    if upper_c < upper - VALUE_TOL:
-        reasons.append(f"upper_bound {upper_c!r} is below the bound proven here, {upper!r}")
-    certified = bool(0 < alpha <= 1 and value >= alpha * upper - VALUE_TOL)
-    if cert_claim and not certified:
-        reasons.append(f"certified is claimed but value {value!r} < alpha * upper_bound = {alpha * upper!r}")
-    alpha_proven = 1.0 if upper <= 0 else max(0.0, min(1.0, value / upper))
-    checks = {"problem": {"ok": True}, "value": {"recomputed": value}, "tree": dict(counts, ok=not why),
-              "bounds": {"ok": not unproven, "unproven": len(unproven)}, "alpha": {"alpha_proven": alpha_proven}}
-    return VerifyReport(not reasons, certified and not reasons, value, upper, alpha, alpha_proven,
-                        tuple(reasons), checks)

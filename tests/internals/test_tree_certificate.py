@@ -258,10 +258,10 @@ def test_float_filter_of_the_farkas_check_agrees_with_rationals(seed, m, kind):
 @settings(derandomize=True, max_examples=30, deadline=None)
 @given(seed=st.integers(0, 10**6), m=st.integers(2, 6))
 def test_batched_float_filter_decides_only_where_rationals_agree(seed, m):
-    """The vectorised filter (``_signs_float_batch``, used by the verifier on every implied sign
-    of a tree) on a stack mixing every kind of system above: each decision agrees with exact
-    rational arithmetic, and ordinary well-conditioned systems are decided."""
-    from relu_gating.certificate._farkas import _signs_float_batch
+    """The checker's vectorised filter (``relu_gating.checker._tree._implied_float``, run on every
+    implied sign of a tree) on a stack mixing every kind of system above: each decision agrees with
+    exact rational arithmetic, and ordinary well-conditioned systems are decided."""
+    from relu_gating.checker._tree import _implied_float
 
     rng = np.random.default_rng(seed)
     As, bs, kinds = [], [], []
@@ -283,7 +283,7 @@ def test_batched_float_filter_decides_only_where_rationals_agree(seed, m):
         As.append(A)
         bs.append(A @ y0)
         kinds.append(kind)
-    out = _signs_float_batch(np.array(As), np.array(bs))
+    out = _implied_float(np.array(As), np.array(bs))
     for A, b, kind, got in zip(As, bs, kinds, out.tolist()):
         exact = _rational_solution(A, b)
         if exact is None:
@@ -296,29 +296,30 @@ def test_batched_float_filter_decides_only_where_rationals_agree(seed, m):
 
 
 def test_batched_implied_checks_agree_with_the_exact_check(case):
-    """implied_batch on a tree's genuine implied signs, on the same with the other sign, and on
-    claims with a wrong or out-of-range row: the answer of implied_exact for every claim."""
-    from relu_gating.certificate._farkas import implied_batch
+    """The checker's batched check (``relu_gating.checker._tree.implied``: the float filter, then
+    exact rationals) on a tree's implied rows with random row signs, either sign: on each claim it
+    answers as the search's exact check, ``implied_exact``, and it accepts every claim that check
+    accepts in one batch."""
+    from relu_gating.checker import state_problem
+    from relu_gating.checker._tree import implied
 
     Phi, U, d = case
-    n = Phi.shape[0]
-    claims, signs = [], np.where(np.all(Phi == 0, axis=1), -1, 0).astype(np.int8)
+    P = state_problem(Phi, U, "bias")
+    signs = np.where(np.all(Phi == 0, axis=1), -1, 0).astype(np.int8)
     rng = np.random.default_rng(0)
-    for node in d["tree"]["nodes"][:4000]:  # the implied nodes met first, with genuine row signs
+    accepted, other = [], []
+    for k, node in enumerate(d["tree"]["nodes"][:4000]):  # the implied nodes met first
         if node[0] == "i":
             rows = [int(j) for j in node[3]]
             rs = [int(v) for v in rng.choice([-1, 1], size=len(rows))]
-            claims += [(int(node[1]), int(node[2]), rows, rs), (int(node[1]), -int(node[2]), rows, rs)]
-    claims += [(0, 1, [1, 2, n + 5], [1, 1, 1]), (0, 1, [0, 1, 2], [1, 1, 1]), (0, 1, [1, 2, 3], [1, 0, 1])]
-    got = implied_batch(Phi, claims)
-    for (i, s, rows, rs), g in zip(claims, got.tolist()):
-        ok_rows = all(0 <= j < n for j in rows) and all(r in (1, -1) for r in rs) and i not in rows
-        if not ok_rows:
-            assert not g
-            continue
+            other += [(k, int(node[1]), -int(node[2]), rows, rs), (k, int(node[1]), int(node[2]), rows, rs)]
+    assert other
+    for claim in other:
         sg = signs.copy()
-        sg[rows] = rs
-        assert g == implied_exact(Phi, sg, i, s, rows)
+        sg[claim[3]] = claim[4]
+        assert (implied(P, [claim], False) is None) == implied_exact(Phi, sg, *claim[1:4])
+        accepted += [claim] if implied_exact(Phi, sg, *claim[1:4]) else []
+    assert accepted and implied(P, accepted, False) is None
 
 
 def test_chamber_claim_proven_by_the_pencil_inequality_where_the_evidence_is_weak():
