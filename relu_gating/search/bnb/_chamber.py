@@ -68,7 +68,7 @@ class Chambers:
         if not strict and (proof := self._zero(node.signs)) is not None:  # relu(Phi theta) = 0 on the cone
             node.evidence = proof
             node.settle("x")
-            self.stats["zero_chambers"] = self.stats.get("zero_chambers", 0) + 1
+            self.stats["zero_chambers"] += 1
             self.stats["t_chamber"] += time.perf_counter() - t0
             return
         if self._attained(node, mask):  # the node bound is reached inside the cone: nothing to solve
@@ -100,7 +100,11 @@ class Chambers:
         one, or None."""
         from relu_gating.search.bnb._zero import positive_dependency
 
-        return positive_dependency(self.obj.Phi, self.obj.Psi, signs, self.P.zero_rows, self.obj.rank)
+        t0 = time.perf_counter()
+        got = positive_dependency(self.obj.Phi, self.obj.Psi, signs, self.P.zero_rows, self.obj.rank)
+        self.stats["zero_tried"] += 1
+        self.stats["t_zero"] += time.perf_counter() - t0
+        return got
 
     def _proven(self, mask: np.ndarray, out: Any, target: float) -> tuple[float, tuple | None]:
         """The claim proven for a solve (:func:`relu_gating.search._claims.settle_claims`, as for a
