@@ -286,19 +286,28 @@ def _failed(P: StatedProblem, pending: list, exact: bool) -> list[str]:
     return out
 
 
+def _rows(v: list, idx: int, n: int) -> list[int]:
+    """Row indices of tree node ``idx``: ints in ``[0, n)`` as they are (the common case, checked in one
+    pass), else each read by :func:`as_int` (integral floats accepted, anything else refused)."""
+    if set(map(type, v)) <= {int} and (not v or (min(v) >= 0 and max(v) < n)):  # (bool is not int here)
+        return v
+    return [as_int(j, f"tree node {idx} row", 0, n - 1) for j in v]
+
+
 def walk(nodes: Any, P: StatedProblem, exact: bool = False) -> tuple[list, list[str], dict]:
     """Check the tree's structure and every leaf: (leaves as (index, claim, proven), reasons, counts)."""
     if not isinstance(nodes, list) or len(nodes) > MAX_NODES:
         raise CertificateError("tree certificate: nodes must be a list of bounded length")
     N = _Node(P)
     signs = np.where(N.zero, -1, 0).astype(np.int8)
+    sg, n = signs.tolist(), P.n  # the signs as a list too: the walk reads single entries (numpy's cost 10x)
     stack: list = [("visit",)]
     pos, leaves, reasons, pending = 0, [], [], []
     counts = {"split": 0, "implied": 0, "leaves": 0}
     while stack and not reasons:
         task = stack.pop()
         if task[0] == "set":
-            signs[task[1]] = task[2]
+            signs[task[1]] = sg[task[1]] = task[2]
             continue
         if pos >= len(nodes):
             reasons.append("tree is truncated: a split or implied node lacks a child")
@@ -307,20 +316,20 @@ def walk(nodes: Any, P: StatedProblem, exact: bool = False) -> tuple[list, list[
         pos += 1
         kind = node[0] if isinstance(node, list) and node else None
         if kind in ("s", "i"):
-            i = as_int(node[1] if len(node) > 1 else None, f"tree node {idx} row", 0, P.n - 1)
-            if signs[i] != 0:
+            i = _rows([node[1] if len(node) > 1 else None], idx, n)[0]
+            if sg[i] != 0:
                 reasons.append(f"node {idx}: row {i} is not an undecided row of its node")
             elif kind == "s":
                 counts["split"] += 1
                 stack += [("set", i, 0), ("visit",), ("set", i, -1), ("visit",), ("set", i, 1)]
             else:
                 s = node[2] if len(node) == 4 else None
-                rows = [as_int(j, f"tree node {idx} row", 0, P.n - 1) for j in node[3]] \
-                    if len(node) == 4 and isinstance(node[3], list) else []
-                if s not in (1, -1) or isinstance(s, bool) or not rows or any(signs[j] == 0 or j == i for j in rows):
+                rows = _rows(node[3], idx, n) if len(node) == 4 and isinstance(node[3], list) else []
+                rs = [sg[j] for j in rows]
+                if s not in (1, -1) or isinstance(s, bool) or not rows or 0 in rs or i in rows:
                     reasons.append(f"node {idx}: the implied sign of row {i} is not proven by its Farkas rows")
                     break
-                pending.append((idx, i, int(s), rows, [int(signs[j]) for j in rows]))
+                pending.append((idx, i, int(s), rows, rs))
                 if len(pending) >= FARKAS_BATCH:
                     reasons += _failed(P, pending, exact)
                 counts["implied"] += 1

@@ -5,10 +5,11 @@ enumeration (:func:`relu_gating.search._exact.tasks._solve_one`: two-row or SDP 
 the exact solve with dual evidence), and its leaf claims what the verifier proves for it, as for a
 pattern of the enumeration certificate (:func:`relu_gating.certificate._tree.chamber_bound`).
 
-A chamber whose cone is too thin for floats (no strict interior point) is first tested for zero proofs
-(:meth:`Chambers._zero`): when a positive dependency of its signed rows, exact, covers every active
-row, ``relu(Phi theta) = 0`` on its closed cone and it is an excluded leaf ``["x", rows, y]``.  Iris greedy step 4 had one: its float LP margin is 0, every solver
-returned the pencil's top with no neuron, and its claim held the run at alpha 0.9922.
+A chamber without a strict interior point is first tested for a zero proof (:meth:`Chambers._zero`):
+when an exact positive dependency of its signed rows covers every active row, ``relu(Phi theta) = 0``
+on its closed cone and it is an excluded leaf ``["x", rows, y]``.  Iris greedy step 4 had one: its
+float LP margin is 0, every solver returned the pencil's top with no neuron, and that claim held the
+run at alpha 0.9922.
 """
 
 from __future__ import annotations
@@ -49,7 +50,6 @@ class Chambers:
 
     def offer(self, theta: np.ndarray) -> None:  # pragma: no cover - provided by the search
         raise NotImplementedError
-
 
     def chamber(self, node: Node) -> None:
         """Solve a chamber exactly; its leaf claims the node bound or, if lower, what the verifier's

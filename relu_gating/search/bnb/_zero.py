@@ -9,7 +9,7 @@ neuron (the leaf ``["x", rows, y]`` of the tree certificate).
 Such a chamber is thinner than floats can resolve (an LP finds a largest margin of 0 and every row
 an implicit equality), so no solver settles it: iris greedy step 4 had one, whose pencil claimed
 0.0743 above the gain 0.0737 and held the run at alpha 0.9922 whatever its budget.  The dependency
-is found by an LP in the well-conditioned unit rows ``Gn`` (``Phi = Psi C``: the same
+is found by an LP in the unit rows of ``Psi``, a well-conditioned basis (``Phi = Psi C``: the same
 dependencies, rescaled by the row norms), then made exact: the rows outside a basis keep their
 float multipliers (exact dyadic rationals), the basis rows' multipliers are solved in rationals
 from ``Phi`` itself, and the dependency stands only if none comes out negative and every active row
