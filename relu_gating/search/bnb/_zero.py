@@ -22,6 +22,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from solvers import exact_solve
+
 __all__ = ["positive_dependency"]
 
 #: Multipliers of inactive rows below this fraction of the largest are set to 0 before the exact repair.
@@ -39,11 +41,12 @@ def _lp(Gs: np.ndarray, active: np.ndarray) -> np.ndarray | None:
     return res.x if res.status == 0 else None
 
 
-def _basis(F: list[list[Fraction]], w: np.ndarray, rank: int) -> list[int]:
+def _basis(F: list[list[Fraction]], w: np.ndarray, rank: int) -> tuple[list[int], list[int]]:
     """``rank`` rows independent in exact arithmetic, those of the dependency first (largest
-    multipliers first): the rows whose multipliers the exact repair solves for.  Near-parallel rows
-    of the dependency (apart by 1e-9 on near-duplicate data) must both be eligible, and exactly
-    parallel ones never (a float rank of computed coordinates tells neither apart)."""
+    multipliers first), and pivot columns on which they are: the rows whose multipliers the exact
+    repair solves for, and the equations it solves.  Near-parallel rows of the dependency (apart by
+    1e-9 on near-duplicate data) must both be eligible, and exactly parallel ones never (a float rank
+    of computed coordinates tells neither apart)."""
     out: list[int] = []
     echelon: list[tuple[int, list[Fraction]]] = []  # (pivot column, reduced row)
     for k in np.lexsort((-w, w == 0)).tolist():
@@ -58,26 +61,7 @@ def _basis(F: list[list[Fraction]], w: np.ndarray, rank: int) -> list[int]:
             out.append(k)
         if len(out) == rank:
             break
-    return out
-
-
-def _solve(A: list[list[Fraction]], b: list[Fraction]) -> list[Fraction] | None:
-    """A solution of ``A x = b`` (m equations, r unknowns of full column rank) in exact rationals;
-    None when it is inconsistent or ``A`` is rank-deficient."""
-    m, r = len(A), len(A[0])
-    M = [row[:] + [rhs] for row, rhs in zip(A, b)]
-    for c in range(r):
-        p = next((t for t in range(c, m) if M[t][c] != 0), None)
-        if p is None:
-            return None
-        M[c], M[p] = M[p], M[c]
-        for t in range(m):
-            if t != c and M[t][c] != 0:
-                f = M[t][c] / M[c][c]
-                M[t] = [a - f * e for a, e in zip(M[t], M[c])]
-    if any(M[t][r] != 0 for t in range(r, m)):
-        return None
-    return [M[c][r] / M[c][c] for c in range(r)]
+    return out, [c for c, _ in echelon]
 
 
 def positive_dependency(Phi: np.ndarray, Psi: np.ndarray, signs: np.ndarray, zero: np.ndarray,
@@ -96,16 +80,18 @@ def positive_dependency(Phi: np.ndarray, Psi: np.ndarray, signs: np.ndarray, zer
         return None
     w = np.where(active | (w > DROP_BELOW * w.max(initial=0.0)), w, 0.0)
     F = [[Fraction(float(x)) * int(signs[k]) for x in Phi[k]] for k in rows.tolist()]
-    B = _basis(F, w, rank)
+    B, cols = _basis(F, w, rank)
     if len(B) < rank:
         return None
     y = [Fraction(float(v)) for v in w / norms]  # a dependency of the unit rows, in the rows of Psi (and Phi)
     rest = [i for i in range(rows.size) if i not in set(B)]
-    b = [-sum((y[i] * F[i][t] for i in rest if y[i]), Fraction(0)) for t in range(Phi.shape[1])]
-    yB = _solve([[F[i][t] for i in B] for t in range(Phi.shape[1])], b)
+    b = [-sum((y[i] * F[i][t] for i in rest if y[i]), Fraction(0)) for t in cols]
+    yB = exact_solve([[F[i][t] for i in B] for t in cols], b)
     if yB is None or any(v < 0 or (v == 0 and active[i]) for i, v in zip(B, yB)):
         return None  # (a basis row outside the dependency comes out 0: left out below)
     for i, v in zip(B, yB):
         y[i] = v
+    if any(sum(y[i] * F[i][t] for i in range(rows.size) if y[i]) != 0 for t in range(Phi.shape[1])):
+        return None  # the columns off the pivots: the same dependency there, exactly, or none
     keep = [i for i in range(rows.size) if y[i] > 0]
     return rows[keep], [y[i] for i in keep]
