@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from relu_gating.certificate._problem import exact_rank
 from relu_gating.checker import state_problem, walk_tree
+from relu_gating.checker._tree import walk
 from relu_gating.errors import CertificateError
 from relu_gating.search.bnb._search import Search
 from relu_gating.search.bnb._tree_build import Node, _json
@@ -97,8 +98,6 @@ def test_iris_step_4_chamber_is_a_zero_chamber_the_checker_accepts():
     P = state_problem(Phi, U, "bias")
     nodes = _path_tree(signs, leaf)
     for exact in (False, True):
-        from relu_gating.checker._tree import walk
-
         leaves, reasons, _ = walk(nodes, P, exact)
         assert not reasons and dict((i, p) for i, _, p in leaves)[nodes.index(leaf)] == -np.inf
 
