@@ -83,21 +83,28 @@ def test_run_interruptible_returns_and_reraises():
 
 
 def test_ctrl_c_stops_a_cooperative_worker_within_the_grace_period():
-    """SIGINT in the main thread sets STOP; a loop that polls check_stop ends cleanly (finished=True)."""
+    """SIGINT in the main thread sets STOP; a loop that polls check_stop ends cleanly (finished=True).
+    Python's own SIGINT handler is installed for the test: a test run started as a background job
+    inherits SIGINT ignored, and the loop would then never be interrupted (it ends after 10 s, failing)."""
     ended = threading.Event()
 
     def work():
         try:
-            while True:
+            t = time.perf_counter()
+            while time.perf_counter() - t < 10.0:
                 check_stop()
                 time.sleep(0.01)
         finally:
             ended.set()
 
-    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
-    timer.start()
-    t0 = time.perf_counter()
-    with pytest.raises(Interrupted) as info:
-        run_interruptible(work)
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+        timer.start()
+        t0 = time.perf_counter()
+        with pytest.raises(Interrupted) as info:
+            run_interruptible(work)
+    finally:
+        signal.signal(signal.SIGINT, old)
     assert info.value.finished and ended.is_set() and time.perf_counter() - t0 < 1.5
     STOP.clear()
