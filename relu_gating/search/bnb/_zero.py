@@ -84,7 +84,8 @@ def positive_dependency(Phi: np.ndarray, Psi: np.ndarray, signs: np.ndarray, zer
     if len(B) < rank:
         return None
     y = [Fraction(float(v)) for v in w / norms]  # a dependency of the unit rows, in the rows of Psi (and Phi)
-    rest = [i for i in range(rows.size) if i not in set(B)]
+    basis = set(B)
+    rest = [i for i in range(rows.size) if i not in basis]
     b = [-sum((y[i] * F[i][t] for i in rest if y[i]), Fraction(0)) for t in cols]
     yB = exact_solve([[F[i][t] for i in B] for t in cols], b)
     if yB is None or any(v < 0 or (v == 0 and active[i]) for i, v in zip(B, yB)):
