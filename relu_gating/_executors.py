@@ -1,10 +1,21 @@
-"""Tasks on an executor: in-process, ``concurrent.futures`` or ``dask.distributed`` (private)."""
+"""Tasks on an executor: in-process, ``concurrent.futures`` or ``dask.distributed`` (private).
+
+:class:`LocalPool` is the pool a query makes for itself when the caller names none (the branch and
+bound on every usable core): its processes start on the first task, not before (a query settled
+without one pays nothing), ignore Ctrl-C (the main process ends the run with its certificate) and
+are ended by :meth:`LocalPool.close`, which leaves no process behind.
+"""
 
 from __future__ import annotations
 
+import multiprocessing
+import sys
 from typing import Any, Iterable, Iterator
 
-__all__ = ["executor_map", "workers_of"]
+__all__ = ["executor_map", "workers_of", "submit", "LocalPool", "ignore_sigint", "local_context", "end_pool"]
+
+#: Seconds :func:`end_pool` waits for each ended worker process to exit.
+JOIN_SECONDS = 5.0
 
 
 def executor_map(executor: Any, fn: Any, tasks: Iterable[tuple]) -> Iterator:
@@ -24,6 +35,13 @@ def executor_map(executor: Any, fn: Any, tasks: Iterable[tuple]) -> Iterator:
             yield from executor.map(fn, *zip(*todo))
 
 
+def submit(executor: Any, fn: Any, *args: Any) -> Any:
+    """``fn(*args)`` as a future of ``executor`` (a Dask client runs it whatever its key: ``pure=False``)."""
+    if hasattr(executor, "gather") and hasattr(executor, "scatter"):  # dask.distributed.Client
+        return executor.submit(fn, *args, pure=False)
+    return executor.submit(fn, *args)
+
+
 def workers_of(executor: Any) -> int:
     """How many tasks the executor runs at once (1 in-process)."""
     if executor is None:
@@ -34,3 +52,80 @@ def workers_of(executor: Any) -> int:
         except Exception:  # noqa: BLE001 - a cluster that cannot answer: assume one worker
             return 1
     return max(1, int(getattr(executor, "_max_workers", 1) or 1))
+
+
+def ignore_sigint() -> None:
+    """Worker processes leave Ctrl-C to the main process, which ends the run with its certificate."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def local_context() -> Any:
+    """The start method of a pool a query makes for itself: ``fork`` where the platform has it safely
+    (Linux: the workers start in milliseconds and a caller's script needs no ``if __name__ ==
+    "__main__"`` guard), else None (the platform's own, which re-imports the caller's script)."""
+    if sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork")
+    return None
+
+
+class LocalPool:
+    """``workers`` local processes (a ``ProcessPoolExecutor``) started on the first :meth:`submit`.
+
+    ``started`` says whether they were; :meth:`close` ends them (idempotent).  Also a context manager.
+    """
+
+    lazy = True
+
+    def __init__(self, workers: int) -> None:
+        self._max_workers = max(1, int(workers))  # read by workers_of
+        self._ex: Any = None
+
+    @property
+    def started(self) -> bool:
+        return self._ex is not None
+
+    def executor(self) -> Any:
+        """The process pool, made now if not yet."""
+        if self._ex is None:
+            from concurrent.futures import ProcessPoolExecutor
+
+            self._ex = ProcessPoolExecutor(self._max_workers, mp_context=local_context(), initializer=ignore_sigint)
+        return self._ex
+
+    def submit(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        return self.executor().submit(fn, *args, **kwargs)
+
+    def map(self, fn: Any, *iterables: Any) -> Iterator:
+        return self.executor().map(fn, *iterables)
+
+    def close(self) -> None:
+        """End the worker processes (tasks still running are abandoned) and wait for them to exit."""
+        ex, self._ex = self._ex, None
+        if ex is not None:
+            end_pool(ex)
+
+    def __enter__(self) -> "LocalPool":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def end_pool(ex: Any) -> None:
+    """Shut a ``ProcessPoolExecutor`` down now: queued tasks cancelled, its processes terminated and
+    joined (what Python 3.14's ``terminate_workers`` does, and the join)."""
+    procs = list((getattr(ex, "_processes", None) or {}).values())  # shutdown() forgets them
+    ex.shutdown(wait=False, cancel_futures=True)
+    for proc in procs:
+        try:
+            if proc.is_alive():
+                proc.terminate()
+        except (ValueError, ProcessLookupError):  # closed or gone already
+            continue
+    for proc in procs:
+        try:
+            proc.join(JOIN_SECONDS)
+        except (ValueError, AssertionError):  # closed already
+            continue

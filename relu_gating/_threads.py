@@ -21,7 +21,7 @@ import os
 import sys
 from typing import Iterator
 
-__all__ = ["thread_budget", "user_thread_setting", "fit_blas", "blas_threads", "preset_blas_env", "blas_env",
+__all__ = ["usable_cores", "thread_budget", "user_thread_setting", "fit_blas", "blas_threads", "preset_blas_env", "blas_env",
            "BOUND_PASS_THREADS", "THREAD_VARIABLES"]
 
 #: The environment variables through which a user sets the BLAS / OpenMP threads.
@@ -46,12 +46,17 @@ def user_thread_setting(environ: dict | None = None) -> int | None:
     return min(values) if values else None
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (``os.sched_getaffinity``; ``os.cpu_count`` where that is missing)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
 def thread_budget(environ: dict | None = None) -> int:
     """Threads this process should use: its usable cores, capped by the user's own setting."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # not Linux
-        cores = os.cpu_count() or 1
+    cores = usable_cores()
     user = user_thread_setting(environ)
     return max(1, min(cores, user) if user is not None else cores)
 

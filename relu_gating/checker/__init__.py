@@ -18,8 +18,9 @@ __all__ = ["verify", "VerifyReport", "verdict_word", "VALUE_TOL", "BOUND_SLACK",
            "state_problem", "walk_tree"]
 
 
-def walk_tree(nodes: list, P: StatedProblem) -> tuple[list, list[str], dict]:
-    """The float walk of a tree certificate's nodes: ``(leaves as (index, claim, proven), reasons, counts)``."""
+def walk_tree(nodes: list, P: StatedProblem, start: object = None) -> tuple[list, list[str], dict]:
+    """The float walk of a tree certificate's nodes: ``(leaves as (index, claim, proven), reasons, counts)``;
+    ``start``: the signs of the node whose subtree ``nodes`` is (default the root)."""
     from relu_gating.checker._tree import walk
 
-    return walk(nodes, P)
+    return walk(nodes, P, start=start)

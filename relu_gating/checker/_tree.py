@@ -294,12 +294,13 @@ def _rows(v: list, idx: int, n: int) -> list[int]:
     return [as_int(j, f"tree node {idx} row", 0, n - 1) for j in v]
 
 
-def walk(nodes: Any, P: StatedProblem, exact: bool = False) -> tuple[list, list[str], dict]:
-    """Check the tree's structure and every leaf: (leaves as (index, claim, proven), reasons, counts)."""
+def walk(nodes: Any, P: StatedProblem, exact: bool = False, start: Any = None) -> tuple[list, list[str], dict]:
+    """Check the tree's structure and every leaf: (leaves as (index, claim, proven), reasons, counts).
+    ``start``: the signs of the node ``nodes`` is the subtree of (default the root's, none fixed)."""
     if not isinstance(nodes, list) or len(nodes) > MAX_NODES:
         raise CertificateError("tree certificate: nodes must be a list of bounded length")
     N = _Node(P)
-    signs = np.where(N.zero, -1, 0).astype(np.int8)
+    signs = np.where(N.zero, -1, 0 if start is None else np.asarray(start)).astype(np.int8)
     sg, n = signs.tolist(), P.n  # the signs as a list too: the walk reads single entries (numpy's cost 10x)
     stack: list = [("visit",)]
     pos, leaves, reasons, pending = 0, [], [], []

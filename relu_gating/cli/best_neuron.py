@@ -61,7 +61,9 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentP
     p.add_argument("--scheduler-timeout", type=float, default=5.0, metavar="SECONDS",
                    help="give up on an unreachable --scheduler after this long (default 5)")
     p.add_argument("--workers", type=_positive_int, default=None, metavar="N",
-                   help="run the chunks (or the branch and bound's subtrees) on N local processes")
+                   help="local processes: the branch and bound's subtrees (default every core this process may "
+                        "use, started once 2 s of serial search have not settled the query; 1: serial) or the "
+                        "enumeration's chunks (default in-process)")
     p.add_argument("--json", action="store_true", help="print a JSON summary to stdout")
     p.add_argument("--out", default=None, metavar="CERT.json|CERT.npz",
                    help="write the full certificate here (.npz: the binary form, written as a stream)")
@@ -154,7 +156,7 @@ def _close(executor: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from relu_gating.search.front import best_neuron
-    from relu_gating.search.options import EnumerateOptions
+    from relu_gating.search.options import BranchAndBoundOptions, EnumerateOptions
 
     if args.out:  # before any computation: a run must not end unable to write its result
         check_writable(args.out, "--out")
@@ -170,10 +172,11 @@ def run(args: argparse.Namespace) -> int:
     progress = None if not args.quiet else False
     strategy, memory, max_seconds, max_patterns = _strategy(args, problem.Phi, problem.U_K.shape[1])
     if strategy == "branch-and-bound":  # main thread: Ctrl-C ends the search with a valid tree certificate
-        client = _executor(args.scheduler, args.scheduler_timeout) or _local_pool(args.workers)
+        client = _executor(args.scheduler, args.scheduler_timeout)  # else the search's own pool (--workers)
         try:
             res = best_neuron(problem.Phi, problem.U_K, features=features, alpha=args.alpha, method=args.method,
-                              progress=progress, strategy=strategy, max_seconds=max_seconds, executor=client)
+                              progress=progress, strategy=strategy, max_seconds=max_seconds, executor=client,
+                              options=BranchAndBoundOptions(workers=args.workers))
         finally:
             _close(client)
         return _report(args, res, problem, spec)  # exit 130 after the report if Ctrl-C stopped it

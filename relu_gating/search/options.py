@@ -71,16 +71,26 @@ class BranchAndBoundOptions:
         Also try the lifted doubly nonnegative bound on nodes with at most 128 undecided rows (on by
         default; ``False`` keeps the subspace bound alone; see
         :func:`relu_gating.search.bnb.branch_and_bound`).
+    workers : int or None
+        Local processes searching subtrees (and auditing the tree) when no ``executor`` is given:
+        None (default) every core this process may use (``os.sched_getaffinity``), 1 serial.  The
+        processes start only when 2 s of serial search have not settled the query, and end with
+        the call; the answer is the same whatever the count.  An ``executor`` takes precedence.
     """
 
     seed: int = 0
     lifted: bool = True
+    workers: int | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise InputError(f"BranchAndBoundOptions: seed must be a nonnegative integer, got {self.seed!r}")
         if not isinstance(self.lifted, bool):
             raise InputError(f"BranchAndBoundOptions: lifted must be True or False, got {self.lifted!r}")
+        if self.workers is not None and (isinstance(self.workers, bool) or not isinstance(self.workers, int)
+                                         or self.workers < 1):
+            raise InputError(f"BranchAndBoundOptions: workers must be a positive integer or None (every usable "
+                             f"core), got {self.workers!r}")
 
 
 #: The release-0.3 keywords of ``best_neuron`` that belong to :class:`EnumerateOptions`, with their defaults.

@@ -77,12 +77,13 @@ def dispatch(Phi: Any, U_K: Any, *, features: Any, alpha: float, method: str, to
         return None
     options = BranchAndBoundOptions() if options is None else options
     return branch_and_bound(Phi, U_K, features=features, alpha=alpha, method=method, tol=tol, max_seconds=max_seconds,
-                            progress=progress, executor=executor, seed=options.seed, lifted=options.lifted)
+                            progress=progress, executor=executor, seed=options.seed, lifted=options.lifted,
+                            workers=options.workers)
 
 
 def branch_and_bound(Phi: Any, U_K: Any, *, features: Any = "bias", alpha: float = 1.0, method: str = "auto",
                      tol: float = 1e-9, max_seconds: float | None = None, progress: bool | None = False,
-                     seed: int = 0, executor: Any = None, lifted: bool = True) -> NeuronResult:
+                     seed: int = 0, executor: Any = None, lifted: bool = True, workers: int | None = None) -> NeuronResult:
     """Certified best neuron by branch and bound; the certificate is the search tree.
 
     Same problem and result type as :func:`relu_gating.best_neuron` (which dispatches here for
@@ -91,6 +92,8 @@ def branch_and_bound(Phi: Any, U_K: Any, *, features: Any = "bias", alpha: float
     incumbent and a valid certificate of the alpha reached.  ``executor`` (a
     ``concurrent.futures.Executor`` or a ``dask.distributed.Client``): subtrees are searched
     there, with a shared incumbent (:mod:`relu_gating.search.bnb._parallel`); one tree results.
+    Without one, ``workers`` local processes (None, the default: every core this process may use;
+    1: serial), started only when 2 s of serial search have not settled the query, ended on return.
     ``lifted`` (on by default): nodes with at most 128 undecided rows also try the lifted doubly
     nonnegative bound coupling those rows (``["d", ...]`` leaves of the tree,
     :mod:`relu_gating.search.bnb._strong`), with multipliers found by first-order steps (Clarabel on
@@ -105,14 +108,15 @@ def branch_and_bound(Phi: Any, U_K: Any, *, features: Any = "bias", alpha: float
     search = Search(obj, float(alpha), float(tol), method, seed, lifted)
     _seed_incumbent(search, obj, seed)
     deadline = None if max_seconds is None else t0 + float(max_seconds)
-    with Progress(None, "branch and bound", enabled=progress, unit="nodes") as bar, single_thread_blas():
-        if executor is None:  # tiny products only: extra BLAS threads just wait (2x the nodes measured)
-            why = search.run(deadline, bar)
-        else:
-            from relu_gating.search.bnb._parallel import run_parallel
+    from relu_gating.search.bnb._parallel import run_executor, run_parallel
 
-            why = run_parallel(search, executor, deadline, bar, seed)
-    return _result(obj, search, why, float(alpha), float(tol), time.perf_counter() - t0)
+    with run_executor(executor, workers) as ex:  # a pool of our own is ended on return (Ctrl-C included)
+        with Progress(None, "branch and bound", enabled=progress, unit="nodes") as bar, single_thread_blas():
+            if ex is None:  # tiny products only: extra BLAS threads just wait (2x the nodes measured)
+                why = search.run(deadline, bar)
+            else:
+                why = run_parallel(search, ex, deadline, bar, seed)
+        return _result(obj, search, why, float(alpha), float(tol), time.perf_counter() - t0, ex)
 
 
 def _seed_incumbent(search: Search, obj: Objective, seed: int = 0) -> None:
@@ -127,11 +131,12 @@ def _seed_incumbent(search: Search, obj: Objective, seed: int = 0) -> None:
             search.offer(res.theta)
 
 
-def _result(obj: Objective, search: Search, why: str, alpha: float, tol: float, seconds: float) -> NeuronResult:
+def _result(obj: Objective, search: Search, why: str, alpha: float, tol: float, seconds: float,
+            executor: Any = None) -> NeuronResult:
     t0 = time.perf_counter()
     nodes = to_nodes(search.root)
     search.stats["t_finish"] = time.perf_counter() - t0
-    raised, refused = audit_tree(obj, nodes)
+    raised, refused = audit_tree(obj, nodes, executor)  # on the search's workers, if it had several
     search.stats["t_audit"] = time.perf_counter() - t0 - search.stats["t_finish"]
     claims = [nd[1] for nd in nodes if nd[0] in ("b", "c", "d")]
     n, m = obj.Phi.shape

@@ -17,15 +17,20 @@ its bound, so the tree is a valid certificate of the alpha reached at every stop
 
 Executors: a ``concurrent.futures.Executor`` (threads or processes; the objective, a few
 hundred kB at most, travels with each task) or a ``dask.distributed.Client`` (the objective is
-scattered to every worker once).
+scattered to every worker once).  Without one, :func:`run_executor` gives the search a
+:class:`~relu_gating._executors.LocalPool` of every usable core (``workers=`` fewer; 1 serial): its
+processes start only when ``SERIAL_SECONDS`` of serial search have not settled the query, and end
+with the call.  The audit of the finished tree runs on the same executor
+(:func:`relu_gating.search.bnb._audit.audit_tree`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import math
 import time
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -33,7 +38,8 @@ from relu_gating.patterns._exact import single_thread_blas
 from relu_gating.search.bnb._search import Search
 from relu_gating.search.bnb._tree_build import Node
 
-__all__ = ["run_parallel", "subtree_task", "FRONTIER_PER_WORKER", "SLICE_SECONDS", "SERIAL_SECONDS"]
+__all__ = ["run_parallel", "run_executor", "check_workers", "subtree_task", "FRONTIER_PER_WORKER", "SLICE_SECONDS",
+           "SERIAL_SECONDS"]
 
 #: Open nodes per worker on the main heap before any subtree is shipped.
 FRONTIER_PER_WORKER = 4
@@ -49,16 +55,16 @@ _POLL = 0.1
 
 
 # ---------------------------------------------------------------------- the best-first loop
-def expand_until(search: Search, end: float | None, bar: Any = None, pause: Any = None) -> str:
+def expand_until(search: Search, end: float | None, bar: Any = None, pause: Any = None, keep: bool = False) -> str:
     """Expand the open node of largest bound until the heap is settled (``"settled"``), the
-    clock passes ``end`` (``"time"``) or ``pause()`` holds (``"paused"``); Ctrl-C:
-    ``"interrupted"``.  The same loop as :meth:`Search.run`, without pushing the root."""
+    clock passes ``end`` (less :meth:`Search.reserve` with ``keep``: ``"time"``) or ``pause()`` holds
+    (``"paused"``); Ctrl-C: ``"interrupted"``.  The same loop as :meth:`Search.run`, without pushing the root."""
     from relu_gating._interrupt import check_stop
 
     try:
         while search.heap:
             check_stop()
-            if end is not None and time.perf_counter() >= end:
+            if end is not None and time.perf_counter() >= end - (search.reserve() if keep else 0.0):
                 return "time"
             u = search.global_bound()
             if search.settled(u):
@@ -210,6 +216,35 @@ def workers_of(executor: Any) -> int:
     return count(executor)
 
 
+def check_workers(workers: Any) -> None:
+    """Reject a ``workers`` that is not None or a positive integer, naming the argument."""
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1):
+        from relu_gating.errors import InputError
+
+        raise InputError(f"workers must be a positive integer or None (every usable core), got {workers!r}")
+
+
+@contextlib.contextmanager
+def run_executor(executor: Any, workers: int | None) -> Iterator[Any]:
+    """The executor a branch and bound runs on: ``executor`` when given (the caller's, left open);
+    else None for one worker, or a :class:`~relu_gating._executors.LocalPool` of ``workers`` processes
+    (None: every usable core, where the platform can fork them without re-importing the caller's
+    script; elsewhere one unless ``workers`` says more), ended when the block ends, Ctrl-C included."""
+    from relu_gating._executors import LocalPool, local_context
+    from relu_gating._threads import usable_cores
+
+    check_workers(workers)
+    if executor is not None:
+        yield executor
+        return
+    count = (usable_cores() if local_context() is not None else 1) if workers is None else int(workers)
+    if count <= 1:
+        yield None
+        return
+    with LocalPool(count) as pool:
+        yield pool
+
+
 def _take(search: Search, k: int) -> list[Node]:
     """Up to ``k`` open nodes of largest bound off the heap (settled ones become leaves)."""
     out: list[Node] = []
@@ -251,12 +286,14 @@ def run_parallel(search: Search, executor: Any, deadline: float | None, bar: Any
     ``"settled"``, ``"time"`` or ``"interrupted"``.  The tree is grafted into ``search.root``;
     every node not settled when it returns stays open (a leaf with its bound)."""
     W = workers_of(executor)
+    lazy = bool(getattr(executor, "lazy", False))  # a pool of our own: started only if the serial phase has not settled
     t0 = time.perf_counter()
     search.push(search.root)
-    why = expand_until(search, deadline, bar, lambda: len(search.heap) >= FRONTIER_PER_WORKER * W
-                       or time.perf_counter() - t0 >= SERIAL_SECONDS)
+    why = expand_until(search, deadline, bar, lambda: (not lazy and len(search.heap) >= FRONTIER_PER_WORKER * W)
+                       or time.perf_counter() - t0 >= SERIAL_SECONDS, keep=True)
     if why != "paused":
         return why
+    search.audit_workers = W  # the audit runs on the executor too (audit_tree): Search.reserve keeps less
     pool = _Pool(executor, search.obj)
     inflight: dict = {}
     totals = {"tasks": 0, "submitted": 0, "grafted": 0, "workers": W}
@@ -287,7 +324,8 @@ def _rounds(search: Search, pool: _Pool, inflight: dict, totals: dict, deadline:
     while True:
         check_stop()
         now = time.perf_counter()
-        if deadline is not None and now >= deadline - search.reserve():
+        stop = None if deadline is None else deadline - search.reserve()  # the tasks' slices end there too
+        if stop is not None and now >= stop:
             return "time"
         u = _bound_in_flight(search, inflight)
         if (not search.heap and not inflight) or search.settled(u):
@@ -297,7 +335,7 @@ def _rounds(search: Search, pool: _Pool, inflight: dict, totals: dict, deadline:
             batch = _take(search, k)
             if not batch:
                 break
-            budget = SLICE_SECONDS if deadline is None else max(0.0, min(SLICE_SECONDS, deadline - now))
+            budget = SLICE_SECONDS if stop is None else max(0.0, min(SLICE_SECONDS, stop - now))
             fut = pool.submit([_open_data(n) for n in batch], search.best_theta, search.alpha, search.tol,
                               search.method, seed + 1 + totals["submitted"], budget, search.lifted)
             totals["submitted"] += 1

@@ -57,6 +57,8 @@ AUDIT_PER_LIFTED_LEAF = 5e-4
 #: leaf of 130 undecided rows costs 5-10 ms, not 0.5 ms (iris greedy step 4, 150 s: a query ended at 250 s
 #: with the per-leaf reserve alone; 2.0 here kept 22 s too many on clustered 1000 x 3).
 AUDIT_PER_CHECK_SECOND = 1.0
+#: The audit's speed-up on ``W`` workers over ``W`` (its subtrees in parallel: :mod:`relu_gating.search.bnb._audit`).
+AUDIT_PARALLEL_EFFICIENCY = 0.7
 #: Expansions between two ``gc.freeze()`` calls: the cyclic collector then skips the tree built so far
 #: (its nodes form no cycles and are freed by reference counting); 36% more nodes measured at n = 819, d = 3.
 FREEZE_EVERY = 1024
@@ -553,11 +555,16 @@ class Search(Chambers):
         """Seconds to keep before a deadline for writing the tree out (``FINISH_PER_NODE`` a node) and
         for the checker's audit of it (``AUDIT_PER_BOUND_SECOND`` per second of node bounds so far,
         ``AUDIT_PER_IMPLIED`` an implied row, ``AUDIT_PER_LIFTED_LEAF`` a lifted leaf or
-        ``AUDIT_PER_CHECK_SECOND`` per second of the checker's test of lifted evidence, whichever is more)."""
+        ``AUDIT_PER_CHECK_SECOND`` per second of the checker's test of lifted evidence, whichever is more).
+        The counts are the work of every worker; the audit runs on ``audit_workers`` of them (set by the
+        parallel driver; 1 serial), at ``AUDIT_PARALLEL_EFFICIENCY``."""
         st = self.stats
-        return (FINISH_PER_NODE * (st["nodes"] + st["implied"]) + AUDIT_PER_BOUND_SECOND * st["t_bound"]
-                + AUDIT_PER_IMPLIED * st["implied"]
-                + max(AUDIT_PER_LIFTED_LEAF * st["lifted_settled"], AUDIT_PER_CHECK_SECOND * st["t_lifted_check"]))
+        audit = (AUDIT_PER_BOUND_SECOND * st["t_bound"] + AUDIT_PER_IMPLIED * st["implied"]
+                 + max(AUDIT_PER_LIFTED_LEAF * st["lifted_settled"], AUDIT_PER_CHECK_SECOND * st["t_lifted_check"]))
+        workers = getattr(self, "audit_workers", 1)
+        if workers > 1:
+            audit /= workers * AUDIT_PARALLEL_EFFICIENCY
+        return FINISH_PER_NODE * (st["nodes"] + st["implied"]) + audit
 
     # ------------------------------------------------------------------ loop
     def progress_note(self, u: float) -> str:

@@ -1,0 +1,324 @@
+"""Every core by default (issue 39): the branch and bound's own process pool (started only when the
+serial phase has not settled the query, ended on return, Ctrl-C included), ``workers=``, a Dask
+``LocalCluster``, the audit walked in parts on the workers, and the time budget of the whole call."""
+
+from __future__ import annotations
+
+import copy
+import json
+import multiprocessing
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+from relu_gating import best_neuron, verify
+from relu_gating.errors import InputError
+from relu_gating.search.bnb import _audit, _parallel as par
+from relu_gating.search.options import BranchAndBoundOptions
+
+
+def _instance(kind: str, n: int, d: int, seed: int, K: int = 3):
+    rng = np.random.default_rng(seed)
+    if kind == "clustered":
+        centers = rng.normal(scale=3.0, size=(3, d))
+        X = centers[rng.integers(0, 3, size=n)] + 0.3 * rng.normal(size=(n, d))
+    else:
+        X = rng.normal(size=(n, d))
+    return np.c_[X, np.ones(n)], np.linalg.qr(rng.normal(size=(n, K)))[0]
+
+
+@pytest.fixture
+def early(monkeypatch):
+    """The pool starts after 0.1 s of serial search (2 s by default: these queries settle before)."""
+    monkeypatch.setattr(par, "SERIAL_SECONDS", 0.1)
+    monkeypatch.setattr(par, "SLICE_SECONDS", 0.2)
+
+
+def _verified(res, Phi, U, features="bias"):
+    rep = verify(json.loads(json.dumps(res.to_dict())), Phi, U, features)
+    assert rep.valid, rep.reasons
+    assert rep.certified == res.certified
+    return res
+
+
+def _children() -> list:
+    return [p for p in multiprocessing.active_children() if p.is_alive()]
+
+
+# ---------------------------------------------------------------------- workers: the same answer
+def test_one_two_and_default_workers_give_the_same_certified_answer(early):
+    """1 worker (serial), 2 and the default (every usable core) on the search's own pool: the same
+    value and certified, each certificate verified, no process left behind; the enumeration agrees."""
+    Phi, U = _instance("gauss", 14, 2, 3)
+    enum = best_neuron(Phi, U, strategy="enumerate")
+    runs = {w: _verified(best_neuron(Phi, U, strategy="branch-and-bound", options=BranchAndBoundOptions(workers=w)),
+                         Phi, U) for w in (1, 2, None)}
+    assert enum.certified and all(r.certified for r in runs.values())
+    for r in runs.values():
+        assert abs(r.value - enum.value) <= 1e-9
+    assert "parallel_workers" not in runs[1].tree["stats"]  # serial: no pool
+    assert runs[2].tree["stats"]["parallel_workers"] == 2 and runs[2].tree["stats"]["parallel_tasks"] >= 1
+    assert _children() == []
+
+
+def test_dask_local_cluster_same_certified_answer(early):
+    """``executor=Client(LocalCluster(...))``: the same certified answer, the certificate verified."""
+    from dask.distributed import Client, LocalCluster
+
+    Phi, U = _instance("gauss", 14, 2, 3)
+    serial = best_neuron(Phi, U, strategy="branch-and-bound", options={"workers": 1})
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        res = _verified(best_neuron(Phi, U, strategy="branch-and-bound", executor=client), Phi, U)
+    assert res.certified and abs(res.value - serial.value) <= 1e-9
+    assert res.tree["stats"]["parallel_workers"] == 2 and res.tree["stats"]["parallel_tasks"] >= 1
+
+
+@pytest.mark.slow  # worker processes of their own: several seconds to start
+def test_dask_local_cluster_of_processes(early):
+    from dask.distributed import Client, LocalCluster
+
+    Phi, U = _instance("clustered", 16, 2, 24)
+    serial = best_neuron(Phi, U, strategy="branch-and-bound", options={"workers": 1})
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        res = _verified(best_neuron(Phi, U, strategy="branch-and-bound", executor=client), Phi, U)
+    assert res.certified and abs(res.value - serial.value) <= 1e-9
+
+
+def test_an_easy_query_starts_no_process(monkeypatch):
+    """Settled within the serial phase: the pool of every core is never made."""
+    from relu_gating._executors import LocalPool
+
+    def refuse(self):
+        raise AssertionError("a process pool was started for an easy query")
+
+    monkeypatch.setattr(LocalPool, "executor", refuse)
+    Phi, U = _instance("gauss", 10, 2, 1)
+    res = best_neuron(Phi, U, strategy="branch-and-bound")
+    assert res.certified and "parallel_workers" not in res.tree["stats"]
+
+
+def test_an_explicit_executor_wins_over_workers(early):
+    Phi, U = _instance("gauss", 12, 2, 1)
+    with ThreadPoolExecutor(3) as ex:
+        res = best_neuron(Phi, U, strategy="branch-and-bound", executor=ex, options={"workers": 1})
+    assert res.tree["stats"]["parallel_workers"] == 3 and res.certified
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, "2", True])
+def test_bad_workers_are_refused_naming_the_argument(bad):
+    from relu_gating.search.bnb import branch_and_bound
+
+    with pytest.raises(InputError, match="workers"):
+        BranchAndBoundOptions(workers=bad)
+    Phi, U = _instance("gauss", 8, 2, 1)
+    with pytest.raises(InputError, match="workers"):
+        branch_and_bound(Phi, U, workers=bad)
+
+
+# ---------------------------------------------------------------------- the pool ends with the call
+def test_ctrl_c_ends_the_run_and_its_processes(early):
+    """Ctrl-C (the flag the command line sets) in the parallel phase: a valid certificate of the
+    alpha reached, and the pool's processes are gone when the call returns."""
+    from relu_gating._interrupt import STOP
+
+    Phi, U = _instance("gauss", 40, 2, 14)
+    timer = threading.Timer(1.0, STOP.set)
+    timer.start()
+    try:
+        res = best_neuron(Phi, U, strategy="branch-and-bound", options={"workers": 2})
+    finally:
+        timer.cancel()
+        STOP.clear()
+    assert res.tree["stats"]["stop"] == "interrupted"
+    _verified(res, Phi, U)
+    assert _children() == []
+
+
+def test_an_exception_in_the_call_leaves_no_process(early, monkeypatch):
+    """KeyboardInterrupt raised while the tree is audited (on the workers): it propagates, and the
+    pool's processes are ended all the same."""
+    from relu_gating.search.bnb import _api
+
+    def boom(*args, **kwargs):
+        assert _children(), "the pool should be running here"
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_api, "audit_tree", boom)
+    Phi, U = _instance("gauss", 20, 2, 2)
+    with pytest.raises(KeyboardInterrupt):
+        best_neuron(Phi, U, strategy="branch-and-bound", options={"workers": 2})
+    assert _children() == []
+
+
+def test_local_pool_close_ends_busy_workers():
+    from relu_gating._executors import LocalPool
+
+    pool = LocalPool(2)
+    assert not pool.started
+    futs = [pool.submit(time.sleep, 30) for _ in range(3)]
+    time.sleep(0.3)
+    t = time.perf_counter()
+    pool.close()
+    assert time.perf_counter() - t < 5.0 and _children() == [] and not pool.started
+    assert futs[-1].cancelled() or futs[-1].done()
+    pool.close()  # idempotent
+
+
+# ---------------------------------------------------------------------- the audit in parts
+@pytest.fixture(scope="module")
+def tree():
+    """A serial search's tree with every kind of node (splits, implied rows, b, c and d leaves)."""
+    from relu_gating.search.bnb import branch_and_bound
+
+    Phi, U = _instance("gauss", 16, 2, 1)
+    res = branch_and_bound(Phi, U, workers=1)
+    nodes = res.tree["nodes"]
+    assert {n[0] for n in nodes} >= {"s", "i", "b", "c", "d"}
+    return Phi, U, res, nodes
+
+
+def _ends_reference(nodes):
+    """Subtree ends by recursion (independent of the iterative pass)."""
+    end = {}
+
+    def visit(i):
+        j = i + 1
+        for _ in range({"s": 2, "i": 1}.get(nodes[i][0], 0)):
+            j = visit(j)
+        end[i] = j
+        return j
+
+    assert visit(0) == len(nodes)
+    return [end[i] for i in range(len(nodes))]
+
+
+def _signs_reference(nodes, n):
+    """The signs the walk reaches each node with, by recursion."""
+    out = {}
+
+    def visit(i, signs):
+        out[i] = signs.copy()
+        kind = nodes[i][0]
+        if kind == "s":
+            plus, minus = signs.copy(), signs.copy()
+            plus[nodes[i][1]], minus[nodes[i][1]] = 1, -1
+            return visit(visit(i + 1, plus), minus)
+        if kind == "i":
+            child = signs.copy()
+            child[nodes[i][1]] = nodes[i][2]
+            return visit(i + 1, child)
+        return i + 1
+
+    visit(0, np.zeros(n, dtype=np.int8))
+    return out
+
+
+@pytest.mark.parametrize("parts", [2, 5, 17])
+def test_split_tree_covers_every_node_once_with_its_signs(tree, monkeypatch, parts):
+    Phi, U, _, nodes = tree
+    monkeypatch.setattr(_audit, "MIN_PART", 3)
+    assert _audit.ends(nodes) == _ends_reference(nodes)
+    top, subtrees = _audit.split_tree(nodes, Phi.shape[0], parts)
+    assert subtrees and top.count(-1) == len(subtrees)
+    covered = [i for i in top if i >= 0] + [i for first, end, _ in subtrees for i in range(first, end)]
+    assert sorted(covered) == list(range(len(nodes)))
+    ref = _signs_reference(nodes, Phi.shape[0])
+    for first, end, signs in subtrees:
+        assert end - first >= 3 and np.array_equal(signs, ref[first])
+    # the top with each subtree replaced by a leaf is itself one tree in preorder
+    assert _audit.ends([nodes[i] if i >= 0 else ["b", 0.0] for i in top])[0] == len(top)
+
+
+@pytest.mark.parametrize("tamper", [False, True])
+def test_audit_in_parts_equals_the_whole_walk(tree, monkeypatch, tamper):
+    """On two thread workers, many small parts: the same leaves proven, the same claims raised and
+    lowered as the audit of the whole tree in one walk (a tampered leaf included)."""
+    from relu_gating.checker import state_problem, walk_tree
+    from relu_gating.search._claims import _features
+    from relu_gating.search.objectives import make_objective
+
+    Phi, U, _, nodes = tree
+    nodes = copy.deepcopy(nodes)
+    if tamper:  # leaves claiming less than their signs prove: each is raised by either audit
+        for i in [i for i, nd in enumerate(nodes) if nd[0] in ("b", "d")][1::3]:
+            nodes[i][1] = 0.5 * nodes[i][1]
+    monkeypatch.setattr(_audit, "MIN_PART", 3)
+    monkeypatch.setattr(_audit, "PARALLEL_MIN_NODES", 0)
+    monkeypatch.setattr(_audit, "TASKS_PER_WORKER", 6)
+    obj = make_objective(Phi, U, "bias")
+    P = state_problem(Phi, U, _features(obj))
+    whole = walk_tree(nodes, P)
+    with ThreadPoolExecutor(2) as ex:
+        leaves, reasons = _audit.walk_parts(nodes, P, (Phi, U, _features(obj)), ex)
+        assert sorted(leaves) == sorted(whole[0]) and reasons == whole[1] == []
+        serial, parallel = copy.deepcopy(nodes), copy.deepcopy(nodes)
+        got_serial = _audit.audit_tree(obj, serial)
+        got_parallel = _audit.audit_tree(obj, parallel, ex)
+    assert got_serial == got_parallel and serial == parallel
+    assert (got_serial[0] > 0) == tamper
+
+
+def test_audit_in_parts_reports_a_refusal(tree, monkeypatch):
+    """A malformed node inside a part walked by a worker: the tree is refused, as the whole walk does."""
+    from relu_gating.checker import state_problem
+    from relu_gating.search._claims import _features
+    from relu_gating.search.objectives import make_objective
+
+    Phi, U, _, nodes = tree
+    monkeypatch.setattr(_audit, "MIN_PART", 3)
+    monkeypatch.setattr(_audit, "PARALLEL_MIN_NODES", 0)
+    obj = make_objective(Phi, U, "bias")
+    bad = copy.deepcopy(nodes)
+    top, subtrees = _audit.split_tree(bad, Phi.shape[0], 8)
+    first, end, _ = max(subtrees, key=lambda s: s[1] - s[0])
+    k = next(i for i in range(first + 1, end) if bad[i][0] == "i")
+    bad[k][3] = [bad[k][1]]  # the implied row among its own Farkas rows
+    with ThreadPoolExecutor(2) as ex:
+        raised, refused = _audit.audit_tree(obj, bad, ex)
+    assert raised == 0 and refused is not None and "implied sign" in refused
+    P = state_problem(Phi, U, _features(obj))
+    assert _audit.walk_parts(bad, P, (Phi, U, _features(obj)), None)[1]  # the whole walk refuses it too
+
+
+# ---------------------------------------------------------------------- the budget of the whole call
+@pytest.mark.parametrize("workers", [1, 2])
+def test_max_seconds_is_the_wall_time_of_the_whole_call(workers):
+    """A query far from settled in 3 s: the call, audit and result included, returns within the budget
+    and a margin (loaded machine), with a valid certificate of the alpha reached."""
+    Phi, U = _instance("gauss", 60, 3, 5, K=4)
+    t = time.perf_counter()
+    res = best_neuron(Phi, U, strategy="branch-and-bound", max_seconds=3.0, options={"workers": workers})
+    wall = time.perf_counter() - t
+    assert wall < 3.0 + 3.0, wall
+    assert res.tree["stats"]["stop"] == "time" and not res.certified
+    _verified(res, Phi, U)
+    assert _children() == []
+
+
+def test_cli_workers_default_and_one(tmp_path, capsys, monkeypatch):
+    """``best-neuron`` passes ``--workers`` (default None: every usable core) to the branch and bound's options."""
+    from relu_gating.cli import main
+    from relu_gating.search import front
+
+    seen = []
+    inner = front.best_neuron
+
+    def spy(*args, **kwargs):
+        seen.append((kwargs.get("options"), kwargs.get("executor")))
+        return inner(*args, **kwargs)
+
+    monkeypatch.setattr(front, "best_neuron", spy)
+    X = np.random.default_rng(16).normal(size=(14, 2))
+    np.save(tmp_path / "X.npy", X)
+    for extra, want in (([], None), (["--workers", "1"], 1)):
+        out = tmp_path / "cert.json"
+        assert main(["best-neuron", str(tmp_path / "X.npy"), "--K", "3", "--strategy", "branch-and-bound",
+                     "--out", str(out), "--quiet", *extra]) == 0
+        assert seen[-1][0].workers == want and seen[-1][1] is None
+        assert main(["verify", str(out), str(tmp_path / "X.npy"), "--K", "3"]) == 0
+    capsys.readouterr()
