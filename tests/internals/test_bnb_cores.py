@@ -4,6 +4,7 @@ serial phase has not settled the query, ended on return, Ctrl-C included), ``wor
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import multiprocessing
@@ -234,10 +235,39 @@ def test_split_tree_covers_every_node_once_with_its_signs(tree, monkeypatch, par
     assert _audit.ends([nodes[i] if i >= 0 else ["b", 0.0] for i in top])[0] == len(top)
 
 
-@pytest.mark.parametrize("tamper", [False, True])
-def test_audit_in_parts_equals_the_whole_walk(tree, monkeypatch, tamper):
-    """On two thread workers, many small parts: the same leaves proven, the same claims raised and
-    lowered as the audit of the whole tree in one walk (a tampered leaf included)."""
+@contextlib.contextmanager
+def _executor(kind: str):
+    if kind == "processes":
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(2) as ex:
+            yield ex
+    else:
+        from dask.distributed import Client
+
+        with Client(processes=False, n_workers=2, threads_per_worker=1, dashboard_address=None) as client:
+            yield client
+
+
+def _spy_walks(monkeypatch) -> list:
+    """The sizes of the trees the checker's walk is given in this process."""
+    import relu_gating.checker as checker
+
+    sizes, inner = [], checker.walk_tree
+
+    def spy(nodes, P, start=None):
+        sizes.append(len(nodes))
+        return inner(nodes, P, start)
+
+    monkeypatch.setattr(checker, "walk_tree", spy)
+    return sizes
+
+
+@pytest.mark.parametrize("tamper,kind", [(False, "processes"), (True, "processes"), (True, "dask")])
+def test_audit_in_parts_equals_the_whole_walk(tree, monkeypatch, tamper, kind):
+    """On two workers (processes, or an in-process Dask cluster), many small parts: the same leaves
+    proven, the same claims raised and lowered as the audit of the whole tree in one walk (tampered
+    leaves included)."""
     from relu_gating.checker import state_problem, walk_tree
     from relu_gating.search._claims import _features
     from relu_gating.search.objectives import make_objective
@@ -253,8 +283,10 @@ def test_audit_in_parts_equals_the_whole_walk(tree, monkeypatch, tamper):
     obj = make_objective(Phi, U, "bias")
     P = state_problem(Phi, U, _features(obj))
     whole = walk_tree(nodes, P)
-    with ThreadPoolExecutor(2) as ex:
+    sizes = _spy_walks(monkeypatch)
+    with _executor(kind) as ex:
         leaves, reasons = _audit.walk_parts(nodes, P, (Phi, U, _features(obj)), ex)
+        assert sizes and max(sizes) < len(nodes)  # this process walked the top alone
         assert sorted(leaves) == sorted(whole[0]) and reasons == whole[1] == []
         serial, parallel = copy.deepcopy(nodes), copy.deepcopy(nodes)
         got_serial = _audit.audit_tree(obj, serial)
@@ -264,7 +296,8 @@ def test_audit_in_parts_equals_the_whole_walk(tree, monkeypatch, tamper):
 
 
 def test_audit_in_parts_reports_a_refusal(tree, monkeypatch):
-    """A malformed node inside a part walked by a worker: the tree is refused, as the whole walk does."""
+    """A malformed node inside a part walked by a worker: the tree is refused, as the whole walk does;
+    threads walk it whole (the walk holds the GIL)."""
     from relu_gating.checker import state_problem
     from relu_gating.search._claims import _features
     from relu_gating.search.objectives import make_objective
@@ -278,9 +311,13 @@ def test_audit_in_parts_reports_a_refusal(tree, monkeypatch):
     first, end, _ = max(subtrees, key=lambda s: s[1] - s[0])
     k = next(i for i in range(first + 1, end) if bad[i][0] == "i")
     bad[k][3] = [bad[k][1]]  # the implied row among its own Farkas rows
-    with ThreadPoolExecutor(2) as ex:
+    with _executor("processes") as ex:
         raised, refused = _audit.audit_tree(obj, bad, ex)
-    assert raised == 0 and refused is not None and "implied sign" in refused
+    assert raised == 0 and refused == f"node {k}: the implied sign of row {bad[k][1]} is not proven by its Farkas rows"
+    sizes = _spy_walks(monkeypatch)
+    with ThreadPoolExecutor(2) as ex:
+        assert _audit.audit_tree(obj, copy.deepcopy(bad), ex) == (0, refused)  # the same, from the whole walk
+    assert sizes == [len(bad)]
     P = state_problem(Phi, U, _features(obj))
     assert _audit.walk_parts(bad, P, (Phi, U, _features(obj)), None)[1]  # the whole walk refuses it too
 

@@ -69,13 +69,16 @@ def audit_tree(obj: Any, nodes: list, executor: Any = None) -> tuple[int, str | 
 def walk_parts(nodes: list, P: Any, stated: tuple, executor: Any = None) -> tuple[list, list[str]]:
     """The checker's float walk of ``nodes``: ``(leaves as (index, claim, proven), reasons)``, in parts
     on ``executor`` when it has several workers (a pool of our own only if it was started: the search
-    needed it) and the tree at least ``PARALLEL_MIN_NODES`` nodes.  ``stated``: ``(Phi, U_K, features)``
+    needed it; not threads) and the tree at least ``PARALLEL_MIN_NODES`` nodes.  ``stated``: ``(Phi, U_K, features)``
     from which each task states the problem again."""
     from relu_gating._executors import submit, workers_of
     from relu_gating.checker import walk_tree
 
+    from concurrent.futures import ThreadPoolExecutor
+
     W = workers_of(executor)
-    if W <= 1 or len(nodes) < PARALLEL_MIN_NODES or not getattr(executor, "started", True):
+    if (W <= 1 or len(nodes) < PARALLEL_MIN_NODES or not getattr(executor, "started", True)
+            or isinstance(executor, ThreadPoolExecutor)):  # (threads: the walk holds the GIL most of the time)
         return walk_tree(nodes, P)[:2]
     try:
         top, parts = split_tree(nodes, P.n, TASKS_PER_WORKER * W)
@@ -101,8 +104,16 @@ def walk_subtrees(Phi: Any, U_K: Any, features: Any, group: list) -> list:
     with blas_threads(AUDIT_BLAS_THREADS):
         for first, signs, part in group:
             leaves, reasons, _ = walk_tree(part, P, signs)
-            out.append(([(first + i, c, p) for i, c, p in leaves], [f"the subtree at node {first}: {r}" for r in reasons]))
+            out.append(([(first + i, c, p) for i, c, p in leaves], [_whole(first, r) for r in reasons]))
     return out
+
+
+def _whole(first: int, reason: str) -> str:
+    """A reason of the walk of the subtree at node ``first`` in the whole tree's numbering."""
+    head, sep, rest = reason.partition(": ")
+    if sep and head.startswith("node ") and head[5:].isdigit():
+        return f"node {first + int(head[5:])}: {rest}"
+    return f"the subtree at node {first}: {reason}"
 
 
 def _groups(nodes: list, parts: list, tasks: int) -> list[list]:
