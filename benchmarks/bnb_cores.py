@@ -7,11 +7,12 @@ K = 4) and runs, interleaved, with the same ``max_seconds``:
 * ``all``: the default, no executor named: a pool of every usable core, started when 2 s of serial
   search have not settled the query, the tree audited on it;
 * ``all, old audit`` (``--old``): the default with the audit as it was before issue 39 (in the main
-  process alone, BLAS threads as the process has them, its reserve counted as if serial).
+  process alone, BLAS threads as the process has them, its reserve counted as if serial and without
+  the slowdown).
 
 Printed per run: the wall time of the whole call (``max_seconds`` is that), why it stopped, whether
 certified, the alpha reached, nodes created, the audit's seconds and the reserve kept for it at the
-end, and whether the answers agree (certified runs: the same value to 1e-9; otherwise each value at
+end, the search's wall over CPU seconds (``slowdown``: the machine's load as the search saw it), and whether the answers agree (certified runs: the same value to 1e-9; otherwise each value at
 most the other run's upper bound).  ``--verify`` also re-checks each certificate with
 ``relu_gating.verify``.  ``--audit`` first times the audit of one saved tree with one BLAS thread
 against the process's default.
@@ -40,22 +41,25 @@ def one(Phi, U, budget: float, mode: str, verify: bool) -> dict:
     from relu_gating.search.bnb import _audit, _search
     from relu_gating.search.options import BranchAndBoundOptions
 
-    saved = (_audit.PARALLEL_MIN_NODES, _audit.AUDIT_BLAS_THREADS, _search.AUDIT_PARALLEL_EFFICIENCY)
-    if mode == "all, old audit":  # the audit in the main process, BLAS as the process has it, reserve as if serial
+    saved = (_audit.PARALLEL_MIN_NODES, _audit.AUDIT_BLAS_THREADS, _search.AUDIT_PARALLEL_EFFICIENCY,
+             _search.SLOWDOWN_MAX)
+    if mode == "all, old audit":  # the audit in the main process, BLAS as the process has it, reserve as before
         _audit.PARALLEL_MIN_NODES, _audit.AUDIT_BLAS_THREADS = 10**18, thread_budget()
-        _search.AUDIT_PARALLEL_EFFICIENCY = 1.0 / usable_cores()
+        _search.AUDIT_PARALLEL_EFFICIENCY, _search.SLOWDOWN_MAX = 1.0 / usable_cores(), 1.0
     try:
         t = time.perf_counter()
         res = best_neuron(Phi, U, strategy="branch-and-bound", max_seconds=budget,
                           options=BranchAndBoundOptions(workers=1 if mode == "1" else None))
         wall = time.perf_counter() - t
     finally:
-        _audit.PARALLEL_MIN_NODES, _audit.AUDIT_BLAS_THREADS, _search.AUDIT_PARALLEL_EFFICIENCY = saved
+        (_audit.PARALLEL_MIN_NODES, _audit.AUDIT_BLAS_THREADS, _search.AUDIT_PARALLEL_EFFICIENCY,
+         _search.SLOWDOWN_MAX) = saved
     st = res.tree["stats"]
     row = {"mode": mode, "wall": wall, "stop": st["stop"], "certified": bool(res.certified),
            "alpha": res.value / res.upper_bound if res.upper_bound > 0 else 1.0, "value": float(res.value),
            "upper": float(res.upper_bound), "nodes": int(res.n_nodes), "tree_nodes": len(res.tree["nodes"]),
-           "t_audit": float(st["t_audit"]), "workers": int(st.get("parallel_workers", 1)),
+           "t_audit": float(st["t_audit"]), "slowdown": float(st.get("slowdown", 1.0)),
+           "workers": int(st.get("parallel_workers", 1)),
            "tasks": int(st.get("parallel_tasks", 0)), "reserve_end": _reserve(st, mode)}
     if verify:
         t = time.perf_counter()
@@ -68,7 +72,8 @@ def _reserve(st: dict, mode: str) -> float:
     """The reserve :meth:`Search.reserve` kept at the end, from the run's stats."""
     from relu_gating.search.bnb._search import Search
 
-    fake = type("S", (), {"stats": st, "audit_workers": 1 if mode != "all" else int(st.get("parallel_workers", 1))})()
+    fake = type("S", (), {"stats": st, "audit_workers": 1 if mode != "all" else int(st.get("parallel_workers", 1)),
+                          "slowdown_fixed": st.get("slowdown", 1.0)})()
     return float(Search.reserve(fake))
 
 
@@ -134,8 +139,8 @@ def main() -> None:
         print("audit of one tree (clustered 400x3):", json.dumps(record["audit_threads"]), flush=True)
     modes = ["1", "all"] + (["all, old audit"] if args.old else [])
     print("| case | workers | wall s | stop | certified | alpha reached | nodes | audit s | reserve at end s | "
-          "answers agree |")
-    print("|---|---|---:|---|---|---:|---:|---:|---:|---|", flush=True)
+          "slowdown | answers agree |")
+    print("|---|---|---:|---|---|---:|---:|---:|---:|---:|---|", flush=True)
     for case in args.cases.split(","):
         data, size = case.split("-")
         n, d = (int(x) for x in size.split("x"))
@@ -145,7 +150,7 @@ def main() -> None:
         for r in rows:
             print(f"| {case} | {r['mode']} ({r['workers']}) | {r['wall']:.1f} | {r['stop']} | "
                   f"{'yes' if r['certified'] else 'no'} | {r['alpha']:.6f} | {r['nodes']:,} | {r['t_audit']:.1f} | "
-                  f"{r['reserve_end']:.1f} | {'yes' if ok else 'NO'} |", flush=True)
+                  f"{r['reserve_end']:.1f} | {r['slowdown']:.1f} | {'yes' if ok else 'NO'} |", flush=True)
         record["cases"].append({"case": case, "rows": rows, "agree": ok, "load": os.getloadavg()})
         if args.save:
             Path(args.save).write_text(json.dumps(record, indent=1))

@@ -359,3 +359,33 @@ def test_cli_workers_default_and_one(tmp_path, capsys, monkeypatch):
         assert seen[-1][0].workers == want and seen[-1][1] is None
         assert main(["verify", str(out), str(tmp_path / "X.npy"), "--K", "3"]) == 0
     capsys.readouterr()
+
+
+def test_slowdown_is_wall_over_cpu_seconds_and_scales_the_per_item_reserve(monkeypatch):
+    """On a loaded machine a CPU second takes several wall seconds: the reserve's per-item terms (measured
+    with a core each) grow by that factor, the measured seconds (``t_bound``) do not; the parallel
+    driver's fixed value wins; the factor is clamped to [1, SLOWDOWN_MAX]."""
+    from relu_gating.search.bnb import _search
+
+    clock = {"wall": 100.0, "cpu": 50.0}
+    monkeypatch.setattr(_search.time, "perf_counter", lambda: clock["wall"])
+    monkeypatch.setattr(_search.time, "process_time", lambda: clock["cpu"])
+    stats = {"nodes": 1000, "implied": 10_000, "t_bound": 2.0, "lifted_settled": 100, "t_lifted_check": 0.0}
+    fake = type("S", (), {"stats": stats})()
+    base = _search.Search.reserve(fake)  # the first call: factor 1
+    per_item = (_search.FINISH_PER_NODE * 11_000 + _search.AUDIT_PER_IMPLIED * 10_000
+                + _search.AUDIT_PER_LIFTED_LEAF * 100)
+    assert base == pytest.approx(per_item + _search.AUDIT_PER_BOUND_SECOND * 2.0)
+    clock["wall"] += 10.0
+    clock["cpu"] += 2.5  # 4 wall seconds per CPU second
+    assert _search.slowdown(fake) == pytest.approx(4.0)
+    assert _search.Search.reserve(fake) == pytest.approx(4 * per_item + _search.AUDIT_PER_BOUND_SECOND * 2.0)
+    clock["cpu"] += 100.0  # more CPU than wall (threads): never below 1
+    assert _search.slowdown(fake) == 1.0
+    clock["wall"] += 1e6
+    assert _search.slowdown(fake) == _search.SLOWDOWN_MAX
+    fake.slowdown_fixed, fake.audit_workers = 2.0, 2
+    eff = 2 * _search.AUDIT_PARALLEL_EFFICIENCY
+    want = (2 * _search.FINISH_PER_NODE * 11_000 + (2 * _search.AUDIT_PER_IMPLIED * 10_000
+            + 2 * _search.AUDIT_PER_LIFTED_LEAF * 100 + _search.AUDIT_PER_BOUND_SECOND * 2.0) / eff)
+    assert _search.Search.reserve(fake) == pytest.approx(want)

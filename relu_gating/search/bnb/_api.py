@@ -10,7 +10,7 @@ import numpy as np
 from relu_gating._progress import Progress
 from relu_gating.errors import InputError, SolverFailure
 from relu_gating.patterns._exact import single_thread_blas
-from relu_gating.search.bnb._search import Search
+from relu_gating.search.bnb._search import Search, slowdown
 from relu_gating.search.bnb._audit import audit_tree
 from relu_gating.search.bnb._chamber import UNPROVEN_NOTE
 from relu_gating.search.bnb._tree_build import count_kinds, to_nodes
@@ -134,6 +134,7 @@ def _seed_incumbent(search: Search, obj: Objective, seed: int = 0) -> None:
 def _result(obj: Objective, search: Search, why: str, alpha: float, tol: float, seconds: float,
             executor: Any = None) -> NeuronResult:
     t0 = time.perf_counter()
+    search.stats["slowdown"] = slowdown(search)  # wall over CPU seconds of the search (Search.reserve)
     nodes = to_nodes(search.root)
     search.stats["t_finish"] = time.perf_counter() - t0
     raised, refused = audit_tree(obj, nodes, executor)  # on the search's workers, if it had several

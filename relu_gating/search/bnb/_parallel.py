@@ -35,7 +35,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from relu_gating.patterns._exact import single_thread_blas
-from relu_gating.search.bnb._search import Search
+from relu_gating.search.bnb._search import Search, slowdown
 from relu_gating.search.bnb._tree_build import Node
 
 __all__ = ["run_parallel", "run_executor", "check_workers", "subtree_task", "FRONTIER_PER_WORKER", "SLICE_SECONDS",
@@ -294,6 +294,7 @@ def run_parallel(search: Search, executor: Any, deadline: float | None, bar: Any
     if why != "paused":
         return why
     search.audit_workers = W  # the audit runs on the executor too (audit_tree): Search.reserve keeps less
+    search.slowdown_fixed = slowdown(search)  # this process mostly waits from now on
     pool = _Pool(executor, search.obj)
     inflight: dict = {}
     totals = {"tasks": 0, "submitted": 0, "grafted": 0, "workers": W}

@@ -33,7 +33,7 @@ from relu_gating.search.bnb._tree_build import Node
 from relu_gating.search._exact.pilot import ascend
 from relu_gating.search.objectives import Objective, neuron_values
 
-__all__ = ["Search", "FARKAS_DUAL_RTOL"]
+__all__ = ["Search", "FARKAS_DUAL_RTOL", "slowdown"]
 
 #: LP duals below this fraction of the largest are left out of a Farkas combination.
 FARKAS_DUAL_RTOL = 1e-9
@@ -59,6 +59,30 @@ AUDIT_PER_LIFTED_LEAF = 5e-4
 AUDIT_PER_CHECK_SECOND = 1.0
 #: The audit's speed-up on ``W`` workers over ``W`` (its subtrees in parallel: :mod:`relu_gating.search.bnb._audit`).
 AUDIT_PARALLEL_EFFICIENCY = 0.7
+#: :func:`slowdown` is measured after this many seconds of wall time, and is at most ``SLOWDOWN_MAX``.
+SLOWDOWN_MIN_WALL = 1.0
+SLOWDOWN_MAX = 20.0
+
+
+def slowdown(search: Any) -> float:
+    """How many wall seconds a CPU second of this process takes now: wall over CPU time since the first
+    call on ``search`` (1 before ``SLOWDOWN_MIN_WALL`` seconds; between 1 and ``SLOWDOWN_MAX``), or
+    ``search.slowdown_fixed`` when set (the parallel driver's main process mostly waits, so it fixes the
+    value of its serial phase).  A loaded machine (12 runnable processes on 2 cores) runs the audit's
+    per-node Python work several times slower than the constants above were measured at; the search's
+    own measured seconds (``t_bound``) are slowed alike, these constants are not."""
+    fixed = getattr(search, "slowdown_fixed", None)
+    if fixed is not None:
+        return float(fixed)
+    now, cpu = time.perf_counter(), time.process_time()
+    if getattr(search, "_clocks", None) is None:
+        search._clocks = (now, cpu)
+    wall, used = now - search._clocks[0], cpu - search._clocks[1]
+    if wall < SLOWDOWN_MIN_WALL or used <= 0:
+        return 1.0
+    return min(SLOWDOWN_MAX, max(1.0, wall / used))
+
+
 #: Expansions between two ``gc.freeze()`` calls: the cyclic collector then skips the tree built so far
 #: (its nodes form no cycles and are freed by reference counting); 36% more nodes measured at n = 819, d = 3.
 FREEZE_EVERY = 1024
@@ -557,14 +581,17 @@ class Search(Chambers):
         ``AUDIT_PER_IMPLIED`` an implied row, ``AUDIT_PER_LIFTED_LEAF`` a lifted leaf or
         ``AUDIT_PER_CHECK_SECOND`` per second of the checker's test of lifted evidence, whichever is more).
         The counts are the work of every worker; the audit runs on ``audit_workers`` of them (set by the
-        parallel driver; 1 serial), at ``AUDIT_PARALLEL_EFFICIENCY``."""
+        parallel driver; 1 serial), at ``AUDIT_PARALLEL_EFFICIENCY``.
+        The per-item terms (seconds measured on a machine with a core each) are scaled by
+        :func:`slowdown`; the measured ones (``t_bound``, ``t_lifted_check``) already are."""
         st = self.stats
-        audit = (AUDIT_PER_BOUND_SECOND * st["t_bound"] + AUDIT_PER_IMPLIED * st["implied"]
-                 + max(AUDIT_PER_LIFTED_LEAF * st["lifted_settled"], AUDIT_PER_CHECK_SECOND * st["t_lifted_check"]))
+        slow = slowdown(self)
+        audit = (AUDIT_PER_BOUND_SECOND * st["t_bound"] + slow * AUDIT_PER_IMPLIED * st["implied"]
+                 + max(slow * AUDIT_PER_LIFTED_LEAF * st["lifted_settled"], AUDIT_PER_CHECK_SECOND * st["t_lifted_check"]))
         workers = getattr(self, "audit_workers", 1)
         if workers > 1:
             audit /= workers * AUDIT_PARALLEL_EFFICIENCY
-        return FINISH_PER_NODE * (st["nodes"] + st["implied"]) + audit
+        return slow * FINISH_PER_NODE * (st["nodes"] + st["implied"]) + audit
 
     # ------------------------------------------------------------------ loop
     def progress_note(self, u: float) -> str:
