@@ -35,7 +35,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from relu_gating.patterns._exact import single_thread_blas
-from relu_gating.search.bnb._search import Search, slowdown
+from relu_gating.search.bnb._search import SLOWDOWN_MAX, SLOWDOWN_MIN_WALL, Search, slowdown
 from relu_gating.search.bnb._tree_build import Node
 
 __all__ = ["run_parallel", "run_executor", "check_workers", "subtree_task", "FRONTIER_PER_WORKER", "SLICE_SECONDS",
@@ -162,7 +162,8 @@ def subtree_task(obj: Any, roots: list[tuple], incumbent: np.ndarray | None, alp
     Returns ``(subtrees, theta, stats, notes)``: each root's subtree (:func:`flatten`), the best
     neuron seen (None if none) and the counters this task added.
     """
-    end = time.perf_counter() + seconds
+    t0, cpu0 = time.perf_counter(), time.process_time()
+    end = t0 + seconds
     search = Search(obj, alpha, tol, method, seed, lifted)
     base, lp0 = dict(search.stats), search.lp.calls
     if incumbent is not None:
@@ -177,7 +178,9 @@ def subtree_task(obj: Any, roots: list[tuple], incumbent: np.ndarray | None, alp
             item[-1].settle("b")
     stats = {k: v - base[k] for k, v in search.stats.items() if isinstance(v, (int, float))}
     stats["lp_calls"] = search.lp.calls - lp0
-    return [flatten(n) for n in nodes], search.best_theta, stats, list(search.notes)
+    out = [flatten(n) for n in nodes]
+    stats["task_wall"], stats["task_cpu"] = time.perf_counter() - t0, time.process_time() - cpu0
+    return out, search.best_theta, stats, list(search.notes)
 
 
 # ---------------------------------------------------------------------- the main process's side
@@ -271,6 +274,10 @@ def _absorb(search: Search, batch: list[Node], answer: tuple, totals: dict) -> i
         elif key in search.stats:
             search.stats[key] += val
     search.notes.extend(notes)
+    totals["task_wall"] = totals.get("task_wall", 0.0) + stats.get("task_wall", 0.0)
+    totals["task_cpu"] = totals.get("task_cpu", 0.0) + stats.get("task_cpu", 0.0)
+    if totals["task_wall"] >= SLOWDOWN_MIN_WALL and totals["task_cpu"] > 0:  # the workers' wall over CPU seconds
+        search.slowdown_fixed = min(SLOWDOWN_MAX, max(1.0, totals["task_wall"] / totals["task_cpu"]))
     totals["tasks"] += 1
     totals["grafted"] += int(stats.get("nodes", 0))
     return int(stats.get("nodes", 0))
@@ -294,7 +301,7 @@ def run_parallel(search: Search, executor: Any, deadline: float | None, bar: Any
     if why != "paused":
         return why
     search.audit_workers = W  # the audit runs on the executor too (audit_tree): Search.reserve keeps less
-    search.slowdown_fixed = slowdown(search)  # this process mostly waits from now on
+    search.slowdown_fixed = slowdown(search)  # this process mostly waits from now on: the workers' from their tasks
     pool = _Pool(executor, search.obj)
     inflight: dict = {}
     totals = {"tasks": 0, "submitted": 0, "grafted": 0, "workers": W}

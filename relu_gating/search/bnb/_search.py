@@ -67,8 +67,8 @@ SLOWDOWN_MAX = 20.0
 def slowdown(search: Any) -> float:
     """How many wall seconds a CPU second of this process takes now: wall over CPU time since the first
     call on ``search`` (1 before ``SLOWDOWN_MIN_WALL`` seconds; between 1 and ``SLOWDOWN_MAX``), or
-    ``search.slowdown_fixed`` when set (the parallel driver's main process mostly waits, so it fixes the
-    value of its serial phase).  A loaded machine (12 runnable processes on 2 cores) runs the audit's
+    ``search.slowdown_fixed`` when set (by the parallel driver, whose main process mostly waits: its
+    serial phase's value, then the workers' wall over CPU seconds of their tasks).  A loaded machine (12 runnable processes on 2 cores) runs the audit's
     per-node Python work several times slower than the constants above were measured at; the search's
     own measured seconds (``t_bound``) are slowed alike, these constants are not."""
     fixed = getattr(search, "slowdown_fixed", None)
