@@ -110,7 +110,7 @@ def best_neuron(
     options : EnumerateOptions, BranchAndBoundOptions or dict, optional
         The options of the strategy (:mod:`relu_gating.search.options`): the enumeration's
         pattern cap, memory budget, chunk sizes, checkpoint and reusable pattern set; the
-        branch and bound's seed and lifted bound.  A dict needs ``strategy`` named; with
+        branch and bound's seed, lifted bound and worker processes.  A dict needs ``strategy`` named; with
         ``"auto"``, ``EnumerateOptions`` leave auto the enumerations to choose from and
         ``BranchAndBoundOptions`` choose the branch and bound.
     max_seconds : float, optional
@@ -118,7 +118,9 @@ def best_neuron(
         of the branch and bound, which then ends with the incumbent and a valid
         certificate of the alpha reached; not accepted with ``"enumerate"``.
     executor : concurrent.futures.Executor or dask.distributed.Client, optional
-        Where the chunks (or the branch and bound's subtrees) run; in-process by default.
+        Where the chunks (or the branch and bound's subtrees and audit) run; by default the
+        enumeration runs in-process and the branch and bound on every usable core
+        (``BranchAndBoundOptions(workers=)``), from 2 s into the search.
     progress : bool or None
         Progress on stderr: False none (the default), True a bar, None a bar on a terminal and a plain
         line every 30 s elsewhere (a pipe, a log file).
