@@ -389,3 +389,13 @@ def test_slowdown_is_wall_over_cpu_seconds_and_scales_the_per_item_reserve(monke
     want = (2 * _search.FINISH_PER_NODE * 11_000 + (2 * _search.AUDIT_PER_IMPLIED * 10_000
             + 2 * _search.AUDIT_PER_LIFTED_LEAF * 100 + _search.AUDIT_PER_BOUND_SECOND * 2.0) / eff)
     assert _search.Search.reserve(fake) == pytest.approx(want)
+
+
+def test_audit_workers():
+    """The audit walks parts on processes and Dask, never on threads or in-process."""
+    from relu_gating._executors import LocalPool
+
+    with ThreadPoolExecutor(3) as ex:
+        assert _audit.audit_workers(ex) == 1
+    assert _audit.audit_workers(None) == 1
+    assert _audit.audit_workers(LocalPool(3)) == 3

@@ -26,7 +26,7 @@ import numpy as np
 from relu_gating._gc import paused_gc
 from relu_gating._threads import blas_threads
 
-__all__ = ["audit_tree", "split_tree", "walk_parts", "PARALLEL_MIN_NODES", "TASKS_PER_WORKER", "MIN_PART",
+__all__ = ["audit_tree", "audit_workers", "split_tree", "walk_parts", "PARALLEL_MIN_NODES", "TASKS_PER_WORKER", "MIN_PART",
            "AUDIT_BLAS_THREADS"]
 
 #: BLAS threads of the audit (per process; its products are small: a lifted leaf's is at most a few
@@ -73,14 +73,11 @@ def walk_parts(nodes: list, P: Any, stated: tuple, executor: Any = None) -> tupl
     on ``executor`` when it has several workers (a pool of our own only if it was started: the search
     needed it; not threads) and the tree at least ``PARALLEL_MIN_NODES`` nodes.  ``stated``: ``(Phi, U_K, features)``
     from which each task states the problem again."""
-    from relu_gating._executors import submit, workers_of
+    from relu_gating._executors import submit
     from relu_gating.checker import walk_tree
 
-    from concurrent.futures import ThreadPoolExecutor
-
-    W = workers_of(executor)
-    if (W <= 1 or len(nodes) < PARALLEL_MIN_NODES or not getattr(executor, "started", True)
-            or isinstance(executor, ThreadPoolExecutor)):  # (threads: the walk holds the GIL most of the time)
+    W = audit_workers(executor)
+    if W <= 1 or len(nodes) < PARALLEL_MIN_NODES or not getattr(executor, "started", True):
         return walk_tree(nodes, P)[:2]
     try:
         top, parts = split_tree(nodes, P.n, TASKS_PER_WORKER * W)
@@ -97,6 +94,16 @@ def walk_parts(nodes: list, P: Any, stated: tuple, executor: Any = None) -> tupl
         leaves += zip(idx.tolist(), claims.tolist(), proven.tolist())
         reasons += why
     return leaves, reasons
+
+
+def audit_workers(executor: Any) -> int:
+    """The workers of ``executor`` the audit walks subtrees on: none for threads (the walk holds the GIL
+    most of the time) or in-process."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from relu_gating._executors import workers_of
+
+    return 1 if executor is None or isinstance(executor, ThreadPoolExecutor) else workers_of(executor)
 
 
 def walk_subtrees(Phi: Any, U_K: Any, features: Any, group: bytes) -> tuple:

@@ -35,6 +35,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from relu_gating.patterns._exact import single_thread_blas
+from relu_gating.search.bnb._audit import audit_workers
 from relu_gating.search.bnb._search import SLOWDOWN_MAX, SLOWDOWN_MIN_WALL, Search, slowdown
 from relu_gating.search.bnb._tree_build import Node
 
@@ -300,7 +301,7 @@ def run_parallel(search: Search, executor: Any, deadline: float | None, bar: Any
                        or time.perf_counter() - t0 >= SERIAL_SECONDS, keep=True)
     if why != "paused":
         return why
-    search.audit_workers = W  # the audit runs on the executor too (audit_tree): Search.reserve keeps less
+    search.audit_workers = audit_workers(executor)  # the audit runs there too: Search.reserve keeps less
     search.slowdown_fixed = slowdown(search)  # this process mostly waits from now on: the workers' from their tasks
     pool = _Pool(executor, search.obj)
     inflight: dict = {}
