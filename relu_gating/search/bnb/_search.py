@@ -49,8 +49,11 @@ AUDIT_PER_BOUND_SECOND = 1.0
 #: Seconds kept for the audit per implied row (its Farkas check) and per lifted leaf (its PSD check). A
 #: least-squares fit of the verify times of those six runs and gauss-60x8 to ``t_bound``, implied rows and
 #: lifted leaves gave 0.89, 21 us and 0.44 ms (``benchmarks/results/real_20261204_600s_final.json``); without
-#: these terms breast cancer PCA 5 (2.0M implied rows) overran its 600 s by 67 s.
-AUDIT_PER_IMPLIED = 3e-5
+#: these terms breast cancer PCA 5 (2.0M implied rows) overran its 600 s by 67 s.  Both are CPU seconds, scaled
+#: by :func:`slowdown` in :meth:`Search.reserve`: the audit, now with one BLAS thread, took 13-16 us of CPU per
+#: implied row on a clustered 400 x 3 tree of 86,816 nodes (83,879 implied; every node's walk included), so
+#: 1.5e-5 (3e-5 before the slowdown and the one thread; with both, a 60-s run kept 16.0 s for a 5.1-s audit).
+AUDIT_PER_IMPLIED = 1.5e-5
 AUDIT_PER_LIFTED_LEAF = 5e-4
 #: ... or, if more, this many seconds per second the search spent in the checker's test of the lifted
 #: evidence it kept (``t_lifted_check``; the audit repeats that test, its node bounds are counted above): a
