@@ -399,3 +399,27 @@ def test_audit_workers():
         assert _audit.audit_workers(ex) == 1
     assert _audit.audit_workers(None) == 1
     assert _audit.audit_workers(LocalPool(3)) == 3
+
+
+def test_audit_in_parts_survives_a_lost_worker(tree, monkeypatch):
+    """A task that fails (a worker process gone): the audit walks the whole tree here, same answer."""
+    from concurrent.futures import Future
+
+    from relu_gating.search.objectives import make_objective
+
+    class Broken:
+        _max_workers = 2
+
+        def submit(self, fn, *args):
+            fut = Future()
+            fut.set_exception(RuntimeError("a worker died"))
+            return fut
+
+    Phi, U, _, nodes = tree
+    monkeypatch.setattr(_audit, "MIN_PART", 3)
+    monkeypatch.setattr(_audit, "PARALLEL_MIN_NODES", 0)
+    obj = make_objective(Phi, U, "bias")
+    serial, broken = copy.deepcopy(nodes), copy.deepcopy(nodes)
+    sizes = _spy_walks(monkeypatch)
+    assert _audit.audit_tree(obj, broken, Broken()) == _audit.audit_tree(obj, serial) and broken == serial
+    assert len(nodes) in sizes and min(sizes) < len(nodes)  # the top walked, then the whole tree

@@ -76,8 +76,11 @@ def walk_parts(nodes: list, P: Any, stated: tuple, executor: Any = None) -> tupl
     from relu_gating._executors import submit
     from relu_gating.checker import walk_tree
 
+    from relu_gating.checker._constants import MAX_NODES
+
     W = audit_workers(executor)
-    if W <= 1 or len(nodes) < PARALLEL_MIN_NODES or not getattr(executor, "started", True):
+    if (W <= 1 or not PARALLEL_MIN_NODES <= len(nodes) <= MAX_NODES  # (too many: the whole walk refuses it)
+            or not getattr(executor, "started", True)):
         return walk_tree(nodes, P)[:2]
     try:
         top, parts = split_tree(nodes, P.n, TASKS_PER_WORKER * W)
@@ -89,10 +92,15 @@ def walk_parts(nodes: list, P: Any, stated: tuple, executor: Any = None) -> tupl
             futures.append(submit(executor, walk_subtrees, *stated, pickle.dumps(group, protocol=pickle.HIGHEST_PROTOCOL)))
     leaves, reasons, _ = walk_tree([nodes[i] if i >= 0 else _PLACEHOLDER for i in top], P)
     leaves = [(top[j], c, p) for j, c, p in leaves if top[j] >= 0]
-    for fut in futures:
-        idx, claims, proven, why = fut.result()
-        leaves += zip(idx.tolist(), claims.tolist(), proven.tolist())
-        reasons += why
+    try:
+        for fut in futures:
+            idx, claims, proven, why = fut.result()
+            leaves += zip(idx.tolist(), claims.tolist(), proven.tolist())
+            reasons += why
+    except Exception:  # noqa: BLE001 - a worker lost (a broken pool, a Dask worker gone): the whole walk here
+        for fut in futures:
+            fut.cancel()
+        return walk_tree(nodes, P)[:2]
     return leaves, reasons
 
 
