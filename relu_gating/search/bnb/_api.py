@@ -149,8 +149,8 @@ def _result(obj: Objective, search: Search, why: str, alpha: float, tol: float, 
     else:
         from relu_gating.search._enum.finish import reported_neuron
 
-        theta, value, evaluated, why = reported_neuron(obj, search.best_theta)  # to 1e-10 or exact
-        notes += why
+        theta, value, evaluated, flagged = reported_neuron(obj, search.best_theta)  # to 1e-10 or exact
+        notes += flagged
         refused = refused if evaluated else (refused or "the value of theta is not evaluated")
     upper = float(max(max(claims, default=-np.inf), value))
     if why != "settled":
