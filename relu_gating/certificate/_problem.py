@@ -117,7 +117,8 @@ def state_problem(Phi: Any, U_K: Any, features: Any) -> StatedProblem:
     QH = None
     M = U
     if H is not None:
-        u, s, _ = np.linalg.svd(H, full_matrices=False)
-        QH = u[:, s > max(H.shape) * np.finfo(float).eps * s[0]]
+        from relu_gating._feature_basis import feature_basis
+
+        QH = feature_basis(H)[1]  # the rank of H decided exactly, never by a float threshold
         M = U - QH @ (QH.T @ U)
     return StatedProblem(Phi, U, _basis(Phi), M, QH, spec, sha, H)

@@ -181,7 +181,7 @@ def make_objective(Phi: Any, U_K: Any, features: Any = None, *, rank: int | None
     if H is None:
         Q_H, M, cap, kind = None, U_K.copy(), 1.0, "captured"
     else:
-        from relu_gating.search._value import feature_basis
+        from relu_gating._feature_basis import feature_basis
 
         piv, Q_H, eta = feature_basis(H)  # the rank of H decided exactly, never by a float threshold
         M = U_K - Q_H @ (Q_H.T @ U_K)

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from relu_gating._scaling import pow2_column_scales
 from relu_gating.checker._problem import pow2_scales
 from relu_gating.errors import InputError
-from relu_gating.search._value import feature_basis
+from relu_gating._feature_basis import feature_basis
 
 
 def _entry(draw) -> float:
