@@ -25,7 +25,8 @@ from relu_gating.checker._constants import MAX_INT, MAX_MEMBER_BYTES
 from relu_gating.errors import CertificateError
 
 __all__ = ["FORMAT", "BINARY_FORMAT", "Claim", "Patterns", "load_json", "parse_claim", "parse_patterns",
-           "as_int", "int_list", "multipliers", "is_binary", "BinaryReader", "padding_ok"]
+           "as_int", "int_list", "index", "exact_int", "rational", "multipliers", "exact_witnesses", "is_binary",
+           "BinaryReader", "padding_ok", "DIGITS"]
 
 FORMAT = "relu-gating-certificate/2"
 BINARY_FORMAT = "relu-gating-certificate-npz/1"
@@ -35,12 +36,12 @@ _CHUNK = 1 << 15
 
 
 def as_int(x: Any, what: str, lo: int = 0, hi: int = MAX_INT) -> int:
-    """A certificate's integer field: an int (or an integral float) in ``[lo, hi]``, else refused."""
-    if isinstance(x, bool) or not isinstance(x, (int, float)) or (isinstance(x, float) and not x.is_integer()):
-        raise CertificateError(f"malformed certificate: {what} must be an integer, got {str(x)[:40]!r}")
+    """A certificate's integer field: a JSON integer (not a boolean, not a float) in ``[lo, hi]``, else refused."""
+    if type(x) is not int:
+        raise CertificateError(f"malformed certificate: {what} must be a JSON integer, got {str(x)[:40]!r}")
     if not lo <= x <= hi:
         raise CertificateError(f"malformed certificate: {what} = {str(x)[:40]} is out of range [{lo}, {hi}]")
-    return int(x)
+    return x
 
 
 def int_list(v: Any, what: str, hi: int) -> np.ndarray:
@@ -50,31 +51,65 @@ def int_list(v: Any, what: str, hi: int) -> np.ndarray:
     return np.array([as_int(x, what, 0, hi - 1) for x in v], dtype=np.int64)
 
 
-_RATIONAL = re.compile(r"-?[0-9]{1,4000}(/[1-9][0-9]{0,3999})?")
+#: Canonical decimal integers and rationals: ASCII digits, no sign on 0, no leading zeros, ``q >= 1``.
+_INT = re.compile(r"0|-?[1-9][0-9]*")
+_RATIONAL = re.compile(r"(0|-?[1-9][0-9]*)(/[1-9][0-9]*)?")
+#: Digits per number before the problem is known (``FORMAT.md``: the limits are the problem's).
+DIGITS = 4000
 
 
-def rational(x: Any, what: str) -> Fraction:
-    """An exact rational of a certificate: an integer or a ``"p/q"`` string, else refused."""
-    if isinstance(x, int) and not isinstance(x, bool) or isinstance(x, str) and _RATIONAL.fullmatch(x):
+def _too_long(s: str, digits: int) -> bool:
+    return any(len(t.lstrip("-")) > digits for t in s.split("/"))
+
+
+def index(k: Any, what: str, hi: int = MAX_INT) -> int:
+    """A key naming an index: a canonical decimal string (or a JSON integer) in ``[0, hi]``."""
+    if isinstance(k, str) and _INT.fullmatch(k) and len(k) < 20:
+        k = int(k)
+    return as_int(k, what, 0, hi)
+
+
+def exact_int(x: Any, what: str, digits: int = DIGITS) -> int:
+    """An exact integer: a JSON integer or a canonical decimal string, of at most ``digits`` digits."""
+    if isinstance(x, str) and _INT.fullmatch(x) and not _too_long(x, digits):
+        return int(x)
+    if type(x) is int and len(str(abs(x))) <= digits:
+        return x
+    raise CertificateError(f"malformed certificate: {what} must be an integer or a canonical decimal string of at "
+                           f"most {digits} digits (the problem's limit, FORMAT.md), got {str(x)[:40]!r}")
+
+
+def rational(x: Any, what: str, digits: int = DIGITS) -> Fraction:
+    """An exact rational: a JSON integer or a canonical ``"p/q"`` string (lowest terms, ``q >= 1``), each part of
+    at most ``digits`` digits (the problem's limit), else refused."""
+    if type(x) is int and len(str(abs(x))) <= digits:
         return Fraction(x)
-    raise CertificateError(f"malformed certificate: {what} must be an integer or a 'p/q' string, got {str(x)[:40]!r}")
+    if isinstance(x, str) and _RATIONAL.fullmatch(x) and not _too_long(x, digits):
+        f = Fraction(x)
+        if "/" not in x or f.denominator == int(x.split("/")[1]):
+            return f
+    raise CertificateError(f"malformed certificate: {what} must be an integer or a canonical 'p/q' string (lowest "
+                           f"terms) of at most {digits} digits a part (the problem's limit, FORMAT.md), got "
+                           f"{str(x)[:40]!r}")
 
 
-def multipliers(v: Any, p: int, what: str) -> np.ndarray:
+def multipliers(v: Any, p: int, what: str, digits: int = DIGITS) -> np.ndarray:
     """Multipliers ``N`` (p x p) of dual evidence: finite floats, or, when any entry is a ``"p/q"``
     string (an exact rational, ``FORMAT.md``), an object array of Fractions."""
     try:
         flat = [x for r in v for x in r] if isinstance(v, list) and all(isinstance(r, list) for r in v) else None
         if flat is None or len(v) != p or len(flat) != p * p:
             raise ValueError(f"not a {p} x {p} list")
+        if any(isinstance(x, bool) or not isinstance(x, (int, float, str)) for x in flat):
+            raise ValueError("entries must be numbers or 'p/q' strings")
         if not any(isinstance(x, str) for x in flat):
             N = np.asarray(flat, dtype=float).reshape(p, p)
             if not np.all(np.isfinite(N)):
                 raise ValueError("not finite")
             return N
-        if not all(_RATIONAL.fullmatch(x) if isinstance(x, str) else math.isfinite(float(x)) for x in flat):
+        if not all(isinstance(x, str) or math.isfinite(float(x)) for x in flat):
             raise ValueError("entries must be finite numbers or 'p/q' strings")
-        return np.array([Fraction(x) if isinstance(x, str) else Fraction(float(x)) for x in flat],
+        return np.array([rational(x, what, digits) if isinstance(x, str) else Fraction(float(x)) for x in flat],
                         dtype=object).reshape(p, p)
     except (TypeError, ValueError, OverflowError) as exc:
         raise CertificateError(f"{what}: N malformed ({exc})") from None
@@ -175,15 +210,26 @@ def parse_claim(d: dict) -> Claim:
     return Claim(d, n, m, theta, pattern, *vals, d["certified"])
 
 
-def _evidence(ev: Any, n: int) -> dict:
+def _evidence(ev: Any, n: int, digits: int) -> dict:
     """Dual evidence by pattern index (an index past the list proves nothing and harms nothing)."""
     if not isinstance(ev, dict):
         raise CertificateError("malformed certificate: evidence must be an object")
     out = {}
     for k, e in ev.items():
-        i = as_int(int(k) if isinstance(k, str) and k.isdigit() and len(k) < 20 else k, "evidence index")
+        i = index(k, "evidence index")
         rows = int_list(e.get("rows") if isinstance(e, dict) else None, f"evidence {k} rows", n)
-        out[i] = (rows, multipliers(e.get("N"), rows.size, f"evidence of pattern {k}"))
+        out[i] = (rows, multipliers(e.get("N"), rows.size, f"evidence of pattern {k}", digits))
+    return out
+
+
+def exact_witnesses(v: Any, N: int, m: int, digits: int) -> dict:
+    """``{index: m integers}`` of the exact witnesses, each a JSON integer or a canonical decimal string."""
+    if not isinstance(v, dict) or not all(isinstance(w, list) for w in v.values()):
+        raise CertificateError("malformed certificate: exact_witnesses must map indices to lists of integers")
+    out = {index(k, "exact witness index", N - 1): tuple(exact_int(x, "an exact witness", digits) for x in w)
+           for k, w in v.items()}
+    if any(len(w) != m for w in out.values()):
+        raise CertificateError(f"malformed certificate: exact witnesses must hold m = {m} integers")
     return out
 
 
@@ -195,9 +241,13 @@ def _numbers(v: Any, depth: int) -> Any:
     return v
 
 
-def parse_patterns(d: dict, n: int, m: int) -> Patterns:
-    """The pattern list and evidence of a JSON pattern certificate, strictly typed."""
+def parse_patterns(d: dict, n: int, m: int, digits: int = DIGITS, most: int = MAX_INT) -> Patterns:
+    """The pattern list and evidence of a JSON pattern certificate, strictly typed (``digits`` per
+    exact number, at most ``most`` patterns: the problem's limits)."""
     N = as_int(d.get("n_patterns"), "n_patterns")
+    if N > most:
+        raise CertificateError(f"malformed certificate: n_patterns = {N} exceeds {most}, twice Cover's count of "
+                               "chambers of the stated problem (no arrangement of its rows has more than the count)")
     nb = (n + 7) // 8
     try:
         p = d["patterns"]
@@ -210,19 +260,17 @@ def parse_patterns(d: dict, n: int, m: int) -> Patterns:
         W = np.asarray(_numbers(p["witnesses"], 2), dtype=float).reshape(N, m)
         bounds = np.asarray(_numbers(p["bounds"], 1), dtype=float).reshape(-1)
         settlement = np.array([SETTLEMENT_LETTERS.index(c) for c in p["settlement"]], dtype=np.int8)
-        exact = {as_int(int(k), "exact witness index", 0, N - 1): tuple(int(x) for x in v)
-                 for k, v in p.get("exact_witnesses", {}).items()}
+        exact = exact_witnesses(p.get("exact_witnesses", {}), N, m, digits)
     except CertificateError:
         raise
     except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
         raise CertificateError(f"malformed certificate: {type(exc).__name__}: {str(exc)[:120]}") from None
-    if not (bounds.size == settlement.size == N) or not np.all(np.isfinite(W)) or np.any(np.isnan(bounds)):
-        raise CertificateError("malformed certificate: pattern arrays disagree with n_patterns, or witnesses not finite")
-    if any(len(v) != m for v in exact.values()):
-        raise CertificateError(f"malformed certificate: exact witnesses must hold m = {m} integers")
+    if not (bounds.size == settlement.size == N) or not np.all(np.isfinite(W)) or not np.all(np.isfinite(bounds)):
+        raise CertificateError("malformed certificate: pattern arrays disagree with n_patterns, or witnesses or "
+                               "bounds not finite")
     if not padding_ok(packed, n):
         raise CertificateError("malformed certificate: a mask has nonzero padding bits (masks must be canonical)")
-    return Patterns(packed, W, exact, bounds, settlement, _evidence(d.get("evidence", {}), n))
+    return Patterns(packed, W, exact, bounds, settlement, _evidence(d.get("evidence", {}), n, digits))
 
 
 def is_binary(source: Any) -> bool:
@@ -247,8 +295,8 @@ def _corrupt(path: str, exc: BaseException | str) -> CertificateError:
 class BinaryReader:
     """A binary certificate opened for streaming: ``meta``, the evidence and aligned column chunks."""
 
-    def __init__(self, path: Any) -> None:
-        self.path = os.fspath(path)
+    def __init__(self, path: Any, digits: int | None = None) -> None:
+        self.path, self.digits = os.fspath(path), digits
         try:
             self.zf = zipfile.ZipFile(self.path)
         except (OSError, zipfile.BadZipFile, ValueError, EOFError) as exc:
@@ -262,16 +310,16 @@ class BinaryReader:
                          "bounds": (np.dtype("<f8"), ()), "settlement": (np.dtype(np.uint8), ())}
             for name, (dt, tail) in self.cols.items():  # declared shapes and stored sizes, before any read
                 self._open(name, dt, (self.N,) + tail)[0].close()
-            self.exact = {as_int(int(k), "exact witness index", 0, max(self.N - 1, 0)): tuple(int(x) for x in v)
-                          for k, v in self.meta.get("exact_witnesses", {}).items()}
+            digits = self.digits
+            self.exact = exact_witnesses(self.meta.get("exact_witnesses", {}), self.N, self.m, digits)
             self.evidence = self._evidence()
             for k, v in self.meta.get("evidence_exact", {}).items():  # exact multipliers replace their rounding
-                i = as_int(int(k) if isinstance(k, str) and k.isdigit() and len(k) < 20 else k, "evidence index")
+                i = index(k, "evidence index")
                 if i not in self.evidence:
                     raise CertificateError(f"binary certificate {self.path}: exact multipliers of pattern {i} "
                                            "without its evidence")
                 rows = self.evidence[i][0]
-                self.evidence[i] = (rows, multipliers(v, rows.size, f"evidence of pattern {i}"))
+                self.evidence[i] = (rows, multipliers(v, rows.size, f"evidence of pattern {i}", digits))
         except CertificateError:
             self.zf.close()
             raise
@@ -325,7 +373,32 @@ class BinaryReader:
                 raise _corrupt(self.path, f"member {name!r} has trailing bytes")
         return a
 
+    def _meta_limit(self) -> int:
+        """Most bytes of ``meta`` (``FORMAT.md``), from the other members' declared shapes: 1 MiB, 64 a sample,
+        and an exact witness per pattern and an exact multiplier per evidence entry, of ``digits`` digits each
+        (the problem's, else :func:`~relu_gating.checker._limits.generic_digits` of the declared sizes)."""
+        from relu_gating.checker._limits import generic_digits
+
+        shapes = {}
+        for name in ("masks", "witnesses", "evidence_N"):
+            fh, _, shp = self._open(name, None, None)
+            fh.close()
+            shapes[name] = shp
+        N, n = (shapes["masks"] + (0, 0))[:2]
+        m = (shapes["witnesses"] + (0, 0))[1]
+        E = int(np.prod(shapes["evidence_N"], dtype=object))
+        if self.digits is None:
+            self.digits = generic_digits(8 * int(n), int(m))
+        return 2**20 + 64 * 8 * int(n) + (int(N) * (int(m) + 1) + 2 * E) * (self.digits + 4)
+
     def _meta(self) -> dict:
+        try:
+            size, limit = self.zf.getinfo("meta.npy").file_size, self._meta_limit()
+        except KeyError:
+            raise _corrupt(self.path, "no member 'meta'") from None
+        if size > limit:
+            raise CertificateError(f"binary certificate {self.path}: its meta member holds {size} bytes, more than "
+                                   f"the {limit} its sizes allow (FORMAT.md)")
         raw = self.array("meta", np.uint8)
         try:
             d = json.loads(raw.tobytes().decode("utf-8"), parse_constant=_reject_constant)
