@@ -93,7 +93,10 @@ def _big(digits: int, rng: np.random.Generator, small: int = 0) -> str:
     """A positive ``"p/q"`` with ``digits``-digit parts, about ``10^-small``."""
     def num(k: int) -> str:
         return str(rng.integers(1, 10)) + "".join(map(str, rng.integers(0, 10, k - 1)))
-    return f"{num(digits - small)}/{num(digits)}"
+    from fractions import Fraction
+
+    v = Fraction(int(num(digits - small)), int(num(digits)))  # lowest terms (the canonical form)
+    return f"{v.numerator}/{v.denominator}"
 
 
 def pq_json(d: str, inp: str, digits: int = 4000, patterns: int = 17) -> str:
