@@ -13,6 +13,8 @@ not wall time: on a shared machine the wall time measures the neighbours).
 The files (the hostile classes of issue 37):
 
 * ``pq-json``: 4,000-digit ``"p/q"`` multipliers in a JSON certificate's pattern evidence;
+  ``pq-json-at-limit``: 2,700 digits, just under that problem's limit (2,716): checked, the cost
+  of the largest numbers the limit lets through;
 * ``pq-binary``: the same in a binary certificate's ``evidence_exact``;
 * ``tree-b-1024`` (and ``tree-b-65536`` unless ``--quick``): a tree split blindly into ``b`` leaves,
   verified ``--exact``; ``tree-b-1024-float`` the same in floats;
@@ -100,13 +102,13 @@ def _big(digits: int, rng: np.random.Generator, small: int = 0) -> str:
     return f"{v.numerator}/{v.denominator}"
 
 
-def pq_json(d: str, inp: str, digits: int = 4000, patterns: int = 17) -> str:
+def pq_json(d: str, inp: str, digits: int = 4000, patterns: int = 17, name: str = "pq.json") -> str:
     c = json.load(open(_honest(d, inp, "pq_base.json")))
     rng = np.random.default_rng(1)
     for i in range(patterns):  # a claim just below the honest bound: floats fail, the evidence is tried exactly
         c["patterns"]["bounds"][i] *= 1 - 1e-6
         c["evidence"][str(i)] = {"rows": [0, 1], "N": [[_big(digits, rng, 9), _big(digits, rng, 9)]] * 2}
-    path = os.path.join(d, "pq.json")
+    path = os.path.join(d, name)
     json.dump(c, open(path, "w"))
     return path
 
@@ -225,6 +227,8 @@ def build(d: str, quick: bool) -> list[tuple[str, str, list[str]]]:
     inp12, inp20 = _problem(d, 12, 0), _problem(d, 20, 0)
     base = _tree_base(d, inp20)
     cases = [("pq-json", pq := pq_json(d, inp12), ["verify", pq, inp12]),
+             ("pq-json-at-limit", pl := pq_json(d, inp12, digits=2700, patterns=20, name="pq_limit.json"),
+              ["verify", pl, inp12]),
              ("pq-binary", pb := pq_binary(d, inp12), ["verify", pb, inp12]),
              ("tree-b-1024", t := tree_blind(d, base, 10), ["verify", t, inp20, "--exact"]),
              ("tree-b-1024-float", t, ["verify", t, inp20])]
