@@ -2,10 +2,9 @@
 
 JSON (``relu-gating-certificate/2``) is parsed strictly: every integer field is range
 checked (a literal ``1e999`` is refused, never an ``OverflowError``), masks must be canonical
-(``numpy.packbits`` with zero padding bits).  The binary ``.npz`` form
-(``relu-gating-certificate-npz/1``) is streamed: member headers are checked against ``n``,
-``m`` and ``n_patterns`` before anything is read, and each chunk's masks are checked canonical.
-Every failure is a one-line :class:`~relu_gating.errors.CertificateError`.
+(``numpy.packbits`` with zero padding bits), numbers within the problem's limits
+(:mod:`._limits`).  The binary ``.npz`` form is read by :mod:`._read_npz` (loaded for binary
+certificates only).  Every failure is a one-line :class:`~relu_gating.errors.CertificateError`.
 """
 
 from __future__ import annotations
@@ -14,25 +13,23 @@ import json
 import math
 import os
 import re
-import zipfile
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
-from relu_gating.checker._constants import MAX_INT, MAX_MEMBER_BYTES
+from relu_gating.checker._constants import MAX_INT
 from relu_gating.errors import CertificateError
 
 __all__ = ["FORMAT", "BINARY_FORMAT", "Claim", "Patterns", "load_json", "parse_claim", "parse_patterns",
-           "as_int", "int_list", "index", "exact_int", "rational", "multipliers", "exact_witnesses", "is_binary",
-           "BinaryReader", "padding_ok", "DIGITS"]
+           "as_int", "int_list", "index", "rational", "multipliers", "exact_witnesses", "is_binary",
+           "padding_ok", "DIGITS", "reject_constant"]
 
 FORMAT = "relu-gating-certificate/2"
 BINARY_FORMAT = "relu-gating-certificate-npz/1"
 SETTLEMENT_LETTERS = "UBEP"
 _MAX_DEPTH = 64
-_CHUNK = 1 << 15
 
 
 def as_int(x: Any, what: str, lo: int = 0, hi: int = MAX_INT) -> int:
@@ -52,45 +49,28 @@ def int_list(v: Any, what: str, hi: int) -> np.ndarray:
 
 
 #: Canonical decimal integers and rationals: ASCII digits, no sign on 0, no leading zeros, ``q >= 1``.
-_INT = re.compile(r"0|-?[1-9][0-9]*")
-_RATIONAL = re.compile(r"(0|-?[1-9][0-9]*)(/[1-9][0-9]*)?")
+_RATIONAL = re.compile(r"(0|-?[1-9][0-9]*)(?:/([1-9][0-9]*))?")
 #: Digits per number before the problem is known (``FORMAT.md``: the limits are the problem's).
 DIGITS = 4000
 
 
-def _too_long(s: str, digits: int) -> bool:
-    return any(len(t.lstrip("-")) > digits for t in s.split("/"))
-
-
 def index(k: Any, what: str, hi: int = MAX_INT) -> int:
     """A key naming an index: a canonical decimal string (or a JSON integer) in ``[0, hi]``."""
-    if isinstance(k, str) and _INT.fullmatch(k) and len(k) < 20:
-        k = int(k)
-    return as_int(k, what, 0, hi)
+    mt = _RATIONAL.fullmatch(k) if isinstance(k, str) and len(k) < 20 else None
+    return as_int(int(k) if mt and not mt[2] else k, what, 0, hi)
 
 
-def exact_int(x: Any, what: str, digits: int = DIGITS) -> int:
-    """An exact integer: a JSON integer or a canonical decimal string, of at most ``digits`` digits."""
-    if isinstance(x, str) and _INT.fullmatch(x) and not _too_long(x, digits):
-        return int(x)
-    if type(x) is int and len(str(abs(x))) <= digits:
-        return x
-    raise CertificateError(f"malformed certificate: {what} must be an integer or a canonical decimal string of at "
-                           f"most {digits} digits (the problem's limit, FORMAT.md), got {str(x)[:40]!r}")
-
-
-def rational(x: Any, what: str, digits: int = DIGITS) -> Fraction:
-    """An exact rational: a JSON integer or a canonical ``"p/q"`` string (lowest terms, ``q >= 1``), each part of
-    at most ``digits`` digits (the problem's limit), else refused."""
-    if type(x) is int and len(str(abs(x))) <= digits:
-        return Fraction(x)
-    if isinstance(x, str) and _RATIONAL.fullmatch(x) and not _too_long(x, digits):
-        f = Fraction(x)
-        if "/" not in x or f.denominator == int(x.split("/")[1]):
+def rational(x: Any, what: str, digits: int = DIGITS, integer: bool = False) -> Fraction:
+    """An exact rational (``integer``: an integer): a JSON integer or a canonical ``"p/q"`` (``"p"``) string in
+    lowest terms, each part of at most ``digits`` digits (the problem's limit), else refused."""
+    mt = _RATIONAL.fullmatch(str(x) if type(x) is int else x if isinstance(x, str) else "")
+    if mt and len(mt[1].lstrip("-")) <= digits and len(mt[2] or "") <= digits and not (integer and mt[2]):
+        f = Fraction(int(mt[1]), int(mt[2] or 1))
+        if f.denominator == int(mt[2] or 1):
             return f
-    raise CertificateError(f"malformed certificate: {what} must be an integer or a canonical 'p/q' string (lowest "
-                           f"terms) of at most {digits} digits a part (the problem's limit, FORMAT.md), got "
-                           f"{str(x)[:40]!r}")
+    raise CertificateError(f"malformed certificate: {what} must be a JSON integer or a canonical "
+                           f"{'decimal' if integer else 'p/q'} string (lowest terms) of at most {digits} digits a "
+                           f"part (the problem's limit, FORMAT.md), got {str(x)[:40]!r}")
 
 
 def multipliers(v: Any, p: int, what: str, digits: int = DIGITS) -> np.ndarray:
@@ -148,7 +128,7 @@ class Patterns:
     evidence: dict
 
 
-def _reject_constant(name: str) -> float:
+def reject_constant(name: str) -> float:
     raise ValueError(f"non-standard JSON constant {name}")
 
 
@@ -175,7 +155,7 @@ def load_json(source: Any) -> dict:
         except (OSError, UnicodeDecodeError) as exc:
             raise CertificateError(f"cannot read certificate {os.fspath(source)!r}: {exc}") from exc
     try:
-        d = json.loads(source, parse_constant=_reject_constant)
+        d = json.loads(source, parse_constant=reject_constant)
     except (TypeError, ValueError, RecursionError) as exc:
         raise CertificateError(f"certificate is neither a file, a dict nor strict JSON ({exc})") from exc
     if not isinstance(d, dict) or not _depth_ok(d):
@@ -226,8 +206,8 @@ def exact_witnesses(v: Any, N: int, m: int, digits: int) -> dict:
     """``{index: m integers}`` of the exact witnesses, each a JSON integer or a canonical decimal string."""
     if not isinstance(v, dict) or not all(isinstance(w, list) for w in v.values()):
         raise CertificateError("malformed certificate: exact_witnesses must map indices to lists of integers")
-    out = {index(k, "exact witness index", N - 1): tuple(exact_int(x, "an exact witness", digits) for x in w)
-           for k, w in v.items()}
+    out = {index(k, "exact witness index", N - 1): tuple(rational(x, "an exact witness", digits, True).numerator
+                                                         for x in w) for k, w in v.items()}
     if any(len(w) != m for w in out.values()):
         raise CertificateError(f"malformed certificate: exact witnesses must hold m = {m} integers")
     return out
@@ -285,175 +265,3 @@ def is_binary(source: Any) -> bool:
             return fh.read(4) == b"PK\x03\x04"
     except OSError:
         return False
-
-
-def _corrupt(path: str, exc: BaseException | str) -> CertificateError:
-    what = exc if isinstance(exc, str) else f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:120]}"
-    return CertificateError(f"binary certificate {path}: truncated or corrupt ({what})")
-
-
-class BinaryReader:
-    """A binary certificate opened for streaming: ``meta``, the evidence and aligned column chunks."""
-
-    def __init__(self, path: Any, digits: int | None = None) -> None:
-        self.path, self.digits = os.fspath(path), digits
-        try:
-            self.zf = zipfile.ZipFile(self.path)
-        except (OSError, zipfile.BadZipFile, ValueError, EOFError) as exc:
-            raise _corrupt(self.path, exc) from None
-        try:
-            self.meta = self._meta()
-            self.claim = parse_claim(self.meta)
-            self.n, self.m = self.claim.n, self.claim.m
-            self.N = as_int(self.meta.get("n_patterns"), "n_patterns")
-            self.cols = {"masks": (np.dtype(np.uint8), ((self.n + 7) // 8,)), "witnesses": (np.dtype("<f8"), (self.m,)),
-                         "bounds": (np.dtype("<f8"), ()), "settlement": (np.dtype(np.uint8), ())}
-            for name, (dt, tail) in self.cols.items():  # declared shapes and stored sizes, before any read
-                self._open(name, dt, (self.N,) + tail)[0].close()
-            digits = self.digits
-            self.exact = exact_witnesses(self.meta.get("exact_witnesses", {}), self.N, self.m, digits)
-            self.evidence = self._evidence()
-            for k, v in self.meta.get("evidence_exact", {}).items():  # exact multipliers replace their rounding
-                i = index(k, "evidence index")
-                if i not in self.evidence:
-                    raise CertificateError(f"binary certificate {self.path}: exact multipliers of pattern {i} "
-                                           "without its evidence")
-                rows = self.evidence[i][0]
-                self.evidence[i] = (rows, multipliers(v, rows.size, f"evidence of pattern {i}", digits))
-        except CertificateError:
-            self.zf.close()
-            raise
-        except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
-            self.zf.close()
-            raise CertificateError(f"binary certificate {self.path}: malformed meta ({type(exc).__name__})") from None
-
-    def __enter__(self) -> "BinaryReader":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.zf.close()
-
-    def _open(self, name: str, dtype: np.dtype | None, shape: tuple | None) -> tuple[Any, np.dtype, tuple]:
-        try:
-            info = self.zf.getinfo(f"{name}.npy")
-            fh = self.zf.open(info)
-            version = np.lib.format.read_magic(fh)
-            read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-            shp, fortran, dt = read(fh)
-        except KeyError:
-            raise _corrupt(self.path, f"no member {name!r}") from None
-        except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
-            raise _corrupt(self.path, exc) from None
-        if fortran or dt.hasobject or (dtype is not None and dt != dtype) or (shape is not None and shp != shape) \
-                or int(np.prod(shp, dtype=object)) * dt.itemsize > info.file_size:
-            fh.close()
-            raise _corrupt(self.path, f"member {name!r} has dtype {dt} shape {shp}, expected {dtype} {shape} "
-                                      f"within its {info.file_size} stored bytes")
-        return fh, dt, shp
-
-    def _read(self, fh: Any, dt: np.dtype, count: int, name: str) -> np.ndarray:
-        nbytes = count * dt.itemsize
-        try:
-            buf = fh.read(nbytes)
-        except (OSError, zipfile.BadZipFile, EOFError, ValueError) as exc:
-            raise _corrupt(self.path, exc) from None
-        if len(buf) != nbytes:
-            raise _corrupt(self.path, f"member {name!r} ends early")
-        return np.frombuffer(buf, dtype=dt).copy()
-
-    def array(self, name: str, dtype: Any = None) -> np.ndarray:
-        """A small member read whole (meta, evidence)."""
-        fh, dt, shp = self._open(name, None if dtype is None else np.dtype(dtype), None)
-        with fh:
-            count = int(np.prod(shp, dtype=object))
-            if count * dt.itemsize > MAX_MEMBER_BYTES:
-                raise _corrupt(self.path, f"member {name!r} is larger than {MAX_MEMBER_BYTES} bytes")
-            a = self._read(fh, dt, count, name).reshape(shp)
-            if fh.read(1):
-                raise _corrupt(self.path, f"member {name!r} has trailing bytes")
-        return a
-
-    def _meta_limit(self) -> int:
-        """Most bytes of ``meta`` (``FORMAT.md``), from the other members' declared shapes: 1 MiB, 64 a sample,
-        and an exact witness per pattern and an exact multiplier per evidence entry, of ``digits`` digits each
-        (the problem's, else :func:`~relu_gating.checker._limits.generic_digits` of the declared sizes)."""
-        from relu_gating.checker._limits import generic_digits
-
-        shapes = {}
-        for name in ("masks", "witnesses", "evidence_N"):
-            fh, _, shp = self._open(name, None, None)
-            fh.close()
-            shapes[name] = shp
-        N, n = (shapes["masks"] + (0, 0))[:2]
-        m = (shapes["witnesses"] + (0, 0))[1]
-        E = int(np.prod(shapes["evidence_N"], dtype=object))
-        if self.digits is None:
-            self.digits = generic_digits(8 * int(n), int(m))
-        return 2**20 + 64 * 8 * int(n) + (int(N) * (int(m) + 1) + 2 * E) * (self.digits + 4)
-
-    def _meta(self) -> dict:
-        try:
-            size, limit = self.zf.getinfo("meta.npy").file_size, self._meta_limit()
-        except KeyError:
-            raise _corrupt(self.path, "no member 'meta'") from None
-        if size > limit:
-            raise CertificateError(f"binary certificate {self.path}: its meta member holds {size} bytes, more than "
-                                   f"the {limit} its sizes allow (FORMAT.md)")
-        raw = self.array("meta", np.uint8)
-        try:
-            d = json.loads(raw.tobytes().decode("utf-8"), parse_constant=_reject_constant)
-        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-            raise _corrupt(self.path, f"meta is not strict JSON: {exc}") from None
-        if not isinstance(d, dict):
-            raise _corrupt(self.path, "meta is not a JSON object")
-        if d.get("format") != BINARY_FORMAT:
-            raise CertificateError(f"binary certificate format must be {BINARY_FORMAT!r}, got {d.get('format')!r}")
-        return d
-
-    def _evidence(self) -> dict:
-        idx, off = self.array("evidence_index", "<i8"), self.array("evidence_offsets", "<i8")
-        rows, flat = self.array("evidence_rows", "<i8"), self.array("evidence_N", "<f8")
-        if idx.ndim != 1 or off.shape != (idx.size + 1,) or off[0] != 0 or np.any(np.diff(off) < 0) \
-                or off[-1] != rows.size:
-            raise CertificateError(f"binary certificate {self.path}: evidence offsets inconsistent")
-        out, pos = {}, 0
-        for k, i in enumerate(idx.tolist()):
-            r = rows[off[k]:off[k + 1]]
-            p = r.size
-            if pos + p * p > flat.size or (p and (r.min() < 0 or r.max() >= self.n)) or not 0 <= i < self.N:
-                raise CertificateError(f"evidence of pattern {i}: rows out of range or N too short")
-            N = flat[pos:pos + p * p].reshape(p, p)
-            if not np.all(np.isfinite(N)):
-                raise CertificateError(f"evidence of pattern {i}: N not finite")
-            out[int(i)] = (r, N)
-            pos += p * p
-        if pos != flat.size:
-            raise CertificateError(f"binary certificate {self.path}: evidence N has {flat.size - pos} extra entries")
-        return out
-
-    def chunks(self, size: int = _CHUNK) -> Iterator[tuple[int, dict]]:
-        """``(start, {column: rows})`` for consecutive chunks (checked: finite witnesses and bounds,
-        settlement codes 0..3, canonical masks); every member is read whole, so its CRC is checked."""
-        handles = {name: self._open(name, dt, (self.N,) + tail) for name, (dt, tail) in self.cols.items()}
-        try:
-            for s in range(0, self.N, size):
-                k = min(size, self.N - s)
-                out = {name: self._read(fh, dt, k * int(np.prod(shp[1:], dtype=np.int64)), name).reshape((k,) + shp[1:])
-                       for name, (fh, dt, shp) in handles.items()}
-                if not (np.all(np.isfinite(out["witnesses"])) and np.all(np.isfinite(out["bounds"]))):
-                    raise CertificateError(f"binary certificate {self.path}: witnesses and bounds must be finite "
-                                           f"(chunk from pattern {s})")
-                if np.any(out["settlement"] > 3):
-                    raise CertificateError(f"binary certificate {self.path}: settlement codes must be 0..3")
-                if not padding_ok(out["masks"], self.n):
-                    raise CertificateError(f"binary certificate {self.path}: a mask has nonzero padding bits "
-                                           f"(chunk from pattern {s}; masks must be canonical)")
-                yield s, out
-            for name, (fh, _, _) in handles.items():
-                if fh.read(1):
-                    raise _corrupt(self.path, f"member {name!r} has trailing bytes")
-        except (OSError, zipfile.BadZipFile, EOFError) as exc:
-            raise _corrupt(self.path, exc) from None
-        finally:
-            for fh, _, _ in handles.values():
-                fh.close()

@@ -100,13 +100,10 @@ def _multipliers(N: Any, p: int) -> np.ndarray:
     (``N_kl = N_lk = v``; a pair named twice, an index off the range, not a JSON integer, or a missing
     key: ValueError; sizes checked before anything is allocated)."""
     if not isinstance(N, dict):
-        if not isinstance(N, list) or len(N) != p or not all(isinstance(r, list) and len(r) == p for r in N):
-            raise ValueError("malformed multipliers")
         return np.asarray(N, dtype=float).reshape(p, p)
     if sorted(N) != ["entries", "p"] or type(N["p"]) is not int or N["p"] != p or not isinstance(N["entries"], list) \
-            or len(N["entries"]) > p * (p + 1) // 2 \
-            or not all(isinstance(t, list) and len(t) == 3 and type(t[0]) is int and type(t[1]) is int
-                       and not isinstance(t[2], bool) for t in N["entries"]):
+            or len(N["entries"]) > p * (p + 1) // 2 or not all(isinstance(t, list) and len(t) == 3 and type(t[0]) is int
+                                                               and type(t[1]) is int for t in N["entries"]):
         raise ValueError("malformed sparse multipliers")
     e = np.asarray(N["entries"], dtype=float).reshape(-1, 3)
     i, j = np.sort(e[:, :2], axis=1).T  # a pair named twice, an index off the range or not an integer: refused
@@ -290,29 +287,14 @@ def _zero_leaf(node: list, signs: np.ndarray, N: _Node) -> bool:
     return all(sum(v * int(signs[k]) * Y[k][t] for k, v in zip(rows, y)) == 0 for t in range(len(Y[0])))
 
 
-def _sized(nodes: list, most: int, exact: bool) -> None:
-    """Refuse, before any work, more nodes than the problem's arrangement allows, and in exact mode
-    more leaves than ``EXACT_LIMIT`` (each costs milliseconds in rationals)."""
-    if len(nodes) > most:
-        raise CertificateError(f"tree certificate: {len(nodes)} nodes exceed {most}, 2 (n + 1) times Cover's count of "
-                               "chambers of the stated problem (FORMAT.md)")
-    leaves = sum(1 for v in nodes if isinstance(v, list) and v and v[0] in ("b", "c", "d", "x"))
-    if exact and leaves > EXACT_LIMIT:
-        raise CertificateError(f"tree certificate: {leaves} leaves exceed the {EXACT_LIMIT} that exact mode decides; "
-                               "verify it without --exact")
-
-
 def _exact_cap(N: _Node, steps: list) -> float:
     """The first of ``steps`` proven to bound the cap exactly (``inf`` if none), remembering the largest
     refuted and the least proven claim (``u I - M^T M`` PSD is monotone in ``u``: each is decided once)."""
     for u in steps:
-        if u >= N.caps[1]:
+        if u > N.caps[0] and (u >= N.caps[1] or exact_cap(N.P, [u]) <= u):
+            N.caps[1] = min(N.caps[1], u)
             return u
-        if u > N.caps[0]:
-            if exact_cap(N.P, [u]) <= u:
-                N.caps[1] = u
-                return u
-            N.caps[0] = u
+        N.caps[0] = max(N.caps[0], u)
     return np.inf
 
 
@@ -338,7 +320,11 @@ def walk(nodes: Any, P: StatedProblem, exact: bool = False) -> tuple[list, list[
     if not isinstance(nodes, list) or len(nodes) > MAX_NODES:
         raise CertificateError("tree certificate: nodes must be a list of bounded length")
     N = _Node(P)
-    _sized(nodes, N.lim.nodes, exact)
+    leaves = sum(1 for v in nodes if isinstance(v, list) and v and v[0] in ("b", "c", "d", "x")) if exact else 0
+    if len(nodes) > N.lim.nodes or leaves > EXACT_LIMIT:  # before any work: the problem's limits (FORMAT.md)
+        raise CertificateError(f"tree certificate: {len(nodes)} nodes exceed {N.lim.nodes}, 2 (n + 1) times Cover's "
+                               "count of chambers of the stated problem" if len(nodes) > N.lim.nodes else
+                               f"tree certificate: {leaves} leaves exceed the {EXACT_LIMIT} exact mode decides")
     signs = np.where(N.zero, -1, 0).astype(np.int8)
     sg, n = signs.tolist(), P.n  # the signs as a list too: the walk reads single entries (numpy's cost 10x)
     stack: list = [("visit",)]

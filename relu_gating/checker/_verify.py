@@ -17,7 +17,7 @@ from relu_gating.checker._bounds import prove
 from relu_gating.checker._constants import BOUND_SLACK, EXCLUDE_RTOL, PATTERN_RTOL, VALUE_TOL
 from relu_gating.checker._limits import limits
 from relu_gating.checker._problem import StatedProblem, state_problem
-from relu_gating.checker._read import (FORMAT, BinaryReader, Claim, is_binary, load_json, parse_claim,
+from relu_gating.checker._read import (FORMAT, Claim, is_binary, load_json, parse_claim,
                                        parse_patterns)
 from relu_gating.errors import CertificateError
 
@@ -205,6 +205,7 @@ def _verify_tree(d: dict, P: StatedProblem, exact: bool) -> VerifyReport:
 
 def _verify_binary(path: Any, P: StatedProblem, exact: bool) -> VerifyReport:
     from relu_gating.checker._binary import stream
+    from relu_gating.checker._read_npz import BinaryReader  # binary certificates only: loaded then
 
     lim = limits(P)
     with BinaryReader(path, lim.digits) as rd:
