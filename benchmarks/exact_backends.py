@@ -172,7 +172,7 @@ def run(repeats: int, n: int) -> bool:
         ref = [is_psd(C) for C in Cs]
         row = []
         for name, f in psd_ways:
-            ms, got = _median_ms(lambda: [f(C) for C in Cs], repeats=repeats)
+            ms, got = _median_ms(lambda f=f, Cs=Cs: [f(C) for C in Cs], repeats=repeats)
             ok &= got == ref
             row.append(f"{name} {ms / len(Cs):8.3f}" + ("" if got == ref else " DISAGREES"))
         print(f"{label:9s} per matrix ({sum(ref)} of {len(Cs)} PSD): " + " | ".join(row))

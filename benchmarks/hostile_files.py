@@ -22,6 +22,9 @@ The files (the hostile classes of issue 37):
 * ``d-sparse``: a ``d`` leaf whose ``dec`` repeats a row, its sparse ``N`` declaring a huge size;
 * ``inf-bound``: a tree leaf bound ``1e999`` (JSON infinity), float and ``--exact``;
 * ``meta-padded``: a binary certificate whose meta member is padded with deflated whitespace;
+  ``meta-padded-at-limit``: padded to 1 MiB under the limit of the command line's first read of
+  the meta (before the problem is known: the digit limit of the whole float64 range), refused
+  only once the problem is stated;
 * ``witness-lenient``: exact witnesses written ``" 7"``, ``"1_0"``, Arabic-Indic digits;
 * ``npz-rows``: an input ``.npz`` whose deflated ``X`` declares 8.4M rows honestly
   (``best-neuron`` and ``report``).
@@ -146,8 +149,13 @@ def pq_binary(d: str, inp: str, digits: int = 4000, patterns: int = 8) -> str:
     return dst
 
 
-def meta_padded(d: str, inp: str, pad: int = 400 * 2**20) -> str:
+def meta_padded(d: str, inp: str, pad: int = 400 * 2**20, name: str = "padded.npz") -> str:
     src = _honest(d, inp, "pad_base.npz")
+    if pad < 0:  # just under the limit of the command line's first read (the problem not yet known)
+        from relu_gating.checker import BinaryReader
+
+        with BinaryReader(src) as rd:
+            pad = rd._meta_limit() - rd.zf.getinfo("meta.npy").file_size - 2**20
     with np.load(src) as z:
         body = z["meta"].tobytes()
 
@@ -156,7 +164,7 @@ def meta_padded(d: str, inp: str, pad: int = 400 * 2**20) -> str:
         for _ in range(pad // 2**20):
             yield b" " * 2**20
         yield body[-1:]
-    dst = os.path.join(d, "padded.npz")
+    dst = os.path.join(d, name)
     _rewrite_meta(src, dst, gen(), len(body) + (pad // 2**20) * 2**20)
     return dst
 
@@ -239,6 +247,7 @@ def build(d: str, quick: bool) -> list[tuple[str, str, list[str]]]:
               ("inf-bound", fi := inf_bound(d, base), ["verify", fi, inp20]),
               ("inf-bound-exact", fi, ["verify", fi, inp20, "--exact"]),
               ("meta-padded", mp := meta_padded(d, inp12), ["verify", mp, inp12]),
+              ("meta-padded-at-limit", ml := meta_padded(d, inp12, -1, "padded_limit.npz"), ["verify", ml, inp12]),
               ("witness-lenient", lw := lenient_witness(d, inp12), ["verify", lw, inp12])]
     rows = npz_rows(d)
     cases += [("npz-rows best-neuron", rows, ["best-neuron", rows]), ("npz-rows report", rows, ["report", rows])]

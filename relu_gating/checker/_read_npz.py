@@ -90,12 +90,15 @@ class BinaryReader:
                                       f"within its {info.file_size} stored bytes")
         return fh, dt, shp
 
-    def _read(self, fh: Any, dt: np.dtype, count: int, name: str) -> np.ndarray:
-        nbytes = count * dt.itemsize
+    def _bytes(self, fh: Any, nbytes: int, name: str) -> bytes:
         try:
-            buf = fh.read(nbytes)
+            return fh.read(nbytes)
         except (OSError, zipfile.BadZipFile, EOFError, ValueError) as exc:
             raise _corrupt(self.path, exc) from None
+
+    def _read(self, fh: Any, dt: np.dtype, count: int, name: str) -> np.ndarray:
+        nbytes = count * dt.itemsize
+        buf = self._bytes(fh, nbytes, name)
         if len(buf) != nbytes:
             raise _corrupt(self.path, f"member {name!r} ends early")
         return np.frombuffer(buf, dtype=dt).copy()
@@ -129,15 +132,22 @@ class BinaryReader:
 
     def _meta(self) -> dict:
         try:
-            size, limit = self.zf.getinfo("meta.npy").file_size, self._meta_limit()
+            size, limit = self.zf.getinfo("meta.npy").file_size, min(self._meta_limit(), MAX_MEMBER_BYTES)
         except KeyError:
             raise _corrupt(self.path, "no member 'meta'") from None
         if size > limit:
             raise CertificateError(f"binary certificate {self.path}: its meta member holds {size} bytes, more than "
                                    f"the {limit} its sizes allow (FORMAT.md)")
-        raw = self.array("meta", np.uint8)
+        fh, _, shp = self._open("meta", np.dtype(np.uint8), None)
+        with fh:  # bytes, then text, never both with an array copy (a meta near its limit in little memory)
+            count = int(np.prod(shp, dtype=object))
+            raw = self._bytes(fh, count + 1, "meta")
+        if len(raw) != count:
+            raise _corrupt(self.path, f"member 'meta' {'ends early' if len(raw) < count else 'has trailing bytes'}")
         try:
-            d = json.loads(raw.tobytes().decode("utf-8"), parse_constant=reject_constant)
+            text = raw.decode("utf-8")
+            del raw
+            d = json.loads(text, parse_constant=reject_constant)
         except (UnicodeDecodeError, ValueError, RecursionError) as exc:
             raise _corrupt(self.path, f"meta is not strict JSON: {exc}") from None
         if not isinstance(d, dict):
