@@ -321,3 +321,14 @@ def test_output_naming_a_certificate_refused(tmp_path, data, capsys):
     assert main(["best-neuron", str(data), "--out", str(cert), "--features", str(cert)]) == 2
     assert "--out" in capsys.readouterr().err
     assert _sha(cert) == before
+
+
+def test_input_decompressing_past_the_memory_refused_before_reading(tmp_path, capsys, monkeypatch):
+    """The ZIP directory's declared sizes against half the machine's memory (here a machine of 8 MB)."""
+    path = tmp_path / "wide.npz"
+    np.savez_compressed(path, X=np.zeros((1000, 1000)))
+    real = os.sysconf
+    monkeypatch.setattr(os, "sysconf", lambda name: {"SC_PHYS_PAGES": 2048, "SC_PAGE_SIZE": 4096}.get(name) or real(name))
+    assert main(["best-neuron", str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "decompress to 8,000,128 bytes, more than half this machine's memory" in err[0]

@@ -123,10 +123,21 @@ def _check_headers(p: str, ext: str) -> None:
             _npy_declared(fh, os.path.getsize(p), p)
         return
     with zipfile.ZipFile(p) as z:
+        total = sum(info.file_size for info in z.infolist())
+        if total > _memory() / 2:  # the decompressed sizes, from the ZIP directory, before anything is read
+            raise InputError(f"{p}: its members decompress to {total:,} bytes, more than half this machine's memory")
         for info in z.infolist():
             if info.filename.endswith(".npy"):
                 with z.open(info) as fh:
                     _npy_declared(fh, info.file_size, f"{p}: member {info.filename[:-4]!r}")
+
+
+def _memory() -> float:
+    """This machine's physical memory in bytes (8 GB where it cannot be read)."""
+    try:
+        return float(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        return 8e9
 
 
 def load_input(path: str | os.PathLike[str]) -> InputData:
