@@ -216,6 +216,8 @@ def settle_claims(obj: Any, masks: np.ndarray, claims: np.ndarray, evidence: lis
             out[i] = pencil_bound(obj, masks[i], float(claims[i]), hi, budget, rows, N)
             keep[i] = out[i] < hi or (hi == out[i] and np.isfinite(out[i]) and out[i] < fb[k])
         fell[bad] = out[bad] > loose[bad]
+    if rational:
+        _faces(obj, masks, claims, out, keep, fell, loose, evidence, replaced, limit)
     ev = {i: evidence[i] for i in np.flatnonzero(keep).tolist()}
     checker = prove_bounds(obj.Phi, obj.U_K, _features(obj), masks, out, ev)
     up = np.flatnonzero(np.isfinite(checker) & (checker > out))
@@ -228,6 +230,22 @@ def settle_claims(obj: Any, masks: np.ndarray, claims: np.ndarray, evidence: lis
         if d <= checker[i]:
             out[i] = d
     return Claims(out, keep, fell, replaced)
+
+
+def _faces(obj: Any, masks: np.ndarray, claims: np.ndarray, out: np.ndarray, keep: np.ndarray, fell: np.ndarray,
+           loose: np.ndarray, evidence: list, replaced: dict, limit: int) -> None:
+    """Step 2b (in place): a claim left just above the best one-sample value of its active set (a
+    supremum on the chamber's boundary, which a solver's float multipliers cannot close) is proven
+    at that value by exact multipliers on the active rows
+    (:func:`relu_gating.search._exact.faces.face_claim`), when they prove less than the claim."""
+    from relu_gating.search._exact.faces import face_candidates, face_claim
+
+    budget = _Budget(limit)
+    for i in face_candidates(obj, masks, out):
+        got = face_claim(obj, _exact_H(obj), masks[i], float(claims[i]), float(out[i]), budget)
+        if got is not None and got[0] < out[i]:
+            out[i], keep[i], evidence[i], replaced[i] = got[0], True, got[1], got[1]
+            fell[i] = out[i] > loose[i]
 
 
 def _confirmed(obj: Any, mask: np.ndarray, claim: float, checker: float, ev: Any, budget: _Budget) -> float:
