@@ -16,7 +16,8 @@ every neuron is ``h = S Phi theta``, supported on ``T`` with ``h_T = Phi_T theta
            R(u) = u (I - \\Pi_H)_{TT} - (M M^T)_{TT},
 
 with the active rows ``G_T = Phi_T`` as the evidence rows.  So ``R(u) - N`` positive semidefinite
-with ``N >= 0`` (``h_a h_b >= 0`` on the cone) proves ``u``.  At ``u`` just above ``v_a`` the row
+with ``N >= 0`` (``h_a h_b >= 0`` on the cone) proves ``u`` (decided first on the ``|T| x |T|``
+matrices, then in ``theta`` by the checker's rule).  At ``u`` just above ``v_a`` the row
 ``a`` of ``R(u)`` is nearly zero on the diagonal, and its positive off-diagonal entries are what a
 boundary supremum leaves (they are ``-P_ab >= 0`` for ``N_K`` whenever ``e_a`` is the chamber's
 maximum): ``N`` clears them exactly, here ``N_ab = R_ab`` rounded to a float (53 bits), and the
@@ -41,7 +42,7 @@ __all__ = ["one_sample_values", "face_candidates", "face_claim", "FACE_GAP", "FA
 
 #: A chamber is tried when its claim exceeds its best one-sample value by at most this (relative):
 #: a float dual bound left above a boundary supremum by the multipliers' error (1e-8 seen).
-FACE_GAP = 1e-6
+FACE_GAP = 1e-4
 
 #: Chambers with more active samples are not tried (the orthant multipliers on ``T x T`` rarely
 #: prove anything there, and the exact pencil grows with ``|T|``).
@@ -112,7 +113,7 @@ def face_claim(obj: Any, basis: Any, mask: np.ndarray, claim: float, bound: floa
     the exact pencil at ``u`` (see the module docstring), tried at the best one-sample value of the
     active set (the float just above it, then one ladder step above), and at ``claim`` when that lies
     between; None when none is proven."""
-    from relu_gating.certificate import exact_claim, exact_pencil
+    from relu_gating.certificate import exact_below, exact_claim, exact_pencil
 
     T = np.flatnonzero(mask)
     if T.size == 0 or T.size > FACE_MAX_ACTIVE:
@@ -136,10 +137,13 @@ def face_claim(obj: Any, basis: Any, mask: np.ndarray, claim: float, bound: floa
             if any(np.array_equal(N, s) for s in seen):
                 continue
             seen.append(N)
+            AN = [[A[i][j] + Fraction(float(N[i, j])) for j in range(T.size)] for i in range(T.size)]
+            if not exact_below(U, AN, B):  # R(u) - N not PSD on the active coordinates: no proof here
+                continue
             if budget is not None:
                 if budget.left <= 0:
                     return None
                 budget.left -= 1
-            if exact_claim(u, obj.Phi, obj.U_K, basis, mask, T, N):
+            if exact_claim(u, obj.Phi, obj.U_K, basis, mask, T, N):  # the checker's rule, in theta
                 return u, (T.astype(np.int64), N)
     return None
