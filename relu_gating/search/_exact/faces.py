@@ -32,6 +32,7 @@ which the checker decides in exact rationals (``FORMAT.md``, "dual evidence").
 
 from __future__ import annotations
 
+import itertools
 import math
 from fractions import Fraction
 from typing import Any
@@ -64,9 +65,10 @@ def one_sample_values(obj: Any) -> np.ndarray:
     return cache["v"]
 
 
-def face_candidates(obj: Any, masks: np.ndarray, bounds: np.ndarray) -> list[int]:
-    """Positions whose bound exceeds the best one-sample value of their active set by more than the
-    checker's ladder step and at most :data:`FACE_GAP` (relative): a boundary supremum left open."""
+def face_candidates(obj: Any, masks: np.ndarray, bounds: np.ndarray, near: float | None = None) -> list[int]:
+    """Positions whose bound may be a supremum on the chamber's boundary left open: it exceeds the
+    best one-sample value of its active set, or ``near`` (the incumbent's value, when known), by more
+    than twice the checker's ladder step and at most :data:`FACE_GAP` (relative)."""
     v = one_sample_values(obj)
     out = []
     for i in range(masks.shape[0]):
@@ -74,13 +76,62 @@ def face_candidates(obj: Any, masks: np.ndarray, bounds: np.ndarray) -> list[int
         if not (0 < T.size <= FACE_MAX_ACTIVE) or not np.isfinite(bounds[i]):
             continue
         vt = v[T]
-        if not np.any(np.isfinite(vt)):
-            continue
-        top = float(np.nanmax(vt))
-        scale = max(1.0, abs(top))
-        if 2 * _STEP * scale < bounds[i] - top <= FACE_GAP * scale:
+        tops = [float(np.nanmax(vt))] if np.any(np.isfinite(vt)) else []
+        tops += [near] if near is not None and np.isfinite(near) else []
+        if any(2 * _STEP * max(1.0, abs(t)) < bounds[i] - t <= FACE_GAP * max(1.0, abs(t)) for t in tops):
             out.append(i)
     return out
+
+
+def _float_forms(obj: Any, T: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``((M M^T)_TT, (I - Pi_H)_TT)`` in floats (where to look; the exact test decides)."""
+    M = np.asarray(obj.M, dtype=float)[T]
+    Bh = np.eye(T.size) if obj.Q_H is None else np.eye(T.size) - obj.Q_H[T] @ obj.Q_H[T].T
+    return M @ M.T, Bh
+
+
+def _sub_supports(t: int) -> list[tuple[int, ...]]:
+    """The supports tried for the face's neuron: every singleton, and ``T`` less one or two samples."""
+    out = {(k,) for k in range(t)}
+    for drop in list(itertools.combinations(range(t), 1)) + list(itertools.combinations(range(t), 2)):
+        rest = tuple(k for k in range(t) if k not in drop)
+        if rest:
+            out.add(rest)
+    return sorted(out, key=len)
+
+
+def faces(Ah: np.ndarray, Bh: np.ndarray, lo: float, hi: float) -> list[tuple[float, tuple, np.ndarray]]:
+    """Candidate faces ``(lam, support, h)`` with ``lo <= lam < hi``, ascending: on a sub-support
+    ``T'`` the top eigenpair of ``(Ah, Bh)`` restricted to it, with ``h > 0`` (a neuron of the
+    orthant) and nonnegative KKT multipliers ``mu_j = -(R(lam) h)_j >= 0``... as floats (to within
+    rounding) on the samples left out (leaving the face along ``e_j`` does not increase the value)."""
+    out = []
+    t = Ah.shape[0]
+    for sup in _sub_supports(t):
+        idx = list(sup)
+        Bs = Bh[np.ix_(idx, idx)]
+        if np.linalg.eigvalsh(Bs)[0] <= 1e-12:
+            continue
+        w, V = _top(Ah[np.ix_(idx, idx)], Bs)
+        if not lo <= w < hi:
+            continue
+        h = V if V.sum() > 0 else -V
+        if np.any(h <= 0):
+            continue
+        rest = [k for k in range(t) if k not in sup]
+        mu = (Ah[np.ix_(rest, idx)] - w * Bh[np.ix_(rest, idx)]) @ h  # d/dh_j of h^T (A - w B) h, halved
+        if np.any(mu > 1e-9 * max(1.0, float(np.abs(Ah).max()))):
+            continue
+        out.append((float(w), sup, h))
+    return sorted(out, key=lambda x: x[0])
+
+
+def _top(A: np.ndarray, B: np.ndarray) -> tuple[float, np.ndarray]:
+    """Top eigenpair of the pencil ``(A, B)`` (``B`` positive definite), ``h^T B h = 1``."""
+    L = np.linalg.cholesky(B)
+    Li = np.linalg.inv(L)
+    w, V = np.linalg.eigh(Li @ A @ Li.T)
+    return float(w[-1]), Li.T @ V[:, -1]
 
 
 def _unit_columns(n: int, T: np.ndarray) -> np.ndarray:
@@ -95,55 +146,96 @@ def _float_above(x: Fraction) -> float:
     return f if Fraction(f) >= x else math.nextafter(f, math.inf)
 
 
-def _multipliers(R: list[list[Fraction]], a: int, whole: bool) -> np.ndarray:
-    """Float multipliers clearing the positive off-diagonal entries of ``R`` in the row of ``a``
-    (``whole``: everywhere), rounded to nearest."""
+def _multipliers(R: list[list[Fraction]], sup: tuple, h: np.ndarray, variant: str) -> np.ndarray:
+    """Float multipliers for the face of support ``sup`` (neuron ``h`` there) at the slack ``R(u)``:
+    ``"kkt"``: ``N_ja = mu_j h_a / ||h||^2`` on the samples ``j`` left out and ``a`` in ``sup``, with
+    ``mu_j = (R h)_j`` (so ``(R - N) h`` vanishes on them; for one sample, ``N_ja = R_ja``);
+    ``"kkt+"``: also the positive off-diagonal entries among the samples left out cleared;
+    ``"all"``: every positive off-diagonal entry of ``R`` cleared (Diananda's form)."""
     t = len(R)
     N = np.zeros((t, t))
-    for i in range(t):
-        for j in range(i + 1, t):
-            if (whole or a in (i, j)) and R[i][j] > 0:
-                N[i, j] = N[j, i] = float(R[i][j])
+    if variant == "all":
+        for i in range(t):
+            for j in range(i + 1, t):
+                if R[i][j] > 0:
+                    N[i, j] = N[j, i] = float(R[i][j])
+        return N
+    rest = [j for j in range(t) if j not in sup]
+    hh = float(h @ h)
+    for j in rest:
+        mu = float(sum((R[j][a] * Fraction(float(x)) for a, x in zip(sup, h)), Fraction(0)))
+        if mu > 0:
+            for a, x in zip(sup, h):
+                N[j, a] = N[a, j] = mu * float(x) / hh
+    if variant == "kkt+":
+        for i in rest:
+            for j in rest:
+                if i < j and R[i][j] > 0:
+                    N[i, j] = N[j, i] = float(R[i][j])
     return N
+
+
+#: At most this many faces are tried per chamber (ascending by their value).
+FACE_TRIES = 4
 
 
 def face_claim(obj: Any, basis: Any, mask: np.ndarray, claim: float, bound: float, budget: Any = None
                ) -> tuple[float, tuple] | None:
     """``(u, (rows, N))``: the least ``u < bound`` proven by multipliers on the active rows built from
-    the exact pencil at ``u`` (see the module docstring), tried at the best one-sample value of the
-    active set (the float just above it, then one ladder step above), and at ``claim`` when that lies
-    between; None when none is proven."""
-    from relu_gating.certificate import exact_below, exact_claim, exact_pencil
+    the exact pencil at ``u`` (see the module docstring), for the faces of :func:`faces` within
+    :data:`FACE_GAP` below ``bound`` (a one-sample face at the float just above its exact value,
+    others just above their float value, then one ladder step above); None when none is proven."""
+    from relu_gating.certificate import exact_pencil
 
     T = np.flatnonzero(mask)
-    if T.size == 0 or T.size > FACE_MAX_ACTIVE:
+    if T.size == 0 or T.size > FACE_MAX_ACTIVE or not np.isfinite(bound):
+        return None
+    scale = max(1.0, abs(bound))
+    Ahf, Bhf = _float_forms(obj, T)
+    cands = faces(Ahf, Bhf, bound - 2 * FACE_GAP * scale, bound)[:FACE_TRIES]
+    if not cands:
         return None
     A, B = exact_pencil(_unit_columns(obj.n, T), obj.U_K, basis, np.ones(obj.n, dtype=bool))
-    vals = [A[k][k] / B[k][k] if B[k][k] > 0 else None for k in range(T.size)]
-    live = [k for k, x in enumerate(vals) if x is not None]
-    if not live:
-        return None
-    a = max(live, key=lambda k: vals[k])
-    f0 = _float_above(vals[a])
-    tries = {f0, f0 + _STEP * max(1.0, abs(f0))}
-    if np.isfinite(claim) and f0 <= claim:
-        tries.add(float(claim))
-    for u in sorted(x for x in tries if x < bound):
-        U = Fraction(u)
-        R = [[U * B[i][j] - A[i][j] for j in range(T.size)] for i in range(T.size)]
-        seen = []
-        for whole in (False, True):
-            N = _multipliers(R, a, whole)
-            if any(np.array_equal(N, s) for s in seen):
+    for lam, sup, h in cands:
+        if len(sup) == 1:
+            a = sup[0]
+            if B[a][a] <= 0:
                 continue
-            seen.append(N)
-            AN = [[A[i][j] + Fraction(float(N[i, j])) for j in range(T.size)] for i in range(T.size)]
-            if not exact_below(U, AN, B):  # R(u) - N not PSD on the active coordinates: no proof here
-                continue
-            if budget is not None:
-                if budget.left <= 0:
-                    return None
-                budget.left -= 1
-            if exact_claim(u, obj.Phi, obj.U_K, basis, mask, T, N):  # the checker's rule, in theta
-                return u, (T.astype(np.int64), N)
+            f0 = _float_above(A[a][a] / B[a][a])
+        else:
+            f0 = lam + 16 * np.finfo(float).eps * max(abs(lam), 1e-300)
+        tries = sorted(x for x in {f0, f0 + _STEP * max(1.0, abs(f0))} if x < bound)
+        for u in tries:
+            got = _prove_at(obj, basis, mask, T, A, B, u, sup, h, budget)
+            if got is not None:
+                return u, (T.astype(np.int64), got)
+            if budget is not None and budget.left <= 0:
+                return None
+    return None
+
+
+def _prove_at(obj: Any, basis: Any, mask: np.ndarray, T: np.ndarray, A: list, B: list, u: float, sup: tuple,
+              h: np.ndarray, budget: Any) -> np.ndarray | None:
+    """Multipliers that prove ``u`` (each variant of :func:`_multipliers`: ``R(u) - N`` PSD on the
+    active coordinates, then the checker's rule in ``theta``), or None."""
+    from relu_gating.certificate import exact_below, exact_claim
+
+    U = Fraction(u)
+    t = T.size
+    R = [[U * B[i][j] - A[i][j] for j in range(t)] for i in range(t)]
+    seen: list[np.ndarray] = []
+    for variant in ("kkt", "kkt+", "all"):
+        N = _multipliers(R, sup, h, variant)
+        if any(np.array_equal(N, x) for x in seen):
+            continue
+        seen.append(N)
+        AN = [[A[i][j] + Fraction(float(N[i, j])) for j in range(t)] for i in range(t)]
+        if not exact_below(U, AN, B):  # R(u) - N not PSD on the active coordinates: no proof here
+            continue
+        if budget is not None:
+            if budget.left <= 0:
+                return None
+            budget.left -= 1
+        if exact_claim(u, obj.Phi, obj.U_K, basis, mask, T, N):  # the checker's rule, in theta
+            return N
     return None

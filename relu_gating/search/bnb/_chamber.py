@@ -123,11 +123,11 @@ class Chambers:
         ev = [(np.asarray(rows, dtype=np.int64), np.asarray(N, dtype=float))]
         u = float(out.upper)
         if u < target < np.inf:
-            got = settle_claims(self.obj, mask[None], np.array([target]), ev)
+            got = settle_claims(self.obj, mask[None], np.array([target]), ev, near=self.best_value)
             if got.keep_evidence[0] and got.bounds[0] <= target:
                 self._face_proof = got.bounds[0] < u and 0 in got.replaced
                 return float(got.bounds[0]), got.replaced.get(0, ev[0])
-        got = settle_claims(self.obj, mask[None], np.array([u]), ev)
+        got = settle_claims(self.obj, mask[None], np.array([u]), ev, near=self.best_value)
         if not got.keep_evidence[0]:
             self.stats["unproven"] = self.stats.get("unproven", 0) + 1
             self.notes.append(UNPROVEN_NOTE)
