@@ -222,7 +222,7 @@ def test_preorder_written_inline_equals_the_node_by_node_form(monkeypatch, n, d)
 
     monkeypatch.setattr(_search.Search, "run", run)
     Phi, U = _instance("gauss", n, d, 2)
-    res = branch_and_bound(Phi, U, features="bias")
+    res = branch_and_bound(Phi, U, features="bias", workers=1)  # (serial: Search.run)
     assert seen == [True] and res.n_nodes > 10  # a real tree of several kinds of nodes
 
 

@@ -76,12 +76,8 @@ def walk_parts(nodes: list, P: Any, stated: tuple, executor: Any = None) -> tupl
     from relu_gating._executors import submit
     from relu_gating.checker import walk_tree
 
-    from relu_gating.checker._constants import MAX_NODES
-    from relu_gating.checker._limits import limits
-
-    W = audit_workers(executor)
-    if (W <= 1 or len(nodes) < PARALLEL_MIN_NODES or not getattr(executor, "started", True)
-            or len(nodes) > min(MAX_NODES, limits(P).nodes)):  # (too many: the whole walk refuses the tree)
+    W = audit_workers(executor)  # (the checker's limit on a tree's nodes, 2 (n + 1) a chamber, holds for the search's)
+    if W <= 1 or len(nodes) < PARALLEL_MIN_NODES or not getattr(executor, "started", True):
         return walk_tree(nodes, P)[:2]
     try:
         top, parts = split_tree(nodes, P.n, TASKS_PER_WORKER * W)

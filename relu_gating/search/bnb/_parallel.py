@@ -27,6 +27,7 @@ with the call.  The audit of the finished tree runs on the same executor
 from __future__ import annotations
 
 import contextlib
+import gc
 import heapq
 import math
 import time
@@ -36,7 +37,7 @@ import numpy as np
 
 from relu_gating.patterns._exact import single_thread_blas
 from relu_gating.search.bnb._audit import audit_workers
-from relu_gating.search.bnb._search import SLOWDOWN_MAX, SLOWDOWN_MIN_WALL, Search, slowdown
+from relu_gating.search.bnb._search import FREEZE_EVERY, SLOWDOWN_MAX, SLOWDOWN_MIN_WALL, Search, slowdown
 from relu_gating.search.bnb._tree_build import Node
 
 __all__ = ["run_parallel", "run_executor", "check_workers", "subtree_task", "FRONTIER_PER_WORKER", "SLICE_SECONDS",
@@ -53,6 +54,8 @@ MAX_TASK_NODES = 64
 #: After the time budget, seconds to wait for the tasks in flight (their slices end at the budget).
 DRAIN_SECONDS = 1.0
 _POLL = 0.1
+#: Tasks grafted between two ``gc.freeze()`` calls of the main process (``FREEZE_EVERY`` expansions serially).
+FREEZE_TASKS = 16
 
 
 # ---------------------------------------------------------------------- the best-first loop
@@ -293,12 +296,26 @@ def run_parallel(search: Search, executor: Any, deadline: float | None, bar: Any
     """What :meth:`Search.run` does, with subtrees searched on ``executor``; returns
     ``"settled"``, ``"time"`` or ``"interrupted"``.  The tree is grafted into ``search.root``;
     every node not settled when it returns stays open (a leaf with its bound)."""
+    own = gc.get_freeze_count() == 0  # as Search.run: the collector kept off the tree built so far
+    try:
+        return _run_parallel(search, executor, deadline, bar, seed, own)
+    finally:
+        if own:
+            gc.unfreeze()
+
+
+def _run_parallel(search: Search, executor: Any, deadline: float | None, bar: Any, seed: int, own: bool) -> str:
     W = workers_of(executor)
     lazy = bool(getattr(executor, "lazy", False))  # a pool of our own: started only if the serial phase has not settled
     t0 = time.perf_counter()
     search.push(search.root)
-    why = expand_until(search, deadline, bar, lambda: (not lazy and len(search.heap) >= FRONTIER_PER_WORKER * W)
-                       or time.perf_counter() - t0 >= SERIAL_SECONDS, keep=True)
+
+    def pause() -> bool:
+        if own and search.expansions % FREEZE_EVERY == 0:
+            gc.freeze()
+        return (not lazy and len(search.heap) >= FRONTIER_PER_WORKER * W) or time.perf_counter() - t0 >= SERIAL_SECONDS
+
+    why = expand_until(search, deadline, bar, pause, keep=True)
     if why != "paused":
         return why
     search.audit_workers = audit_workers(executor)  # the audit runs there too: Search.reserve keeps less
@@ -307,7 +324,7 @@ def run_parallel(search: Search, executor: Any, deadline: float | None, bar: Any
     inflight: dict = {}
     totals = {"tasks": 0, "submitted": 0, "grafted": 0, "workers": W}
     try:
-        why = _rounds(search, pool, inflight, totals, deadline, bar, seed)
+        why = _rounds(search, pool, inflight, totals, deadline, bar, seed, own)
         if why == "time" and inflight:  # their slices end with the budget: take what they found
             stop = time.perf_counter() + DRAIN_SECONDS
             while inflight and time.perf_counter() < stop:
@@ -325,7 +342,7 @@ def run_parallel(search: Search, executor: Any, deadline: float | None, bar: Any
 
 
 def _rounds(search: Search, pool: _Pool, inflight: dict, totals: dict, deadline: float | None, bar: Any,
-            seed: int) -> str:
+            seed: int, own: bool = False) -> str:
     """Keep one task per worker in flight until settled, out of time or interrupted."""
     from relu_gating._interrupt import check_stop
 
@@ -352,5 +369,7 @@ def _rounds(search: Search, pool: _Pool, inflight: dict, totals: dict, deadline:
         timeout = _POLL if deadline is None else max(0.0, min(_POLL, deadline - time.perf_counter()))
         for fut in pool.wait(list(inflight), timeout):
             added = _absorb(search, inflight.pop(fut), fut.result(), totals)
+            if own and totals["tasks"] % FREEZE_TASKS == 0:  # the grafted tree is acyclic: keep the collector off it
+                gc.freeze()
             if bar is not None:
                 bar.update(added, note=_note(search, _bound_in_flight(search, inflight), len(inflight)))
