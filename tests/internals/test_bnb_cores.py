@@ -423,3 +423,23 @@ def test_audit_in_parts_survives_a_lost_worker(tree, monkeypatch):
     sizes = _spy_walks(monkeypatch)
     assert _audit.audit_tree(obj, broken, Broken()) == _audit.audit_tree(obj, serial) and broken == serial
     assert len(nodes) in sizes and min(sizes) < len(nodes)  # the top walked, then the whole tree
+
+
+def test_a_counter_that_appears_during_a_task_is_carried_back(early, monkeypatch):
+    """A stats key made on first use inside a task (``stats["unproven"]``: a KeyError in the worker, found by
+    tests/test_float_range.py once every query ran on the pool) is added up in the main process."""
+    from relu_gating.search.bnb import _search
+
+    inner = _search.Search.expand
+
+    def expand(self, node):
+        self.stats["late_counter"] = self.stats.get("late_counter", 0) + 1
+        return inner(self, node)
+
+    monkeypatch.setattr(_search.Search, "expand", expand)
+    Phi, U = _instance("gauss", 14, 2, 3)
+    with ThreadPoolExecutor(2) as ex:
+        res = best_neuron(Phi, U, strategy="branch-and-bound", executor=ex)
+    st = res.tree["stats"]
+    assert res.certified and st["parallel_tasks"] >= 1
+    assert st["late_counter"] >= st["parallel_tasks"]  # the main process's expansions and every task's

@@ -180,7 +180,8 @@ def subtree_task(obj: Any, roots: list[tuple], incumbent: np.ndarray | None, alp
     for item in search.heap:
         if search.settled(item[-1].claim):
             item[-1].settle("b")
-    stats = {k: v - base[k] for k, v in search.stats.items() if isinstance(v, (int, float))}
+    stats = {k: v - base.get(k, 0) for k, v in search.stats.items() if isinstance(v, (int, float))}  # (some keys
+    # appear on first use: stats["unproven"])
     stats["lp_calls"] = search.lp.calls - lp0
     out = [flatten(n) for n in nodes]
     stats["task_wall"], stats["task_cpu"] = time.perf_counter() - t0, time.process_time() - cpu0
@@ -275,8 +276,8 @@ def _absorb(search: Search, batch: list[Node], answer: tuple, totals: dict) -> i
     for key, val in stats.items():
         if key == "lp_calls":
             search.lp.calls += int(val)
-        elif key in search.stats:
-            search.stats[key] += val
+        elif key not in ("task_wall", "task_cpu"):
+            search.stats[key] = search.stats.get(key, 0) + val
     search.notes.extend(notes)
     totals["task_wall"] = totals.get("task_wall", 0.0) + stats.get("task_wall", 0.0)
     totals["task_cpu"] = totals.get("task_cpu", 0.0) + stats.get("task_cpu", 0.0)
