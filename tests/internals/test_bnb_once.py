@@ -38,7 +38,7 @@ def test_exhaustive_search_skips_the_subsets_an_ancestor_tried(monkeypatch):
 
     monkeypatch.setattr(_thin, "MAX_CHAMBERS", 0)  # as beyond the exact chamber list's bound
     Phi, U = _grid_data(60, 1)
-    opts = BranchAndBoundOptions(lifted=False)
+    opts = BranchAndBoundOptions(lifted=False, workers=1)  # the very same tree: serial (a pool's timing varies)
     once = best_neuron(Phi, U, strategy="branch-and-bound", options=opts)
     monkeypatch.setattr(Node, "refuted", property(lambda self: {}, lambda self, v: None))
     afresh = best_neuron(Phi, U, strategy="branch-and-bound", options=opts)
