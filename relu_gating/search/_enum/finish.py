@@ -81,6 +81,7 @@ def reported_neuron(obj: Objective, best: np.ndarray) -> tuple[np.ndarray, float
         theta = np.asarray(best, dtype=float)
         value, evaluated = reported_value(obj, theta) if np.all(np.isfinite(theta)) else (np.nan, True)
     if np.isnan(value):
+        theta = theta if np.all(np.isfinite(theta)) else np.zeros(obj.Phi.shape[1])
         return theta, 0.0, False, ["the incumbent neuron is excluded on exact recomputation (inputs at the ends "
                                    "of the float range): value 0, not certified"]
     if not evaluated:
