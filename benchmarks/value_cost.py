@@ -54,9 +54,9 @@ def main() -> None:
                       (100, 2, True), (1000, 2, True)):
         Phi, U, H, theta = _case(n, q, ill)
         obj = make_objective(Phi, U, H)
-        b0, b1 = _ms(lambda: orthonormal_basis(H)), _ms(lambda: feature_basis(H))
-        v0 = _ms(lambda: neuron_values(obj, theta[None, :]))
-        v1 = _ms(lambda: reported_value(obj, theta))
+        b0, b1 = _ms(lambda H=H: orthonormal_basis(H)), _ms(lambda H=H: feature_basis(H))
+        v0 = _ms(lambda obj=obj, t=theta: neuron_values(obj, t[None, :]))
+        v1 = _ms(lambda obj=obj, t=theta: reported_value(obj, t))
         print(f"{n:>6} {H.shape[1]:>3} {'nearly dep' if ill else 'relu':>9} | {b0:>11.2f} {b1:>11.2f} | "
               f"{v0:>11.2f} {v1:>12.2f}")
 

@@ -17,8 +17,9 @@ import numpy as np
 from relu_gating.checker._bounds import prove
 from relu_gating.checker._constants import BOUND_SLACK, EPS, EXCLUDE_RTOL, PATTERN_RTOL, UK_ORTHONORMAL_TOL, VALUE_TOL
 from relu_gating.checker._floats import dot_rounded, fro, gamma
+from relu_gating.checker._limits import limits
 from relu_gating.checker._problem import StatedProblem, state_problem
-from relu_gating.checker._read import (FORMAT, BinaryReader, Claim, is_binary, load_json, parse_claim,
+from relu_gating.checker._read import (FORMAT, Claim, is_binary, load_json, parse_claim,
                                        parse_patterns)
 from relu_gating.errors import CertificateError
 
@@ -208,7 +209,8 @@ def _verify_patterns(d: dict, P: StatedProblem, exact: bool) -> VerifyReport:
     mismatch = _mismatch(d.get("problem"), P)
     if mismatch:
         return _refused(c, mismatch)
-    p = parse_patterns(d, c.n, c.m)
+    lim = limits(P)
+    p = parse_patterns(d, c.n, c.m, lim.digits, lim.patterns)
     checks: dict[str, Any] = {"problem": {"ok": True}}
     value, reasons = check_value(c, P, bool(np.any(p.packed[p.settlement != _PRUNED])), exact)
     checks["value"] = {"ok": not reasons, "recomputed": value}
@@ -245,12 +247,17 @@ def _verify_tree(d: dict, P: StatedProblem, exact: bool) -> VerifyReport:
 
 def _verify_binary(path: Any, P: StatedProblem, exact: bool) -> VerifyReport:
     from relu_gating.checker._binary import stream
+    from relu_gating.checker._read_npz import BinaryReader  # binary certificates only: loaded then
 
-    with BinaryReader(path) as rd:
+    lim = limits(P)
+    with BinaryReader(path, lim.digits) as rd:
         c = rd.claim
         mismatch = _mismatch(rd.meta.get("problem"), P)
         if mismatch:
             return _refused(c, mismatch)
+        if rd.N > lim.patterns:
+            raise CertificateError(f"binary certificate {rd.path}: n_patterns = {rd.N} exceeds {lim.patterns}, twice "
+                                   "Cover's count of chambers of the stated problem (no arrangement has more than the count)")
         bad, dup, top, unproven, first, live = stream(rd, P, exact)
     checks: dict[str, Any] = {"problem": {"ok": True}}
     value, reasons = check_value(c, P, live, exact)

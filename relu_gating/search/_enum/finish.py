@@ -28,11 +28,13 @@ def _unpack(packed: np.ndarray, n: int) -> np.ndarray:
     return np.unpackbits(packed, axis=1, count=n).view(bool)
 
 
-def raise_claims(obj: Objective, store: PatternStore, pruned: np.ndarray, evidence: dict) -> list[str]:
+def raise_claims(obj: Objective, store: PatternStore, pruned: np.ndarray, evidence: dict,
+                 near: float | None = None) -> list[str]:
     """Claims made what is proven (in place on ``store`` and ``evidence``;
     :mod:`relu_gating.search._claims`): the patterns ``pruned`` (settled as having no admissible
     neuron, bounds zeroed) must be so exactly; a solver's claim that no check proves is replaced by
-    the least proven bound, its evidence dropped and its pattern ``BOUND``.  Returns notes."""
+    the least proven bound, its evidence dropped and its pattern ``BOUND``; a claim just above ``near``
+    (the incumbent's value) may be proven at a supremum on its chamber's boundary.  Returns notes."""
     from relu_gating.search._claims import checked_exclusions, settle_claims
 
     notes: list[str] = []
@@ -50,7 +52,7 @@ def raise_claims(obj: Objective, store: PatternStore, pruned: np.ndarray, eviden
     if idx.size == 0:
         return notes
     got = settle_claims(obj, _unpack(store.take("packed", idx), obj.n), store.take("upper", idx),
-                        [evidence[int(i)] for i in idx])
+                        [evidence[int(i)] for i in idx], near=near)
     store.patch("upper", idx, got.bounds)
     for k, ev in got.replaced.items():
         evidence[int(idx[k])] = ev
@@ -155,7 +157,7 @@ def finish(obj: Objective, store: PatternStore, best_theta: np.ndarray | None, b
             pattern = z > 0
         if resumed:
             notes.append("resumed from checkpoint")
-    claims = raise_claims(obj, store, _settle(store), evidence)
+    claims = raise_claims(obj, store, _settle(store), evidence, near=value if best_theta is not None else None)
     sc = _final_scan(store, z, value)
     if sc["close"] >= 2 and sc["others"]:
         notes.append(f"near-tie: {sc['others']} other pattern(s) reach {value:.12f} within 1e-9 with a different "
