@@ -308,7 +308,10 @@ def _solve_one(obj: Objective, mask: np.ndarray, method: str, witness: np.ndarra
     if const is not None:
         if np.isnan(const):
             return _Solved(0.0, np.nan, theta0, PRUNED, "closed-form")
-        return _settle_exact(obj, mask, const, theta0, "closed-form", theta0)
+        got = _settle_exact(obj, mask, const, theta0, "closed-form", theta0)
+        if witness is not None and np.isnan(neuron_values(obj, theta0[None, :])[0]):  # a witness flushed to a
+            return got._replace(lower=np.nan, status=BOUND)  # dead neuron (columns at the ends of the float range)
+        return got
     if _all_excluded(obj, mask):
         return _Solved(0.0, np.nan, theta0, PRUNED, "excluded")
     A, B, G, T, Ti = _pattern_problem(obj, mask)
