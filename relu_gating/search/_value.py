@@ -154,10 +154,11 @@ def reported_value(obj: Any, theta: np.ndarray) -> tuple[float, bool]:
     return exact_value(obj, theta), True
 
 
-#: Above this proven ``||Q_H Q_H^T - Pi_H||_2`` (features nearly dependent, condition about 1e8 and
-#: more) the search's float bounds, formed with ``Q_H``, carry no proven allowance for its error:
-#: a certified result is then confirmed by the checker before it is reported certified.
-CONFIRM_ETA = 1e-8
+#: Above this proven condition of the features (``||H_s||_F / sigma_min(H_s)``, ``H_s`` their
+#: independent columns scaled; about 1e6 and more: nearly dependent) the search's float bounds, formed
+#: with ``Q_H``, carry no proven allowance for its error (about ``eps`` times the condition): a certified
+#: result is then confirmed by the checker before it is reported certified.
+CONFIRM_COND = 1e6
 
 #: Up to this many samples the confirmation runs the checker in exact mode, beyond in float mode
 #: (both sound; exact mode is the tests' oracle).
@@ -165,9 +166,13 @@ CONFIRM_EXACT_N = 64
 
 
 def confirmed(obj: Any, result: Any) -> Any:
-    """``result`` itself, or where ``eta_H > CONFIRM_ETA`` and the checker does not certify it, the
-    same result not certified, with the checker's proven upper bound and a note."""
-    if not result.certified or obj.Q_H is None or obj.eta_H <= CONFIRM_ETA:
+    """``result`` itself, or where the features' condition exceeds :data:`CONFIRM_COND` and the
+    checker does not certify it, the same result not certified, with the checker's proven upper
+    bound and a note."""
+    if not result.certified or obj.Q_H is None:
+        return result
+    b = obj.H_basis
+    if b.sigma > 0 and _fro(b.Hs) <= CONFIRM_COND * b.sigma:
         return result
     import dataclasses
 
@@ -176,7 +181,7 @@ def confirmed(obj: Any, result: Any) -> Any:
     rep = verify(result, obj.Phi, obj.U_K, features=obj.stated_features, exact=obj.n <= CONFIRM_EXACT_N)
     if rep.certified:
         return result
-    note = (f"features nearly dependent (proven ||Q_H Q_H^T - Pi_H|| <= {obj.eta_H:.1e}): the checker does not "
+    note = (f"features nearly dependent (condition above {CONFIRM_COND:g}): the checker does not "
             f"confirm the bounds ({rep.reasons[0] if rep.reasons else 'not certified'}): not certified")
     return dataclasses.replace(result, certified=False, upper_bound=float(max(result.upper_bound, rep.upper_bound)),
                                notes=tuple(result.notes) + (note,))
