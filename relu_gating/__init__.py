@@ -26,7 +26,7 @@ from relu_gating.errors import (
 from relu_gating._version import __version__
 
 if TYPE_CHECKING:  # the lazy map, visible to IDEs and type checkers
-    from relu_gating.certificate import VerifyReport, verify
+    from relu_gating.checker import VerifyReport, verify
     from relu_gating.coverage.bounds import ActiveSetBound, CoverageCeiling, KyFanLimits, TargetBound, active_set_bound, coverage_ceiling, ky_fan_limits, row_partition, target_coverage_bound
     from relu_gating.coverage.metrics import Readout, captured_features, coverage_deficit, coverage_gap, dirichlet_energy, leverage_scores, marginal_gain, orthonormal_basis, principal_angles, rayleigh_quotient, readout
     from relu_gating.coverage.report import CoverageReport, coverage_report
@@ -64,7 +64,7 @@ _BY_MODULE: tuple[tuple[str, str], ...] = (
     ("search.result", "NeuronResult"),
     ("search.options", "EnumerateOptions BranchAndBoundOptions"),
     ("search.objectives", "cone_constraints neuron_value"),
-    ("certificate", "verify VerifyReport"),
+    ("checker", "verify VerifyReport"),
     ("coverage.report", "coverage_report CoverageReport"),
     ("coverage.bounds", "target_coverage_bound TargetBound active_set_bound ActiveSetBound ky_fan_limits"),
     ("coverage.bounds", "KyFanLimits coverage_ceiling CoverageCeiling row_partition"),

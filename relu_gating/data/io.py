@@ -313,7 +313,7 @@ def resolve_problem(
 
 
 def _layer_input(X: np.ndarray) -> np.ndarray:
-    """``[X, 1]``, imported only when needed (a verify of a stated ``Phi`` loads no layer code)."""
-    from relu_gating.layers.networks import layer_input
-
-    return layer_input(X, name="X")
+    """``[X, 1]`` (:func:`relu_gating.layer_input`, written here so that reading an input loads no
+    layer or coverage code: ``relu-gating verify`` reads its input with this module)."""
+    Xm = as_matrix(X, "X", allow_1d=True)
+    return np.hstack([Xm, np.ones((Xm.shape[0], 1))])
