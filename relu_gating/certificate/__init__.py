@@ -1,18 +1,17 @@
 """Certificates of the best-neuron search: a versioned JSON format and its writers.
 
-* :func:`result_to_dict` / :func:`load_certificate`: the format (version
-  ``relu-gating-certificate/2``, documented in ``FORMAT.md`` beside this package);
-* :func:`save_binary` / :func:`read_binary_meta`: the binary ``.npz`` form
-  (``relu-gating-certificate-npz/1``), written and verified as a stream;
+* :func:`result_to_dict`: the format (version ``relu-gating-certificate/2``, documented in
+  ``FORMAT.md`` beside this package);
+* :func:`save_binary` / :func:`binary_meta`: the binary ``.npz`` form
+  (``relu-gating-certificate-npz/1``), written as a stream;
 
 The certificates are checked by :mod:`relu_gating.checker` (:func:`relu_gating.verify`): small,
 separate, its own primitives and its own reader.
 """
 
 from relu_gating.certificate._codes import Settlement
-from relu_gating.certificate._format import (FORMAT, Certificate, load_certificate, multipliers_json, parse_certificate,
-                                             result_to_dict)
-from relu_gating.certificate._binary import BINARY_FORMAT, is_binary, read_binary_meta, save_binary
+from relu_gating.certificate._format import FORMAT, multipliers_json, result_to_dict
+from relu_gating.certificate._binary import BINARY_FORMAT, binary_meta, save_binary
 from relu_gating.certificate._verify import BOUND_SLACK, EXCLUDE_RTOL, VALUE_TOL, prove_bounds
 from relu_gating.certificate._problem import state_problem
 from relu_gating.certificate._proofs import (cap_bound, exact_below, exact_claim, exact_excluded, exact_feature_basis,
@@ -20,9 +19,8 @@ from relu_gating.certificate._proofs import (cap_bound, exact_below, exact_claim
                                              support_bounds)
 
 
-__all__ = ["FORMAT", "Settlement", "Certificate", "load_certificate", "parse_certificate", "result_to_dict",
-           "prove_bounds", "VALUE_TOL", "BOUND_SLACK", "EXCLUDE_RTOL", "BINARY_FORMAT", "is_binary",
-           "read_binary_meta", "save_binary", "multipliers_json",
+__all__ = ["FORMAT", "Settlement", "result_to_dict", "multipliers_json", "BINARY_FORMAT", "binary_meta", "save_binary",
+           "prove_bounds", "VALUE_TOL", "BOUND_SLACK", "EXCLUDE_RTOL",
            # the search's proof helpers (it claims only what they prove; the checker has its own)
            "state_problem", "cap_bound", "exact_below", "exact_claim", "exact_excluded", "exact_feature_basis",
            "exact_gram", "exact_parts", "exact_pencil", "gross_scale", "pattern_pencils", "pencil_bounds", "support_bounds"]

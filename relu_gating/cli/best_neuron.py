@@ -233,7 +233,7 @@ def _strategy(args: argparse.Namespace, Phi: np.ndarray, K: int) -> tuple[str, A
 
 def _report(args: argparse.Namespace, res: Any, problem: Any, spec: str) -> int:
     """Write the certificate (--out) and print the summary (--json) or the text report."""
-    from relu_gating.certificate._binary import binary_meta, save_binary
+    from relu_gating.certificate import binary_meta, save_binary
 
     record = input_record(problem, args.input, spec)
     if args.out and args.out.lower().endswith(".npz"):  # binary: streamed, the summary from its meta
