@@ -27,7 +27,7 @@ TREE_KIND = "tree"
 
 
 def _sha(a: Any) -> str | None:
-    from relu_gating.certificate._problem import array_sha256
+    from relu_gating.checker import array_sha256
 
     return None if a is None else array_sha256(a)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -10,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from relu_gating._validate import as_matrix, check_same_rows
+from relu_gating.checker import array_sha256  # the one definition: the input hashes the checker compares
 from relu_gating.errors import InputError
 
 __all__ = ["StatedProblem", "state_problem", "exact_rank", "array_sha256", "pow2_scales", "UK_ORTHONORMAL_TOL"]
@@ -43,12 +43,6 @@ class StatedProblem:
     @property
     def objective(self) -> str:
         return "captured" if self.QH is None else "marginal"
-
-
-def array_sha256(a: np.ndarray) -> str:
-    """SHA-256 of an array's float64 C-ordered bytes and shape."""
-    a = np.ascontiguousarray(a, dtype=np.float64)
-    return hashlib.sha256(str(a.shape).encode() + a.tobytes()).hexdigest()
 
 
 def exact_rank(Phi: np.ndarray) -> int:

@@ -62,7 +62,7 @@ def _stated(Phi: Any, U_K: Any, features: Any) -> Any:
     arrays): the branch and bound asks :func:`prove_bounds` once per chamber, and stating the
     problem decides ``Phi``'s pivot columns in exact rationals (half of a search's time at
     n = 1000, d = 2 before the cache)."""
-    from relu_gating.certificate._problem import array_sha256
+    from relu_gating.checker import array_sha256
     from relu_gating.checker import state_problem
 
     feat = features if features is None or isinstance(features, str) else array_sha256(np.asarray(features))
