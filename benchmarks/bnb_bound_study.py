@@ -65,7 +65,7 @@ def open_nodes(obj, expand: int, seed: int):
 def study_case(n: int, d: int, seed: int, data: str, expand: int) -> list[dict]:
     from bnb import instance
 
-    from relu_gating.certificate._problem import exact_rank
+    from relu_gating.search.proofs._problem import exact_rank
     from relu_gating.search.bnb import _strong
     from relu_gating.search.objectives import make_objective, with_rank
 

@@ -12,15 +12,5 @@ separate, its own primitives and its own reader.
 from relu_gating.certificate._codes import Settlement
 from relu_gating.certificate._format import FORMAT, multipliers_json, result_to_dict
 from relu_gating.certificate._binary import BINARY_FORMAT, binary_meta, save_binary
-from relu_gating.certificate._verify import BOUND_SLACK, EXCLUDE_RTOL, VALUE_TOL, prove_bounds
-from relu_gating.certificate._problem import state_problem
-from relu_gating.certificate._proofs import (cap_bound, exact_below, exact_claim, exact_excluded, exact_feature_basis,
-                                             exact_gram, exact_parts, exact_pencil, gross_scale, pattern_pencils, pencil_bounds,
-                                             support_bounds)
 
-
-__all__ = ["FORMAT", "Settlement", "result_to_dict", "multipliers_json", "BINARY_FORMAT", "binary_meta", "save_binary",
-           "prove_bounds", "VALUE_TOL", "BOUND_SLACK", "EXCLUDE_RTOL",
-           # the search's proof helpers (it claims only what they prove; the checker has its own)
-           "state_problem", "cap_bound", "exact_below", "exact_claim", "exact_excluded", "exact_feature_basis",
-           "exact_gram", "exact_parts", "exact_pencil", "gross_scale", "pattern_pencils", "pencil_bounds", "support_bounds"]
+__all__ = ["FORMAT", "Settlement", "result_to_dict", "multipliers_json", "BINARY_FORMAT", "binary_meta", "save_binary"]

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from relu_gating import best_neuron, verify
-from relu_gating.certificate._tree import node_bound, node_problem
+from relu_gating.search.proofs._node import node_bound, node_problem
 from relu_gating.errors import InputError
 from relu_gating.search.bnb import branch_and_bound, choose_strategy
 from relu_gating.search.objectives import make_objective, neuron_values

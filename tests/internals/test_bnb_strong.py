@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from relu_gating import best_neuron, verify
-from relu_gating.certificate._problem import exact_rank
-from relu_gating.certificate._tree_strong import lifted_leaf_bound, multiplier_matrix
+from relu_gating.search.proofs._problem import exact_rank
+from relu_gating.search.proofs._lifted import lifted_leaf_bound, multiplier_matrix
 from relu_gating.patterns import enumerate_patterns
 from relu_gating.search.bnb import _strong, branch_and_bound
 from relu_gating.search.objectives import make_objective, with_rank

@@ -7,7 +7,7 @@ import json
 import numpy as np
 
 from relu_gating import best_neuron, verify
-from relu_gating.certificate._problem import exact_rank
+from relu_gating.search.proofs._problem import exact_rank
 from relu_gating.patterns import enumerate_patterns
 from relu_gating.search._exact.tasks import _solve_one
 from relu_gating.search.bnb import _chamber, branch_and_bound

@@ -114,7 +114,7 @@ def kernel_evidence(obj: Any, basis: Any, mask: np.ndarray, claims: list[float],
     exact orthogonal basis of ``col(H)`` (:func:`relu_gating.certificate.exact_feature_basis`)."""
     import solvers
 
-    from relu_gating.certificate import exact_below, exact_gram, exact_parts, exact_pencil
+    from relu_gating.search.proofs import exact_below, exact_gram, exact_parts, exact_pencil
 
     A, B = exact_pencil(obj.Phi, obj.U_K, basis, mask)
     m = len(B)

@@ -14,7 +14,7 @@ from relu_gating.search.bnb._search import Search
 from relu_gating.search.bnb._audit import audit_tree
 from relu_gating.search.bnb._chamber import UNPROVEN_NOTE
 from relu_gating.search.bnb._tree_build import count_kinds, to_nodes
-from relu_gating.certificate._problem import exact_rank
+from relu_gating.search.proofs import exact_rank
 from relu_gating.search.objectives import Objective, containment_remark, make_objective, neuron_values, with_rank
 from relu_gating.search.options import BranchAndBoundOptions
 from relu_gating.search.result import NeuronResult

@@ -3,7 +3,7 @@
 A node with every row decided is a chamber.  It is settled by the per-pattern machinery of the
 enumeration (:func:`relu_gating.search._exact.tasks._solve_one`: two-row or SDP evidence first, else
 the exact solve with dual evidence), and its leaf claims what the verifier proves for it, as for a
-pattern of the enumeration certificate (:func:`relu_gating.certificate._tree.chamber_bound`).
+pattern of the enumeration certificate (:func:`relu_gating.search.proofs._node.chamber_bound`).
 
 A chamber without a strict interior point is first tested for a zero proof (:meth:`Chambers._zero`):
 when an exact positive dependency of its signed rows covers every active row, ``relu(Phi theta) = 0``
@@ -151,14 +151,14 @@ class Chambers:
     def _excluded(self, mask: np.ndarray) -> bool:
         """No admissible neuron in the chamber, decided exactly (and confirmed by the verifier's own
         test, which the leaf ``["x"]`` must pass)."""
-        from relu_gating.certificate._verify import _excluded
+        from relu_gating.search.proofs._checker import _excluded
         from relu_gating.search._claims import exactly_excluded
 
         return exactly_excluded(self.obj, mask) and _excluded(self._stated_problem(), mask)
 
     def _stated_problem(self) -> Any:
         """The problem as the verifier states it (built once)."""
-        from relu_gating.certificate._problem import state_problem
+        from relu_gating.search.proofs import state_problem
 
         if not hasattr(self, "_stated"):
             features = self.obj.stated_features

@@ -1,7 +1,7 @@
 """Best-first branch and bound over the hyperplane arrangement of ``Phi`` (private).
 
 A node is the closed cone of weights on which some rows have a fixed sign; its bound is
-:func:`relu_gating.certificate._tree.node_bound` (valid for every neuron of the cone,
+:func:`relu_gating.search.proofs._node.node_bound` (valid for every neuron of the cone,
 recomputable by the verifier from the signs alone).  The open node of largest bound is
 expanded: rows whose sign is forced are fixed (an LP finds no interior on one side, and the
 Farkas rows are checked exactly), then the node is split on the undecided row where the
@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from relu_gating.certificate._tree import bound_parts, implied_exact, node_bound, node_problem
+from relu_gating.search.proofs import bound_parts, implied_exact, node_bound, node_problem
 from relu_gating.search.bnb._blind import blind_row, expand_pointless, split
 from relu_gating.search.bnb._chamber import Chambers
 from relu_gating.search.bnb._forced import exhaustive_farkas, float_clear, forced_rows
@@ -430,9 +430,9 @@ class Search(Chambers):
         return True
 
     def lifted_checks(self, node: Node, claim: float, evidence: tuple) -> bool:
-        """The checker's own test of lifted evidence at ``claim`` (:func:`relu_gating.certificate._tree_strong.
+        """The checker's own test of lifted evidence at ``claim`` (:func:`relu_gating.search.proofs._lifted.
         lifted_leaf_bound`); its time on evidence it accepts is ``t_lifted_check`` (the audit repeats it)."""
-        from relu_gating.certificate._tree_strong import lifted_leaf_bound
+        from relu_gating.search.proofs import lifted_leaf_bound
 
         assert node.signs is not None
         t0 = time.perf_counter()

@@ -1,6 +1,6 @@
 """Nodes of the branch and bound and their preorder JSON form (private).
 
-The JSON layout is the tree certificate of :mod:`relu_gating.certificate._tree`.
+The JSON layout is the tree certificate of :mod:`relu_gating.search.proofs._node`.
 """
 
 from __future__ import annotations

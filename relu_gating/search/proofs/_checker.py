@@ -18,7 +18,7 @@ _STATED: dict = {}
 
 
 def _checker_problem(S: Any) -> Any:
-    """The checker's statement of a problem stated by :mod:`relu_gating.certificate._problem`
+    """The checker's statement of a problem stated by :mod:`relu_gating.search.proofs._problem`
     (features ``"array"`` through their orthonormal basis), cached per object."""
     got = _STATED.get(id(S))
     if got is None or got[0] is not S:  # by identity first (called per pattern), then by content

@@ -19,7 +19,7 @@ Nodes are listed in preorder, each a short JSON list:
   leaf holding only ``h = 0``, by an exact positive dependency of its signed rows
   (:mod:`relu_gating.search.bnb._zero`).
 * ``["d", u, dec, N, mu]``: a leaf of any depth bounded by ``u`` from lifted evidence
-  coupling its undecided rows (:mod:`relu_gating.certificate._tree_strong`).
+  coupling its undecided rows (:mod:`relu_gating.search.proofs._lifted`).
 
 Every weight lies in some leaf's closed cone (a split covers its parent; an
 implied sign loses only the face ``phi_i theta = 0``, which the child holds),
@@ -46,9 +46,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from relu_gating.certificate._farkas import implied_exact
-from relu_gating.certificate._problem import pow2_scales
-from relu_gating.certificate._proofs import _allow
+from relu_gating.search.proofs._farkas import implied_exact
+from relu_gating.search.proofs._problem import pow2_scales
+from relu_gating.search.proofs._pattern import _allow
 
 __all__ = ["NodeProblem", "node_problem", "node_bound", "implied_exact", "chamber_bound", "SIGMA_MIN"]
 
@@ -265,8 +265,8 @@ def node_bound(P: NodeProblem, signs: np.ndarray, want_vector: bool = False) -> 
 def chamber_bound(S: Any, mask: np.ndarray, claim: float, rows: np.ndarray, N: np.ndarray) -> float:
     """Bound proven for a chamber's claim as for a pattern of the enumeration certificate: the pencil
     inequality at the claim, the support bound, the dual evidence ``(rows, N)`` (ignored if
-    malformed), exactly where floats are too coarse (:func:`relu_gating.certificate._verify._prove`)."""
-    from relu_gating.certificate._verify import _prove
+    malformed), exactly where floats are too coarse (:func:`relu_gating.search.proofs._checker._prove`)."""
+    from relu_gating.search.proofs._checker import _prove
 
     ok = rows.size == 0 or (rows.min() >= 0 and rows.max() < mask.size and np.all(np.isfinite(N)))
     evidence = {0: (rows, N)} if ok else {}  # no rows: the pencil's own bound, claim-free
