@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # the lazy map, visible to IDEs and type checkers
     from relu_gating.coverage.bounds import ActiveSetBound, CoverageCeiling, KyFanLimits, TargetBound, active_set_bound, coverage_ceiling, ky_fan_limits, row_partition, target_coverage_bound
     from relu_gating.coverage.metrics import Readout, captured_features, coverage_deficit, coverage_gap, dirichlet_energy, leverage_scores, marginal_gain, orthonormal_basis, principal_angles, rayleigh_quotient, readout
     from relu_gating.coverage.report import CoverageReport, coverage_report
-    from relu_gating.coverage.variation import Representability, VariationNorm, representability_constant, variation_norm
+    from relu_gating.layers.variation import Representability, VariationNorm, representability_constant, variation_norm
     from relu_gating.data.datasets import blobs, circles, two_moons
     from relu_gating.data.io import InputData, Problem, load_input, resolve_problem
     from relu_gating.layers.greedy import GreedyLayer, greedy_layer
@@ -71,7 +71,7 @@ _BY_MODULE: tuple[tuple[str, str], ...] = (
     ("data.datasets", "two_moons circles blobs"),
     ("layers.greedy", "greedy_layer GreedyLayer"),
     ("search.baselines", "random_search local_search"),
-    ("coverage.variation", "variation_norm VariationNorm representability_constant Representability"),
+    ("layers.variation", "variation_norm VariationNorm representability_constant Representability"),
 )
 _LAZY: dict[str, str] = {name: module for module, names in _BY_MODULE for name in names.split()}
 

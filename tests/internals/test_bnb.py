@@ -89,13 +89,13 @@ def test_node_bound_holds_on_sampled_neurons():
 def test_node_bound_full_tree_against_exact_chambers():
     """Every leaf's bound is at least the exact value of every chamber inside it (enumerated)."""
     from relu_gating.patterns import enumerate_patterns
-    from relu_gating.search._exact.tasks import _solve_one
+    from relu_gating.search._exact.tasks import solve_one
 
     Phi, U = _instance("gauss", 10, 2, 13)
     obj = make_objective(Phi, U, "bias")
     res = branch_and_bound(Phi, U, features="bias")
     pats = enumerate_patterns(Phi)
-    exact = np.array([_solve_one(obj, m, "auto", w).lower for m, w in zip(pats.masks, pats.witnesses)])
+    exact = np.array([solve_one(obj, m, "auto", w).lower for m, w in zip(pats.masks, pats.witnesses)])
     signs = np.zeros(10, dtype=np.int8)
     stack, nodes, checked = [("visit",)], res.tree["nodes"], 0
     pos = 0

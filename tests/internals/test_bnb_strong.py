@@ -17,7 +17,7 @@ from relu_gating.patterns import enumerate_patterns
 from relu_gating.search.bnb import _strong, branch_and_bound
 from relu_gating.search.objectives import make_objective, with_rank
 from relu_gating.search.state import PRUNED
-from relu_gating.search._exact.tasks import _solve_one
+from relu_gating.search._exact.tasks import solve_one
 
 
 def _instance(n, d, seed, clustered=False):
@@ -36,7 +36,7 @@ def _chambers(n, d, seed):
     obj = with_rank(make_objective(Phi, U, "bias"), exact_rank(Phi))
     ps = enumerate_patterns(Phi)
     masks = np.unpackbits(ps.packed, axis=1, count=n).astype(bool)
-    vals = np.array([np.nan if (o := _solve_one(obj, mk, "auto", w)).status == PRUNED else o.upper
+    vals = np.array([np.nan if (o := solve_one(obj, mk, "auto", w)).status == PRUNED else o.upper
                      for mk, w in zip(masks, ps.witnesses)])
     return obj, masks, vals, ps.witnesses
 
@@ -321,7 +321,7 @@ def test_singular_B_at_a_greedy_step_is_settled_and_never_below_the_true_maximum
     first = ps.witnesses[int(np.argmax(masks.sum(axis=1) == 5))]  # a former neuron active on 5 rows
     H = np.c_[np.ones(n), np.maximum(Phi @ first, 0.0)]
     obj = with_rank(make_objective(Phi, U, H), exact_rank(Phi))
-    vals = np.array([np.nan if (o := _solve_one(obj, mk, "auto", w)).status == PRUNED else o.upper
+    vals = np.array([np.nan if (o := solve_one(obj, mk, "auto", w)).status == PRUNED else o.upper
                      for mk, w in zip(masks, ps.witnesses)])
     zero = np.zeros(n, dtype=bool)
     active = np.flatnonzero(Phi @ first > 0)

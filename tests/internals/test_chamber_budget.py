@@ -9,7 +9,7 @@ import numpy as np
 from relu_gating import best_neuron, verify
 from relu_gating.search.proofs._problem import exact_rank
 from relu_gating.patterns import enumerate_patterns
-from relu_gating.search._exact.tasks import _solve_one
+from relu_gating.search._exact.tasks import solve_one
 from relu_gating.search.bnb import _chamber, branch_and_bound
 from relu_gating.search.objectives import make_objective, with_rank
 from relu_gating.search.state import PRUNED
@@ -32,8 +32,8 @@ def test_a_spent_budget_falls_back_to_a_valid_bound():
     masks = np.unpackbits(ps.packed, axis=1, count=Phi.shape[0]).astype(bool)
     fallen = 0
     for mk, w in zip(masks, ps.witnesses):
-        exact = _solve_one(obj, mk, "auto", w)
-        fast = _solve_one(obj, mk, "auto", w, max_seconds=0.0)
+        exact = solve_one(obj, mk, "auto", w)
+        fast = solve_one(obj, mk, "auto", w, max_seconds=0.0)
         if exact.status == PRUNED:
             continue
         assert fast.upper >= exact.upper - 1e-9 * max(1.0, abs(exact.upper))

@@ -351,14 +351,14 @@ def test_chamber_claim_proven_by_the_pencil_inequality_where_the_evidence_is_wea
     from relu_gating.search.proofs._pattern import pattern_pencils
     from relu_gating.search.proofs._node import chamber_bound
     from relu_gating.search.objectives import make_objective, neuron_values
-    from relu_gating.search._exact.tasks import _solve_one
+    from relu_gating.search._exact.tasks import solve_one
 
     I = instance(0)
     S = state_problem(I.Phi, I.U, I.features)
     mask = np.array([0, 1, 1, 1, 1, 0, 1, 1, 0, 1, 0, 1, 1], bool)
     _, B = pattern_pencils(mask.astype(float)[None], S.Q, S.M, S.QH)
     assert np.linalg.eigvalsh(B[0])[0] < 1e-10 * np.linalg.eigvalsh(B[0])[-1]  # the near-singular case
-    out = _solve_one(make_objective(I.Phi, I.U, I.features), mask, "auto")
+    out = solve_one(make_objective(I.Phi, I.U, I.features), mask, "auto")
     z = I.Phi @ out.theta
     assert np.all(np.where(mask, z, -z) >= -1e-9 * np.abs(z).max())  # a neuron of the (closed) chamber
     low = float(neuron_values(make_objective(I.Phi, I.U, I.features), out.theta[None])[0])

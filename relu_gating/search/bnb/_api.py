@@ -9,7 +9,7 @@ import numpy as np
 
 from relu_gating._progress import Progress
 from relu_gating.errors import InputError, SolverFailure
-from relu_gating.patterns._exact import single_thread_blas
+from relu_gating.patterns import single_thread_blas
 from relu_gating.search.bnb._search import Search
 from relu_gating.search.bnb._audit import audit_tree
 from relu_gating.search.bnb._chamber import UNPROVEN_NOTE

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from relu_gating.patterns._exact import single_thread_blas
+from relu_gating.patterns import single_thread_blas
 from relu_gating.search.bnb._search import Search
 from relu_gating.search.bnb._tree_build import Node
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from relu_gating.checker import BOUND_SLACK, CHUNK, EXCLUDE_RTOL, VALUE_TOL
 
-__all__ = ["prove_bounds", "VALUE_TOL", "BOUND_SLACK", "EXCLUDE_RTOL", "CHUNK"]
+__all__ = ["prove_bounds", "checker_excluded", "VALUE_TOL", "BOUND_SLACK", "EXCLUDE_RTOL", "CHUNK"]
 
 
 _STATED: dict = {}
@@ -37,7 +37,7 @@ def _prove(S: Any, masks: np.ndarray, claims: np.ndarray, evidence: dict, pruned
                  np.asarray(pruned, dtype=bool))
 
 
-def _excluded(S: Any, mask: np.ndarray) -> bool:
+def checker_excluded(S: Any, mask: np.ndarray) -> bool:
     """The checker's exact exclusion decision (:func:`relu_gating.checker._bounds.excluded`)."""
     from relu_gating.checker import excluded
 

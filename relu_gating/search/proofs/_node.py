@@ -50,7 +50,8 @@ from relu_gating.search.proofs._farkas import implied_exact
 from relu_gating.search.proofs._problem import pow2_scales
 from relu_gating.search.proofs._pattern import _allow
 
-__all__ = ["NodeProblem", "node_problem", "node_bound", "implied_exact", "chamber_bound", "SIGMA_MIN"]
+__all__ = ["NodeProblem", "node_problem", "node_bound", "bound_matrix", "bound_parts", "implied_exact", "chamber_bound",
+           "SIGMA_MIN"]
 
 #: A complement block whose spanning matrix has a smaller singular value is dropped.
 SIGMA_MIN = 1e-6
@@ -236,7 +237,7 @@ def _whitened_basis(X: np.ndarray) -> tuple[np.ndarray, float]:
     return O, float((eta + err / (s - err)) * (1 + 4 * _EPS))
 
 
-def _bound_matrix(P: NodeProblem, signs: np.ndarray) -> tuple[np.ndarray, float]:
+def bound_matrix(P: NodeProblem, signs: np.ndarray) -> tuple[np.ndarray, float]:
     plus = (signs > 0) & ~P.zero_rows
     minus = (signs < 0) | P.zero_rows
     QHm = None if P.QH is None else P.QH[minus]
@@ -250,7 +251,7 @@ def _bound_matrix(P: NodeProblem, signs: np.ndarray) -> tuple[np.ndarray, float]
 def bound_parts(P: NodeProblem, signs: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
     """:func:`node_bound` with its parts: ``(bound, z, T)``, ``z`` the top eigenvector of the
     K x K matrix ``T`` (``M z`` is the bound's maximizer off ``Z``)."""
-    T, eta = _bound_matrix(P, signs)
+    T, eta = bound_matrix(P, signs)
     w, V = np.linalg.eigh(T)
     return float(w[-1]) + eta * P.trM + P.form, V[:, -1], T
 

@@ -256,7 +256,7 @@ def variation_norm(v: Any, Phi: Any, *, tol: float = DEFAULT_TOL, max_iter: int 
 
     Examples
     --------
-    >>> import numpy as np; from relu_gating.coverage.variation import variation_norm
+    >>> import numpy as np; from relu_gating.layers.variation import variation_norm
     >>> x = np.linspace(-1, 1, 7); Phi = np.c_[x, np.ones(7)]
     >>> r = variation_norm(np.maximum(x, 0), Phi)   # one neuron: norm ||relu(x)||
     >>> bool(r.certified and abs(r.upper - np.linalg.norm(np.maximum(x, 0))) < 1e-6)
