@@ -1,7 +1,7 @@
 """relu-gating: exact, certified best-ReLU-neuron search on a sample graph.
 
 Public API (imported lazily so that ``import relu_gating`` stays cheap; cvxpy and
-the solvers load on first use).  The README gives a tour; the certificate format
+the solvers load on first use).  docs/api.md gives a tour; the certificate format
 is ``relu_gating/certificate/FORMAT.md`` and the JSON shapes are in
 ``relu_gating/schemas/``.  The mathematics and its numbering follow the paper
 "Propagation and Optimization of Low-Frequency Spectral Alignment in ReLU
