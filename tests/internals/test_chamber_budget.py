@@ -63,16 +63,16 @@ def test_the_reserve_counts_the_audits_implied_rows_and_lifted_leaves():
     included (breast cancer PCA 5, 2.0M implied rows, overran 600 s by 67 s without them)."""
     import time
 
-    from relu_gating.search.bnb import _search
+    from relu_gating.search.bnb import _budget, _node_bounds, _search  # noqa: F401
 
     Phi, U = _instance(30, 3, 2)
     obj = with_rank(make_objective(Phi, U, "bias"), exact_rank(Phi))
     S = _search.Search(obj, 1.0, 1e-9, "auto")
     base = S.reserve()
     S.stats["implied"] += 10**6
-    assert S.reserve() - base >= 10**6 * (_search.AUDIT_PER_IMPLIED + _search.FINISH_PER_NODE) * (1 - 1e-12)
+    assert S.reserve() - base >= 10**6 * (_budget.AUDIT_PER_IMPLIED + _budget.FINISH_PER_NODE) * (1 - 1e-12)
     S.stats["lifted_settled"] += 1000
     with_leaves = S.reserve()
-    assert with_leaves >= base + 10**6 * _search.AUDIT_PER_IMPLIED + 1000 * _search.AUDIT_PER_LIFTED_LEAF
+    assert with_leaves >= base + 10**6 * _budget.AUDIT_PER_IMPLIED + 1000 * _budget.AUDIT_PER_LIFTED_LEAF
     # half the reserve left before the deadline: the run stops at once, its root open
     assert S.run(time.perf_counter() + 0.5 * with_leaves) == "time" and S.expansions == 0
