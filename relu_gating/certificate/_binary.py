@@ -132,7 +132,7 @@ def write_binary(res: Any, fh: Any, extra: dict | None = None) -> None:
 
 def save_binary(res: Any, path: Any, extra: dict | None = None) -> None:
     """Write the binary certificate of ``res`` to ``path`` atomically (temporary file, then rename)."""
-    from relu_gating._files import atomic_write
+    from relu_gating._runtime.files import atomic_write
     from relu_gating.errors import InputError
 
     if getattr(res, "strategy", "enumerate") != "enumerate":

@@ -277,8 +277,8 @@ def verify(certificate: Any, Phi: Any, U_K: Any, features: Any = "bias", exact: 
         Malformed certificates raise :class:`~relu_gating.errors.CertificateError`; unusable
         inputs :class:`~relu_gating.errors.InputError`.
     """
-    from relu_gating._alloc import warm_allocator
-    from relu_gating._gc import paused_gc
+    from relu_gating._runtime.alloc import warm_allocator
+    from relu_gating._runtime.collector import paused_gc
 
     warm_allocator()  # performance only (a large certificate is millions of small lists): see the modules
     with paused_gc():

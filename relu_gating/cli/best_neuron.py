@@ -12,10 +12,10 @@ from typing import Any
 import numpy as np
 
 from relu_gating.cli._json import dumps
-from relu_gating._interrupt import Interrupted, run_interruptible
-from relu_gating._progress import say
-from relu_gating._threads import fit_blas
-from relu_gating._files import atomic_write, check_writable, file_sha256
+from relu_gating._runtime.interrupt import Interrupted, run_interruptible
+from relu_gating._runtime.progress import say
+from relu_gating._runtime.threads import fit_blas
+from relu_gating._runtime.files import atomic_write, check_writable, file_sha256
 from relu_gating.search.state import check_checkpoint_path
 from relu_gating.errors import InputError
 from relu_gating.cli._common import PROBLEM_OPTIONS, add_input_arguments, features_from_spec, problem_from_args

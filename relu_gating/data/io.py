@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from relu_gating._validate import as_matrix, as_vector, check_basis, check_K, with_ones
+from relu_gating._inputs.validate import as_matrix, as_vector, check_basis, check_K, with_ones
 from relu_gating.errors import InputError
 
 __all__ = ["InputData", "load_input", "Problem", "resolve_problem", "DEFAULT_K", "NPZ_KEYS", "MAX_SAMPLES"]

@@ -23,7 +23,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from relu_gating._validate import as_matrix, as_vector, with_ones
+from relu_gating._inputs.validate import as_matrix, as_vector, with_ones
 from relu_gating.coverage.metrics import check_basis, orthonormal_basis
 from relu_gating.errors import InputError
 

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from relu_gating._validate import as_matrix, as_vector
+from relu_gating._inputs.validate import as_matrix, as_vector
 from relu_gating.errors import InputError, SolverFailure
 
 __all__ = ["VariationNorm", "variation_norm", "Representability", "representability_constant", "normalized_neurons"]

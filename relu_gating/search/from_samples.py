@@ -43,7 +43,7 @@ def best_neuron_from_samples(
     from relu_gating.spectral.graphs import laplacian as make_laplacian
     from relu_gating.spectral.graphs import sample_graph
     from relu_gating.spectral.spectra import low_frequency_basis
-    from relu_gating._validate import as_matrix, check_K, with_ones
+    from relu_gating._inputs.validate import as_matrix, check_K, with_ones
 
     from relu_gating.data.io import DEFAULT_K
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from relu_gating._progress import Progress
+from relu_gating._runtime.progress import Progress
 from relu_gating.errors import InputError
 from relu_gating.patterns import single_thread_blas
 from relu_gating.search.bnb._search import Search

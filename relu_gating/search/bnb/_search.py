@@ -96,7 +96,7 @@ class Search(NodeBounds, TreeGrowth, Incumbent, Budget, Chambers):
     def run(self, deadline: float | None, bar: Any = None) -> str:
         """Expand until settled; returns ``"settled"``, ``"time"`` or ``"interrupted"``."""
         try:
-            from relu_gating._interrupt import check_stop
+            from relu_gating._runtime.interrupt import check_stop
         except ImportError:  # pragma: no cover - older trees
             def check_stop() -> None:
                 return None

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from relu_gating._gc import paused_gc
+from relu_gating._runtime.collector import paused_gc
 from relu_gating.certificate import multipliers_json
 
 __all__ = ["Node", "to_nodes", "count_kinds"]

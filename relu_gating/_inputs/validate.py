@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from relu_gating._arrays import as_matrix, as_vector, check_same_rows
+from relu_gating._inputs.arrays import as_matrix, as_vector, check_same_rows
 from relu_gating.errors import InputError
 
 __all__ = ["as_matrix", "as_vector", "check_K", "check_same_rows", "as_square_operator", "shape_warning",
