@@ -36,6 +36,10 @@ AUDIT_PER_CHECK_SECOND = 1.0
 class Budget:
     """The reserve kept before a deadline (:meth:`reserve`) and the progress bar's note."""
 
+    stats: dict  # the search's (annotations only: a mixin defines no attribute another one provides)
+    heap: list
+    best_value: float
+
     def reserve(self) -> float:
         """Seconds to keep before a deadline for writing the tree out (``FINISH_PER_NODE`` a node) and
         for the checker's audit of it (``AUDIT_PER_BOUND_SECOND`` per second of node bounds so far,

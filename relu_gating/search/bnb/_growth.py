@@ -9,7 +9,7 @@ row chosen by strong branching (:meth:`TreeGrowth._branch_row`), or settles the 
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -35,6 +35,22 @@ STRONG_FULL = 8
 
 class TreeGrowth:
     """The expansion of an open node (:meth:`expand`)."""
+
+    obj: Any  # the search's (annotations only: a mixin defines no attribute another one provides)
+    P: Any
+    Gn: np.ndarray
+    stats: dict
+    cache: dict
+    lp: Any
+    rng: np.random.Generator
+    thin: Any
+    expansions: int
+    settled: Callable[[float], bool]
+    offer: Callable[[np.ndarray], None]
+    ascend: Callable[..., None]
+    chamber: Callable[[Node], None]
+    try_lifted: Callable[[Node], bool]
+    _node: Callable[[np.ndarray, Any, int], Node]
 
     def expand(self, node: Node) -> None:
         """Fix forced rows, then split on a free row (children pushed), or settle the node."""

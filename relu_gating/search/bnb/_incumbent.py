@@ -6,6 +6,8 @@ A mixin of :class:`relu_gating.search.bnb._search.Search`: it uses ``obj``, ``al
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from relu_gating.search._exact.pilot import ascend
@@ -16,6 +18,12 @@ __all__ = ["Incumbent"]
 
 class Incumbent:
     """The incumbent's updates (:meth:`offer`, :meth:`ascend`) and the settling test (:meth:`settled`)."""
+
+    obj: Any  # the search's (annotations only: a mixin defines no attribute another one provides)
+    alpha: float
+    tol: float
+    best_value: float
+    best_theta: Any
 
     def offer(self, theta: np.ndarray) -> None:
         """Take the best row of ``theta`` (one or several neurons) as the incumbent if its

@@ -8,6 +8,7 @@ A mixin of :class:`relu_gating.search.bnb._search.Search`: :meth:`NodeBounds._no
 from __future__ import annotations
 
 import time
+from typing import Any, Callable
 
 import numpy as np
 
@@ -77,6 +78,19 @@ def basis_epsilon(Phi: np.ndarray, rank: int) -> float:
 
 class NodeBounds:
     """A node's bound (:meth:`_node`) and the lifted bounds that may lower it (:meth:`try_lifted`)."""
+
+    obj: Any  # the search's (annotations only: a mixin defines no attribute another one provides)
+    P: Any
+    stats: dict
+    alpha: float
+    tol: float
+    best_value: float
+    lifted: bool
+    lifted_skipped: dict
+    plain_bands: dict
+    t_start: float
+    settled: Callable[[float], bool]
+    push: Callable[[Node], None]
 
     def _node(self, signs: np.ndarray, v: np.ndarray | None, depth: int) -> Node:
         """A node with its bound (its interior points ``v`` are offered as neurons by the caller)."""
