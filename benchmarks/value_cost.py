@@ -1,7 +1,7 @@
 r"""Benchmark: the cost of issue 37's exact-or-proven features basis and reported value on ordinary
 inputs, beside the float code they replace, in one run.
 
-Per size: the features' basis (``relu_gating._feature_basis.feature_basis``: exact rank, proven
+Per size: the features' basis (``relu_gating._inputs.feature_basis.feature_basis``: exact rank, proven
 ``eta_H``) against the float-threshold basis (``coverage.metrics.orthonormal_basis``), and the
 reported value of one neuron (``search._value.reported_value``: float under a proven bound, else
 exact) against the float value (``search.objectives.neuron_values``).  Features: the bias and
@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 
-from relu_gating._feature_basis import feature_basis
+from relu_gating._inputs.feature_basis import feature_basis
 from relu_gating.coverage.metrics import orthonormal_basis
 from relu_gating.search._value import reported_value
 from relu_gating.search.objectives import make_objective, neuron_values

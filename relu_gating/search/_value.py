@@ -2,7 +2,8 @@
 
 The objective of a reported neuron: the float value where its proven error (products in twice
 the working precision, :func:`solvers.matmul2`; the projection onto ``col(H)`` bounded through the
-proven ``sigma_min`` of :func:`relu_gating._feature_basis.feature_basis`) is below :data:`VALUE_ACCURACY`, else the exact objective in rationals of
+proven ``sigma_min`` of :func:`relu_gating._inputs.feature_basis.feature_basis`) is below
+:data:`VALUE_ACCURACY`, else the exact objective in rationals of
 the float ``theta`` and the float inputs, rounded once; beyond :data:`EXACT_VALUE_WORK` rational
 operations, the float value flagged as not evaluated to the tolerance (the result is then not
 certified).  :func:`confirmed`: a certified result with nearly dependent features is confirmed by
@@ -176,7 +177,7 @@ def confirmed(obj: Any, result: Any) -> Any:
         return result
     import dataclasses
 
-    from relu_gating.certificate import verify
+    from relu_gating.checker import verify
 
     rep = verify(result, obj.Phi, obj.U_K, features=obj.stated_features, exact=obj.n <= CONFIRM_EXACT_N)
     if rep.certified:

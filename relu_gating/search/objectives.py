@@ -34,8 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from relu_gating._scaling import pow2_column_scales
-from relu_gating._validate import as_matrix, as_vector, check_same_rows
+from relu_gating._inputs.scaling import pow2_column_scales
+from relu_gating._inputs.validate import as_matrix, as_vector, check_same_rows
 from relu_gating.search._kernels.masked import MaskStack
 from relu_gating.coverage.metrics import check_basis
 from relu_gating.errors import InputError
@@ -91,7 +91,7 @@ class Objective:
         How the features were given.
     H : ndarray, shape (n, q) or None
         The features as given.
-    H_basis : relu_gating._feature_basis.FeatureBasis or None
+    H_basis : relu_gating._inputs.feature_basis.FeatureBasis or None
         ``col(H)`` with its rank decided exactly, ``Q_H`` its float basis, with proven error bounds.
     """
 
@@ -188,7 +188,7 @@ def make_objective(Phi: Any, U_K: Any, features: Any = None, *, rank: int | None
     if H is None:
         Q_H, M, cap, kind = None, U_K.copy(), 1.0, "captured"
     else:
-        from relu_gating._feature_basis import feature_basis
+        from relu_gating._inputs.feature_basis import feature_basis
 
         basis = feature_basis(H)  # the rank of H decided exactly, never by a float threshold
         Q_H = basis.Q
@@ -207,7 +207,7 @@ def make_objective(Phi: Any, U_K: Any, features: Any = None, *, rank: int | None
 def column_basis(Phi: np.ndarray, rank: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A well-conditioned basis of ``col(Phi)`` and the maps between weights and coordinates.
 
-    The columns are equilibrated by exact powers of two (:func:`relu_gating._scaling.pow2_column_scales`),
+    The columns are equilibrated by exact powers of two (:func:`relu_gating._inputs.scaling.pow2_column_scales`),
     then ``Phi D = U diag(s) W^T`` (SVD) and ``Psi = U[:, :r]``: orthonormal,
     whatever the units or offsets of the data.  Translating ``X`` leaves
     ``col(Phi)`` unchanged, and its basis is then as accurate as backward
