@@ -240,11 +240,13 @@ def _faces(obj: Any, masks: np.ndarray, claims: np.ndarray, out: np.ndarray, kee
     ``near`` (a supremum on the chamber's boundary, which a solver's float multipliers cannot close)
     is proven at the value of a face by exact multipliers on the active rows
     (:func:`relu_gating.search._exact.faces.face_claim`), when they prove less than the claim."""
-    from relu_gating.search._exact.faces import face_candidates, face_claim
+    from relu_gating.search._exact.faces import face_candidates, face_claim, polished_claim
 
     budget = _Budget(limit)
     for i in face_candidates(obj, masks, out, near):
         got = face_claim(obj, _exact_H(obj), masks[i], float(claims[i]), float(out[i]), budget)
+        if got is None and keep[i]:  # a face beyond the orthant's: the solver's evidence polished there
+            got = polished_claim(obj, _exact_H(obj), masks[i], float(out[i]), *evidence[i], budget)
         if got is not None and got[0] < out[i]:
             out[i], keep[i], evidence[i], replaced[i] = got[0], True, got[1], got[1]
             fell[i] = out[i] > loose[i]

@@ -239,3 +239,36 @@ def _prove_at(obj: Any, basis: Any, mask: np.ndarray, T: np.ndarray, A: list, B:
         if exact_claim(u, obj.Phi, obj.U_K, basis, mask, T, N):  # the checker's rule, in theta
             return N
     return None
+
+
+def polished_claim(obj: Any, basis: Any, mask: np.ndarray, bound: float, rows: Any, N: Any, budget: Any = None
+                   ) -> tuple[float, tuple] | None:
+    """``(u, (rows, N))`` with ``u < bound``: the solver's own evidence polished at the face where its
+    supremum lies (:func:`relu_gating.search._exact.dual_polish.polish`), in the quotient by an
+    exact kernel (:func:`relu_gating.search._exact.kernel_evidence.kernel_evidence`) or, without
+    one, on its rows; decided by the exact test.  None when nothing below ``bound`` is proven."""
+    from relu_gating.certificate import exact_claim
+    from relu_gating.search._exact.dual_polish import polish
+    from relu_gating.search._exact.kernel_evidence import kernel_evidence, polish_ladder
+    from relu_gating.search.objectives import pattern_matrices
+
+    rows = np.asarray(rows, dtype=np.int64).reshape(-1)
+    got = kernel_evidence(obj, basis, mask, [bound], rows, budget)
+    if got is not None:
+        return got if got[0] < bound else None
+    N = np.asarray(N)
+    if rows.size == 0 or N.dtype == object:
+        return None
+    A, B = pattern_matrices(obj, mask[None])
+    G = np.where(mask[rows], 1.0, -1.0)[:, None] * obj.Psi[rows]
+    pol = polish(A[0], B[0], G, N.astype(float).reshape(rows.size, rows.size), bound)
+    if pol is None:
+        return None
+    for u in polish_ladder(pol[0]):
+        if u >= bound or (budget is not None and budget.left <= 0):
+            return None
+        if budget is not None:
+            budget.left -= 1
+        if exact_claim(u, obj.Phi, obj.U_K, basis, mask, rows, pol[1]):
+            return u, (rows, pol[1])
+    return None

@@ -1,0 +1,108 @@
+"""Dual multipliers polished at a supremum on a face of the cone (private; floats, decides nothing).
+
+At a supremum ``lam`` attained on a face of the cone ``{G x >= 0}`` (rows ``J`` zero at the
+maximizer ``x``), an optimal dual slack ``lam B - A - G^T N G`` is singular along ``x``: with
+``z = G x`` (zero on ``J``, positive on the rows ``P``) it needs
+
+* ``N_bc = 0`` for ``b, c`` in ``P`` (complementary slackness, ``z^T N z = 0``), and
+* ``(N z)_j = mu_j`` on ``J``, the KKT multipliers of the face: ``(lam B - A) x = G_J^T mu``,
+  ``mu >= 0``.
+
+A solver's ``N`` meets both only to its accuracy (1e-8), which is what keeps the slack indefinite
+along ``x`` and its claim that far above ``lam``.  :func:`polish` takes ``x`` from the solver's slack
+(its least eigenvector), the face ``J`` where ``G x`` nearly vanishes, then ``lam`` and ``x`` again as
+the top eigenpair of the pencil restricted to ``null(G_J)``, ``mu`` by least squares, and rescales
+the solver's entries ``N_jb`` (``b`` in ``P``) so that ``(N z)_j = mu_j`` exactly up to rounding
+(where row ``j`` has none, ``N_jb = mu_j z_b / ||z_P||^2``).  The slack at ``lam + delta`` is then
+positive definite by ``delta`` along ``x`` (and wherever the solver's was): the exact test decides.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["polish", "FACE_RTOL"]
+
+#: A row is on the face when ``|g_j x| <= FACE_RTOL max |G x|`` (a choice of where to look).
+FACE_RTOL = 1e-6
+
+
+def _top(A: np.ndarray, B: np.ndarray) -> tuple[float, np.ndarray] | None:
+    """Top eigenpair of ``(A, B)``, ``B`` positive definite (None if it is not, to rounding)."""
+    w, V = np.linalg.eigh(0.5 * (B + B.T))
+    if w[0] <= 1e-12 * max(float(w[-1]), 1e-300):
+        return None
+    Wh = V / np.sqrt(w)
+    lam, Y = np.linalg.eigh(Wh.T @ (0.5 * (A + A.T)) @ Wh)
+    return float(lam[-1]), Wh @ Y[:, -1]
+
+
+def _face(A: np.ndarray, B: np.ndarray, G: np.ndarray, x: np.ndarray) -> tuple | None:
+    """``(lam, x, J)``: the face where ``G x`` nearly vanishes and the top eigenpair of the pencil on
+    its span, with ``x`` in the closed cone (to ``FACE_RTOL``), or None."""
+    z = G @ x
+    if z.sum() < 0:
+        x, z = -x, -z
+    top = float(np.abs(z).max(initial=0.0))
+    if top == 0.0:
+        return None
+    J = np.flatnonzero(np.abs(z) <= FACE_RTOL * top)
+    if np.any(np.delete(z, J) < 0):
+        return None
+    if J.size:
+        _, s, Vt = np.linalg.svd(G[J])
+        Z = Vt[int(np.sum(s > 1e-12 * s[0])):].T
+    else:
+        Z = np.eye(A.shape[0])
+    if Z.shape[1] == 0:
+        return None
+    got = _top(Z.T @ A @ Z, Z.T @ B @ Z)
+    if got is None:
+        return None
+    lam, y = got
+    x = Z @ y
+    z = G @ x
+    if z.sum() < 0:
+        x, z = -x, -z
+    if np.any(z < -FACE_RTOL * float(np.abs(z).max(initial=0.0))):
+        return None
+    return lam, x, J
+
+
+def polish(A: np.ndarray, B: np.ndarray, G: np.ndarray, N0: np.ndarray, u0: float) -> tuple[float, np.ndarray] | None:
+    """``(lam, N)``: the face supremum ``lam`` near the solver's claim ``u0`` and its multipliers ``N``
+    (p x p, floats, entrywise >= 0) polished from the solver's ``N0`` (see the module docstring);
+    None when the slack shows no face, or the face's KKT multipliers are negative."""
+    A, B, G = (np.asarray(X, dtype=float) for X in (A, B, G))
+    N = np.maximum(0.5 * (N0 + N0.T), 0.0)
+    if G.shape[0] == 0 or not np.all(np.isfinite(N)) or not np.isfinite(u0):
+        return None
+    C = u0 * B - A - G.T @ N @ G
+    got = _face(A, B, G, np.linalg.eigh(0.5 * (C + C.T))[1][:, 0])
+    if got is None:
+        return None
+    lam, x, J = got
+    grad = (lam * B - A) @ x
+    if J.size:
+        mu = np.linalg.lstsq(G[J].T, grad, rcond=None)[0]
+        if np.linalg.norm(G[J].T @ mu - grad) > 1e-8 * max(float(np.linalg.norm(grad)), 1e-300) + 1e-14:
+            return None
+    elif np.linalg.norm(grad) > 1e-8 * max(float(np.linalg.norm(A)), 1e-300):
+        return None
+    else:
+        mu = np.zeros(0)
+    if np.any(mu < -1e-9 * max(1.0, float(np.abs(mu).max(initial=0.0)))):
+        return None
+    z = G @ x
+    z[J] = 0.0
+    P = np.flatnonzero(z > 0)
+    if P.size == 0:
+        return None
+    N[np.ix_(P, P)] = 0.0
+    zP = z[P]
+    for j, m in zip(J.tolist(), np.maximum(mu, 0.0).tolist()):
+        y0 = float(N[j, P] @ zP)
+        row = N[j, P] * (m / y0) if y0 > 0 else m * zP / float(zP @ zP)
+        N[j, P] = row
+        N[P, j] = row
+    return lam, N
