@@ -246,7 +246,8 @@ def _faces(obj: Any, masks: np.ndarray, claims: np.ndarray, out: np.ndarray, kee
     for i in face_candidates(obj, masks, out, near):
         got = face_claim(obj, _exact_H(obj), masks[i], float(claims[i]), float(out[i]), budget)
         if got is None and keep[i]:  # a face beyond the orthant's: the solver's evidence polished there
-            got = polished_claim(obj, _exact_H(obj), masks[i], float(out[i]), *evidence[i], budget)
+            rows, N = evidence[i]
+            got = polished_claim(obj, _exact_H(obj), masks[i], float(out[i]), rows, N, budget)
         if got is not None and got[0] < out[i]:
             out[i], keep[i], evidence[i], replaced[i] = got[0], True, got[1], got[1]
             fell[i] = out[i] > loose[i]

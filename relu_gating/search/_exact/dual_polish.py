@@ -83,9 +83,12 @@ def polish(A: np.ndarray, B: np.ndarray, G: np.ndarray, N0: np.ndarray, u0: floa
     x0 = np.linalg.eigh(0.5 * (C + C.T))[1][:, 0]
     for tol in FACE_RTOL:
         got = _face(A, B, G, x0, tol)
-        mu = None if got is None else _kkt(A, B, G, *got)
+        if got is None:
+            continue
+        lam, x, J = got
+        mu = _kkt(A, B, G, lam, x, J)
         if mu is not None:
-            return got[0], _rescaled(N, G @ got[1], got[2], mu)
+            return lam, _rescaled(N, G @ x, J, mu)
     return None
 
 

@@ -92,7 +92,7 @@ def _float_forms(obj: Any, T: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _sub_supports(t: int) -> list[tuple[int, ...]]:
     """The supports tried for the face's neuron: every singleton, and ``T`` less one or two samples."""
-    out = {(k,) for k in range(t)}
+    out: set[tuple[int, ...]] = {(k,) for k in range(t)}
     for drop in list(itertools.combinations(range(t), 1)) + list(itertools.combinations(range(t), 2)):
         rest = tuple(k for k in range(t) if k not in drop)
         if rest:
