@@ -15,7 +15,10 @@ evidence ``(rows, N)``:
    before that, a pattern whose pencil has an exact kernel gets multipliers on combinations of rows
    that annihilate it, exact rationals (:mod:`relu_gating.search._exact.kernel_evidence`);
    evidence that proves nothing is dropped, and a pattern whose claim had to rise is reported as
-   not settled;
+   not settled; then (2b) a claim just above a face's value (a one-sample neuron of its active set,
+   or the incumbent's value ``near``) is proven there, if it can be, by exact multipliers built at
+   the face (:mod:`relu_gating.search._exact.faces`: a supremum on the chamber's boundary, which a
+   solver's float multipliers leave open by their own error);
 3. **the checker's view**: the verifier's own proof of each claim
    (:func:`relu_gating.certificate.prove_bounds`) raises a claim it cannot confirm, and lowers one
    it proves tighter, when that lower value is itself proven here (step 1): the search's

@@ -21,10 +21,16 @@ matrices, then in ``theta`` by the checker's rule).  At ``u`` just above ``v_a``
 ``a`` of ``R(u)`` is nearly zero on the diagonal, and its positive off-diagonal entries are what a
 boundary supremum leaves (they are ``-P_ab >= 0`` for ``N_K`` whenever ``e_a`` is the chamber's
 maximum): ``N`` clears them exactly, here ``N_ab = R_ab`` rounded to a float (53 bits), and the
-rest of ``R(u)`` must then be PSD.  Two choices are tried: the row of ``a`` cleared, and every positive
-off-diagonal entry cleared (a copositivity certificate of Diananda's form on the orthant).  The claim
-is decided by the search's exact test (:func:`relu_gating.certificate.exact_claim`, the checker's
-rule), at the float just above ``v_a`` and one step of the checker's ladder (``2^-40``) above it.
+rest of ``R(u)`` must then be PSD.  More generally the face's neuron may have any sub-support ``T'``
+of ``T`` (:func:`faces`: the top eigenpair ``(lam, h)`` of the pencil on ``T'``, ``h > 0``, with
+nonnegative KKT multipliers ``mu_j = (R(lam) h)_j`` on the samples left out), and
+``N_ja = mu_j h_a / ||h||^2`` makes ``(R - N) h`` vanish on them (for one sample, ``N_ja = R_ja``).
+Variants also clear the positive off-diagonal entries among the samples left out, or everywhere (a
+copositivity certificate of Diananda's form on the orthant).  The claim is decided by the search's
+exact test (:func:`relu_gating.certificate.exact_claim`, the checker's rule), at the float just
+above ``lam`` (``v_a`` exactly, for one sample) and one step of the checker's ladder (``2^-40``)
+above it.  Faces cut by inactive rows need multipliers on them: :func:`polished_claim` polishes the
+solver's own (:mod:`relu_gating.search._exact.dual_polish`).
 
 Nothing here is trusted: the evidence is ordinary dual evidence ``(rows, N)`` with float ``N``,
 which the checker decides in exact rationals (``FORMAT.md``, "dual evidence").
