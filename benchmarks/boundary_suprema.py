@@ -10,7 +10,9 @@ are certified and the largest ``upper_bound - l_i``; run it on two commits to co
 
 ``--random``: random queries instead (Gaussian ``X`` in 2-d and 3-d, ``U_K`` random orthonormal with
 ``N_K``, or from a kNN graph with the bias), where boundary suprema occur among others; prints the
-uncertified runs per family.
+uncertified runs per family.  ``--compare``: each query run with and without the face step (step 2b
+of ``settle_claims`` and the polish in ``kernel_evidence`` switched off), alternately first, in one
+process: the time each takes and the certified counts, side by side.
 """
 
 from __future__ import annotations
@@ -46,6 +48,45 @@ def _random(seed: int, d: int, family: str) -> tuple:
     return rg.layer_input(X), U, "bias"
 
 
+def _without_faces():
+    """A context in which the face step and the polish are off (the code before them)."""
+    import contextlib
+
+    from relu_gating.search import _claims
+    from relu_gating.search._exact import dual_polish
+
+    @contextlib.contextmanager
+    def off():
+        saved = _claims._faces, dual_polish.polish
+        _claims._faces = lambda *a, **k: None
+        dual_polish.polish = lambda *a, **k: None
+        try:
+            yield
+        finally:
+            _claims._faces, dual_polish.polish = saved
+    return off()
+
+
+def compare(seeds: int) -> None:
+    import contextlib
+
+    for d in (2, 3):
+        for family in ("nk", "bias"):
+            for strategy in ("enumerate", "branch-and-bound"):
+                t = {True: 0.0, False: 0.0}
+                ok = {True: 0, False: 0}
+                for seed in range(seeds):
+                    Phi, U, features = _random(seed, d, family)
+                    for on in ((True, False) if seed % 2 else (False, True)):
+                        with contextlib.nullcontext() if on else _without_faces():
+                            t0 = time.perf_counter()
+                            res = best_neuron(Phi, U, features=features, strategy=strategy)
+                            t[on] += time.perf_counter() - t0
+                        ok[on] += bool(res.certified)
+                print(f"d={d} {family:>4} {strategy:>16}: certified {ok[True]}/{seeds} (without: {ok[False]}), "
+                      f"{t[True]:6.1f} s (without: {t[False]:6.1f} s)", flush=True)
+
+
 def random_queries(seeds: int) -> None:
     for d in (2, 3):
         for family in ("nk", "bias"):
@@ -66,8 +107,12 @@ def main() -> None:
     ap.add_argument("--n", type=int, nargs="+", default=[8, 12])
     ap.add_argument("--K", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--random", action="store_true", help="random queries (see the module docstring)")
+    ap.add_argument("--compare", action="store_true", help="random queries with and without the face step")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
+    if args.compare:
+        compare(args.seeds)
+        return
     if args.random:
         random_queries(args.seeds)
         return
