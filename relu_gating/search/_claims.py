@@ -222,7 +222,7 @@ def settle_claims(obj: Any, masks: np.ndarray, claims: np.ndarray, evidence: lis
             keep[i] = out[i] < hi or (hi == out[i] and np.isfinite(out[i]) and out[i] < fb[k])
         fell[bad] = out[bad] > loose[bad]
     if rational:
-        _faces(obj, masks, claims, out, keep, fell, loose, evidence, replaced, limit, near)
+        _faces(obj, masks, out, keep, fell, loose, evidence, replaced, limit, near)
     ev = {i: evidence[i] for i in np.flatnonzero(keep).tolist()}
     checker = prove_bounds(obj.Phi, obj.U_K, _features(obj), masks, out, ev)
     up = np.flatnonzero(np.isfinite(checker) & (checker > out))
@@ -237,7 +237,7 @@ def settle_claims(obj: Any, masks: np.ndarray, claims: np.ndarray, evidence: lis
     return Claims(out, keep, fell, replaced)
 
 
-def _faces(obj: Any, masks: np.ndarray, claims: np.ndarray, out: np.ndarray, keep: np.ndarray, fell: np.ndarray,
+def _faces(obj: Any, masks: np.ndarray, out: np.ndarray, keep: np.ndarray, fell: np.ndarray,
            loose: np.ndarray, evidence: list, replaced: dict, limit: int, near: float | None) -> None:
     """Step 2b (in place): a claim left just above the best one-sample value of its active set or
     ``near`` (a supremum on the chamber's boundary, which a solver's float multipliers cannot close)
@@ -247,7 +247,7 @@ def _faces(obj: Any, masks: np.ndarray, claims: np.ndarray, out: np.ndarray, kee
 
     budget = _Budget(limit)
     for i in face_candidates(obj, masks, out, near):
-        got = face_claim(obj, _exact_H(obj), masks[i], float(claims[i]), float(out[i]), budget)
+        got = face_claim(obj, _exact_H(obj), masks[i], float(out[i]), budget)
         if got is None and keep[i]:  # a face beyond the orthant's: the solver's evidence polished there
             rows, N = evidence[i]
             got = polished_claim(obj, _exact_H(obj), masks[i], float(out[i]), rows, N, budget)

@@ -185,7 +185,7 @@ def _multipliers(R: list[list[Fraction]], sup: tuple, h: np.ndarray, variant: st
 FACE_TRIES = 4
 
 
-def face_claim(obj: Any, basis: Any, mask: np.ndarray, claim: float, bound: float, budget: Any = None
+def face_claim(obj: Any, basis: Any, mask: np.ndarray, bound: float, budget: Any = None
                ) -> tuple[float, tuple] | None:
     """``(u, (rows, N))``: the least ``u < bound`` proven by multipliers on the active rows built from
     the exact pencil at ``u`` (see the module docstring), for the faces of :func:`faces` within
