@@ -75,18 +75,23 @@ def face_candidates(obj: Any, masks: np.ndarray, bounds: np.ndarray, near: float
     """Positions whose bound may be a supremum on the chamber's boundary left open: it exceeds the
     best one-sample value of its active set, or ``near`` (the incumbent's value, when known), by more
     than twice the checker's ladder step and at most :data:`FACE_GAP` (relative)."""
-    v = one_sample_values(obj)
-    out = []
-    for i in range(masks.shape[0]):
-        T = np.flatnonzero(masks[i])
-        if not (0 < T.size <= FACE_MAX_ACTIVE) or not np.isfinite(bounds[i]):
-            continue
-        vt = v[T]
-        tops = [float(np.nanmax(vt))] if np.any(np.isfinite(vt)) else []
-        tops += [near] if near is not None and np.isfinite(near) else []
-        if any(2 * _STEP * max(1.0, abs(t)) < bounds[i] - t <= FACE_GAP * max(1.0, abs(t)) for t in tops):
-            out.append(i)
-    return out
+    masks = np.asarray(masks, dtype=bool)
+    if masks.shape[0] == 0:
+        return []
+    v = np.nan_to_num(one_sample_values(obj), nan=-np.inf)
+    size = masks.sum(axis=1)
+    bounds = np.asarray(bounds, dtype=float)
+    ok = (size > 0) & (size <= FACE_MAX_ACTIVE) & np.isfinite(bounds)
+    hit = np.zeros(masks.shape[0], dtype=bool)
+    tops = [np.where(masks, v[None, :], -np.inf).max(axis=1)]
+    if near is not None and np.isfinite(near):
+        tops.append(np.full(masks.shape[0], float(near)))
+    with np.errstate(invalid="ignore"):
+        for t in tops:
+            s = np.maximum(1.0, np.abs(np.where(np.isfinite(t), t, 0.0)))
+            gap = bounds - t
+            hit |= np.isfinite(t) & (gap > 2 * _STEP * s) & (gap <= FACE_GAP * s)
+    return np.flatnonzero(ok & hit).tolist()
 
 
 def _float_forms(obj: Any, T: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
