@@ -332,3 +332,12 @@ def test_input_decompressing_past_the_memory_refused_before_reading(tmp_path, ca
     assert main(["best-neuron", str(path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "decompress to 8,000,128 bytes, more than half this machine's memory" in err[0]
+
+
+def test_evidence_rows_must_be_distinct(pat):
+    Phi, U, _, d = pat
+    with pytest.raises(CertificateError, match="repeat a row"):
+        f = copy.deepcopy(d)
+        k = next(iter(f["evidence"]))
+        f["evidence"][k] = {"rows": [0, 0], "N": [[0.0, 1.0], [1.0, 0.0]]}
+        verify(f, Phi, U)

@@ -166,8 +166,9 @@ class BinaryReader:
         for k, i in enumerate(idx.tolist()):
             r = rows[off[k]:off[k + 1]]
             p = r.size
-            if pos + p * p > flat.size or (p and (r.min() < 0 or r.max() >= self.n)) or not 0 <= i < self.N:
-                raise CertificateError(f"evidence of pattern {i}: rows out of range or N too short")
+            if pos + p * p > flat.size or (p and (r.min() < 0 or r.max() >= self.n)) or not 0 <= i < self.N \
+                    or np.unique(r).size != p:
+                raise CertificateError(f"evidence of pattern {i}: rows out of range or repeated, or N too short")
             N = flat[pos:pos + p * p].reshape(p, p)
             if not np.all(np.isfinite(N)):
                 raise CertificateError(f"evidence of pattern {i}: N not finite")
