@@ -101,9 +101,10 @@ def _multipliers(N: Any, p: int) -> np.ndarray:
     key: ValueError; sizes checked before anything is allocated)."""
     if not isinstance(N, dict):
         return np.asarray(N, dtype=float).reshape(p, p)
-    if sorted(N) != ["entries", "p"] or type(N["p"]) is not int or N["p"] != p or not isinstance(N["entries"], list) \
-            or len(N["entries"]) > p * (p + 1) // 2 or not all(isinstance(t, list) and len(t) == 3 and type(t[0]) is int
-                                                               and type(t[1]) is int for t in N["entries"]):
+    ent = N.get("entries")  # JSON: lists of [int, int, number]; the search's own: an array, indices integral
+    if sorted(N) != ["entries", "p"] or type(N["p"]) is not int or N["p"] != p or len(ent) > p * (p + 1) // 2 or not (
+            isinstance(ent, np.ndarray) or isinstance(ent, list) and all(
+                isinstance(t, list) and len(t) == 3 and type(t[0]) is int and type(t[1]) is int for t in ent)):
         raise ValueError("malformed sparse multipliers")
     e = np.asarray(N["entries"], dtype=float).reshape(-1, 3)
     i, j = np.sort(e[:, :2], axis=1).T  # a pair named twice, an index off the range or not an integer: refused
