@@ -241,11 +241,13 @@ def _leaf(node: list, signs: np.ndarray, N: _Node, exact: bool) -> tuple[float, 
         if not (decided and (_zero_leaf(node, signs, N) if len(node) > 1 else excluded(P, mask))):
             return -np.inf, np.inf, "an excluded leaf is not a chamber all of whose neurons are excluded"
         return -np.inf, -np.inf, ""
-    claim = node[1] if len(node) > 1 and type(node[1]) in (int, float) else np.nan
+    try:
+        claim = float(node[1]) if len(node) > 1 and type(node[1]) in (int, float) else np.nan
+    except OverflowError:  # an integer past float64
+        claim = np.inf
     if not np.isfinite(claim):  # 1e999 (JSON's infinity) too: malformed in both modes
         raise CertificateError(f"malformed certificate: a tree leaf bound must be a finite number, got "
                                f"{str(node[1:2])[:40]}")
-    claim = float(claim)
     proven = min(node_bound(N, signs), N.cap)
     steps = sorted(set(ladder(claim) + (ladder(proven) if np.isfinite(proven) else [])))
     if exact:  # the float bound only chooses where the exact proofs are tried
@@ -258,6 +260,8 @@ def _leaf(node: list, signs: np.ndarray, N: _Node, exact: bool) -> tuple[float, 
             rows = np.array([as_int(j, "a chamber leaf's row", 0, P.n - 1) for j in node[2]], dtype=np.int64)
         except (TypeError, ValueError, OverflowError) as exc:
             raise CertificateError(f"malformed chamber leaf: {type(exc).__name__}: {str(exc)[:80]}") from None
+        if np.unique(rows).size != rows.size:
+            raise CertificateError("malformed chamber leaf: its rows repeat a row")
         Nm = multipliers(node[3], rows.size, "a chamber leaf", N.lim.digits)  # malformed: refused
         ev = {0: (rows, Nm)}
         proven = min(proven, float(prove(P, mask[None], np.array([claim]), ev, np.zeros(1, bool), exact)[0]))
