@@ -387,3 +387,16 @@ def test_mutated_certificates_never_raise_anything_else(request, kind):
             verify(text, Phi, U, exact=bool(t % 2))
         except (CertificateError, InputError) as exc:
             assert "\n" not in str(exc), (path, value)
+
+
+def test_binary_evidence_members_bounded_before_reading(pat, tmp_path):
+    """``evidence_N`` declaring more multipliers than ``n_patterns n^2`` (distinct rows): refused unread."""
+    Phi, U, res, _ = pat
+    src = tmp_path / "c.npz"
+    save_binary(res, src)
+    with np.load(src) as z:
+        arrs = {k: z[k] for k in z.files}
+    arrs["evidence_N"] = np.zeros(len(arrs["bounds"]) * len(Phi) ** 2 + 1)
+    np.savez_compressed(tmp_path / "f.npz", **arrs)
+    with pytest.raises(CertificateError, match="member 'evidence_N' declares .* entries, more than"):
+        verify(str(tmp_path / "f.npz"), Phi, U)
