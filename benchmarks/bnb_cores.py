@@ -37,8 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 def one(Phi, U, budget: float, mode: str, verify: bool) -> dict:
     from relu_gating import best_neuron
     from relu_gating import verify as check
-    from relu_gating._threads import thread_budget, usable_cores
-    from relu_gating.search.bnb import _audit, _search
+    from relu_gating._runtime.threads import thread_budget, usable_cores
+    from relu_gating.search.bnb import _audit, _budget as _search
     from relu_gating.search.options import BranchAndBoundOptions
 
     saved = (_audit.PARALLEL_MIN_NODES, _audit.AUDIT_BLAS_THREADS, _search.AUDIT_PARALLEL_EFFICIENCY,
@@ -89,7 +89,7 @@ def agree(rows: list[dict]) -> bool:
 
 def audit_threads(Phi, U, budget: float) -> dict:
     """The audit of one tree (a serial search of ``budget`` s) with one BLAS thread and with the default."""
-    from relu_gating._threads import thread_budget
+    from relu_gating._runtime.threads import thread_budget
     from relu_gating.search.bnb import _api, _audit
 
     got = {}
@@ -120,7 +120,7 @@ def audit_threads(Phi, U, budget: float) -> dict:
 def main() -> None:
     from bnb import instance
 
-    from relu_gating._threads import usable_cores
+    from relu_gating._runtime.threads import usable_cores
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cases", default="clustered-400x3,gauss-100x4")

@@ -92,7 +92,7 @@ def test_dask_local_cluster_of_processes(early):
 
 def test_an_easy_query_starts_no_process(monkeypatch):
     """Settled within the serial phase: the pool of every core is never made."""
-    from relu_gating._executors import LocalPool
+    from relu_gating._runtime.executors import LocalPool
 
     def refuse(self):
         raise AssertionError("a process pool was started for an easy query")
@@ -125,7 +125,7 @@ def test_bad_workers_are_refused_naming_the_argument(bad):
 def test_ctrl_c_ends_the_run_and_its_processes(early):
     """Ctrl-C (the flag the command line sets) in the parallel phase: a valid certificate of the
     alpha reached, and the pool's processes are gone when the call returns."""
-    from relu_gating._interrupt import STOP
+    from relu_gating._runtime.interrupt import STOP
 
     Phi, U = _instance("gauss", 40, 2, 14)
     timer = threading.Timer(1.0, STOP.set)
@@ -157,7 +157,7 @@ def test_an_exception_in_the_call_leaves_no_process(early, monkeypatch):
 
 
 def test_local_pool_close_ends_busy_workers():
-    from relu_gating._executors import LocalPool
+    from relu_gating._runtime.executors import LocalPool
 
     pool = LocalPool(2)
     assert not pool.started
@@ -365,35 +365,35 @@ def test_slowdown_is_wall_over_cpu_seconds_and_scales_the_per_item_reserve(monke
     """On a loaded machine a CPU second takes several wall seconds: the reserve's per-item terms (measured
     with a core each) grow by that factor, the measured seconds (``t_bound``) do not; the parallel
     driver's fixed value wins; the factor is clamped to [1, SLOWDOWN_MAX]."""
-    from relu_gating.search.bnb import _search
+    from relu_gating.search.bnb import _budget, _search
 
     clock = {"wall": 100.0, "cpu": 50.0}
-    monkeypatch.setattr(_search.time, "perf_counter", lambda: clock["wall"])
-    monkeypatch.setattr(_search.time, "process_time", lambda: clock["cpu"])
+    monkeypatch.setattr(_budget.time, "perf_counter", lambda: clock["wall"])
+    monkeypatch.setattr(_budget.time, "process_time", lambda: clock["cpu"])
     stats = {"nodes": 1000, "implied": 10_000, "t_bound": 2.0, "lifted_settled": 100, "t_lifted_check": 0.0}
     fake = type("S", (), {"stats": stats})()
     base = _search.Search.reserve(fake)  # the first call: factor 1
-    per_item = (_search.FINISH_PER_NODE * 11_000 + _search.AUDIT_PER_IMPLIED * 10_000
-                + _search.AUDIT_PER_LIFTED_LEAF * 100)
-    assert base == pytest.approx(per_item + _search.AUDIT_PER_BOUND_SECOND * 2.0)
+    per_item = (_budget.FINISH_PER_NODE * 11_000 + _budget.AUDIT_PER_IMPLIED * 10_000
+                + _budget.AUDIT_PER_LIFTED_LEAF * 100)
+    assert base == pytest.approx(per_item + _budget.AUDIT_PER_BOUND_SECOND * 2.0)
     clock["wall"] += 10.0
     clock["cpu"] += 2.5  # 4 wall seconds per CPU second
-    assert _search.slowdown(fake) == pytest.approx(4.0)
-    assert _search.Search.reserve(fake) == pytest.approx(4 * per_item + _search.AUDIT_PER_BOUND_SECOND * 2.0)
+    assert _budget.slowdown(fake) == pytest.approx(4.0)
+    assert _search.Search.reserve(fake) == pytest.approx(4 * per_item + _budget.AUDIT_PER_BOUND_SECOND * 2.0)
     clock["cpu"] += 100.0  # more CPU than wall (threads): never below 1
-    assert _search.slowdown(fake) == 1.0
+    assert _budget.slowdown(fake) == 1.0
     clock["wall"] += 1e6
-    assert _search.slowdown(fake) == _search.SLOWDOWN_MAX
+    assert _budget.slowdown(fake) == _budget.SLOWDOWN_MAX
     fake.slowdown_fixed, fake.audit_workers = 2.0, 2
-    eff = 2 * _search.AUDIT_PARALLEL_EFFICIENCY
-    want = (2 * _search.FINISH_PER_NODE * 11_000 + (2 * _search.AUDIT_PER_IMPLIED * 10_000
-            + 2 * _search.AUDIT_PER_LIFTED_LEAF * 100 + _search.AUDIT_PER_BOUND_SECOND * 2.0) / eff)
+    eff = 2 * _budget.AUDIT_PARALLEL_EFFICIENCY
+    want = (2 * _budget.FINISH_PER_NODE * 11_000 + (2 * _budget.AUDIT_PER_IMPLIED * 10_000
+            + 2 * _budget.AUDIT_PER_LIFTED_LEAF * 100 + _budget.AUDIT_PER_BOUND_SECOND * 2.0) / eff)
     assert _search.Search.reserve(fake) == pytest.approx(want)
 
 
 def test_audit_workers():
     """The audit walks parts on processes and Dask, never on threads or in-process."""
-    from relu_gating._executors import LocalPool
+    from relu_gating._runtime.executors import LocalPool
 
     with ThreadPoolExecutor(3) as ex:
         assert _audit.audit_workers(ex) == 1

@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from relu_gating._gc import paused_gc
-from relu_gating._threads import blas_threads
+from relu_gating._runtime.collector import paused_gc
+from relu_gating._runtime.threads import blas_threads
 
 __all__ = ["audit_tree", "audit_workers", "split_tree", "walk_parts", "PARALLEL_MIN_NODES", "TASKS_PER_WORKER", "MIN_PART",
            "AUDIT_BLAS_THREADS"]
@@ -73,7 +73,7 @@ def walk_parts(nodes: list, P: Any, stated: tuple, executor: Any = None) -> tupl
     on ``executor`` when it has several workers (a pool of our own only if it was started: the search
     needed it; not threads) and the tree at least ``PARALLEL_MIN_NODES`` nodes.  ``stated``: ``(Phi, U_K, features)``
     from which each task states the problem again."""
-    from relu_gating._executors import submit
+    from relu_gating._runtime.executors import submit
     from relu_gating.checker import walk_tree
 
     W = audit_workers(executor)  # (the checker's limit on a tree's nodes, 2 (n + 1) a chamber, holds for the search's)
@@ -106,7 +106,7 @@ def audit_workers(executor: Any) -> int:
     most of the time) or in-process."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from relu_gating._executors import workers_of
+    from relu_gating._runtime.executors import workers_of
 
     return 1 if executor is None or isinstance(executor, ThreadPoolExecutor) else workers_of(executor)
 

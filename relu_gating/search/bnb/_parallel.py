@@ -18,7 +18,7 @@ its bound, so the tree is a valid certificate of the alpha reached at every stop
 Executors: a ``concurrent.futures.Executor`` (threads or processes; the objective, a few
 hundred kB at most, travels with each task) or a ``dask.distributed.Client`` (the objective is
 scattered to every worker once).  Without one, :func:`run_executor` gives the search a
-:class:`~relu_gating._executors.LocalPool` of every usable core (``workers=`` fewer; 1 serial): its
+:class:`~relu_gating._runtime.executors.LocalPool` of every usable core (``workers=`` fewer; 1 serial): its
 processes start only when ``SERIAL_SECONDS`` of serial search have not settled the query, and end
 with the call.  The audit of the finished tree runs on the same executor
 (:func:`relu_gating.search.bnb._audit.audit_tree`).
@@ -35,9 +35,10 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from relu_gating.patterns._exact import single_thread_blas
+from relu_gating.patterns import single_thread_blas
 from relu_gating.search.bnb._audit import audit_workers
-from relu_gating.search.bnb._search import FREEZE_EVERY, SLOWDOWN_MAX, SLOWDOWN_MIN_WALL, Search, slowdown
+from relu_gating.search.bnb._budget import SLOWDOWN_MAX, SLOWDOWN_MIN_WALL, slowdown
+from relu_gating.search.bnb._search import FREEZE_EVERY, Search
 from relu_gating.search.bnb._tree_build import Node
 
 __all__ = ["run_parallel", "run_executor", "check_workers", "subtree_task", "FRONTIER_PER_WORKER", "SLICE_SECONDS",
@@ -63,7 +64,7 @@ def expand_until(search: Search, end: float | None, bar: Any = None, pause: Any 
     """Expand the open node of largest bound until the heap is settled (``"settled"``), the
     clock passes ``end`` (less :meth:`Search.reserve` with ``keep``: ``"time"``) or ``pause()`` holds
     (``"paused"``); Ctrl-C: ``"interrupted"``.  The same loop as :meth:`Search.run`, without pushing the root."""
-    from relu_gating._interrupt import check_stop
+    from relu_gating._runtime.interrupt import check_stop
 
     try:
         while search.heap:
@@ -219,7 +220,7 @@ class _Pool:
 
 
 def workers_of(executor: Any) -> int:
-    from relu_gating._executors import workers_of as count
+    from relu_gating._runtime.executors import workers_of as count
 
     return count(executor)
 
@@ -235,11 +236,11 @@ def check_workers(workers: Any) -> None:
 @contextlib.contextmanager
 def run_executor(executor: Any, workers: int | None) -> Iterator[Any]:
     """The executor a branch and bound runs on: ``executor`` when given (the caller's, left open);
-    else None for one worker, or a :class:`~relu_gating._executors.LocalPool` of ``workers`` processes
+    else None for one worker, or a :class:`~relu_gating._runtime.executors.LocalPool` of ``workers`` processes
     (None: every usable core, where the platform can fork them without re-importing the caller's
     script; elsewhere one unless ``workers`` says more), ended when the block ends, Ctrl-C included."""
-    from relu_gating._executors import LocalPool, local_context
-    from relu_gating._threads import usable_cores
+    from relu_gating._runtime.executors import LocalPool, local_context
+    from relu_gating._runtime.threads import usable_cores
 
     check_workers(workers)
     if executor is not None:
@@ -345,7 +346,7 @@ def _run_parallel(search: Search, executor: Any, deadline: float | None, bar: An
 def _rounds(search: Search, pool: _Pool, inflight: dict, totals: dict, deadline: float | None, bar: Any,
             seed: int, own: bool = False) -> str:
     """Keep one task per worker in flight until settled, out of time or interrupted."""
-    from relu_gating._interrupt import check_stop
+    from relu_gating._runtime.interrupt import check_stop
 
     W = totals["workers"]
     while True:

@@ -1,0 +1,97 @@
+"""The branch and bound's time budget: what to keep before a deadline, and the progress note (private).
+
+A mixin of :class:`relu_gating.search.bnb._search.Search`: it uses ``stats``, ``heap`` and
+``best_value``.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Budget", "FINISH_PER_NODE", "AUDIT_PER_BOUND_SECOND", "AUDIT_PER_IMPLIED", "AUDIT_PER_LIFTED_LEAF",
+           "AUDIT_PER_CHECK_SECOND", "AUDIT_PARALLEL_EFFICIENCY", "SLOWDOWN_MIN_WALL", "SLOWDOWN_MAX", "slowdown"]
+
+#: Seconds per node kept before a time budget ends, for the tree's JSON form (``t_finish`` in the tree's
+#: stats).  Measured 1 us a node on Gaussian data; 9.5 us a node (2.6 s, 275,000 nodes with the implied
+#: rows) on iris greedy step 4 in 150 s, the other core busy, where 1.5 us let the query overrun its budget.
+FINISH_PER_NODE = 1e-5
+#: Seconds kept before a time budget ends for the checker's audit of the tree, per second the search
+#: spent on node bounds: the audit bounds every node again, from ``Phi``'s columns.  Measured on the six
+#: 600-s real-data runs (docs/real-data.md): audit (= verify) time / ``t_bound`` 0.63-1.43; 0.36-0.85 in
+#: 120-s runs (``benchmarks/real.py --cases gauss-60x8,wine-pca5 --budget 120``).
+AUDIT_PER_BOUND_SECOND = 1.0
+#: Seconds kept for the audit per implied row (its Farkas check) and per lifted leaf (its PSD check). A
+#: least-squares fit of the verify times of those six runs and gauss-60x8 to ``t_bound``, implied rows and
+#: lifted leaves gave 0.89, 21 us and 0.44 ms (``benchmarks/results/real_20261204_600s_final.json``); without
+#: these terms breast cancer PCA 5 (2.0M implied rows) overran its 600 s by 67 s.  Both are CPU seconds, scaled
+#: by :func:`slowdown` in :meth:`Budget.reserve`: the audit, now with one BLAS thread, took 13-16 us of CPU per
+#: implied row on a clustered 400 x 3 tree of 86,816 nodes (83,879 implied; every node's walk included), so
+#: 1.5e-5 (3e-5 before the slowdown and the one thread; with both, a 60-s run kept 16.0 s for a 5.1-s audit).
+AUDIT_PER_IMPLIED = 1.5e-5
+AUDIT_PER_LIFTED_LEAF = 5e-4
+#: ... or, if more, this many seconds per second the search spent in the checker's test of the lifted
+#: evidence it kept (``t_lifted_check``; the audit repeats that test, its node bounds are counted above): a
+#: leaf of 130 undecided rows costs 5-10 ms, not 0.5 ms (iris greedy step 4, 150 s: a query ended at 250 s
+#: with the per-leaf reserve alone; 2.0 here kept 22 s too many on clustered 1000 x 3).
+AUDIT_PER_CHECK_SECOND = 1.0
+#: The audit's speed-up on ``W`` workers over ``W`` (its subtrees in parallel: :mod:`relu_gating.search.bnb._audit`).
+AUDIT_PARALLEL_EFFICIENCY = 0.7
+#: :func:`slowdown` is measured after this many seconds of wall time, and is at most ``SLOWDOWN_MAX``.
+SLOWDOWN_MIN_WALL = 1.0
+SLOWDOWN_MAX = 20.0
+
+
+def slowdown(search: Any) -> float:
+    """How many wall seconds a CPU second of this process takes now: wall over CPU time since the first
+    call on ``search`` (1 before ``SLOWDOWN_MIN_WALL`` seconds; between 1 and ``SLOWDOWN_MAX``), or
+    ``search.slowdown_fixed`` when set (by the parallel driver, whose main process mostly waits: its
+    serial phase's value, then the workers' wall over CPU seconds of their tasks).  A loaded machine (12
+    runnable processes on 2 cores) runs the audit's per-node Python work several times slower than the
+    constants above were measured at; the search's own measured seconds (``t_bound``) are slowed alike,
+    these constants are not."""
+    fixed = getattr(search, "slowdown_fixed", None)
+    if fixed is not None:
+        return float(fixed)
+    now, cpu = time.perf_counter(), time.process_time()
+    if getattr(search, "_clocks", None) is None:
+        search._clocks = (now, cpu)
+    wall, used = now - search._clocks[0], cpu - search._clocks[1]
+    if wall < SLOWDOWN_MIN_WALL or used <= 0:
+        return 1.0
+    return min(SLOWDOWN_MAX, max(1.0, wall / used))
+
+
+class Budget:
+    """The reserve kept before a deadline (:meth:`reserve`) and the progress bar's note."""
+
+    stats: dict  # the search's (annotations only: a mixin defines no attribute another one provides)
+    heap: list
+    best_value: float
+
+    def reserve(self) -> float:
+        """Seconds to keep before a deadline for writing the tree out (``FINISH_PER_NODE`` a node) and
+        for the checker's audit of it (``AUDIT_PER_BOUND_SECOND`` per second of node bounds so far,
+        ``AUDIT_PER_IMPLIED`` an implied row, ``AUDIT_PER_LIFTED_LEAF`` a lifted leaf or
+        ``AUDIT_PER_CHECK_SECOND`` per second of the checker's test of lifted evidence, whichever is more).
+        The counts are the work of every worker; the audit runs on ``audit_workers`` of them (set by the
+        parallel driver; 1 serial), at ``AUDIT_PARALLEL_EFFICIENCY``.  The per-item terms (CPU seconds)
+        are scaled by :func:`slowdown`; the measured ones (``t_bound``, ``t_lifted_check``) already are."""
+        st = self.stats
+        slow = slowdown(self)
+        audit = (AUDIT_PER_BOUND_SECOND * st["t_bound"] + slow * AUDIT_PER_IMPLIED * st["implied"]
+                 + max(slow * AUDIT_PER_LIFTED_LEAF * st["lifted_settled"], AUDIT_PER_CHECK_SECOND * st["t_lifted_check"]))
+        workers = getattr(self, "audit_workers", 1)
+        if workers > 1:
+            audit /= workers * AUDIT_PARALLEL_EFFICIENCY
+        return slow * FINISH_PER_NODE * (st["nodes"] + st["implied"]) + audit
+
+    def progress_note(self, u: float) -> str:
+        """The progress bar's note in the search's units: chambers visited, open nodes, gap, alpha reached."""
+        best = self.best_value if np.isfinite(self.best_value) else 0.0
+        bound = max(u, best)
+        alpha = best / bound if bound > 0 else 1.0
+        return (f"chambers visited {self.stats['chambers']:,}  open {len(self.heap):,}  "
+                f"gap {bound - best:.3g}  alpha reached {alpha:.6f}")
