@@ -243,7 +243,14 @@ def verify(certificate: Any, Phi: Any, U_K: Any, features: Any = "bias", exact: 
     """
     P = state_problem(Phi, U_K, features)
     if is_binary(certificate):
-        return _verify_binary(certificate, P, exact)
+        from relu_gating.checker._tree_npz import tree_certificate
+
+        tree = tree_certificate(certificate)  # a tree in the binary form: checked as its JSON form
+        if tree is None:
+            return _verify_binary(certificate, P, exact)
+        certificate = load_json(tree)
+        if certificate.get("kind") != "tree":
+            raise CertificateError("malformed certificate: the tree member of a binary certificate holds no tree")
     d = load_json(certificate)
     if d.get("format") != FORMAT:
         raise CertificateError(f"certificate format must be {FORMAT!r}, got {d.get('format')!r}")

@@ -297,7 +297,8 @@ def _rounds(search: Search, pool: _Pool, inflight: dict, totals: dict, deadline:
             batch = _take(search, k)
             if not batch:
                 break
-            budget = SLICE_SECONDS if deadline is None else max(0.0, min(SLICE_SECONDS, deadline - now))
+            budget = SLICE_SECONDS if deadline is None else max(0.0, min(SLICE_SECONDS,
+                                                                         deadline - search.reserve() - now))
             fut = pool.submit([_open_data(n) for n in batch], search.best_theta, search.alpha, search.tol,
                               search.method, seed + 1 + totals["submitted"], budget, search.lifted)
             totals["submitted"] += 1

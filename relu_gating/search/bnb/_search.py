@@ -57,6 +57,15 @@ AUDIT_PER_LIFTED_LEAF = 5e-4
 #: leaf of 130 undecided rows costs 5-10 ms, not 0.5 ms (iris greedy step 4, 150 s: a query ended at 250 s
 #: with the per-leaf reserve alone; 2.0 here kept 22 s too many on clustered 1000 x 3).
 AUDIT_PER_CHECK_SECOND = 1.0
+#: Seconds per node (and implied row) kept when the caller writes the certificate after the run
+#: (``Search.writes``): JSON dumped and written about 24 us a node-entry at n = 300, d = 3 under load
+#: (0.07 s for 2,801), the binary form (the same JSON, deflated) 40 us.
+WRITE_PER_NODE = {None: 0.0, "json": 3e-5, "npz": 5e-5}
+#: The audit's and the writing's estimates are multiplied by this (a loaded machine slows the ending
+#: more than the search it was estimated from: 600-s runs ended at 638-660 s beside other processes),
+#: and ``RESERVE_SECONDS`` added (the result built, the incumbent polished, files closed).
+RESERVE_SAFETY = 1.5
+RESERVE_SECONDS = 0.5
 #: Expansions between two ``gc.freeze()`` calls: the cyclic collector then skips the tree built so far
 #: (its nodes form no cycles and are freed by reference counting); 36% more nodes measured at n = 819, d = 3.
 FREEZE_EVERY = 1024
@@ -130,6 +139,7 @@ class Search(Chambers):
     def __init__(self, obj: Objective, alpha: float, tol: float, method: str, seed: int = 0,
                  lifted: bool = True) -> None:
         self.obj, self.alpha, self.tol, self.method = obj, alpha, tol, method
+        self.writes: str | None = None  # the certificate the caller writes after the run (its time is reserved)
         self.P = node_problem(obj.Phi, obj.Psi, obj.M, obj.Q_H, obj.feature_matrix, obj.cap + 1e-12)
         self.Gn = obj.Psi / np.maximum(np.linalg.norm(obj.Psi, axis=1), 1e-300)[:, None]
         self.lp = ConeLP()
@@ -550,14 +560,18 @@ class Search(Chambers):
         return cur
 
     def reserve(self) -> float:
-        """Seconds to keep before a deadline for writing the tree out (``FINISH_PER_NODE`` a node) and
-        for the checker's audit of it (``AUDIT_PER_BOUND_SECOND`` per second of node bounds so far,
-        ``AUDIT_PER_IMPLIED`` an implied row, ``AUDIT_PER_LIFTED_LEAF`` a lifted leaf or
-        ``AUDIT_PER_CHECK_SECOND`` per second of the checker's test of lifted evidence, whichever is more)."""
+        """Seconds to keep before a deadline for writing the tree out (``FINISH_PER_NODE`` a node, and
+        ``WRITE_PER_NODE`` when the caller writes the certificate) and for the checker's audit of it
+        (``AUDIT_PER_BOUND_SECOND`` per second of node bounds so far, ``AUDIT_PER_IMPLIED`` an implied
+        row, ``AUDIT_PER_LIFTED_LEAF`` a lifted leaf or ``AUDIT_PER_CHECK_SECOND`` per second of the
+        checker's test of lifted evidence, whichever is more), times ``RESERVE_SAFETY``, plus
+        ``RESERVE_SECONDS``: the deadline is the end of the whole call."""
         st = self.stats
-        return (FINISH_PER_NODE * (st["nodes"] + st["implied"]) + AUDIT_PER_BOUND_SECOND * st["t_bound"]
-                + AUDIT_PER_IMPLIED * st["implied"]
-                + max(AUDIT_PER_LIFTED_LEAF * st["lifted_settled"], AUDIT_PER_CHECK_SECOND * st["t_lifted_check"]))
+        entries = st["nodes"] + st["implied"]
+        est = ((FINISH_PER_NODE + WRITE_PER_NODE.get(self.writes, 0.0)) * entries
+               + AUDIT_PER_BOUND_SECOND * st["t_bound"] + AUDIT_PER_IMPLIED * st["implied"]
+               + max(AUDIT_PER_LIFTED_LEAF * st["lifted_settled"], AUDIT_PER_CHECK_SECOND * st["t_lifted_check"]))
+        return RESERVE_SAFETY * est + RESERVE_SECONDS
 
     # ------------------------------------------------------------------ loop
     def progress_note(self, u: float) -> str:
