@@ -59,8 +59,9 @@ AUDIT_PER_LIFTED_LEAF = 5e-4
 AUDIT_PER_CHECK_SECOND = 1.0
 #: Seconds per node (and implied row) kept when the caller writes the certificate after the run
 #: (``Search.writes``): JSON dumped and written about 24 us a node-entry at n = 300, d = 3 under load
-#: (0.07 s for 2,801), the binary form (the same JSON, deflated) 40 us.
-WRITE_PER_NODE = {None: 0.0, "json": 3e-5, "npz": 5e-5}
+#: (0.07 s for 2,801, the machine at load 13), the binary form (the same JSON,
+#: deflated) 40 us; kept: 15 and 25 us, times RESERVE_SAFETY.
+WRITE_PER_NODE = {None: 0.0, "json": 1.5e-5, "npz": 2.5e-5}
 #: The audit's and the writing's estimates are multiplied by this (a loaded machine slows the ending
 #: more than the search it was estimated from: 600-s runs ended at 638-660 s beside other processes),
 #: and ``RESERVE_SECONDS`` added (the result built, the incumbent polished, files closed).
