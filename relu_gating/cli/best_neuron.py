@@ -248,7 +248,8 @@ def _stop(res: Any) -> str:
     """Why the search ended: ``"settled"``, ``"time"`` (--max-seconds) or ``"interrupted"`` (Ctrl-C)."""
     tree = getattr(res, "tree", None)
     if tree is None:  # the enumeration says so in its notes (relu_gating.search._enum.memory)
-        return "time" if any(str(n).startswith("enumeration stopped by max_seconds") for n in res.notes) else "settled"
+        notes = getattr(res, "notes", ())
+        return "time" if any(str(n).startswith("enumeration stopped by max_seconds") for n in notes) else "settled"
     return str(tree.get("stats", {}).get("stop", "settled"))
 
 

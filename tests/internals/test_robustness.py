@@ -353,7 +353,7 @@ def test_binary_writer_writes_zero_padding_bits(tmp_path):
     res = best_neuron(Phi, U)
     dirty = res.packed.copy()
     dirty[:, -1] |= 0x07
-    save_binary(dataclasses.replace(res, packed=dirty), tmp_path / "c.npz")
+    save_binary(dataclasses.replace(res, certificate=dataclasses.replace(res.certificate, packed=dirty)), tmp_path / "c.npz")
     with zipfile.ZipFile(tmp_path / "c.npz") as z, z.open("masks.npy") as fh:
         masks = np.lib.format.read_array(fh)
     assert np.array_equal(masks, res.packed) and not np.any(masks[:, -1] & 0x07)

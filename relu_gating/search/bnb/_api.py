@@ -16,7 +16,7 @@ from relu_gating.search.bnb._chamber import UNPROVEN_NOTE
 from relu_gating.search.bnb._tree_build import count_kinds, to_nodes
 from relu_gating.certificate._problem import exact_rank
 from relu_gating.search.objectives import Objective, containment_remark, make_objective, neuron_values, with_rank
-from relu_gating.search.result import NeuronResult
+from relu_gating.search.result import NeuronResult, TreeCertificate
 
 __all__ = ["branch_and_bound"]
 
@@ -115,19 +115,13 @@ def _result(obj: Objective, search: Search, why: str, alpha: float, tol: float, 
         notes.append(f"{search.stats['unproven_empty']} node(s) without interior kept as leaves with their bound")
     kinds = count_kinds(nodes)
     stats = dict(search.stats, lp=search.lp.calls, open=len(search.heap), stop=why, **{f"n_{k}": v for k, v in kinds.items()})
-    import dataclasses
-
-    names = {f.name for f in dataclasses.fields(NeuronResult)}
-    empty = {"packed": np.zeros((0, (n + 7) // 8), dtype=np.uint8)} if "packed" in names else \
-        {"masks": np.zeros((0, n), dtype=bool)}
     return NeuronResult(
         theta=theta, value=value, upper_bound=upper, alpha=alpha, certified=bool(value >= alpha * upper - tol) and refused is None,
         pattern=obj.Phi @ theta > 0, objective=obj.kind, n_patterns=kinds["c"] + kinds["x"], n_exact=kinds["c"],
         n_bound=kinds["b"], n_pruned=kinds["x"], seconds={"total": seconds, "bound": search.stats["t_bound"],
                                                           "lp": search.stats["t_lp"],
                                                           "chambers": search.stats["t_chamber"]},
-        tol=tol, **empty, witnesses=np.zeros((0, m)), bounds=np.zeros(0), lowers=np.zeros(0),
-        settlement=np.zeros(0, dtype=np.int8), methods={}, rank=obj.rank, notes=tuple(notes),
+        tol=tol, certificate=TreeCertificate({"nodes": nodes, "stats": stats}), rank=obj.rank, notes=tuple(notes),
         K=int(obj.U_K.shape[1]), features=obj.features, features_sha256=obj.features_sha256,
-        strategy="branch-and-bound", tree={"nodes": nodes, "stats": stats}, n_nodes=int(search.stats["nodes"]),
+        strategy="branch-and-bound", n_nodes=int(search.stats["nodes"]),
     )
