@@ -47,11 +47,13 @@ def tree_certificate(source: Any) -> bytes | None:
                 read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
                         else np.lib.format.read_array_header_2_0)
                 shape, fortran, dtype = read(fh)
-                if fortran or dtype != np.dtype(np.uint8) or len(shape) != 1 or shape[0] > info.file_size:
-                    raise _bad(path, f"member {TREE_MEMBER!r} must be uint8 bytes, got {dtype} {shape}")
-                body = fh.read(int(shape[0]))
-                if len(body) != shape[0] or fh.read(1):
-                    raise _bad(path, f"member {TREE_MEMBER!r} does not hold its declared {shape[0]} bytes")
+                ok = not fortran and dtype == np.dtype(np.uint8) and len(shape) == 1 and shape[0] <= info.file_size
+                body = fh.read(int(shape[0])) if ok else b""
+                extra = fh.read(1) if ok else b""
         except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
             raise _bad(path, f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:120]}") from None
+    if not ok:
+        raise _bad(path, f"member {TREE_MEMBER!r} must be uint8 bytes (a vector), got {dtype} {shape}")
+    if len(body) != shape[0] or extra:
+        raise _bad(path, f"member {TREE_MEMBER!r} does not hold its declared {shape[0]} bytes")
     return body
