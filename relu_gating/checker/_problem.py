@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from relu_gating._arrays import as_matrix, check_same_rows
+from relu_gating._inputs.arrays import as_matrix, check_same_rows
 from relu_gating.checker._constants import UK_ORTHONORMAL_TOL
 from relu_gating.checker._floats import basis_error, fro, gamma, projector_gap
 from relu_gating.checker._rational import pivot_columns, solve, to_ints

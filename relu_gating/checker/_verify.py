@@ -277,6 +277,15 @@ def verify(certificate: Any, Phi: Any, U_K: Any, features: Any = "bias", exact: 
         Malformed certificates raise :class:`~relu_gating.errors.CertificateError`; unusable
         inputs :class:`~relu_gating.errors.InputError`.
     """
+    from relu_gating._runtime.alloc import warm_allocator
+    from relu_gating._runtime.collector import paused_gc
+
+    warm_allocator()  # performance only (a large certificate is millions of small lists): see the modules
+    with paused_gc():
+        return _verify(certificate, Phi, U_K, features, exact)
+
+
+def _verify(certificate: Any, Phi: Any, U_K: Any, features: Any, exact: bool) -> VerifyReport:
     P = state_problem(Phi, U_K, features)
     if is_binary(certificate):
         from relu_gating.checker._tree_npz import tree_certificate

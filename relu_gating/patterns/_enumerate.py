@@ -10,10 +10,10 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from relu_gating._alloc import warm_allocator
-from relu_gating._progress import Progress
-from relu_gating._scaling import pow2_column_scales
-from relu_gating._validate import as_matrix
+from relu_gating._runtime.alloc import warm_allocator
+from relu_gating._runtime.progress import Progress
+from relu_gating._inputs.scaling import pow2_column_scales
+from relu_gating._inputs.validate import as_matrix
 from relu_gating.errors import InputError, ProblemTooLargeError
 from relu_gating.patterns._completeness import CompletenessReport, check_completeness
 from relu_gating.patterns._count import PatternCount, count_reduced, cover_count
@@ -349,7 +349,7 @@ def enumerate_patterns(Phi: Any, *, max_patterns: int | None = None, progress: b
             what = "patterns" if cnt.exact else "patterns (upper bound)"
             raise ProblemTooLargeError(
                 f"Phi has {cnt.count} {what} ({cnt.method}), more than max_patterns = {max_patterns}")
-    warm_allocator()  # the batches' temporaries stay in the heap (relu_gating._alloc)
+    warm_allocator()  # the batches' temporaries stay in the heap (relu_gating._runtime.alloc)
     with single_thread_blas():
         cert = _Certifier(Phi, red)
         sink = Sink(_expected_rows(red, part), np.packbits(red.cls >= 0), red.m, _expected_half(red, part))

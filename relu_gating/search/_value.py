@@ -2,7 +2,7 @@
 
 The objective of a reported neuron: the float value where its proven error (from ``eta_H``, the
 proven distance of the float projector onto ``col(H)`` from the exact one
-(:func:`relu_gating._feature_basis.feature_basis`), and the rounding of ``relu(Phi theta)``,
+(:func:`relu_gating._inputs.feature_basis.feature_basis`), and the rounding of ``relu(Phi theta)``,
 Higham's ``gamma_j``) is below :data:`VALUE_ACCURACY`, else the exact objective in rationals of
 the float ``theta`` and the float inputs, rounded once; beyond :data:`EXACT_VALUE_WORK` rational
 operations, the float value flagged as not evaluated to the tolerance (the result is then not
@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from relu_gating._feature_basis import feature_basis
+from relu_gating._inputs.feature_basis import feature_basis
 
 #: The objective's definition (``relu_gating.search.objectives.EXCLUDE_RTOL``, the checker's too): a
 #: neuron with ``||(I - Pi_H) h|| <= EXCLUDE_RTOL ||h||`` is excluded.
@@ -132,7 +132,7 @@ def confirmed(obj: Any, result: Any) -> Any:
         return result
     import dataclasses
 
-    from relu_gating.certificate import verify
+    from relu_gating.checker import verify
 
     rep = verify(result, obj.Phi, obj.U_K, features=obj.stated_features, exact=obj.n <= CONFIRM_EXACT_N)
     if rep.certified:

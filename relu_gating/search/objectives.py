@@ -34,8 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from relu_gating._scaling import pow2_column_scales
-from relu_gating._validate import as_matrix, as_vector, check_same_rows
+from relu_gating._inputs.scaling import pow2_column_scales
+from relu_gating._inputs.validate import as_matrix, as_vector, check_same_rows
 from relu_gating.search._kernels.masked import MaskStack
 from relu_gating.coverage.metrics import check_basis
 from relu_gating.errors import InputError
@@ -181,7 +181,7 @@ def make_objective(Phi: Any, U_K: Any, features: Any = None, *, rank: int | None
     if H is None:
         Q_H, M, cap, kind = None, U_K.copy(), 1.0, "captured"
     else:
-        from relu_gating._feature_basis import feature_basis
+        from relu_gating._inputs.feature_basis import feature_basis
 
         piv, Q_H, eta = feature_basis(H)  # the rank of H decided exactly, never by a float threshold
         M = U_K - Q_H @ (Q_H.T @ U_K)
@@ -199,7 +199,7 @@ def make_objective(Phi: Any, U_K: Any, features: Any = None, *, rank: int | None
 def column_basis(Phi: np.ndarray, rank: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A well-conditioned basis of ``col(Phi)`` and the maps between weights and coordinates.
 
-    The columns are equilibrated by exact powers of two (:func:`relu_gating._scaling.pow2_column_scales`),
+    The columns are equilibrated by exact powers of two (:func:`relu_gating._inputs.scaling.pow2_column_scales`),
     then ``Phi D = U diag(s) W^T`` (SVD) and ``Psi = U[:, :r]``: orthonormal,
     whatever the units or offsets of the data.  Translating ``X`` leaves
     ``col(Phi)`` unchanged, and its basis is then as accurate as backward

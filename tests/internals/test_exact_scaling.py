@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from relu_gating._scaling import pow2_column_scales
+from relu_gating._inputs.scaling import pow2_column_scales
 from relu_gating.checker._problem import pow2_scales
 from relu_gating.errors import InputError
-from relu_gating._feature_basis import feature_basis
+from relu_gating._inputs.feature_basis import feature_basis
 
 
 def _entry(draw) -> float:

@@ -19,9 +19,9 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from relu_gating._executors import executor_map as _executor_map
-from relu_gating._interrupt import check_stop
-from relu_gating._progress import Progress
+from relu_gating._runtime.executors import executor_map as _executor_map
+from relu_gating._runtime.interrupt import check_stop
+from relu_gating._runtime.progress import Progress
 from relu_gating.errors import InputError, ProblemTooLargeError
 from relu_gating.search._config import CHECKPOINT_EVERY, EXACT_CANDIDATES
 from relu_gating.search._enum.exact import Candidates, exact_phase, threshold
@@ -179,10 +179,10 @@ def _bound_phase(run: _Run, state: SearchState, saver: _Saver, chunk_size: int, 
     run.incumbent = inc
     tasks: Iterable[tuple] = ((run.obj, rows, take_rows(masks.packed, rows), take_rows(witnesses, rows), tol, inc, pair)
                               for rows, pair in todo)  # in-process: each chunk's copy made as it is bounded
-    from relu_gating import _threads
+    from relu_gating._runtime import threads as _threads
 
     with Progress(sum(rows.size for rows, _ in todo), "bounds", enabled=run.progress) as bar, \
-            _threads.blas_threads(_threads.BOUND_PASS_THREADS):  # skinny GEMMs: see relu_gating._threads
+            _threads.blas_threads(_threads.BOUND_PASS_THREADS):  # skinny GEMMs: see relu_gating._runtime.threads
         for out in _executor_map(run.executor, chunk_bounds, tasks):
             state.absorb(out)
             bar.update(out.index.size)

@@ -185,7 +185,7 @@ def face_claim(obj: Any, basis: Any, mask: np.ndarray, claim: float, bound: floa
     the exact pencil at ``u`` (see the module docstring), for the faces of :func:`faces` within
     :data:`FACE_GAP` below ``bound`` (a one-sample face at the float just above its exact value,
     others just above their float value, then one ladder step above); None when none is proven."""
-    from relu_gating.certificate import exact_pencil
+    from relu_gating.search.proofs import exact_pencil
 
     T = np.flatnonzero(mask)
     if T.size == 0 or T.size > FACE_MAX_ACTIVE or not np.isfinite(bound):
@@ -218,7 +218,7 @@ def _prove_at(obj: Any, basis: Any, mask: np.ndarray, T: np.ndarray, A: list, B:
               h: np.ndarray, budget: Any) -> np.ndarray | None:
     """Multipliers that prove ``u`` (each variant of :func:`_multipliers`: ``R(u) - N`` PSD on the
     active coordinates, then the checker's rule in ``theta``), or None."""
-    from relu_gating.certificate import exact_below, exact_claim
+    from relu_gating.search.proofs import exact_below, exact_claim
 
     U = Fraction(u)
     t = T.size

@@ -124,7 +124,7 @@ def _kernel_evidence(obj: Any, basis: Any, mask: np.ndarray, claims: list[float]
                      budget: Any = None) -> tuple[float, tuple] | None:
     import solvers
 
-    from relu_gating.certificate import exact_below, exact_gram, exact_parts, exact_pencil
+    from relu_gating.search.proofs import exact_below, exact_gram, exact_parts, exact_pencil
 
     A, B = exact_pencil(obj.Phi, obj.U_K, basis, mask)
     m = len(B)

@@ -23,7 +23,7 @@ from relu_gating.search.state import BOUND, EXACT, PRUNED, UNSETTLED, PatternOut
 from relu_gating.search.objectives import (EXCLUDE_RTOL, Objective, neuron_values, support_bounds,
                                            vector_values)
 
-__all__ = ["chunk_bounds", "solve_chunk", "prune_target", "FALLBACK_METHODS"]
+__all__ = ["chunk_bounds", "solve_chunk", "solve_one", "prune_target", "FALLBACK_METHODS"]
 
 #: Exact methods tried in turn when the requested one fails on a pattern.
 FALLBACK_METHODS = ("faces", "dnn")
@@ -278,7 +278,7 @@ def _try_method(obj: Objective, problem: Any, mth: str, w_val: float,
     return res, ""
 
 
-def _solve_one(obj: Objective, mask: np.ndarray, method: str, witness: np.ndarray | None = None,
+def solve_one(obj: Objective, mask: np.ndarray, method: str, witness: np.ndarray | None = None,
                target: float = np.inf, two_row: bool = True, max_seconds: float | None = None) -> _Solved:
     """Exact solve of one pattern with fallbacks, or (with a strict ``witness``, ``m >=
     DUAL_FIRST_MIN_M``) its settlement by dual evidence at most ``target`` before any solve:
@@ -375,7 +375,7 @@ def solve_chunk(obj: Objective, index: np.ndarray, masks: np.ndarray, method: st
     ``witnesses`` (optional, shape (k, m)) are strict interior points of the
     patterns' cones, passed on to the solver as hints.  ``target`` (the incumbent
     over alpha when the chunk was made): a pattern whose dual evidence proves a bound at most
-    ``target`` is settled by it without an exact solve (:func:`_solve_one`).
+    ``target`` is settled by it without an exact solve (:func:`solve_one`).
     """
     k = index.size
     m = obj.Phi.shape[1]
@@ -394,7 +394,7 @@ def solve_chunk(obj: Objective, index: np.ndarray, masks: np.ndarray, method: st
             w = np.array(witnesses[j], dtype=float)
             out = _by_evidence(wedged[j], float(neuron_values(obj, w[None, :])[0]), w)
         else:
-            out = _solve_one(obj, masks[j], method, None if witnesses is None else witnesses[j], target, two_row=False)
+            out = solve_one(obj, masks[j], method, None if witnesses is None else witnesses[j], target, two_row=False)
         upper[j], lower[j], thetas[j], status[j] = out.upper, out.lower, out.theta, out.status
         methods.append(out.method)
         if out.note:

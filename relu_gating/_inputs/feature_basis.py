@@ -2,7 +2,7 @@
 writer's: the checker keeps its own).
 
 The columns of ``H`` are scaled by exact powers of two
-(:func:`relu_gating._scaling.pow2_column_scales`); full column rank is proven in floats where a
+(:func:`relu_gating._inputs.scaling.pow2_column_scales`); full column rank is proven in floats where a
 proven lower bound on ``sigma_min`` is positive (the usual case, no exact work), else the
 independent columns are found by exact elimination in rationals.  The float orthonormal basis
 ``Q_H`` of those columns comes with a proven ``eta_H >= ||Q_H Q_H^T - Pi_H||_2`` (``inf`` where
@@ -16,7 +16,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from relu_gating._scaling import pow2_column_scales
+from relu_gating._inputs.scaling import pow2_column_scales
 
 __all__ = ["feature_basis", "exact_pivots", "projector_gap"]
 

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from relu_gating._validate import as_matrix, as_vector
+from relu_gating._inputs.validate import as_matrix, as_vector
 from relu_gating.errors import InputError, SolverFailure
 
 __all__ = ["VariationNorm", "variation_norm", "Representability", "representability_constant", "normalized_neurons"]
@@ -256,7 +256,7 @@ def variation_norm(v: Any, Phi: Any, *, tol: float = DEFAULT_TOL, max_iter: int 
 
     Examples
     --------
-    >>> import numpy as np; from relu_gating.coverage.variation import variation_norm
+    >>> import numpy as np; from relu_gating.layers.variation import variation_norm
     >>> x = np.linspace(-1, 1, 7); Phi = np.c_[x, np.ones(7)]
     >>> r = variation_norm(np.maximum(x, 0), Phi)   # one neuron: norm ||relu(x)||
     >>> bool(r.certified and abs(r.upper - np.linalg.norm(np.maximum(x, 0))) < 1e-6)
