@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from relu_gating.checker._constants import MAX_MEMBER_BYTES
+from relu_gating.checker._read import load_json
 from relu_gating.errors import CertificateError
 
 __all__ = ["TREE_MEMBER", "tree_certificate"]
@@ -26,9 +27,9 @@ def _bad(path: str, what: str) -> CertificateError:
     return CertificateError(f"binary certificate {path}: truncated or corrupt ({what})")
 
 
-def tree_certificate(source: Any) -> bytes | None:
-    """The JSON bytes of the tree in the binary certificate ``source``, or None when it holds none
-    (a pattern certificate, or a file the binary reader will report)."""
+def tree_certificate(source: Any) -> dict | None:
+    """The tree certificate (its JSON form, parsed strictly) in the binary certificate ``source``, or
+    None when it holds none (a pattern certificate, or a file the binary reader will report)."""
     path = os.fspath(source)
     try:
         zf = zipfile.ZipFile(path)
@@ -56,4 +57,7 @@ def tree_certificate(source: Any) -> bytes | None:
         raise _bad(path, f"member {TREE_MEMBER!r} must be uint8 bytes (a vector), got {dtype} {shape}")
     if len(body) != shape[0] or extra:
         raise _bad(path, f"member {TREE_MEMBER!r} does not hold its declared {shape[0]} bytes")
-    return body
+    d = load_json(body)
+    if d.get("kind") != "tree":
+        raise CertificateError("malformed certificate: the tree member of a binary certificate holds no tree")
+    return d
