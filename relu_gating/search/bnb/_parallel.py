@@ -310,6 +310,8 @@ def _run_parallel(search: Search, executor: Any, deadline: float | None, bar: An
     W = workers_of(executor)
     lazy = bool(getattr(executor, "lazy", False))  # a pool of our own: started only if the serial phase has not settled
     t0 = time.perf_counter()
+    totals = {"tasks": 0, "submitted": 0, "grafted": 0, "workers": W}
+    search.stats.update({f"parallel_{k}": v for k, v in totals.items()})  # also when the budget ends first
     search.push(search.root)
 
     def pause() -> bool:
@@ -324,7 +326,6 @@ def _run_parallel(search: Search, executor: Any, deadline: float | None, bar: An
     search.slowdown_fixed = slowdown(search)  # this process mostly waits from now on: the workers' from their tasks
     pool = _Pool(executor, search.obj)
     inflight: dict = {}
-    totals = {"tasks": 0, "submitted": 0, "grafted": 0, "workers": W}
     try:
         why = _rounds(search, pool, inflight, totals, deadline, bar, seed, own)
         if why == "time" and inflight:  # their slices end with the budget: take what they found
