@@ -12,6 +12,7 @@ and the median seconds spent in the lifted bound and the audit.  Run it with one
     OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/easy_cases.py --against HEAD~1 --repeats 3
     python benchmarks/easy_cases.py --against HEAD~1 --cases wine-pca5 --repeats 1 --budget 600
     python benchmarks/easy_cases.py --against HEAD~1 --save benchmarks/results/easy_cases.json
+    python benchmarks/easy_cases.py --against 5e8ab66 --this 1a2b3c4    # two commits, neither checked out
 """
 
 from __future__ import annotations
@@ -54,6 +55,11 @@ def _checkout(rev: str) -> Iterator[str]:
             yield other
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", other], cwd=ROOT, check=False)
+
+
+@contextmanager
+def _here() -> Iterator[str]:
+    yield ROOT
 
 
 def run_case(root: str, case: str, budget: float) -> dict:
@@ -99,6 +105,7 @@ def table(results: dict, against: str) -> str:
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--against", default="HEAD~1", help="the commit to compare with (default HEAD~1)")
+    ap.add_argument("--this", help="run this commit (checked out too) instead of the working tree")
     ap.add_argument("--cases", default=CASES, help=f"comma-separated (default {CASES}; also wine-pca5)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--budget", type=float, default=300.0, help="max_seconds of each query (default 300)")
@@ -108,10 +115,10 @@ def main(argv: list[str] | None = None) -> None:
         ap.error("--repeats must be at least 1 and --budget positive")
     cases = [c for c in args.cases.split(",") if c]
     results: dict = {c: {"old": [], "new": []} for c in cases}
-    with _checkout(args.against) as other:
+    with _checkout(args.against) as other, (_checkout(args.this) if args.this else _here()) as this:
         for rep in range(args.repeats):
             for case in cases:
-                order = [("old", other), ("new", ROOT)] if rep % 2 == 0 else [("new", ROOT), ("old", other)]
+                order = [("old", other), ("new", this)] if rep % 2 == 0 else [("new", this), ("old", other)]
                 for side, root in order:
                     row = run_case(root, case, args.budget)
                     results[case][side].append(row)
@@ -127,7 +134,7 @@ def main(argv: list[str] | None = None) -> None:
 
 def _save(path: str, args: argparse.Namespace, results: dict, text: str = "") -> None:
     with open(path, "w") as f:
-        json.dump({"against": args.against, "budget": args.budget, "repeats": args.repeats,
+        json.dump({"against": args.against, "this": args.this or "working tree", "budget": args.budget, "repeats": args.repeats,
                    "load": os.getloadavg(), "results": results, "table": text}, f, indent=1, default=float)
 
 
