@@ -51,16 +51,6 @@ LIFTED_BAND = 8
 LIFTED_MIN_RATE = 0.5
 #: In a band below the rate, every this many-th node is tried anyway.
 LIFTED_RETRY = 20
-#: The cost test (issue 39, "no slower on easy cases"): after ``LIFTED_COST_PRIOR`` tries in a band, the
-#: lifted bound is tried there only while its seconds per node settled are at most the seconds per node of
-#: the rest of the search times the nodes a split spends below a node of that band (estimated as one plus
-#: the nodes created so far with fewer undecided rows than the band, over those created in the band).
-#: Measured (Gaussian seed 0, K = 4, n = 80, d = 4, under load): each node the lifted bound settled spared
-#: the plain search about 6 nodes (2,172 against 4,465 nodes), at 30-70 ms a settled node in the bands of
-#: 32-63 rows against 3.5 ms a node: 22 s of lifted tries to spare 8 s.  On iris (where the plain search
-#: never ends) the same bands cost 22-91 ms a settled node against 6.2 ms a node: a fixed subtree of 8
-#: nodes would have dropped half of its settling tries.
-LIFTED_COST_PRIOR = 4
 
 
 def lifted_claim(u: float, target: float, room: float) -> float:
@@ -98,7 +88,6 @@ class NodeBounds:
     lifted: bool
     lifted_skipped: dict
     plain_bands: dict
-    created: np.ndarray
     t_start: float
     settled: Callable[[float], bool]
     push: Callable[[Node], None]
@@ -112,9 +101,6 @@ class NodeBounds:
         self.stats["nodes"] += 1
         node = Node(signs, v, min(u, self.P.cap), z, depth)
         node.T = T
-        if not hasattr(self, "created"):  # nodes created by band of LIFTED_BAND undecided counts
-            self.created = np.zeros(signs.shape[0] // LIFTED_BAND + 1, dtype=np.int64)
-        self.created[int(np.sum((signs == 0) & ~self.P.zero_rows)) // LIFTED_BAND] += 1
         return node
 
     def basis_eps(self) -> float:
@@ -139,30 +125,10 @@ class NodeBounds:
         lo = k // LIFTED_BAND * LIFTED_BAND
         if k > LIFTED_LARGE and self.stats["t_lifted_large"] > LIFTED_LARGE_SHARE * (time.perf_counter() - self.t_start):
             return False
-        if (self.stats[f"lifted_settled_{lo}"] + 1 >= LIFTED_MIN_RATE * (self.stats[f"lifted_tried_{lo}"] + 2)
-                and self.lifted_cheaper(lo)):
+        if self.stats[f"lifted_settled_{lo}"] + 1 >= LIFTED_MIN_RATE * (self.stats[f"lifted_tried_{lo}"] + 2):
             return True
         self.lifted_skipped[lo] = self.lifted_skipped.get(lo, 0) + 1
         return self.lifted_skipped[lo] % LIFTED_RETRY == 0
-
-    def lifted_cheaper(self, lo: int) -> bool:
-        """The cost test: in the band ``lo``, the lifted bound's seconds per node settled are at most
-        the seconds per node of the rest of the search (the search's time less
-        the lifted tries, over the nodes created) times the nodes a split spends below a node of the band
-        (one plus the nodes created with fewer undecided rows over those created in the band: ``created``,
-        counted by :meth:`_node`), or the band has had fewer than ``LIFTED_COST_PRIOR`` tries.
-        Skipped nodes count as ``lifted_costly``."""
-        if self.stats[f"lifted_tried_{lo}"] < LIFTED_COST_PRIOR:
-            return True
-        st = self.stats
-        per_settled = st[f"t_lifted_{lo}"] / max(st[f"lifted_settled_{lo}"], 1)
-        rest = time.perf_counter() - self.t_start - st["t_lifted"] - st["t_lifted_plain"]
-        band = lo // LIFTED_BAND
-        subtree = 1.0 + float(self.created[:band].sum()) / max(float(self.created[band]), 1.0)
-        if per_settled <= subtree * max(rest, 0.0) / max(st["nodes"], 1):
-            return True
-        st["lifted_costly"] += 1
-        return False
 
     def try_lifted(self, node: Node) -> bool:
         """The lifted bound, once per node: settles it as a ``"d"`` leaf, or lowers its claim
