@@ -48,17 +48,13 @@ def user_thread_setting(environ: dict | None = None) -> int | None:
 
 def usable_cores() -> int:
     """The cores this process may run on (``os.sched_getaffinity``; ``os.cpu_count`` where that is missing)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):  # not Linux
-        return max(1, os.cpu_count() or 1)
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
 
 
 def thread_budget(environ: dict | None = None) -> int:
     """Threads this process should use: its usable cores, capped by the user's own setting."""
-    cores = usable_cores()
     user = user_thread_setting(environ)
-    return max(1, min(cores, user) if user is not None else cores)
+    return max(1, min(usable_cores(), user) if user is not None else usable_cores())
 
 
 def blas_env(environ: dict, usable: int, total: int) -> dict:

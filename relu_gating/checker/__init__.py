@@ -19,8 +19,7 @@ __all__ = ["verify", "VerifyReport", "verdict_word", "VALUE_TOL", "BOUND_SLACK",
 
 
 def walk_tree(nodes: list, P: StatedProblem, start: object = None) -> tuple[list, list[str], dict]:
-    """The float walk of a tree certificate's nodes: ``(leaves as (index, claim, proven), reasons, counts)``;
-    ``start``: the signs of the node whose subtree ``nodes`` is (default the root)."""
+    """The float walk of ``nodes`` (a subtree's from its root's signs ``start``): ``(leaves, reasons, counts)``."""
     from relu_gating.checker._tree import walk
 
     return walk(nodes, P, start=start)

@@ -321,8 +321,7 @@ def _rows(v: list, idx: int, n: int) -> list[int]:
 
 
 def walk(nodes: Any, P: StatedProblem, exact: bool = False, start: Any = None) -> tuple[list, list[str], dict]:
-    """Check the tree's structure and every leaf: (leaves as (index, claim, proven), reasons, counts).
-    ``start``: the signs of the node ``nodes`` is the subtree of (default the root's, none fixed)."""
+    """Check the tree (from the signs ``start``) and every leaf: (leaves as (index, claim, proven), reasons, counts)."""
     if not isinstance(nodes, list) or len(nodes) > MAX_NODES:
         raise CertificateError("tree certificate: nodes must be a list of bounded length")
     N = _Node(P)
