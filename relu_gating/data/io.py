@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import zipfile
-import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,27 +66,6 @@ class InputData:
     @property
     def n(self) -> int:
         return int((self.X if self.X is not None else self.Phi).shape[0])
-
-
-def _read_csv(path: str) -> np.ndarray:
-    with open(path, encoding="utf-8") as fh:
-        first = fh.readline()
-    if not first.strip():
-        raise InputError(f"{path}: empty CSV file")
-    try:
-        [float(tok) for tok in first.strip().split(",")]
-        skip = 0
-    except ValueError:
-        skip = 1  # header row of names
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            X = np.loadtxt(path, delimiter=",", skiprows=skip, ndmin=2, dtype=float)
-    except ValueError as exc:
-        raise InputError(f"{path}: cannot parse as comma-separated numbers ({exc})") from exc
-    if X.size == 0:
-        raise InputError(f"{path}: no data rows")
-    return X
 
 
 def _npy_declared(fh: Any, size: int, where: str) -> tuple:
@@ -175,7 +153,9 @@ def load_input(path: str | os.PathLike[str]) -> InputData:
         elif ext == ".npy":
             arrays = {"X": np.load(p, allow_pickle=False)}
         elif ext == ".csv":
-            arrays = {"X": _read_csv(p)}
+            from relu_gating.data._csv import read_csv  # loaded for CSV input only
+
+            arrays = {"X": read_csv(p)}
         else:
             raise InputError(f"{p}: unsupported extension {ext!r}; use .npz, .npy or .csv")
     except InputError:
