@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from bisect import bisect_left
 from dataclasses import dataclass, field
+from fractions import Fraction
 from math import comb
 from typing import Any, Iterator
 
@@ -388,6 +389,9 @@ def _unscale_witnesses(W: np.ndarray, exact: dict, scales: np.ndarray) -> tuple[
     a positive common factor keeps the largest scale at 1); integer witnesses are multiplied by ``2^(E - e_j)`` so they
     stay integers (a positive multiple of ``D theta_D``: the same signs).
     """
+    for k in [k for k in exact if not np.all(np.isfinite(W[k]))]:  # best effort: the exact one, rounded
+        top = max(abs(int(t)) for t in exact[k]) or 1
+        W[k] = [float(Fraction(int(t), top)) for t in exact[k]]
     if np.any(scales != scales.max()):  # a positive power of two per column: the same signs, no overflow
         W *= scales / scales.max()  # in place: W is this call's own array
     if not exact:

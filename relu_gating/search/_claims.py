@@ -15,7 +15,10 @@ evidence ``(rows, N)``:
    before that, a pattern whose pencil has an exact kernel gets multipliers on combinations of rows
    that annihilate it, exact rationals (:mod:`relu_gating.search._exact.kernel_evidence`);
    evidence that proves nothing is dropped, and a pattern whose claim had to rise is reported as
-   not settled;
+   not settled; then (2b) a claim just above a face's value (a one-sample neuron of its active set,
+   or the incumbent's value ``near``) is proven there, if it can be, by exact multipliers built at
+   the face (:mod:`relu_gating.search._exact.faces`: a supremum on the chamber's boundary, which a
+   solver's float multipliers leave open by their own error);
 3. **the checker's view**: the verifier's own proof of each claim
    (:func:`relu_gating.certificate.prove_bounds`) raises a claim it cannot confirm, and lowers one
    it proves tighter, when that lower value is itself proven here (step 1): the search's
@@ -219,7 +222,7 @@ def settle_claims(obj: Any, masks: np.ndarray, claims: np.ndarray, evidence: lis
             keep[i] = out[i] < hi or (hi == out[i] and np.isfinite(out[i]) and out[i] < fb[k])
         fell[bad] = out[bad] > loose[bad]
     if rational:
-        _faces(obj, masks, claims, out, keep, fell, loose, evidence, replaced, limit, near)
+        _faces(obj, masks, out, keep, fell, loose, evidence, replaced, limit, near)
     ev = {i: evidence[i] for i in np.flatnonzero(keep).tolist()}
     checker = prove_bounds(obj.Phi, obj.U_K, _features(obj), masks, out, ev)
     up = np.flatnonzero(np.isfinite(checker) & (checker > out))
@@ -234,17 +237,20 @@ def settle_claims(obj: Any, masks: np.ndarray, claims: np.ndarray, evidence: lis
     return Claims(out, keep, fell, replaced)
 
 
-def _faces(obj: Any, masks: np.ndarray, claims: np.ndarray, out: np.ndarray, keep: np.ndarray, fell: np.ndarray,
+def _faces(obj: Any, masks: np.ndarray, out: np.ndarray, keep: np.ndarray, fell: np.ndarray,
            loose: np.ndarray, evidence: list, replaced: dict, limit: int, near: float | None) -> None:
     """Step 2b (in place): a claim left just above the best one-sample value of its active set or
     ``near`` (a supremum on the chamber's boundary, which a solver's float multipliers cannot close)
     is proven at the value of a face by exact multipliers on the active rows
     (:func:`relu_gating.search._exact.faces.face_claim`), when they prove less than the claim."""
-    from relu_gating.search._exact.faces import face_candidates, face_claim
+    from relu_gating.search._exact.faces import face_candidates, face_claim, polished_claim
 
     budget = _Budget(limit)
     for i in face_candidates(obj, masks, out, near):
-        got = face_claim(obj, _exact_H(obj), masks[i], float(claims[i]), float(out[i]), budget)
+        got = face_claim(obj, _exact_H(obj), masks[i], float(out[i]), budget)
+        if got is None and keep[i]:  # a face beyond the orthant's: the solver's evidence polished there
+            rows, N = evidence[i]
+            got = polished_claim(obj, _exact_H(obj), masks[i], float(out[i]), rows, N, budget)
         if got is not None and got[0] < out[i]:
             out[i], keep[i], evidence[i], replaced[i] = got[0], True, got[1], got[1]
             fell[i] = out[i] > loose[i]

@@ -91,10 +91,8 @@ class Objective:
         How the features were given.
     H : ndarray, shape (n, q) or None
         The features as given.
-    H_pivots : tuple of int
-        The independent columns of the feature matrix, decided exactly (``Q_H`` spans them).
-    eta_H : float
-        Proven ``||Q_H Q_H^T - Pi_H||_2`` (``inf`` where none is found: nearly dependent features).
+    H_basis : relu_gating._inputs.feature_basis.FeatureBasis or None
+        ``col(H)`` with its rank decided exactly, ``Q_H`` its float basis, with proven error bounds.
     """
 
     Phi: np.ndarray
@@ -109,8 +107,17 @@ class Objective:
     features: str = "none"
     features_sha256: str | None = None
     H: np.ndarray | None = None
-    H_pivots: tuple = ()
-    eta_H: float = 0.0
+    H_basis: Any = None
+
+    @property
+    def H_pivots(self) -> tuple:
+        """The independent columns of the feature matrix (decided exactly; ``Q_H`` spans them)."""
+        return () if self.H_basis is None else self.H_basis.pivots
+
+    @property
+    def eta_H(self) -> float:
+        """Proven ``||Q_H Q_H^T - Pi_H||_2`` (``inf`` where none is found: nearly dependent features)."""
+        return 0.0 if self.H_basis is None else self.H_basis.eta
 
     @property
     def n(self) -> int:
@@ -177,13 +184,14 @@ def make_objective(Phi: Any, U_K: Any, features: Any = None, *, rank: int | None
         raise InputError("Phi is all zeros: every neuron is dead")
     H = resolve_features(features, n)
     Psi, to_theta, to_coords = column_basis(Phi, rank)
-    piv, eta = (), 0.0
+    basis = None
     if H is None:
         Q_H, M, cap, kind = None, U_K.copy(), 1.0, "captured"
     else:
         from relu_gating._inputs.feature_basis import feature_basis
 
-        piv, Q_H, eta = feature_basis(H)  # the rank of H decided exactly, never by a float threshold
+        basis = feature_basis(H)  # the rank of H decided exactly, never by a float threshold
+        Q_H = basis.Q
         M = U_K - Q_H @ (Q_H.T @ U_K)
         cap = float(min(1.0, np.linalg.norm(M, 2) ** 2))
         kind = "marginal"
@@ -193,7 +201,7 @@ def make_objective(Phi: Any, U_K: Any, features: Any = None, *, rank: int | None
         a = np.ascontiguousarray(H, dtype=np.float64)
         sha = hashlib.sha256(str(a.shape).encode() + a.tobytes()).hexdigest()
     return Objective(Phi=Phi, U_K=U_K, Psi=Psi, to_theta=to_theta, to_coords=to_coords, M=M, Q_H=Q_H,
-                     cap=cap, kind=kind, features=spec, features_sha256=sha, H=H, H_pivots=tuple(piv), eta_H=eta)
+                     cap=cap, kind=kind, features=spec, features_sha256=sha, H=H, H_basis=basis)
 
 
 def column_basis(Phi: np.ndarray, rank: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -308,21 +308,27 @@ def solve_one(obj: Objective, mask: np.ndarray, method: str, witness: np.ndarray
     if const is not None:
         if np.isnan(const):
             return _Solved(0.0, np.nan, theta0, PRUNED, "closed-form")
-        return _settle_exact(obj, mask, const, theta0, "closed-form", theta0)
+        got = _settle_exact(obj, mask, const, theta0, "closed-form", theta0)
+        if witness is not None and np.isnan(neuron_values(obj, theta0[None, :])[0]):  # a witness flushed to a
+            return got._replace(lower=np.nan, status=BOUND)  # dead neuron (columns at the ends of the float range)
+        return got
     if _all_excluded(obj, mask):
         return _Solved(0.0, np.nan, theta0, PRUNED, "excluded")
     A, B, G, T, Ti = _pattern_problem(obj, mask)
     w_val = np.nan if witness is None else float(neuron_values(obj, theta0[None, :])[0])
+    with np.errstate(all="ignore"):  # columns at the ends of the float range: the coordinates may overflow
+        x0 = None if witness is None else Ti @ (obj.to_coords @ theta0)
+    x0 = x0 if x0 is not None and np.all(np.isfinite(x0)) else None
     # the witness, in basis coordinates, is a strict interior point: it saves an LP
     # (the solver checks it and ignores it if it is not)
-    if witness is not None and m >= DUAL_FIRST_MIN_M and target < np.inf:
+    if x0 is not None and m >= DUAL_FIRST_MIN_M and target < np.inf:
         two = wedge_settle(obj, mask[None, :], target) if two_row else {}
         if two:
             return _by_evidence(two[0], w_val, theta0)
-        got = dual_prune(A, B, G, np.flatnonzero(np.any(obj.Phi != 0, axis=1)), Ti @ (obj.to_coords @ theta0), target)
+        got = dual_prune(A, B, G, np.flatnonzero(np.any(obj.Phi != 0, axis=1)), x0, target)
         if got is not None:
             return _by_evidence(got, w_val, theta0)
-    problem = solvers.ConeEigProblem(A, B, G, interior=None if witness is None else Ti @ (obj.to_coords @ theta0))
+    problem = solvers.ConeEigProblem(A, B, G, interior=x0)
     tried = []
     end = None if max_seconds is None else time.perf_counter() + max_seconds
     for mth in (method,) + tuple(x for x in FALLBACK_METHODS if x != method):

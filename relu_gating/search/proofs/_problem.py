@@ -113,6 +113,6 @@ def state_problem(Phi: Any, U_K: Any, features: Any) -> StatedProblem:
     if H is not None:
         from relu_gating._inputs.feature_basis import feature_basis
 
-        QH = feature_basis(H)[1]  # the rank of H decided exactly, never by a float threshold
+        QH = feature_basis(H).Q  # the rank of H decided exactly, never by a float threshold
         M = U - QH @ (QH.T @ U)
     return StatedProblem(Phi, U, _basis(Phi), M, QH, spec, sha, H)
