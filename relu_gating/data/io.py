@@ -25,7 +25,8 @@ import numpy as np
 from relu_gating._inputs.validate import as_matrix, as_vector, check_basis, check_K, with_ones
 from relu_gating.errors import InputError
 
-__all__ = ["InputData", "load_input", "Problem", "resolve_problem", "DEFAULT_K", "NPZ_KEYS", "MAX_SAMPLES"]
+__all__ = ["InputData", "load_input", "Problem", "resolve_problem", "DEFAULT_K", "NPZ_KEYS", "MAX_SAMPLES",
+           "check_headers"]
 
 #: Default number of low-frequency eigenvectors when ``U_K`` is built (clipped to n - 1).
 DEFAULT_K = 8
@@ -94,8 +95,9 @@ def _npy_declared(fh: Any, size: int, where: str) -> tuple:
     return tuple(int(s) for s in shape)
 
 
-def _check_headers(p: str, ext: str) -> None:
-    """The declared shapes of an input's arrays, checked against their sizes (no allocation)."""
+def check_headers(p: str, ext: str) -> None:
+    """The declared shapes of an input's arrays (``ext`` ``".npy"`` or ``".npz"``), checked against their sizes
+    and ``MAX_SAMPLES`` before anything is decompressed or allocated (:class:`InputError` naming ``p``)."""
     if ext == ".npy":
         with open(p, "rb") as fh:
             _npy_declared(fh, os.path.getsize(p), p)
@@ -143,7 +145,7 @@ def load_input(path: str | os.PathLike[str]) -> InputData:
     arrays: dict[str, Any] = {}
     try:
         if ext in (".npz", ".npy"):
-            _check_headers(p, ext)
+            check_headers(p, ext)
         if ext == ".npz":
             with np.load(p, allow_pickle=False) as z:
                 unknown = sorted(set(z.files) - set(NPZ_KEYS))
