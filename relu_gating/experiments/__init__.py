@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib
 
-from relu_gating.experiments._base import SCHEMA, Check, Experiment, ExperimentResult
+from relu_gating.experiments._base import SCHEMA, Check, Experiment, ExperimentResult, run_recorded
 
 __all__ = ["Experiment", "ExperimentResult", "Check", "SCHEMA", "NAMES", "get", "run"]
 
@@ -40,5 +40,5 @@ def get(name: str) -> Experiment:
 
 
 def run(name: str, *, seed: int = 0, quick: bool = False) -> ExperimentResult:
-    """Run the experiment ``name`` and return its numbers."""
-    return get(name).run(seed=seed, quick=quick)
+    """Run the experiment ``name`` and return its numbers (with the run's provenance)."""
+    return run_recorded(get(name), seed=seed, quick=quick)
