@@ -189,9 +189,18 @@ def certification() -> str:
         rows.append([m, f"{w['gap']:.3g}", w["t"], f"{w['gap'] / w['upper_bound']:.2%}",
                      f"{statistics.median(r['gap'] for r in rs):.2g}", f"{fin:.4f}"])
     p = d["params"]
+    methods = list(dict.fromkeys(r["method"] for r in layers))
+    nk = {(r["method"], r["t"]): r["N_K"] for r in layers}
+    beat = [[t] + [f"**{nk[m, t]:.5f}**" if m != "certified" and nk[m, t] > nk["certified", t] + 1e-9
+                   else f"{nk[m, t]:.5f}" for m in methods] for t in range(1, T + 1)]
+    where = [f"t = {t}: {', '.join(m for m in methods if nk[m, t] > nk['certified', t] + 1e-9)}"
+             for t in range(1, T + 1) if any(nk[m, t] > nk["certified", t] + 1e-9 for m in methods)]
     return (f"Two moons n = {p['n']}, K = {p['K']}, {p['T']} steps, seed {p['seed']}:\n\n"
             + _table(["method", "largest gap to G*", "at step", "of that step's G*", "median gap",
-                      f"N_K after {T} neurons"], rows))
+                      f"N_K after {T} neurons"], rows)
+            + "\n\nN_K of each method's own layer of t neurons (bold: above the certified greedy layer):\n\n"
+            + _table(["t", *methods], beat)
+            + "\n\nLayers that beat the certified greedy layer: " + ("; ".join(where) or "none") + ".")
 
 
 def alpha() -> str:
@@ -233,6 +242,14 @@ def depth() -> str:
             for r in d["tables"]["variation_norms"]]
         out += [_table(["input of", "layer", "rank", *[f"||u_{k}||_A" for k in range(1, p["K"] + 1)],
                         "kappa <= (Cauchy-Schwarz)"], nrows), ""]
+        vn = d["tables"]["variation_norms"]
+        one = next((r for r in vn if r["layer"] == 1), None)
+        two = next((r for r in vn if r["layer"] == 2 and "skip" in r["arch"]), None)
+        if one and two:
+            ratios = [(k, one[f"u{k}_lower"] / two[f"u{k}_upper"], one[f"u{k}_upper"] / two[f"u{k}_lower"])
+                      for k in range(1, p["K"] + 1) if two.get(f"u{k}_upper") and two.get(f"u{k}_lower")]
+            out += ["Skip input's effect on `||u_k||_A`, certified (layer-1 lower end / layer-2 upper end, and "
+                    "upper / lower): " + "; ".join(f"u_{k}: {lo:.3g}x to {hi:.3g}x" for k, lo, hi in ratios) + ".", ""]
     return "\n".join(out).strip()
 
 
