@@ -139,6 +139,10 @@ def clusters() -> str:
                  " / ".join("-" if r[f"t_at_s{s:g}"] is None else str(r[f"t_at_s{s:g}"]) for s in tg),
                  f"{r['theory_slope']:,.0f}", f"{r['t_pred_example_s0.1']:.3g}", f"{r['s_final2']:.2g}",
                  f"{r['floor_4eps2']:.2g}", f"{r['alpha_eff']:.7f}"] for r in d["tables"]["configs"]]
+        cfg = d["tables"]["configs"]
+        ratio = [r[f"chi{c}_upper"] / r[f"omega_{c}"] for r in cfg for c in range(1, 4)]
+        out += [f"Example 5.12's two-atom decomposition with exact atom norms costs {min(ratio):.3g}-{max(ratio):.3g} "
+                f"omega_c at n = {cfg[0]['n']} (the example's bound: 2 omega_c).", ""]
         out += [f"{'quick' if quick else 'full'} run (seed {d['params']['seed']}, {d['params']['T']} steps); "
                 f"targets s = {' / '.join(f'{s:g}' for s in tg)}:", "",
                 _table(["n", "rho", "sigma", "eps", "lambda_(K+1)", "max omega_c", "kappa(chi) <=",

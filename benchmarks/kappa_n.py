@@ -78,6 +78,34 @@ def rows_for(name: str, n: int, seed: int, args: argparse.Namespace) -> list[dic
     return out
 
 
+def plot(path: str, png: str) -> None:
+    """kappa against n from a saved run: per family and quantity, the certified interval of each seed
+    (a band from the smallest lower end to the largest upper end over seeds, the seeds' intervals as bars)."""
+    from relu_gating.experiments._plotting import figure, label, save
+
+    rows = json.loads(Path(path).read_text())["rows"]
+    fig, (ax,) = figure("Certified bounds on kappa against n (d = 2; bars: each seed's interval; band: all seeds)", 1,
+                        width=7.0)
+    keys = list(dict.fromkeys((r["family"], r["what"]) for r in rows))
+    for j, (fam, what) in enumerate(keys):
+        sel = [r for r in rows if r["family"] == fam and r["what"] == what]
+        ns = sorted({r["n"] for r in sel})
+        lo = [min(r["lower"] for r in sel if r["n"] == n) for n in ns]
+        hi = [max(r["upper"] for r in sel if r["n"] == n) for n in ns]
+        line, = ax.plot(ns, lo, marker="v", ls="-", label=f"{fam}: {what}, lower ends (min over seeds)")
+        ax.plot(ns, hi, marker="^", ls="--", color=line.get_color(), label=f"{fam}: {what}, upper ends (max)")
+        ax.fill_between(ns, lo, hi, color=line.get_color(), alpha=0.15, lw=0)
+        for r in sel:
+            x = r["n"] * (1 + 0.015 * (j - len(keys) / 2) + 0.006 * r["seed"])
+            ax.plot([x, x], [r["lower"], r["upper"]], color=line.get_color(), lw=1)
+        ex = [(r["n"], r["explicit_upper"]) for r in sel if r.get("explicit_upper")]
+        if ex:
+            ax.plot(*zip(*sorted(ex)), "x", color=line.get_color(), label=f"{fam}: Example 5.12's explicit upper end")
+    ax.set_xscale("log")
+    label(ax, "kappa(U_K) (moons K = 4, clusters K = 3) and kappa(chi), certified", "n (samples)", "kappa (unitless)")
+    save(fig, png)
+
+
 def main(argv: list[str] | None = None) -> int:
     from relu_gating.experiments._base import provenance
 
@@ -90,7 +118,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tol", type=float, default=1e-2)
     ap.add_argument("--max-iter", type=int, default=60)
     ap.add_argument("--out", default=None, help="JSON file (rewritten after every row)")
+    ap.add_argument("--plot", nargs=2, metavar=("JSON", "PNG"), help="only draw the figure of a saved run")
     args = ap.parse_args(argv)
+    if args.plot:
+        plot(*args.plot)
+        return 0
     rows: list[dict] = []
     for n in args.n:
         for seed in args.seeds:
