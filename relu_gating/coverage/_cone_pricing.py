@@ -99,6 +99,7 @@ class ConePricer:
         self.Phi, self.e = Phi, e
         self.P = np.round(Phi * 2.0**e).astype(np.int64)
         self.S = np.asarray(patterns.masks, dtype=bool)
+        self.W = np.asarray(patterns.witnesses, dtype=float)
         Sm = self.S.astype(np.int64)
         outer = (self.P[:, :, None] * self.P[:, None, :]).reshape(n, m * m)
         self.G = (Sm @ outer).reshape(-1, m, m)  # exact: entries below n 2^40
@@ -154,10 +155,12 @@ class ConePricer:
         est = self._estimate(c, k, mi, mv, pos)
         two = {}  # chambers on two rows: NNLS every round (few: O(n))
         for i in np.flatnonzero(~self.full & (self.S.sum(axis=1) == 2)):
-            t = self._two_rows(int(i), c, Y)
+            t = self._two_rows(int(i), c, Y, cols, k)
             if t is not None:
                 two[int(i)] = t
                 est[i] = min(est[i], float(t))
+        for i in np.flatnonzero(~self.full):  # chambers of rank < m: their witness is a candidate column too
+            cols.append((float(est[i]) / scale, self.W[i]))
         order = np.argsort(-est)
         best, done = 0.0, 0
         while done < order.size:
@@ -221,7 +224,7 @@ class ConePricer:
             out = max(out, v)
         return out
 
-    def _two_rows(self, i: int, c: np.ndarray, Y: np.ndarray) -> Fraction | None:
+    def _two_rows(self, i: int, c: np.ndarray, Y: np.ndarray, cols: list, k: int) -> Fraction | None:
         """Chamber ``i`` active on two rows: NNLS for mu with the row-space condition weighted, then exact."""
         from scipy.optimize import nnls
 
@@ -240,6 +243,10 @@ class ConePricer:
         mu, _ = nnls(Mf, rhs, maxiter=50 * Mf.shape[1])
         if not np.all(np.isfinite(mu)) or float(np.abs(mu).max(initial=0.0)) >= 2.0**30:
             return None
+        w = np.linalg.solve(H, PS @ (c[i].astype(float) + A_T @ mu))  # the best values on the two rows
+        theta = _on_two_rows(self.P.astype(float), self.S[i], PS, H, w, nu)
+        if theta is not None:
+            cols.append((float(np.linalg.norm(w)) / 2.0**k, theta))
         return _two_row_bound(self.P.tolist(), [int(x) for x in sg], int(ia), int(ib), [int(x) for x in c[i]], mu)
 
     def _tighten(self, i: int, c: np.ndarray, k: int, mi: np.ndarray, mv: np.ndarray, cols: list) -> None:
@@ -259,6 +266,19 @@ class ConePricer:
         theta = np.linalg.solve(G, b)  # the projection's theta (any positive multiple)
         val = float(b @ theta) / 4.0**k
         cols.append((val, theta))
+
+
+def _on_two_rows(P: np.ndarray, s: np.ndarray, PS: np.ndarray, H: np.ndarray, w: np.ndarray,
+                 nu: np.ndarray) -> np.ndarray | None:
+    """A ``theta`` with ``P_S theta = w`` and every other row ``<= 0`` (float; a candidate column), or None."""
+    t0 = PS.T @ np.linalg.solve(H, w)
+    a, b = P[~s] @ t0, P[~s] @ nu
+    lo = max([-x / y for x, y in zip(a, b) if y < 0], default=-np.inf)
+    hi = min([-x / y for x, y in zip(a, b) if y > 0], default=np.inf)
+    if lo > hi or np.any(a[b == 0] > 0):
+        return None
+    g = 0.5 * (lo + hi) if np.isfinite(lo) and np.isfinite(hi) else (lo if np.isfinite(lo) else hi)
+    return t0 + (0.0 if not np.isfinite(g) else g) * nu
 
 
 def _two_row_bound(Pl: list, sg: list, ia: int, ib: int, c: list, mu: np.ndarray) -> Fraction | None:

@@ -47,6 +47,8 @@ __all__ = ["VariationNorm", "variation_norm", "Representability", "representabil
 DEFAULT_TOL = 1e-4
 #: Cheap candidate atoms added to the master per round.
 ATOMS_PER_ROUND = 8
+#: Weight of the best dual so far in the dual the cone pricing prices (Wentges smoothing).
+SMOOTHING = 0.5
 #: Atoms kept in the master LP between rounds of the cone pricing.
 _MASTER_ATOMS = 400
 #: Master rounds between certified pricing calls while cheap candidates still violate.
@@ -368,6 +370,9 @@ def _solve_cone(P: np.ndarray, u: np.ndarray, v: np.ndarray, thetas: np.ndarray,
                 tol: float, max_iter: int) -> dict:
     """Column generation priced by :class:`~relu_gating.coverage._cone_pricing.ConePricer` every round.
 
+    The master LP is degenerate (many optimal duals); the dual is smoothed (Wentges): the pricing is
+    at ``SMOOTHING * centre + (1 - SMOOTHING) * y``, the centre being the dual of the best lower end
+    so far (it proves ``max |<centre, d>| <= 1``).  Every priced dual gives a certified lower end.
     ``lower_v`` is the certified lower end for ``v`` itself (``<y, v> / bound``, exact); the dual
     ``y`` returned satisfies ``max_d |<y, d>| <= 1`` (the certified bound divided out, rounded up).
     """
@@ -381,21 +386,25 @@ def _solve_cone(P: np.ndarray, u: np.ndarray, v: np.ndarray, thetas: np.ndarray,
         out = {"thetas": thetas, "a": a, "c": c, "upper": upper, "residual": residual, "it": it}
         if upper * nv - lower_v <= tol * upper * nv:
             break
-        if thetas.shape[0] > _MASTER_ATOMS:  # keep the master small: the atoms used and those nearest the
-            # dual's limit (the pricing is exhaustive and restores any atom that is needed again)
+        if it == 1 and thetas.shape[0] > _MASTER_ATOMS:  # the seed pool (one witness per chamber) cut once to
+            # the atoms used and those nearest the dual's limit; priced atoms are never dropped (dropping
+            # them lets the master's dual cycle between two extreme points)
             score = np.abs(D.T @ y)
             thetas = thetas[(a != 0) | (score >= np.sort(score)[-_MASTER_ATOMS])]
-        bound, yq, new, _ = cone.bound(y, n_columns=32)
+        smoothed = lower_v > 0
+        ys = SMOOTHING * best_y + (1 - SMOOTHING) * y if smoothed else y
+        bound, yq, new, _ = cone.bound(ys, n_columns=32)
         if bound > 0:
             low = _lower_exact(yq, v, bound)
             if low > lower_v:
                 lower_v, best_y = low, yq / math.nextafter(bound * (1 + 4e-16), math.inf)
         if upper * nv - lower_v <= tol * upper * nv:
             break
-        if bound <= 1.0 + tol / 4 or new.size == 0:  # dual feasible, yet the primal uses the residual
+        if bound <= 1.0 + tol / 4 and not smoothed:  # dual feasible, yet the primal uses the residual
             M *= 10.0
             continue
-        thetas = np.vstack([thetas, new])
+        if new.size:
+            thetas = np.vstack([thetas, new])
     out.update(lower=lower_v / nv, lower_v=lower_v, y=best_y)
     return out
 
