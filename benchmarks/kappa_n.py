@@ -118,19 +118,27 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tol", type=float, default=1e-2)
     ap.add_argument("--max-iter", type=int, default=60)
     ap.add_argument("--out", default=None, help="JSON file (rewritten after every row)")
+    ap.add_argument("--append", action="store_true", help="keep the rows already in --out (skip those cases)")
     ap.add_argument("--plot", nargs=2, metavar=("JSON", "PNG"), help="only draw the figure of a saved run")
     args = ap.parse_args(argv)
     if args.plot:
         plot(*args.plot)
         return 0
     rows: list[dict] = []
+    if args.append and args.out and Path(args.out).exists():
+        rows = json.loads(Path(args.out).read_text())["rows"]
+    done = {(r["family"], r["n"], r["seed"]) for r in rows}
+    commands = (json.loads(Path(args.out).read_text()).get("commands", []) if rows and args.out else [])
     for n in args.n:
         for seed in args.seeds:
             for name in args.families:
+                if (name, n, seed) in done:
+                    continue
                 rows += rows_for(name, n, seed, args)
                 if args.out:
                     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
                     Path(args.out).write_text(json.dumps({"provenance": provenance(), "args": vars(args),
+                                                          "commands": commands + [provenance()["command"]],
                                                           "rows": rows}, indent=1))
     return 0
 
