@@ -128,7 +128,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.append and args.out and Path(args.out).exists():
         rows = json.loads(Path(args.out).read_text())["rows"]
     done = {(r["family"], r["n"], r["seed"]) for r in rows}
-    commands = (json.loads(Path(args.out).read_text()).get("commands", []) if rows and args.out else [])
+    saved = json.loads(Path(args.out).read_text()) if rows and args.out else {}
+    commands = saved.get("commands", [saved["provenance"]["command"]] if saved.get("provenance") else [])
     for n in args.n:
         for seed in args.seeds:
             for name in args.families:
