@@ -16,7 +16,11 @@ from typing import IO
 
 from relu_gating.errors import InputError
 
-__all__ = ["check_writable", "atomic_write", "file_sha256"]
+__all__ = ["check_writable", "atomic_write", "file_sha256", "check_outputs", "OUTPUT_FLAGS", "INPUT_ARGS"]
+
+#: Flags naming files a command writes, and the arguments naming files it reads.
+OUTPUT_FLAGS = ("out", "checkpoint", "plot")
+INPUT_ARGS = ("input", "certificate", "features")
 
 
 def check_writable(path: str | os.PathLike, what: str) -> str:
@@ -40,6 +44,36 @@ def check_writable(path: str | os.PathLike, what: str) -> str:
     if os.path.exists(path) and not os.access(path, os.W_OK):
         raise InputError(f"{what} {path}: file is not writable")
     return path
+
+
+def _same(a: str, b: str) -> bool:
+    """The two paths name one file (links resolved; ``samefile`` when both exist: hard links too)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def check_outputs(args: object) -> None:
+    """Refuse (:class:`InputError`, one line naming the flag) an output flag (``--out``,
+    ``--checkpoint``, ``--plot``) naming an input file of the command, or another output flag's file:
+    outputs never replace inputs.  ``patterns --out X`` writes ``X.npz``: both names are checked."""
+    ins = [(k, os.fspath(v)) for k in INPUT_ARGS if isinstance(v := getattr(args, k, None), (str, os.PathLike))
+           and os.path.isfile(v)]
+    outs: list = []
+    for k in OUTPUT_FLAGS:
+        v = getattr(args, k, None)
+        if not isinstance(v, (str, os.PathLike)) or not os.fspath(v):
+            continue
+        flag = f"--{k}"
+        for path in {os.fspath(v), os.fspath(v) + ".npz"} if getattr(args, "command", "") == "patterns" else {os.fspath(v)}:
+            for name, other in ins + outs:
+                if (os.path.exists(path) or os.path.islink(path)) and _same(path, other) or \
+                        os.path.realpath(path) == os.path.realpath(other):
+                    what = f"the input {other}" if name in INPUT_ARGS else f"{other}, also named by --{name}"
+                    raise InputError(f"{flag} {os.fspath(v)}: names {what}; outputs never replace inputs: "
+                                     "give another file")
+        outs.append((k, os.fspath(v)))
 
 
 def _check_regular(path: str, what: str) -> None:

@@ -85,7 +85,7 @@ def _int_row(Phi: np.ndarray, j: int, cache: dict) -> list[int]:
         x = Phi[j]
         nz = x[x != 0]
         e = 0 if nz.size == 0 else int(53 - np.frexp(nz)[1].min())
-        cache[key] = [int(np.ldexp(v, e)) for v in x.tolist()]  # exact: every entry scaled to an integer
+        cache[key] = [int(Fraction(v) * Fraction(2) ** e) for v in x.tolist()]  # exact integers (no float overflow)
     return cache[key]
 
 

@@ -73,10 +73,11 @@ def exact_rank(Phi: np.ndarray) -> int:
 
 
 def pow2_scales(A: np.ndarray, axis: int = 0) -> np.ndarray:
-    """Per column (``axis=0``) or row (``axis=1``), the power of two bringing its largest entry
-    into ``[0.5, 1)``: multiplying by it is exact (1 for a zero column or row)."""
-    top = np.abs(A).max(axis=axis, keepdims=axis == 1)
-    return np.ldexp(1.0, -np.frexp(np.where(top > 0, top, 1.0))[1])
+    """Per column (``axis=0``) or row (``axis=1``), an exact power-of-two scale
+    (:func:`relu_gating._scaling.pow2_column_scales`)."""
+    from relu_gating._scaling import pow2_column_scales  # exact, or the input is refused
+
+    return pow2_column_scales(A) if axis == 0 else pow2_column_scales(A.T)[:, None]
 
 
 def _basis(Phi: np.ndarray) -> np.ndarray:
@@ -116,7 +117,8 @@ def state_problem(Phi: Any, U_K: Any, features: Any) -> StatedProblem:
     QH = None
     M = U
     if H is not None:
-        u, s, _ = np.linalg.svd(H, full_matrices=False)
-        QH = u[:, s > max(H.shape) * np.finfo(float).eps * s[0]]
+        from relu_gating._feature_basis import feature_basis
+
+        QH = feature_basis(H)[1]  # the rank of H decided exactly, never by a float threshold
         M = U - QH @ (QH.T @ U)
     return StatedProblem(Phi, U, _basis(Phi), M, QH, spec, sha, H)

@@ -10,7 +10,7 @@ constants of :mod:`relu_gating.checker._constants` (listed in ``relu_gating/cert
 from relu_gating.checker._bounds import excluded, prove
 from relu_gating.checker._constants import BOUND_SLACK, CHUNK, EXCLUDE_RTOL, ROUNDING_STEP, VALUE_TOL
 from relu_gating.checker._problem import StatedProblem, state_problem
-from relu_gating.checker._read import BINARY_FORMAT, FORMAT, BinaryReader, is_binary, load_json
+from relu_gating.checker._read import BINARY_FORMAT, FORMAT, is_binary, load_json
 from relu_gating.checker._verify import VerifyReport, verdict_word, verify
 
 __all__ = ["verify", "VerifyReport", "verdict_word", "VALUE_TOL", "BOUND_SLACK", "EXCLUDE_RTOL", "ROUNDING_STEP", "CHUNK", "FORMAT",
@@ -23,3 +23,11 @@ def walk_tree(nodes: list, P: StatedProblem) -> tuple[list, list[str], dict]:
     from relu_gating.checker._tree import walk
 
     return walk(nodes, P)
+
+
+def __getattr__(name: str):  # BinaryReader (the .npz reader) is loaded on first use: JSON checks do without it
+    if name == "BinaryReader":
+        from relu_gating.checker._read_npz import BinaryReader
+
+        return BinaryReader
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

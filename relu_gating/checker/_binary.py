@@ -11,7 +11,7 @@ from relu_gating.checker._bounds import prove
 from relu_gating.checker._complete import bad_witnesses
 from relu_gating.checker._constants import BOUND_SLACK
 from relu_gating.checker._problem import StatedProblem
-from relu_gating.checker._read import BinaryReader
+from relu_gating.checker._read_npz import BinaryReader
 
 __all__ = ["stream"]
 

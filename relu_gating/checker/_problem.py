@@ -33,11 +33,42 @@ def array_sha256(a: np.ndarray) -> str:
     return hashlib.sha256(str(a.shape).encode() + a.tobytes()).hexdigest()
 
 
-def pow2_scales(A: np.ndarray, axis: int = 0) -> np.ndarray:
-    """Per column (``axis=0``) or row (``axis=1``), the power of two bringing its largest entry
-    into ``[0.5, 1)``: multiplying by it is exact (1 for a zero column or row)."""
-    top = np.abs(A).max(axis=axis, keepdims=axis == 1)
-    return np.ldexp(1.0, -np.frexp(np.where(top > 0, top, 1.0))[1])
+#: Where bringing a column's largest entry into ``[0.5, 1)`` loses bits (a subnormal product), the
+#: exact scale may leave it up to this power of two; a column needing more is refused.
+SCALED_TOP_EXPONENT = 64
+
+
+def _lowest_bit(x: np.ndarray) -> int:
+    """``t`` with every nonzero float of ``x`` an integer multiple of ``2^t``."""
+    ratios = [Fraction(v).as_integer_ratio() for v in x[x != 0].tolist()]
+    return min((p & -p).bit_length() - q.bit_length() for p, q in ratios)  # q = 2^(q.bit_length() - 1)
+
+
+def pow2_scales(A: np.ndarray, axis: int = 0, name: str = "Phi") -> np.ndarray:
+    """Per column (``axis=0``) or row (``axis=1``), a power of two ``s`` with ``A * s / s == A`` exactly:
+    the one bringing the largest entry into ``[0.5, 1)`` where that is exact, else the smallest exact one
+    (every entry's lowest bit kept at or above ``2^-1074``); 1 for a zero column or row.  InputError for
+    a column of subnormals only, or one too wide to scale exactly with its top below ``2^64``."""
+    B = A if axis == 0 else A.T
+    top = np.abs(B).max(axis=0) if B.shape[0] else np.zeros(B.shape[1])
+    k = [0] * B.shape[1]
+    for j, t in enumerate(top.tolist()):
+        if t == 0:
+            continue
+        if t < np.finfo(float).tiny:
+            raise InputError(f"{name} has a column whose entries are all subnormal (below 2^-1022): rescale it "
+                             "(the objective does not depend on the scale of a column)")
+        e = int(np.frexp(t)[1])
+        with np.errstate(under="ignore"):
+            k[j] = -e if np.all(np.ldexp(np.ldexp(B[:, j], -e), e) == B[:, j]) else -1074 - _lowest_bit(B[:, j])
+        if e + k[j] > SCALED_TOP_EXPONENT:
+            raise InputError(f"{name} column {j} spans 2^{e - 1} to a lowest significant bit of 2^{-1074 - k[j]}: "
+                             f"no power-of-two scaling represents it exactly with its top below 2^{SCALED_TOP_EXPONENT}")
+    s = np.ldexp(1.0, np.array(k, dtype=np.int64))
+    with np.errstate(under="ignore"):
+        if np.any(B * s / s != B):
+            raise InputError(f"{name}: no exact power-of-two scaling of its columns")
+    return s if axis == 0 else s[:, None]
 
 
 @dataclass(frozen=True)
@@ -167,17 +198,12 @@ def state_problem(Phi: Any, U_K: Any, features: Any) -> StatedProblem:
     if not np.any(Phi):
         raise InputError("Phi is all zeros: every neuron is dead")
     H, spec, sha = _features(features, n)
-    for name, A in (("Phi", Phi), ("features", H if H is not None else Phi)):
-        top = np.abs(A).max(axis=0)
-        if np.any((top > 0) & (top < np.finfo(float).tiny)):
-            raise InputError(f"{name} has a column whose entries are all subnormal (below 2^-1022): rescale it "
-                             "(the objective does not depend on the scale of a column)")
     Phi_s = Phi * pow2_scales(Phi)
     piv = pivot_columns(Phi_s)
     Q, eps_Q = _basis(Phi_s, piv)
     QH, eta_H, d_M, M = None, 0.0, 0.0, U
     if H is not None:
-        Hs = H * pow2_scales(H)
+        Hs = H * pow2_scales(H, name="features")
         hpiv = pivot_columns(Hs)
         QH, _ = _basis(Hs, hpiv)
         eta_H = projector_gap(QH, Hs[:, hpiv])[0]

@@ -52,24 +52,28 @@ def matmul(A: Sequence[Sequence], B: Sequence[Sequence]) -> list:
 
 
 def is_psd(C: Sequence[Sequence]) -> bool:
-    """Exact positive semidefiniteness of a symmetric rational matrix (symmetric elimination:
-    a negative diagonal refutes; a positive pivot is eliminated, its Schur complement must be
-    PSD; a remaining all-zero diagonal needs an all-zero block)."""
+    """Exact positive semidefiniteness of a symmetric rational matrix, fraction-free: ``C`` is made
+    integer by a congruence ``D C D`` (``d_i`` the lcm of row ``i``'s denominators: PSD-ness kept),
+    then symmetric Bareiss elimination (a negative diagonal refutes; a positive pivot is eliminated,
+    the live block is then its pivot's multiple of the Schur complement, integer by Sylvester's
+    identity; a remaining all-zero diagonal needs an all-zero block).  No gcd is taken."""
     C = [[Fraction(x) for x in row] for row in C]
-    live = list(range(len(C)))
+    d = [math.lcm(*(x.denominator for x in row)) if row else 1 for row in C]
+    A = [[x.numerator * (di // x.denominator) * dj for x, dj in zip(row, d)] for row, di in zip(C, d)]
+    live, prev = list(range(len(A))), 1
     while live:
-        if any(C[i][i] < 0 for i in live):
+        if any(A[i][i] < 0 for i in live):
             return False
-        k = next((i for i in live if C[i][i] > 0), None)
+        k = next((i for i in live if A[i][i] > 0), None)
         if k is None:
-            return all(C[i][j] == 0 for i in live for j in live)
+            return all(A[i][j] == 0 for i in live for j in live)
         live.remove(k)
+        p, Ak = A[k][k], A[k]
         for i in live:
-            if C[i][k]:
-                f = C[i][k] / C[k][k]
-                Ck, Ci = C[k], C[i]
-                for j in live:
-                    Ci[j] -= f * Ck[j]
+            Ai, a = A[i], A[i][k]
+            for j in live:
+                Ai[j] = (Ai[j] * p - a * Ak[j]) // prev
+        prev = p
     return True
 
 

@@ -24,8 +24,9 @@ from typing import Any
 import numpy as np
 
 from relu_gating.checker._bounds import cap_bound, exact_cap, exact_claim, excluded, ladder, prove
-from relu_gating.checker._constants import FARKAS_BATCH, MAX_NODES
+from relu_gating.checker._constants import BOUND_SLACK, EXACT_LIMIT, FARKAS_BATCH, MAX_NODES
 from relu_gating.checker._floats import allow, fro, gamma
+from relu_gating.checker._limits import limits
 from relu_gating.checker._problem import StatedProblem, pow2_scales
 from relu_gating.checker._rational import solve
 from relu_gating.checker._read import as_int, multipliers, rational
@@ -54,6 +55,8 @@ class _Node:
         self.form = (allow(n, K + P.Phi_r.shape[1] + (0 if P.QH is None else P.QH.shape[1])) * (3 * self.trM + 1)
                      + 6 * P.d_M * (fro(P.U) + P.d_M))
         self.cap = cap_bound(P)
+        self.lim = limits(P)
+        self.caps: list = [-np.inf, np.inf]  # exact mode: the largest claim refuted and the least proven as the cap
 
 
 def _complement(Mb: np.ndarray, X: np.ndarray | None) -> tuple[np.ndarray, float]:
@@ -94,10 +97,13 @@ def node_bound(N: _Node, signs: np.ndarray) -> float:
 
 def _multipliers(N: Any, p: int) -> np.ndarray:
     """``N`` as a ``p x p`` matrix: a dense list of rows, or ``{"p": p, "entries": [[k, l, v], ...]}``
-    (``N_kl = N_lk = v``; a pair named twice, an index off the range or a missing key: ValueError)."""
+    (``N_kl = N_lk = v``; a pair named twice, an index off the range, not a JSON integer, or a missing
+    key: ValueError; sizes checked before anything is allocated)."""
     if not isinstance(N, dict):
         return np.asarray(N, dtype=float).reshape(p, p)
-    if sorted(N) != ["entries", "p"] or type(N["p"]) is not int or N["p"] != p:
+    if sorted(N) != ["entries", "p"] or type(N["p"]) is not int or N["p"] != p or not isinstance(N["entries"], list) \
+            or len(N["entries"]) > p * (p + 1) // 2 or not all(isinstance(t, list) and len(t) == 3 and type(t[0]) is int
+                                                               and type(t[1]) is int for t in N["entries"]):
         raise ValueError("malformed sparse multipliers")
     e = np.asarray(N["entries"], dtype=float).reshape(-1, 3)
     i, j = np.sort(e[:, :2], axis=1).T  # a pair named twice, an index off the range or not an integer: refused
@@ -113,10 +119,13 @@ def _lifted_evidence(n: int, signs: np.ndarray, zero: np.ndarray, claim: float, 
                      mu: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
     """``(dec, N, mu, undecided rows)`` of a ``"d"`` leaf read and checked for shape and range (``N`` a
     ``p x p`` float matrix), or None when malformed."""
+    und = np.flatnonzero((signs == 0) & ~zero)
+    if not (isinstance(dec, list) and all(type(i) is int for i in dec) and len(set(dec)) == len(dec) <= n
+            and isinstance(mu, list) and len(mu) == und.size):  # distinct rows: sizes bounded by n before allocation
+        return None
     try:
         dec = np.asarray(dec, dtype=np.int64).reshape(-1)
         mu = np.asarray(mu, dtype=float).reshape(-1)
-        und = np.flatnonzero((signs == 0) & ~zero)
         N = _multipliers(N, dec.size + 2 * und.size)
     except (TypeError, ValueError, OverflowError):
         return None
@@ -231,23 +240,24 @@ def _leaf(node: list, signs: np.ndarray, N: _Node, exact: bool) -> tuple[float, 
         if not (decided and (_zero_leaf(node, signs, N) if len(node) > 1 else excluded(P, mask))):
             return -np.inf, np.inf, "an excluded leaf is not a chamber all of whose neurons are excluded"
         return -np.inf, -np.inf, ""
-    try:
-        if np.isnan(claim := float(node[1])):
-            raise ValueError("nan")
-    except (TypeError, ValueError, OverflowError, IndexError):
-        return np.inf, np.inf, "a leaf bound is not a number"
+    claim = node[1] if len(node) > 1 and type(node[1]) in (int, float) else np.nan
+    if not np.isfinite(claim):  # 1e999 (JSON's infinity) too: malformed in both modes
+        raise CertificateError(f"malformed certificate: a tree leaf bound must be a finite number, got "
+                               f"{str(node[1:2])[:40]}")
+    claim = float(claim)
     proven = min(node_bound(N, signs), N.cap)
     steps = sorted(set(ladder(claim) + (ladder(proven) if np.isfinite(proven) else [])))
     if exact:  # the float bound only chooses where the exact proofs are tried
         from relu_gating.checker._tree_exact import exact_node  # exact mode only: loaded then
 
-        proven = min(exact_node(P, signs, N.zero, steps), exact_cap(P, steps))
+        cap = _exact_cap(N, steps)  # a claim the cap proves costs no node proof; else tried below the cap only
+        proven = cap if cap <= claim + BOUND_SLACK else min(exact_node(P, signs, N.zero, [u for u in steps if u < cap]), cap)
     if kind == "c" and decided and len(node) >= 4 and (proven > claim or exact):
         try:
             rows = np.array([as_int(j, "a chamber leaf's row", 0, P.n - 1) for j in node[2]], dtype=np.int64)
         except (TypeError, ValueError, OverflowError) as exc:
             raise CertificateError(f"malformed chamber leaf: {type(exc).__name__}: {str(exc)[:80]}") from None
-        Nm = multipliers(node[3], rows.size, "a chamber leaf")  # malformed: refused
+        Nm = multipliers(node[3], rows.size, "a chamber leaf", N.lim.digits)  # malformed: refused
         ev = {0: (rows, Nm)}
         proven = min(proven, float(prove(P, mask[None], np.array([claim]), ev, np.zeros(1, bool), exact)[0]))
     if kind == "d" and len(node) == 5 and proven > claim and not exact:
@@ -269,12 +279,23 @@ def _zero_leaf(node: list, signs: np.ndarray, N: _Node) -> bool:
     if len(node) != 3 or not isinstance(node[1], list) or not isinstance(node[2], list) or len(node[1]) != len(node[2]):
         return False
     rows = [as_int(k, "a zero leaf's row", 0, N.P.n - 1) for k in node[1]]
-    y = [rational(v, "a zero leaf's multiplier") for v in node[2]]
+    y = [rational(v, "a zero leaf's multiplier", N.lim.digits) for v in node[2]]
     active = np.flatnonzero((signs > 0) & ~N.zero)
     if len(set(rows)) < len(rows) or any(v <= 0 for v in y) or np.any(signs[rows] == 0) or not set(active) <= set(rows):
         return False
     Y = N.P.exact.Y
     return all(sum(v * int(signs[k]) * Y[k][t] for k, v in zip(rows, y)) == 0 for t in range(len(Y[0])))
+
+
+def _exact_cap(N: _Node, steps: list) -> float:
+    """The first of ``steps`` proven to bound the cap exactly (``inf`` if none), remembering the largest
+    refuted and the least proven claim (``u I - M^T M`` PSD is monotone in ``u``: each is decided once)."""
+    for u in steps:
+        if u > N.caps[0] and (u >= N.caps[1] or exact_cap(N.P, [u]) <= u):
+            N.caps[1] = min(N.caps[1], u)
+            return u
+        N.caps[0] = max(N.caps[0], u)
+    return np.inf
 
 
 def _failed(P: StatedProblem, pending: list, exact: bool) -> list[str]:
@@ -288,7 +309,7 @@ def _failed(P: StatedProblem, pending: list, exact: bool) -> list[str]:
 
 def _rows(v: list, idx: int, n: int) -> list[int]:
     """Row indices of tree node ``idx``: ints in ``[0, n)`` as they are (the common case, checked in one
-    pass), else each read by :func:`as_int` (integral floats accepted, anything else refused)."""
+    pass), else each read by :func:`as_int` (refused: a float, a boolean, anything but a JSON integer)."""
     if set(map(type, v)) <= {int} and (not v or (min(v) >= 0 and max(v) < n)):  # (bool is not int here)
         return v
     return [as_int(j, f"tree node {idx} row", 0, n - 1) for j in v]
@@ -299,6 +320,11 @@ def walk(nodes: Any, P: StatedProblem, exact: bool = False) -> tuple[list, list[
     if not isinstance(nodes, list) or len(nodes) > MAX_NODES:
         raise CertificateError("tree certificate: nodes must be a list of bounded length")
     N = _Node(P)
+    leaves = sum(1 for v in nodes if isinstance(v, list) and v and v[0] in ("b", "c", "d", "x")) if exact else 0
+    if len(nodes) > N.lim.nodes or leaves > EXACT_LIMIT:  # before any work: the problem's limits (FORMAT.md)
+        raise CertificateError(f"tree certificate: {len(nodes)} nodes exceed {N.lim.nodes}, 2 (n + 1) times Cover's "
+                               "count of chambers of the stated problem" if len(nodes) > N.lim.nodes else
+                               f"tree certificate: {leaves} leaves exceed the {EXACT_LIMIT} exact mode decides")
     signs = np.where(N.zero, -1, 0).astype(np.int8)
     sg, n = signs.tolist(), P.n  # the signs as a list too: the walk reads single entries (numpy's cost 10x)
     stack: list = [("visit",)]
@@ -326,7 +352,7 @@ def walk(nodes: Any, P: StatedProblem, exact: bool = False) -> tuple[list, list[
                 s = node[2] if len(node) == 4 else None
                 rows = _rows(node[3], idx, n) if len(node) == 4 and isinstance(node[3], list) else []
                 rs = [sg[j] for j in rows]
-                if s not in (1, -1) or isinstance(s, bool) or not rows or 0 in rs or i in rows:
+                if type(s) is not int or s not in (1, -1) or not rows or 0 in rs or i in rows:
                     reasons.append(f"node {idx}: the implied sign of row {i} is not proven by its Farkas rows")
                     break
                 pending.append((idx, i, int(s), rows, rs))

@@ -14,9 +14,11 @@ from typing import Any
 import numpy as np
 
 from relu_gating.checker._bounds import prove
-from relu_gating.checker._constants import BOUND_SLACK, EXCLUDE_RTOL, PATTERN_RTOL, VALUE_TOL
+from relu_gating.checker._constants import BOUND_SLACK, EPS, EXCLUDE_RTOL, PATTERN_RTOL, UK_ORTHONORMAL_TOL, VALUE_TOL
+from relu_gating.checker._floats import fro, gamma
+from relu_gating.checker._limits import limits
 from relu_gating.checker._problem import StatedProblem, state_problem
-from relu_gating.checker._read import (FORMAT, BinaryReader, Claim, is_binary, load_json, parse_claim,
+from relu_gating.checker._read import (FORMAT, Claim, is_binary, load_json, parse_claim,
                                        parse_patterns)
 from relu_gating.errors import CertificateError
 
@@ -77,15 +79,43 @@ def _mismatch(rec: Any, P: StatedProblem) -> list[str]:
     return out
 
 
+#: The float value is accepted only where its proven error is below this; elsewhere it is exact.
+VALUE_ACCURACY = VALUE_TOL / 10
+
+
+def _float_objective(P: StatedProblem, theta: np.ndarray) -> float:
+    """The float objective of ``relu(Phi theta)`` where its proven error is below
+    :data:`VALUE_ACCURACY`, else ``nan`` (decide exactly).  ``h`` is within ``dh = gamma_m
+    |||Phi| |theta|||`` of the exact one; ``y = h - QH (QH^T h)`` within ``D = (1 + eta_H) dh + eta_H
+    ||h|| + rounding`` of ``(I - Pi_H) h``; the value ``||U^T y||^2 / ||y||^2`` (``U^T y = M^T y`` for
+    ``y`` orthogonal to ``col(H)``) within ``4 D / (||y|| - D)`` plus its own rounding."""
+    n, m = P.Phi.shape
+    K = P.U.shape[1]
+    with np.errstate(all="ignore"):
+        h = np.maximum(P.Phi @ theta, 0.0)
+        dh = gamma(m) * fro(np.abs(P.Phi) @ np.abs(theta))
+        hn = fro(h)
+        y, D = h, dh
+        if P.QH is not None:
+            y = h - P.QH @ (P.QH.T @ h)
+            D = ((1 + P.eta_H) * dh + P.eta_H * (hn + dh) + 2 * gamma(n + P.QH.shape[1] + 2) * fro(P.QH) ** 2 * hn)
+        yn = fro(y)
+        if not (np.isfinite(D) and np.isfinite(yn) and yn > 4 * D * (1 + 8 * EPS) and yn - D > 1.01 * EXCLUDE_RTOL * (hn + dh)):
+            return float("nan")
+        value = float(np.sum((P.U.T @ y) ** 2)) / (yn * yn)
+    normU2 = 1.0 + K * UK_ORTHONORMAL_TOL
+    err = (4 * D / (yn - D) * normU2 + 3 * (K + 1) * gamma(n + 2) * normU2) * (1 + 1e-6)
+    return value if err <= VALUE_ACCURACY and np.isfinite(value) else float("nan")
+
+
 def _objective(P: StatedProblem, theta: np.ndarray, exact: bool) -> float:
-    """``N_K`` or ``G_H`` of ``relu(Phi theta)``; ``nan`` for an excluded neuron, decided exactly
-    (also in float mode whenever ``||(I - Pi_H) h|| < 1e-3 ||h||``, or the products ``Phi theta``
-    cancel, ``max_i |phi_i| |theta| > 1e3 ||h||`` as on translated data: where floats cancel)."""
-    h = np.maximum(P.Phi @ theta, 0.0)
-    y = h if P.QH is None else h - P.QH @ (P.QH.T @ h)
-    hh, yy = float(h @ h), float(y @ y)
-    if not exact and hh > 0 and yy > 1e-6 * hh and float((np.abs(P.Phi) @ np.abs(theta)).max()) ** 2 < 1e6 * hh:
-        return float(np.sum((P.M.T @ y) ** 2) / yy)
+    """``N_K`` or ``G_H`` of ``relu(Phi theta)``; ``nan`` for an excluded neuron, decided exactly.
+    In float mode the float value is taken where its proven error is below :data:`VALUE_ACCURACY`
+    (:func:`_float_objective`), else it is computed exactly too."""
+    if not exact:
+        value = _float_objective(P, theta)
+        if not np.isnan(value):
+            return value
     E = P.exact
     th = [Fraction(t) for t in theta.tolist()]
     h = [max(sum(Fraction(a) * t for a, t in zip(row, th)), Fraction(0)) for row in P.Phi.tolist()]
@@ -166,7 +196,8 @@ def _verify_patterns(d: dict, P: StatedProblem, exact: bool) -> VerifyReport:
     mismatch = _mismatch(d.get("problem"), P)
     if mismatch:
         return _refused(c, mismatch)
-    p = parse_patterns(d, c.n, c.m)
+    lim = limits(P)
+    p = parse_patterns(d, c.n, c.m, lim.digits, lim.patterns)
     checks: dict[str, Any] = {"problem": {"ok": True}}
     value, reasons = check_value(c, P, bool(np.any(p.packed[p.settlement != _PRUNED])), exact)
     checks["value"] = {"ok": not reasons, "recomputed": value}
@@ -203,12 +234,17 @@ def _verify_tree(d: dict, P: StatedProblem, exact: bool) -> VerifyReport:
 
 def _verify_binary(path: Any, P: StatedProblem, exact: bool) -> VerifyReport:
     from relu_gating.checker._binary import stream
+    from relu_gating.checker._read_npz import BinaryReader  # binary certificates only: loaded then
 
-    with BinaryReader(path) as rd:
+    lim = limits(P)
+    with BinaryReader(path, lim.digits) as rd:
         c = rd.claim
         mismatch = _mismatch(rd.meta.get("problem"), P)
         if mismatch:
             return _refused(c, mismatch)
+        if rd.N > lim.patterns:
+            raise CertificateError(f"binary certificate {rd.path}: n_patterns = {rd.N} exceeds {lim.patterns}, twice "
+                                   "Cover's count of chambers of the stated problem (no arrangement has more than the count)")
         bad, dup, top, unproven, first, live = stream(rd, P, exact)
     checks: dict[str, Any] = {"problem": {"ok": True}}
     value, reasons = check_value(c, P, live, exact)

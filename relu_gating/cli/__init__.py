@@ -73,6 +73,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.debug:  # warnings as one line naming the command (none with --quiet), not a source line
         warnings.showwarning = _one_line_warning(args.command, getattr(args, "quiet", False))
     try:
+        from relu_gating._files import check_outputs
+
+        check_outputs(args)  # outputs never replace inputs (--out, --checkpoint, --plot)
         return int(args.run(args) or 0)
     except ReluGatingError as exc:
         if args.debug:

@@ -26,11 +26,17 @@ import numpy as np
 from relu_gating._validate import as_matrix, as_vector, check_basis, check_K
 from relu_gating.errors import InputError
 
-__all__ = ["InputData", "load_input", "Problem", "resolve_problem", "DEFAULT_K", "NPZ_KEYS"]
+__all__ = ["InputData", "load_input", "Problem", "resolve_problem", "DEFAULT_K", "NPZ_KEYS", "MAX_SAMPLES"]
 
 #: Default number of low-frequency eigenvectors when ``U_K`` is built (clipped to n - 1).
 DEFAULT_K = 8
 
+#: Most samples (rows) of an input file, checked on the declared shapes before anything is read: the
+#: graph of the samples, its eigenvectors and the query grow at least as ``n log n`` (the dense graphs,
+#: the exact rank and the pattern count faster), and no command finishes on more in reasonable time (the
+#: largest n certified in 60 s is 2,200, d = 2: docs/plan.md).  A deflated ``X`` of millions of rows is a
+#: few hundred KB on disk: refused here in milliseconds, not after minutes of graph building.
+MAX_SAMPLES = 1_000_000
 #: Keys accepted in ``.npz`` input files.
 NPZ_KEYS = ("X", "Phi", "f", "U_K", "H", "eigenvalues")
 
@@ -84,9 +90,10 @@ def _read_csv(path: str) -> np.ndarray:
     return X
 
 
-def _npy_declared(fh: Any, size: int, where: str) -> None:
+def _npy_declared(fh: Any, size: int, where: str) -> tuple:
     """Read a ``.npy`` header from ``fh`` (``size`` bytes in all) and refuse, before anything is
-    allocated, a member whose declared shape and dtype do not match the bytes it holds."""
+    allocated, a member whose declared shape and dtype do not match the bytes it holds, or with more
+    than ``MAX_SAMPLES`` rows; returns the declared shape."""
     fmt = np.lib.format
     try:
         version = fmt.read_magic(fh)
@@ -103,6 +110,10 @@ def _npy_declared(fh: Any, size: int, where: str) -> None:
     if count * dtype.itemsize != data:
         raise InputError(f"{where}: declares shape {tuple(int(s) for s in shape)} of {dtype} "
                          f"({count * dtype.itemsize} bytes) but holds {data} bytes")
+    if shape and int(shape[0]) > MAX_SAMPLES and not where.endswith("'eigenvalues'"):
+        raise InputError(f"{where}: declares {int(shape[0]):,} rows (samples), more than the {MAX_SAMPLES:,} this "
+                         "library handles (the graph, its eigenvectors and the query of more do not finish)")
+    return tuple(int(s) for s in shape)
 
 
 def _check_headers(p: str, ext: str) -> None:
@@ -112,10 +123,21 @@ def _check_headers(p: str, ext: str) -> None:
             _npy_declared(fh, os.path.getsize(p), p)
         return
     with zipfile.ZipFile(p) as z:
+        total = sum(info.file_size for info in z.infolist())
+        if total > _memory() / 2:  # the decompressed sizes, from the ZIP directory, before anything is read
+            raise InputError(f"{p}: its members decompress to {total:,} bytes, more than half this machine's memory")
         for info in z.infolist():
             if info.filename.endswith(".npy"):
                 with z.open(info) as fh:
                     _npy_declared(fh, info.file_size, f"{p}: member {info.filename[:-4]!r}")
+
+
+def _memory() -> float:
+    """This machine's physical memory in bytes (8 GB where it cannot be read)."""
+    try:
+        return float(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        return 8e9
 
 
 def load_input(path: str | os.PathLike[str]) -> InputData:

@@ -178,11 +178,13 @@ def stated(obj: Any) -> Any:
 
 
 def settle_claims(obj: Any, masks: np.ndarray, claims: np.ndarray, evidence: list,
-                  limit: int = EXACT_CLAIMS_LIMIT, rational: bool = True) -> Claims:
+                  limit: int = EXACT_CLAIMS_LIMIT, rational: bool = True, near: float | None = None) -> Claims:
     """Proven claims for some patterns (bool ``masks`` (k, n), solver ``claims`` (k,), one
     ``(rows, N)`` per pattern; empty rows: the pencil alone).  See the module docstring.
     ``rational``: where the solver's evidence fails on an exact kernel, evidence with exact rational
-    multipliers may prove the claim instead (returned in ``replaced``, by position)."""
+    multipliers may prove the claim instead (returned in ``replaced``, by position); so may exact
+    multipliers at a supremum on the chamber's boundary, for claims just above a one-sample value or
+    ``near`` (the incumbent's value, when the caller knows it)."""
     from relu_gating.certificate import prove_bounds
 
     k = len(claims)
@@ -216,6 +218,8 @@ def settle_claims(obj: Any, masks: np.ndarray, claims: np.ndarray, evidence: lis
             out[i] = pencil_bound(obj, masks[i], float(claims[i]), hi, budget, rows, N)
             keep[i] = out[i] < hi or (hi == out[i] and np.isfinite(out[i]) and out[i] < fb[k])
         fell[bad] = out[bad] > loose[bad]
+    if rational:
+        _faces(obj, masks, claims, out, keep, fell, loose, evidence, replaced, limit, near)
     ev = {i: evidence[i] for i in np.flatnonzero(keep).tolist()}
     checker = prove_bounds(obj.Phi, obj.U_K, _features(obj), masks, out, ev)
     up = np.flatnonzero(np.isfinite(checker) & (checker > out))
@@ -228,6 +232,22 @@ def settle_claims(obj: Any, masks: np.ndarray, claims: np.ndarray, evidence: lis
         if d <= checker[i]:
             out[i] = d
     return Claims(out, keep, fell, replaced)
+
+
+def _faces(obj: Any, masks: np.ndarray, claims: np.ndarray, out: np.ndarray, keep: np.ndarray, fell: np.ndarray,
+           loose: np.ndarray, evidence: list, replaced: dict, limit: int, near: float | None) -> None:
+    """Step 2b (in place): a claim left just above the best one-sample value of its active set or
+    ``near`` (a supremum on the chamber's boundary, which a solver's float multipliers cannot close)
+    is proven at the value of a face by exact multipliers on the active rows
+    (:func:`relu_gating.search._exact.faces.face_claim`), when they prove less than the claim."""
+    from relu_gating.search._exact.faces import face_candidates, face_claim
+
+    budget = _Budget(limit)
+    for i in face_candidates(obj, masks, out, near):
+        got = face_claim(obj, _exact_H(obj), masks[i], float(claims[i]), float(out[i]), budget)
+        if got is not None and got[0] < out[i]:
+            out[i], keep[i], evidence[i], replaced[i] = got[0], True, got[1], got[1]
+            fell[i] = out[i] > loose[i]
 
 
 def _confirmed(obj: Any, mask: np.ndarray, claim: float, checker: float, ev: Any, budget: _Budget) -> float:

@@ -37,7 +37,7 @@ import numpy as np
 from relu_gating._scaling import pow2_column_scales
 from relu_gating._validate import as_matrix, as_vector, check_same_rows
 from relu_gating.search._kernels.masked import MaskStack
-from relu_gating.coverage.metrics import check_basis, orthonormal_basis
+from relu_gating.coverage.metrics import check_basis
 from relu_gating.errors import InputError
 
 __all__ = [
@@ -91,6 +91,10 @@ class Objective:
         How the features were given.
     H : ndarray, shape (n, q) or None
         The features as given.
+    H_pivots : tuple of int
+        The independent columns of the feature matrix, decided exactly (``Q_H`` spans them).
+    eta_H : float
+        Proven ``||Q_H Q_H^T - Pi_H||_2`` (``inf`` where none is found: nearly dependent features).
     """
 
     Phi: np.ndarray
@@ -105,6 +109,8 @@ class Objective:
     features: str = "none"
     features_sha256: str | None = None
     H: np.ndarray | None = None
+    H_pivots: tuple = ()
+    eta_H: float = 0.0
 
     @property
     def n(self) -> int:
@@ -171,10 +177,13 @@ def make_objective(Phi: Any, U_K: Any, features: Any = None, *, rank: int | None
         raise InputError("Phi is all zeros: every neuron is dead")
     H = resolve_features(features, n)
     Psi, to_theta, to_coords = column_basis(Phi, rank)
+    piv, eta = (), 0.0
     if H is None:
         Q_H, M, cap, kind = None, U_K.copy(), 1.0, "captured"
     else:
-        Q_H = orthonormal_basis(H, name="features")
+        from relu_gating._feature_basis import feature_basis
+
+        piv, Q_H, eta = feature_basis(H)  # the rank of H decided exactly, never by a float threshold
         M = U_K - Q_H @ (Q_H.T @ U_K)
         cap = float(min(1.0, np.linalg.norm(M, 2) ** 2))
         kind = "marginal"
@@ -184,7 +193,7 @@ def make_objective(Phi: Any, U_K: Any, features: Any = None, *, rank: int | None
         a = np.ascontiguousarray(H, dtype=np.float64)
         sha = hashlib.sha256(str(a.shape).encode() + a.tobytes()).hexdigest()
     return Objective(Phi=Phi, U_K=U_K, Psi=Psi, to_theta=to_theta, to_coords=to_coords, M=M, Q_H=Q_H,
-                     cap=cap, kind=kind, features=spec, features_sha256=sha, H=H)
+                     cap=cap, kind=kind, features=spec, features_sha256=sha, H=H, H_pivots=tuple(piv), eta_H=eta)
 
 
 def column_basis(Phi: np.ndarray, rank: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -375,7 +384,8 @@ def containment_remark(obj: Objective) -> str | None:
 def neuron_values(obj: Objective, thetas: np.ndarray) -> np.ndarray:
     """Objective value of ``relu(Phi theta)`` for each row of ``thetas``.
 
-    Recomputed from the neuron itself, never from a pencil. ``nan`` marks an
+    Recomputed from the neuron itself, never from a pencil (floats: the value a result reports is
+    :func:`relu_gating.search._value.reported_value`'s, proven to 1e-10 or exact). ``nan`` marks an
     excluded neuron (``h = 0``, or ``h`` in ``col(H)`` up to ``EXCLUDE_RTOL``).
     """
     thetas = np.atleast_2d(thetas)
@@ -418,29 +428,13 @@ EXACT_VALUE_BELOW = 1e-6
 
 
 def _exact_value(obj: Objective, theta: np.ndarray, fallback: float) -> float:
-    """The objective of ``relu(Phi theta)`` in exact rationals (``nan`` when excluded), rounded once;
-    ``fallback`` (the float value) when ``H``'s columns are dependent."""
-    from fractions import Fraction
-
-    from solvers import exact_solve
-
-    H = obj.feature_matrix
-    if H is None:
+    """The objective of ``relu(Phi theta)`` in exact rationals (``nan`` when excluded), rounded once
+    (:func:`relu_gating.search._value.exact_value`); ``fallback`` (the float value) without features."""
+    if obj.feature_matrix is None:
         return fallback
-    th = [Fraction(t) for t in theta.tolist()]
-    h = [max(sum((Fraction(a) * t for a, t in zip(row, th)), Fraction(0)), Fraction(0)) for row in obj.Phi.tolist()]
-    Hf = [[Fraction(x) for x in row] for row in H.tolist()]
-    q = len(Hf[0])
-    G = [[sum((r[a] * r[b] for r in Hf), Fraction(0)) for b in range(q)] for a in range(q)]
-    c = exact_solve(G, [sum((r[a] * x for r, x in zip(Hf, h)), Fraction(0)) for a in range(q)])
-    if c is None:
-        return fallback
-    y = [x - sum((r[a] * c[a] for a in range(q)), Fraction(0)) for r, x in zip(Hf, h)]
-    hh, yy = sum((x * x for x in h), Fraction(0)), sum((x * x for x in y), Fraction(0))
-    if hh == 0 or yy <= Fraction(EXCLUDE_RTOL) ** 2 * hh:
-        return float("nan")
-    num = sum((sum((Fraction(u) * x for u, x in zip(col, y)), Fraction(0)) ** 2 for col in obj.U_K.T.tolist()), Fraction(0))
-    return float(num / yy)
+    from relu_gating.search._value import exact_value
+
+    return exact_value(obj, theta)
 
 
 def normalized_theta(obj: Objective, theta: np.ndarray) -> np.ndarray:
@@ -463,11 +457,16 @@ def neuron_value(Phi: Any, U_K: Any, theta: Any, features: Any = None) -> float:
     of Prop 4.5 with features.  Raises :class:`InputError` for an excluded
     neuron (``h = 0`` or ``h`` in ``col(H)``).
     """
+    from relu_gating.search._value import reported_value
+
     obj = make_objective(Phi, U_K, features)
     theta = as_vector(theta, "theta", size=obj.Phi.shape[1])
-    v = float(neuron_values(obj, theta[None, :])[0])
+    v, evaluated = reported_value(obj, theta)
     if np.isnan(v):
         raise InputError("theta gives an excluded neuron: relu(Phi theta) is 0 or lies in col(features)")
+    if not evaluated:
+        raise InputError("the value of theta cannot be evaluated to 1e-10 here: the features are too nearly "
+                         "dependent for floats and the problem too large for exact rationals")
     return v
 
 

@@ -122,9 +122,12 @@ def test_malformed_sparse_multipliers_are_rejected(evidence):
         assert np.isinf(_check(obj, signs, zero, u, (dec, b, mu))), b
         with pytest.raises((ValueError, TypeError)):
             _multipliers(b, p)
-    swapped = {"p": p, "entries": E[:, [1, 0, 2]]}  # (l, k) names the same pair as (k, l)
+    written = [[int(k), int(l), float(v)] for k, l, v in E.tolist()]  # as the tree writes them (strict integers)
+    swapped = {"p": p, "entries": [[l, k, v] for k, l, v in written]}  # (l, k) names the same pair as (k, l)
     assert _check(obj, signs, zero, u, (dec, swapped, mu)) == u
-    assert np.array_equal(_multipliers(Ns, p), multiplier_matrix(Ns, p))
+    assert np.array_equal(_multipliers({"p": p, "entries": written}, p), multiplier_matrix(Ns, p))
+    with pytest.raises(ValueError):  # the indices as floats (0.0, 1.0): not JSON integers
+        _multipliers({"p": p, "entries": E.tolist()}, p)
 
 
 def test_first_order_multipliers_settle_and_are_checked(chambers):

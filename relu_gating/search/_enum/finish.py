@@ -13,11 +13,11 @@ from typing import Iterable
 
 import numpy as np
 
-from relu_gating.errors import SolverFailure
 from relu_gating.search._config import NEAR_TIE_TOL
 from relu_gating.search._enum.store import SCAN, PatternStore
 from relu_gating.search._exact.polish import polish_theta
-from relu_gating.search.objectives import Objective, containment_remark, neuron_values, normalized_theta
+from relu_gating.search._value import confirmed, reported_value
+from relu_gating.search.objectives import Objective, containment_remark, normalized_theta
 from relu_gating.search.result import NeuronResult
 from relu_gating.search.state import BOUND, EXACT, PRUNED, UNSETTLED
 
@@ -28,11 +28,13 @@ def _unpack(packed: np.ndarray, n: int) -> np.ndarray:
     return np.unpackbits(packed, axis=1, count=n).view(bool)
 
 
-def raise_claims(obj: Objective, store: PatternStore, pruned: np.ndarray, evidence: dict) -> list[str]:
+def raise_claims(obj: Objective, store: PatternStore, pruned: np.ndarray, evidence: dict,
+                 near: float | None = None) -> list[str]:
     """Claims made what is proven (in place on ``store`` and ``evidence``;
     :mod:`relu_gating.search._claims`): the patterns ``pruned`` (settled as having no admissible
     neuron, bounds zeroed) must be so exactly; a solver's claim that no check proves is replaced by
-    the least proven bound, its evidence dropped and its pattern ``BOUND``.  Returns notes."""
+    the least proven bound, its evidence dropped and its pattern ``BOUND``; a claim just above ``near``
+    (the incumbent's value) may be proven at a supremum on its chamber's boundary.  Returns notes."""
     from relu_gating.search._claims import checked_exclusions, settle_claims
 
     notes: list[str] = []
@@ -50,7 +52,7 @@ def raise_claims(obj: Objective, store: PatternStore, pruned: np.ndarray, eviden
     if idx.size == 0:
         return notes
     got = settle_claims(obj, _unpack(store.take("packed", idx), obj.n), store.take("upper", idx),
-                        [evidence[int(i)] for i in idx])
+                        [evidence[int(i)] for i in idx], near=near)
     store.patch("upper", idx, got.bounds)
     for k, ev in got.replaced.items():
         evidence[int(idx[k])] = ev
@@ -66,6 +68,26 @@ def raise_claims(obj: Objective, store: PatternStore, pruned: np.ndarray, eviden
         hint = containment_remark(obj)
         notes += [hint] if hint else []
     return notes
+
+
+def reported_neuron(obj: Objective, best: np.ndarray) -> tuple[np.ndarray, float, bool, list[str]]:
+    """``(theta, value, evaluated, notes)`` of the incumbent ``best``: scaled so that
+    ``||(I - Pi_H) h|| = 1`` and polished off rounding walls, its value to 1e-10 or exact
+    (:func:`relu_gating.search._value.reported_value`; ``evaluated`` False where neither is possible).
+    Where the polished neuron is excluded on exact recomputation (inputs at the ends of the float
+    range), ``best`` itself; where that is too, value 0 and a note (not certified)."""
+    theta = polish_theta(obj, normalized_theta(obj, best))
+    value, evaluated = reported_value(obj, theta)
+    if np.isnan(value):
+        theta = np.asarray(best, dtype=float)
+        value, evaluated = reported_value(obj, theta)
+    if np.isnan(value):
+        return theta, 0.0, False, ["the incumbent neuron is excluded on exact recomputation (inputs at the ends "
+                                   "of the float range): value 0, not certified"]
+    if not evaluated:
+        return theta, value, False, ["the value of theta cannot be evaluated to 1e-10 (features nearly dependent, "
+                                     "too large for exact rationals): not certified"]
+    return theta, value, True, []
 
 
 def _settle(store: PatternStore) -> np.ndarray:
@@ -117,15 +139,14 @@ def finish(obj: Objective, store: PatternStore, best_theta: np.ndarray | None, b
     checkpoint, ``tail`` ends the notes; ``evidence`` is changed in place.
     """
     notes = list(dict.fromkeys(notes))
+    evaluated = True
     if best_theta is None:  # every pattern was excluded: nothing to choose
         theta, value, z = np.zeros(obj.Phi.shape[1]), 0.0, None
         pattern = np.zeros(obj.n, dtype=bool)
         notes.append("no admissible neuron: every relu(Phi theta) is 0 or lies in col(features); value 0")
     else:
-        theta = polish_theta(obj, normalized_theta(obj, best_theta))  # scale ||(I - Pi_H) h|| = 1, walls off rounding
-        value = float(neuron_values(obj, theta[None, :])[0])  # recomputed from relu(Phi theta)
-        if np.isnan(value):
-            raise SolverFailure("the incumbent neuron is excluded on recomputation; please report this input")
+        theta, value, evaluated, why = reported_neuron(obj, best_theta)  # recomputed from relu(Phi theta)
+        notes += why
         z = obj.Phi @ theta
         pattern = _unpack(store.take("packed", [best_index]), obj.n)[0].copy()
         # the optimum may lie on a wall: report the chamber it was found in, which
@@ -134,7 +155,7 @@ def finish(obj: Objective, store: PatternStore, best_theta: np.ndarray | None, b
             pattern = z > 0
         if resumed:
             notes.append("resumed from checkpoint")
-    claims = raise_claims(obj, store, _settle(store), evidence)
+    claims = raise_claims(obj, store, _settle(store), evidence, near=value if best_theta is not None else None)
     sc = _final_scan(store, z, value)
     if sc["close"] >= 2 and sc["others"]:
         notes.append(f"near-tie: {sc['others']} other pattern(s) reach {value:.12f} within 1e-9 with a different "
@@ -143,13 +164,13 @@ def finish(obj: Objective, store: PatternStore, best_theta: np.ndarray | None, b
     notes += tail
     upper = float(max(sc["max"], value))
     cols, keep = store.lend()
-    return NeuronResult(
+    return confirmed(obj, NeuronResult(
         theta=theta, value=float(value), upper_bound=upper, alpha=float(alpha),
-        certified=bool(value >= alpha * upper - tol), pattern=pattern, objective=obj.kind,
+        certified=bool(value >= alpha * upper - tol) and evaluated, pattern=pattern, objective=obj.kind,
         n_patterns=int(store.N), n_exact=sc["exact"], n_bound=sc["bound"], n_pruned=sc["pruned"],
         seconds=seconds, tol=float(tol), packed=cols["packed"], witnesses=cols["witnesses"],
         bounds=cols["upper"], lowers=cols["lower"], settlement=cols["status"], methods=dict(methods),
         rank=int(obj.rank), fingerprint=key, notes=tuple(notes), exact_witnesses=dict(exact_witnesses),
         evidence=dict(evidence), K=int(obj.U_K.shape[1]), features=obj.features,
         features_sha256=obj.features_sha256, store=keep,
-    )
+    ))

@@ -111,7 +111,17 @@ def kernel_evidence(obj: Any, basis: Any, mask: np.ndarray, claims: list[float],
     """``(u, (rows, N))`` with ``N`` exact (an object array of Fractions) proving the least ``u`` of
     ``claims`` (or of the solver's bound on the combinations) in exact rationals, for a pattern whose
     pencil has an exact kernel; None when the kernel is trivial or nothing is proven.  ``basis``: the
-    exact orthogonal basis of ``col(H)`` (:func:`relu_gating.certificate.exact_feature_basis`)."""
+    exact orthogonal basis of ``col(H)`` (:func:`relu_gating.certificate.exact_feature_basis`).
+    Rationals beyond the float range on the way (inputs spanning the ends of the float range) give
+    None too: the claim then falls back."""
+    try:
+        return _kernel_evidence(obj, basis, mask, claims, rows0, budget)
+    except (OverflowError, ZeroDivisionError, FloatingPointError):
+        return None
+
+
+def _kernel_evidence(obj: Any, basis: Any, mask: np.ndarray, claims: list[float], rows0: np.ndarray,
+                     budget: Any = None) -> tuple[float, tuple] | None:
     import solvers
 
     from relu_gating.certificate import exact_below, exact_gram, exact_parts, exact_pencil

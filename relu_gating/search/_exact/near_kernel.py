@@ -33,9 +33,10 @@ __all__ = ["near_kernel_evidence", "NEAR_RTOL"]
 NEAR_RTOL = 1e-12
 
 
-def _pow2(x: float) -> Fraction:
-    """A power of two near ``sqrt(x)`` (x > 0)."""
-    return Fraction(2) ** round(0.5 * np.log2(x))
+def _pow2(b: Fraction) -> Fraction:
+    """A power of two near ``1 / sqrt(b)`` (``b > 0``), from the bit lengths: no float can overflow
+    or vanish on the way (``b`` may be far outside the float range)."""
+    return Fraction(2) ** -((b.numerator.bit_length() - b.denominator.bit_length()) // 2)
 
 
 def _quad(M: list, v: list) -> Fraction:
@@ -74,7 +75,16 @@ def near_kernel_evidence(obj: Any, basis: Any, mask: np.ndarray, claims: list[fl
     """``(u, (rows, N))`` proving the least ``u`` of ``claims`` (or of the solver's bound in the
     rescaled coordinates) in exact rationals, for a pattern whose ``B_S`` is singular to rounding
     but not exactly (an exact kernel besides is quotiented by the S-lemma's term); None otherwise
-    (no direction singular to rounding only, or nothing proven)."""
+    (no direction singular to rounding only, or nothing proven, or rationals beyond the float range
+    on the way: inputs spanning the ends of the float range; the claim then falls back)."""
+    try:
+        return _near_kernel_evidence(obj, basis, mask, claims, budget)
+    except (OverflowError, ZeroDivisionError, FloatingPointError):
+        return None
+
+
+def _near_kernel_evidence(obj: Any, basis: Any, mask: np.ndarray, claims: list[float],
+                          budget: Any = None) -> tuple[float, tuple] | None:
     import solvers
 
     from relu_gating.certificate import exact_below, exact_gram, exact_parts, exact_pencil
@@ -114,7 +124,7 @@ def near_kernel_evidence(obj: Any, basis: Any, mask: np.ndarray, claims: list[fl
         bvv = _quad(B, col)
         if bvv <= 0:
             return None
-        T.append([x * _pow2(1.0 / float(bvv)) for x in col])
+        T.append([x * _pow2(bvv) for x in col])
     T += [[Fraction(float(x)) for x in V[:, j]] for j in np.flatnonzero(~near).tolist()]
     A2 = _congruent([[A[i][j] + lam * B[i][j] - t2 * ZZ[i][j] for j in range(m)] for i in range(m)], T)
     k = len(K)

@@ -8,14 +8,14 @@ from typing import Any
 import numpy as np
 
 from relu_gating._progress import Progress
-from relu_gating.errors import InputError, SolverFailure
+from relu_gating.errors import InputError
 from relu_gating.patterns._exact import single_thread_blas
 from relu_gating.search.bnb._search import Search
 from relu_gating.search.bnb._audit import audit_tree
 from relu_gating.search.bnb._chamber import UNPROVEN_NOTE
 from relu_gating.search.bnb._tree_build import count_kinds, to_nodes
 from relu_gating.certificate._problem import exact_rank
-from relu_gating.search.objectives import Objective, containment_remark, make_objective, neuron_values, with_rank
+from relu_gating.search.objectives import Objective, containment_remark, make_objective, with_rank
 from relu_gating.search.options import BranchAndBoundOptions
 from relu_gating.search.result import NeuronResult
 
@@ -147,13 +147,11 @@ def _result(obj: Objective, search: Search, why: str, alpha: float, tol: float, 
         theta, value = np.zeros(m), 0.0
         notes.append("no admissible neuron found: value 0")
     else:
-        from relu_gating.search._exact.polish import polish_theta
-        from relu_gating.search.objectives import normalized_theta
+        from relu_gating.search._enum.finish import reported_neuron
 
-        theta = polish_theta(obj, normalized_theta(obj, search.best_theta))  # the documented scale
-        value = float(neuron_values(obj, theta[None, :])[0])
-        if np.isnan(value):
-            raise SolverFailure("the incumbent neuron is excluded on recomputation; please report this input")
+        theta, value, evaluated, flagged = reported_neuron(obj, search.best_theta)  # to 1e-10 or exact
+        notes += flagged
+        refused = refused if evaluated else (refused or "the value of theta is not evaluated")
     upper = float(max(max(claims, default=-np.inf), value))
     if why != "settled":
         notes.append(f"branch and bound stopped early ({'time budget' if why == 'time' else 'interrupted'}): "
@@ -167,7 +165,9 @@ def _result(obj: Objective, search: Search, why: str, alpha: float, tol: float, 
     names = {f.name for f in dataclasses.fields(NeuronResult)}
     empty = {"packed": np.zeros((0, (n + 7) // 8), dtype=np.uint8)} if "packed" in names else \
         {"masks": np.zeros((0, n), dtype=bool)}
-    return NeuronResult(
+    from relu_gating.search._value import confirmed
+
+    return confirmed(obj, NeuronResult(
         theta=theta, value=value, upper_bound=upper, alpha=alpha, certified=bool(value >= alpha * upper - tol) and refused is None,
         pattern=obj.Phi @ theta > 0, objective=obj.kind, n_patterns=kinds["c"] + kinds["x"], n_exact=kinds["c"],
         n_bound=kinds["b"], n_pruned=kinds["x"], seconds={"total": seconds, "bound": search.stats["t_bound"],
@@ -177,4 +177,4 @@ def _result(obj: Objective, search: Search, why: str, alpha: float, tol: float, 
         settlement=np.zeros(0, dtype=np.int8), methods={}, rank=obj.rank, notes=tuple(notes),
         K=int(obj.U_K.shape[1]), features=obj.features, features_sha256=obj.features_sha256,
         strategy="branch-and-bound", tree={"nodes": nodes, "stats": stats}, n_nodes=int(search.stats["nodes"]),
-    )
+    ))

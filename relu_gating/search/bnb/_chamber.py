@@ -47,6 +47,7 @@ class Chambers:
     method: str
     best_value: float
     notes: list
+    _face_proof: bool = False  # the last ``_proven`` claim lies below the solver's bound, by replaced evidence
 
     def offer(self, theta: np.ndarray) -> None:  # pragma: no cover - provided by the search
         raise NotImplementedError
@@ -89,7 +90,9 @@ class Chambers:
             if np.isfinite(out.lower):
                 self.offer(out.theta)
             if d < node.claim:  # only a settled "c" node shows its evidence (none: the claim alone)
-                node.claim = max(d, float(out.upper))
+                # a supremum on the chamber's boundary proven by exact face multipliers lies below the
+                # solver's dual bound (``_exact/faces.py``): the proven claim, not the solver's
+                node.claim = d if self._face_proof else max(d, float(out.upper))
                 node.evidence = proof if proof is not None else (np.zeros(0, int), np.zeros((0, 0)))
             node.settle("c")
         self.stats["t_chamber"] += time.perf_counter() - t0
@@ -113,20 +116,23 @@ class Chambers:
         that proves it)``; evidence None: the claim is a claim-free bound."""
         from relu_gating.search._claims import settle_claims
 
+        self._face_proof = False
         if not np.isfinite(out.upper):
             return np.inf, None
         rows, N = out.evidence if out.evidence is not None else (np.zeros(0, dtype=np.int64), np.zeros((0, 0)))
         ev = [(np.asarray(rows, dtype=np.int64), np.asarray(N, dtype=float))]
         u = float(out.upper)
         if u < target < np.inf:
-            got = settle_claims(self.obj, mask[None], np.array([target]), ev)
+            got = settle_claims(self.obj, mask[None], np.array([target]), ev, near=self.best_value)
             if got.keep_evidence[0] and got.bounds[0] <= target:
+                self._face_proof = got.bounds[0] < u and 0 in got.replaced
                 return float(got.bounds[0]), got.replaced.get(0, ev[0])
-        got = settle_claims(self.obj, mask[None], np.array([u]), ev)
+        got = settle_claims(self.obj, mask[None], np.array([u]), ev, near=self.best_value)
         if not got.keep_evidence[0]:
             self.stats["unproven"] = self.stats.get("unproven", 0) + 1
             self.notes.append(UNPROVEN_NOTE)
             return float(got.bounds[0]), None
+        self._face_proof = got.bounds[0] < u and 0 in got.replaced
         return float(got.bounds[0]), got.replaced.get(0, ev[0])
 
     def _attained(self, node: Node, mask: np.ndarray) -> bool:

@@ -1,0 +1,200 @@
+"""N_K queries whose optimum is a one-sample neuron: suprema on chamber boundaries (issue 37).
+
+A neuron active on one sample ``i`` alone has ``N_K = l_i = ||U_K^T e_i||^2`` (the leverage).  When
+that is the best neuron, every chamber across a wall (or an edge) of the one-sample chamber ``{i}``
+has its supremum ``l_i`` on its boundary, not inside, and a solver's float multipliers leave its
+dual bound 1e-8 .. 1e-6 above it: the answer used to be "valid, not certified".  These tests build
+such queries with a proof that the one-sample neuron is optimal, and require both strategies to
+certify exactly that value, and the checker to accept it in floats and in rationals.
+
+The reference shares no code with the library: the leverage in ``fractions.Fraction`` from the
+floats of ``U_K``, and optimality by an exact copositivity certificate on the whole orthant
+(``l_i I - P_+`` positive semidefinite, ``P = U_K U_K^T`` with its negative off-diagonal entries
+set to 0: then ``h^T P h <= h^T P_+ h <= l_i ||h||^2`` for every ``h >= 0``).
+"""
+
+from __future__ import annotations
+
+import copy
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+import relu_gating as rg
+from relu_gating.certificate import result_to_dict
+
+VALUE_TOL = 1e-9
+
+
+def _instance(seed: int, n: int, K: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """``Phi = [X, 1]`` (``X`` Gaussian, n x 2) and an orthonormal ``U_K`` whose first column is large
+    (``u_i^2`` in 0.55 .. 0.95) at the sample ``i`` of largest first coordinate (a vertex of the
+    hull, so the one-sample neuron exists) and negative elsewhere; the other columns are random,
+    zero at ``i``."""
+    rng = np.random.default_rng([37, seed, n, K])
+    X = rng.standard_normal((n, 2))
+    i = int(np.argmax(X[:, 0]))
+    a = rng.uniform(0.55 if K == 1 else 0.7, 0.95)
+    g = -np.abs(rng.standard_normal(n))
+    g[i] = 0.0
+    u = g * np.sqrt((1 - a) / np.sum(g**2))
+    u[i] = np.sqrt(a)
+    cols = [u]
+    if K > 1:
+        W = rng.standard_normal((n, K - 1))
+        W[i] = 0.0
+        W -= np.outer(u, u @ W)
+        cols.append(np.linalg.qr(W)[0])
+    return np.column_stack([X, np.ones(n)]), np.column_stack(cols), i
+
+
+def _gram(U: np.ndarray) -> list[list[Fraction]]:
+    F = [[Fraction(float(x)) for x in row] for row in U]
+    return [[sum((a * b for a, b in zip(F[p], F[q])), Fraction(0)) for q in range(len(F))] for p in range(len(F))]
+
+
+def _psd(C: list[list[Fraction]]) -> bool:
+    """Exact LDL^T: a negative pivot refutes, a zero one needs its row to vanish."""
+    C = [row[:] for row in C]
+    live = list(range(len(C)))
+    while live:
+        if any(C[k][k] < 0 for k in live):
+            return False
+        k = next((k for k in live if C[k][k] > 0), None)
+        if k is None:
+            return all(C[a][b] == 0 for a in live for b in live)
+        live.remove(k)
+        for a in live:
+            f = C[a][k] / C[k][k]
+            for b in live:
+                C[a][b] -= f * C[k][b]
+    return True
+
+
+def _one_sample_optimum(U: np.ndarray, i: int) -> Fraction | None:
+    """``l_i`` (exact) when it provably bounds ``N_K`` over every ``h >= 0``, else None."""
+    P = _gram(U)
+    n, li = len(P), P[i][i]
+    C = [[(li if a == b else 0) - (P[a][b] if a == b or P[a][b] > 0 else 0) for b in range(n)] for a in range(n)]
+    return li if _psd(C) else None
+
+
+def _check(Phi: np.ndarray, U: np.ndarray, i: int, li: Fraction) -> None:
+    """Both strategies certify ``l_i`` exactly, the checker agrees in floats and rationals, and
+    several chambers besides ``{i}`` claim ``l_i`` (their suprema on their boundaries)."""
+    for strategy in ("enumerate", "branch-and-bound"):
+        res = rg.best_neuron(Phi, U, features=None, strategy=strategy)
+        assert res.certified, (strategy, res.value, res.upper_bound, float(li))
+        assert abs(Fraction(res.value) - li) <= Fraction(1, 10**12), (strategy, res.value, float(li))
+        assert Fraction(res.upper_bound) >= li and res.upper_bound - float(li) <= VALUE_TOL
+        assert np.flatnonzero(res.pattern).tolist() == [i] or res.value >= float(li) - 1e-12
+        for exact in (False, True):
+            rep = rg.verify(res, Phi, U, None, exact=exact)
+            assert rep.valid and rep.certified, (strategy, exact, rep.reasons)
+            assert Fraction(rep.upper_bound) >= li
+        if strategy == "enumerate":
+            masks, bounds = res.masks, np.asarray(res.bounds)
+            shared = [k for k in range(bounds.size) if masks[k, i] and masks[k].sum() > 1 and bounds[k] >= float(li) - 1e-12]
+            assert len(shared) >= 2, shared
+            assert all(bounds[k] - float(li) <= VALUE_TOL for k in shared)
+
+
+@settings(max_examples=5, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.filter_too_much])
+@given(seed=st.integers(0, 2**20), n=st.integers(6, 12), K=st.sampled_from([1, 2]))
+def test_one_sample_optimum_on_chamber_boundaries_certified(seed, n, K):
+    Phi, U, i = _instance(seed, n, K)
+    li = _one_sample_optimum(U, i)
+    assume(li is not None)
+    _check(Phi, U, i, li)
+
+
+@pytest.mark.slow
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.filter_too_much])
+@given(seed=st.integers(0, 2**20), n=st.integers(5, 14), K=st.sampled_from([1, 2, 3]))
+def test_one_sample_optimum_on_chamber_boundaries_sweep(seed, n, K):
+    Phi, U, i = _instance(seed, n, K)
+    li = _one_sample_optimum(U, i)
+    assume(li is not None)
+    _check(Phi, U, i, li)
+
+
+# ---------------------------------------------------------------- the issue's kind of query
+
+
+def _twelve() -> tuple[np.ndarray, np.ndarray]:
+    """12 Gaussian samples in 2-d with bias, ``U_K`` a random orthonormal 12 x 2 (no graph): the
+    optimum is the one-sample neuron of sample 1 (leverage 0.688065163965); chamber {1, 3} has its
+    supremum there, on its boundary, and its solver's dual bound was 3.2e-8 higher (not certified,
+    both strategies)."""
+    rng = np.random.default_rng(25)
+    X = rng.standard_normal((12, 2))
+    return np.column_stack([X, np.ones(12)]), np.linalg.qr(rng.standard_normal((12, 2)))[0]
+
+
+def _leverage(U: np.ndarray, i: int) -> Fraction:
+    return sum((Fraction(float(x)) ** 2 for x in U[i]), Fraction(0))
+
+
+@pytest.mark.parametrize("strategy", ["enumerate", "branch-and-bound"])
+def test_twelve_sample_boundary_optimum_certified(strategy):
+    Phi, U = _twelve()
+    l1 = _leverage(U, 1)
+    assert max(range(12), key=lambda k: _leverage(U, k)) == 1
+    res = rg.best_neuron(Phi, U, features=None, strategy=strategy)
+    assert res.certified and np.flatnonzero(res.pattern).tolist() == [1]
+    assert abs(Fraction(res.value) - l1) <= Fraction(1, 10**12)
+    assert Fraction(res.upper_bound) >= l1 and res.upper_bound - float(l1) <= VALUE_TOL
+    for exact in (False, True):
+        rep = rg.verify(res, Phi, U, None, exact=exact)
+        assert rep.valid and rep.certified, rep.reasons
+
+
+def _chamber_13(res) -> int:
+    want = np.zeros(12, dtype=bool)
+    want[[1, 3]] = True
+    return int(np.flatnonzero(np.all(res.masks == want, axis=1))[0])
+
+
+def test_twelve_sample_chamber_claims_its_boundary_supremum():
+    """Chamber {1, 3}: its claim is the leverage of sample 1 (within the checker's ladder step), by
+    multipliers on its two active rows, ``N_13 = -P_13`` (the negative coupling of the two samples)."""
+    Phi, U = _twelve()
+    res = rg.best_neuron(Phi, U, features=None, strategy="enumerate")
+    k = _chamber_13(res)
+    l1 = _leverage(U, 1)
+    assert Fraction(float(res.bounds[k])) >= l1 and res.bounds[k] - float(l1) <= 2.0**-39
+    rows, N = res.certificate.evidence[k]
+    assert sorted(np.asarray(rows).tolist()) == [1, 3]
+    P13 = sum((Fraction(float(a)) * Fraction(float(b)) for a, b in zip(U[1], U[3])), Fraction(0))
+    assert P13 < 0 and abs(Fraction(float(np.asarray(N, dtype=float).max())) + P13) <= abs(P13) * 2.0**-52
+
+
+@pytest.mark.parametrize("exact", [False, True])
+@pytest.mark.parametrize("forge", ["halved", "raised", "nudged", "claim-below", "other-row"])
+def test_forged_boundary_evidence_is_refused(forge, exact):
+    """The chamber's evidence altered so that the exact test must fail: its claim is not proven
+    (the checker proves a larger bound, which the certificate's ``upper_bound`` and ``certified``
+    then contradict), in floats and in rationals."""
+    Phi, U = _twelve()
+    res = rg.best_neuron(Phi, U, features=None, strategy="enumerate")
+    k = _chamber_13(res)
+    d = copy.deepcopy(result_to_dict(res))
+    ev = d["evidence"][str(k)]
+    N = np.asarray(ev["N"], dtype=float)
+    if forge == "halved":
+        N = N / 2
+    elif forge == "raised":
+        N = N * 1.5
+    elif forge == "nudged":  # 1e-3 off: the slack's row of sample 1 no longer vanishes to within the claim's margin
+        N = N * (1 + 1e-3)
+    elif forge == "other-row":
+        ev["rows"] = [1, 4]  # sample 4 is inactive here: its sign row is -phi_4, another inequality
+    if forge == "claim-below":  # below the chamber's exact supremum: no evidence can prove it
+        d["patterns"]["bounds"][k] = float(_leverage(U, 1)) - 1e-6
+    ev["N"] = N.tolist()
+    rep = rg.verify(d, Phi, U, None, exact=exact)
+    assert not (rep.valid and rep.certified), rep
+    assert rep.upper_bound >= float(_leverage(U, 1)) - 1e-15

@@ -1,0 +1,334 @@
+"""Hostile certificate and input files (issue 37): every one is refused before the work (one line,
+naming the limit) or verified, never a traceback; strict integers and canonical rationals; outputs
+never replace inputs.  Small sizes here; the time and memory of the full-size files are measured by
+``benchmarks/hostile_files.py``."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import os
+import zipfile
+
+import numpy as np
+import pytest
+
+from relu_gating import CertificateError, best_neuron, verify
+from relu_gating.certificate import save_binary
+from relu_gating.cli import main
+
+ARABIC = "\u0660\u0661\u0662\u0663\u0664\u0665\u0666\u0667\u0668\u0669"
+
+
+def _problem(n, seed=0):
+    rng = np.random.default_rng(seed)
+    Phi = np.c_[rng.normal(size=(n, 2)), np.ones(n)]
+    U = np.linalg.qr(rng.normal(size=(n, 3)))[0]
+    return Phi, U
+
+
+@pytest.fixture(scope="module")
+def pat():
+    Phi, U = _problem(12)
+    res = best_neuron(Phi, U)
+    return Phi, U, res, json.loads(json.dumps(res.to_dict()))
+
+
+@pytest.fixture(scope="module")
+def tree():
+    Phi, U = _problem(12, seed=1)
+    res = best_neuron(Phi, U, strategy="branch-and-bound")
+    return Phi, U, json.loads(json.dumps(res.to_dict()))
+
+
+def _big(digits, seed=0):
+    """A canonical positive ``"p/q"`` (lowest terms) with ``digits``-digit parts, about 1e-9."""
+    from fractions import Fraction
+
+    rng = np.random.default_rng(seed)
+    p = int("1" + "".join(map(str, rng.integers(0, 10, digits - 10))))
+    q = int("1" + "".join(map(str, rng.integers(0, 10, digits - 1))))
+    v = Fraction(p, q)
+    return f"{v.numerator}/{v.denominator}"
+
+
+def _with_evidence(d, N):
+    """``N`` as the evidence of a pattern that has none (its bound proven without it)."""
+    d = copy.deepcopy(d)
+    k = next(i for i in range(d["n_patterns"]) if str(i) not in d["evidence"])
+    d["evidence"][str(k)] = {"rows": [0, 1], "N": N}
+    return d
+
+
+# ---- numbers bounded by the problem ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("exact", [False, True])
+def test_long_multipliers_refused_before_the_work(pat, exact):
+    Phi, U, _, d = pat
+    f = _with_evidence(d, [[_big(3000), "0"], ["0", _big(3000, 1)]])
+    with pytest.raises(CertificateError, match=r"at most \d+ digits a part \(the problem's limit"):
+        verify(f, Phi, U, exact=exact)
+
+
+def test_multipliers_within_the_limit_are_read(pat):
+    Phi, U, _, d = pat
+    rep = verify(_with_evidence(d, [[_big(60), "0"], ["0", _big(60, 1)]]), Phi, U)
+    assert rep.valid, rep.reasons  # evidence that proves nothing harms nothing: the bound is proven anyway
+
+
+@pytest.mark.parametrize("bad", ["007/3", "2/4", "1/0", "-0", "1/-3", " 1/3", "1/3 ", "1_0/3", "+1/3",
+                                 ARABIC[1] + "/" + ARABIC[3], "1/3/5", "0x10", "1e3", "", True])
+def test_rationals_must_be_canonical(pat, bad):
+    Phi, U, _, d = pat
+    with pytest.raises(CertificateError):
+        verify(_with_evidence(d, [[bad, "1/3"], ["1/3", "1/3"]]), Phi, U)
+
+
+def test_canonical_rationals_accepted(pat):
+    Phi, U, _, d = pat
+    rep = verify(_with_evidence(d, [["0", "-1/3"], ["-1/3", "5"]]), Phi, U)
+    assert rep.valid, rep.reasons
+
+
+def test_binary_exact_multipliers_bounded_by_the_problem(pat, tmp_path):
+    Phi, U, res, _ = pat
+    src = tmp_path / "c.npz"
+    save_binary(res, src)
+    with np.load(src) as z:
+        arrs = {k: z[k] for k in z.files}
+    meta = json.loads(arrs["meta"].tobytes())
+    i = int(arrs["evidence_index"][0])
+    p = int(arrs["evidence_offsets"][1] - arrs["evidence_offsets"][0])
+    meta["evidence_exact"] = {str(i): [[_big(3000)] * p] * p}
+    arrs["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+    np.savez(tmp_path / "f.npz", **arrs)
+    with pytest.raises(CertificateError, match="digits"):
+        verify(str(tmp_path / "f.npz"), Phi, U)
+
+
+def test_padded_meta_refused_unread(pat, tmp_path):
+    """A meta member of deflated whitespace: its declared size exceeds what the sizes allow."""
+    Phi, U, res, _ = pat
+    src, dst = tmp_path / "c.npz", tmp_path / "padded.npz"
+    save_binary(res, src)
+    pad = 8 * 2**20
+    with zipfile.ZipFile(src) as zi, zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as zo:
+        for info in zi.infolist():
+            if info.filename != "meta.npy":
+                zo.writestr(info.filename, zi.read(info))
+                continue
+            body = np.load(src)["meta"].tobytes()
+            hdr = {"descr": "|u1", "fortran_order": False, "shape": (len(body) + pad,)}
+            with zo.open("meta.npy", "w", force_zip64=True) as fh:
+                np.lib.format.write_array_header_1_0(fh, hdr)
+                fh.write(body[:-1] + b" " * pad + body[-1:])
+    assert os.path.getsize(dst) < 200_000
+    with pytest.raises(CertificateError, match="meta member holds .* bytes, more than"):
+        verify(str(dst), Phi, U)
+
+
+def test_more_patterns_than_the_arrangement_allows_refused(pat):
+    Phi, U, _, d = pat
+    f = copy.deepcopy(d)
+    f["n_patterns"] = 10**6
+    with pytest.raises(CertificateError, match="Cover's count"):
+        verify(f, Phi, U)
+
+
+# ---- non-finite numbers where finite ones are required -----------------------------------------
+
+
+@pytest.mark.parametrize("exact", [False, True])
+def test_infinite_pattern_bound_malformed_in_both_modes(pat, exact):
+    Phi, U, _, d = pat
+    text = json.dumps(d)
+    head, tail = text.split('"bounds": [', 1)
+    text = head + '"bounds": [1e999, ' + tail.split(",", 1)[1]
+    with pytest.raises(CertificateError, match="not finite"):
+        verify(text, Phi, U, exact=exact)
+
+
+def _leaf(nodes, kinds="bc"):
+    return next(k for k, v in enumerate(nodes) if v[0] in kinds)
+
+
+@pytest.mark.parametrize("exact", [False, True])
+@pytest.mark.parametrize("value", ["1e999", "-1e999", '"0.5"', "true"])
+def test_tree_leaf_bound_must_be_finite_number_in_both_modes(tree, exact, value):
+    Phi, U, d = tree
+    f = copy.deepcopy(d)
+    f["tree"]["nodes"][_leaf(f["tree"]["nodes"])][1] = "HERE"
+    with pytest.raises(CertificateError, match="leaf bound must be a finite number"):
+        verify(json.dumps(f).replace('"HERE"', value), Phi, U, exact=exact)
+
+
+# ---- trees bounded by the problem ----------------------------------------------------------------
+
+
+def _blind(depth):
+    nodes = []
+
+    def grow(k):
+        if k == depth:
+            nodes.append(["b", 1.0])
+            return
+        nodes.append(["s", k])
+        grow(k + 1)
+        grow(k + 1)
+    grow(0)
+    return nodes
+
+
+def test_tree_larger_than_the_arrangement_allows_refused(tree):
+    Phi, U, d = tree  # n = 12, rank 3: Cover's count 2 (1 + 11 + 55) = 134 chambers, 3,484 nodes allowed
+    f = dict(d, tree={"nodes": _blind(12)})  # 8,191 nodes
+    with pytest.raises(CertificateError, match="nodes exceed 3484"):
+        verify(f, Phi, U, exact=True)
+
+
+def test_blind_tree_at_the_cap_verified_alike_in_both_modes(tree):
+    """2^6 ``b`` leaves claiming the cap: exact mode decides the cap once (monotone in the claim)."""
+    Phi, U, d = tree
+    f = dict(d, tree={"nodes": _blind(6)}, upper_bound=1.0 + 1e-6, certified=False)
+    a, b = verify(f, Phi, U), verify(f, Phi, U, exact=True)
+    assert a.valid and b.valid, (a.reasons, b.reasons)
+    assert a.checks["tree"]["leaves"] == b.checks["tree"]["leaves"] == 64
+
+
+@pytest.mark.parametrize("exact", [False, True])
+def test_lifted_leaf_with_repeated_rows_proves_nothing_and_allocates_nothing(tree, exact):
+    """``dec`` repeating a row, its sparse ``N`` declaring a matching huge size (7 TiB dense): the
+    evidence is malformed (rows must be distinct, at most n), read as proving nothing."""
+    Phi, U, d = tree
+    n = len(Phi)
+    dec = [0] * 1_000_000
+    f = dict(d, tree={"nodes": [["d", 0.5, dec, {"p": len(dec) + 2 * n, "entries": []}, [0.0] * n]]})
+    rep = verify(f, Phi, U, exact=exact)
+    assert not rep.valid and any("not proven" in r for r in rep.reasons)
+
+
+# ---- strict integers -----------------------------------------------------------------------------
+
+
+def _exact_witness(Phi, d):
+    """Pattern 0's float witness as integers (realizes the same pattern)."""
+    w = np.asarray(d["patterns"]["witnesses"][0])
+    t = np.round(w / np.abs(w).max() * 2.0**40).astype(np.int64)
+    assert np.array_equal(Phi @ t > 0, Phi @ w > 0)
+    return [int(x) for x in t]
+
+
+def test_canonical_exact_witnesses_accepted(pat):
+    Phi, U, _, d = pat
+    t = _exact_witness(Phi, d)
+    for form in ([str(x) for x in t], t):
+        f = copy.deepcopy(d)
+        f["patterns"]["exact_witnesses"] = {"0": form}
+        rep = verify(f, Phi, U)
+        assert rep.valid, rep.reasons
+
+
+@pytest.mark.parametrize("how", ["space", "underscore", "arabic", "bool", "float", "integral_float", "plus",
+                                 "leading_zero", "minus_zero", "key_arabic"])
+def test_lenient_exact_witnesses_refused(pat, how):
+    Phi, U, _, d = pat
+    t = _exact_witness(Phi, d)
+    s = [str(x) for x in t]
+    key = "0"
+    bad = {"space": " " + s[0], "underscore": s[0][:-1] + "_" + s[0][-1],
+           "arabic": "".join(ARABIC[int(c)] if c.isdigit() else c for c in s[0]), "bool": True, "float": 2.9,
+           "integral_float": float(t[0]), "plus": "+" + s[0].lstrip("-"), "leading_zero": "0" + s[0].lstrip("-"),
+           "minus_zero": "-0"}.get(how, s[0])
+    if how == "key_arabic":
+        key = ARABIC[0]
+    f = copy.deepcopy(d)
+    f["patterns"]["exact_witnesses"] = {key: [bad] + s[1:]}
+    with pytest.raises(CertificateError):
+        verify(f, Phi, U)
+
+
+@pytest.mark.parametrize("field", ["n", "m", "n_patterns", "rows"])
+def test_integer_fields_must_be_json_integers(pat, field):
+    Phi, U, _, d = pat
+    f = copy.deepcopy(d)
+    if field == "n_patterns":
+        f["n_patterns"] = float(f["n_patterns"])
+    elif field == "rows":
+        k = next(iter(f["evidence"]))
+        f["evidence"][k]["rows"] = [float(r) for r in f["evidence"][k]["rows"]]
+    else:
+        f["problem"][field] = float(f["problem"][field])
+    with pytest.raises(CertificateError, match="JSON integer"):
+        verify(f, Phi, U)
+
+
+# ---- input files -------------------------------------------------------------------------------
+
+
+def test_input_declaring_too_many_rows_refused_before_reading(tmp_path, capsys):
+    from relu_gating.data.io import MAX_SAMPLES
+
+    path = tmp_path / "rows.npz"
+    np.savez_compressed(path, X=np.zeros((MAX_SAMPLES + 1, 1)))
+    assert os.path.getsize(path) < 100_000
+    for cmd in ("best-neuron", "report"):
+        assert main([cmd, str(path)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "1,000,001 rows" in err[0] and "'X'" in err[0]
+
+
+# ---- outputs never replace inputs ----------------------------------------------------------------
+
+
+def _sha(p):
+    return hashlib.sha256(open(p, "rb").read()).hexdigest()
+
+
+@pytest.fixture()
+def data(tmp_path):
+    path = tmp_path / "x.npz"
+    np.savez(path, X=np.random.default_rng(0).normal(size=(10, 2)))
+    return path
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["best-neuron", "{x}", "--out", "{x}"], "--out"),
+    (["best-neuron", "{x}", "--out", "{link}"], "--out"),
+    (["best-neuron", "{x}", "--checkpoint", "{x}"], "--checkpoint"),
+    (["best-neuron", "{x}", "--out", "{tmp}/c.json", "--checkpoint", "{tmp}/c.json"], "--checkpoint"),
+    (["patterns", "{x}", "--out", "{x}"], "--out"),
+    (["patterns", "{x}", "--out", "{stem}"], "--out"),  # patterns writes STEM.npz: the input
+    (["patterns", "{x}", "--out", "{link}"], "--out"),
+])
+def test_output_naming_an_input_refused(tmp_path, data, capsys, argv, flag):
+    link = tmp_path / "link.json"
+    os.symlink(data, link)
+    before = _sha(data)
+    subs = {"x": str(data), "link": str(link), "tmp": str(tmp_path), "stem": str(data)[:-4]}
+    assert main([a.format(**subs) for a in argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and flag in err[0] and "outputs never replace inputs" in err[0]
+    assert _sha(data) == before
+
+
+def test_output_naming_a_certificate_refused(tmp_path, data, capsys):
+    cert = tmp_path / "c.json"
+    assert main(["best-neuron", str(data), "--out", str(cert), "--quiet"]) == 0
+    capsys.readouterr()
+    before = _sha(cert)
+    assert main(["best-neuron", str(data), "--out", str(cert), "--features", str(cert)]) == 2
+    assert "--out" in capsys.readouterr().err
+    assert _sha(cert) == before
+
+
+def test_input_decompressing_past_the_memory_refused_before_reading(tmp_path, capsys, monkeypatch):
+    """The ZIP directory's declared sizes against half the machine's memory (here a machine of 8 MB)."""
+    path = tmp_path / "wide.npz"
+    np.savez_compressed(path, X=np.zeros((1000, 1000)))
+    real = os.sysconf
+    monkeypatch.setattr(os, "sysconf", lambda name: {"SC_PHYS_PAGES": 2048, "SC_PAGE_SIZE": 4096}.get(name) or real(name))
+    assert main(["best-neuron", str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "decompress to 8,000,128 bytes, more than half this machine's memory" in err[0]
