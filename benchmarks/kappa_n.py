@@ -96,12 +96,12 @@ def plot(path: str, png: str) -> None:
         ax.plot(ns, hi, marker="^", ls="--", color=line.get_color(), label=f"{fam}: {what}, upper ends (max)")
         ax.fill_between(ns, lo, hi, color=line.get_color(), alpha=0.15, lw=0)
         for r in sel:
-            x = r["n"] * (1 + 0.015 * (j - len(keys) / 2) + 0.006 * r["seed"])
+            x = r["n"] + 1.5 * (j - len(keys) / 2) + 0.6 * r["seed"]
             ax.plot([x, x], [r["lower"], r["upper"]], color=line.get_color(), lw=1)
         ex = [(r["n"], r["explicit_upper"]) for r in sel if r.get("explicit_upper")]
         if ex:
             ax.plot(*zip(*sorted(ex)), "x", color=line.get_color(), label=f"{fam}: Example 5.12's explicit upper end")
-    ax.set_xscale("log")
+    ax.set_xticks(sorted({r["n"] for r in rows}))
     label(ax, "kappa(U_K) (moons K = 4, clusters K = 3) and kappa(chi), certified", "n (samples)", "kappa (unitless)")
     save(fig, png)
 
