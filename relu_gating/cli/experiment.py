@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     out = _out_dir(args)  # checked before the (long) run
     print(f"relu-gating experiment: running {args.name} (seed {args.seed}{', quick' if args.quick else ''})...",
           file=sys.stderr)
-    from relu_gating.experiments._base import run_recorded
+    from relu_gating.experiments import run_recorded
 
     res = run_recorded(exp, seed=args.seed, quick=args.quick)
     paths = []

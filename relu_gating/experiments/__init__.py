@@ -14,7 +14,7 @@ import importlib
 
 from relu_gating.experiments._base import SCHEMA, Check, Experiment, ExperimentResult, run_recorded
 
-__all__ = ["Experiment", "ExperimentResult", "Check", "SCHEMA", "NAMES", "get", "run"]
+__all__ = ["Experiment", "ExperimentResult", "Check", "SCHEMA", "NAMES", "get", "run", "run_recorded"]
 
 # name -> module of this package defining EXPERIMENT (in the order the examples README presents them)
 _MODULES: dict[str, str] = {
