@@ -274,8 +274,9 @@ def kappa_n() -> str:
                          f"{min(ex):.3g}-{max(ex):.3g}" if ex else "-",
                          all(r["norms_closed"] for r in sel), f"{statistics.median(r['seconds'] for r in sel):.0f}"])
     pv = d.get("provenance") or {}
-    return (f"`{pv.get('command', '-')}` at {(pv.get('commit') or '-')[:9]}, {(pv.get('date') or '-')[:16]} "
-            f"(rows saved as they came; d = 2):\n\n"
+    cmds = d.get("commands") or [pv.get("command", "-")]
+    return (" then ".join(f"`{c}`" for c in cmds) + f" at {(pv.get('commit') or '-')[:9]}, last row saved "
+            f"{(pv.get('date') or '-')[:16]} (rows saved as they came; d = 2):\n\n"
             + _table(["family", "quantity", "n", "seeds", "certified interval per seed", "smallest lower end",
                       "largest upper end", "Example 5.12 explicit upper end", "every norm closed to tol",
                       "median seconds"], rows))
