@@ -2,14 +2,14 @@
 
 Each run is a fresh process that answers the default best-neuron query (Gaussian X, K = 4,
 features bias, in-memory enumeration) with BLAS limited to T threads for the whole process
-(``relu_gating._threads.fit_blas``) and for the bound pass (``BOUND_PASS_THREADS = T``). Runs
+(``relu_gating._runtime.threads.fit_blas``) and for the bound pass (``BOUND_PASS_THREADS = T``). Runs
 alternate T = 1, 2, 1, 2, ... so that a change in the machine's load hits both alike; the
 medians are printed (whole query and bound pass). ``--load`` starts a busy-loop process for the
 duration (the other core taken, as on a shared machine).
 
     python benchmarks/blas_threads.py --n 210 --d 3 --repeats 5 --load
 
-Decides ``relu_gating._threads.BOUND_PASS_THREADS``.
+Decides ``relu_gating._runtime.threads.BOUND_PASS_THREADS``.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ CHILD = r"""
 import json, sys, time
 import numpy as np
 threads, n, d = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
-from relu_gating import _threads
+from relu_gating._runtime import threads as _threads
 from relu_gating.data.io import InputData, resolve_problem
 from relu_gating.search.front import best_neuron
 from relu_gating.search.options import EnumerateOptions

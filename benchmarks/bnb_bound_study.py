@@ -7,7 +7,7 @@ every open node the script compares
 * the cheap bound (``node_bound``, the node's claim),
 * the strong bound (``strong_bound``: Clarabel on the lifted relaxation, then the bound its
   multipliers prove) and the SDP's own objective,
-* the true maximum over the node: the largest exact chamber value (``_solve_one``) over the
+* the true maximum over the node: the largest exact chamber value (``solve_one``) over the
   chambers of ``enumerate_patterns`` whose signs agree with the node's fixed signs,
 
 and prints, by number of undecided rows, the median fraction of the gap ``cheap - true`` the
@@ -35,13 +35,13 @@ def chamber_values(obj, Phi):
     """Masks (N, n) and exact chamber values (N,) by enumeration (NaN: excluded chamber)."""
     from relu_gating.patterns import enumerate_patterns
     from relu_gating.search.state import PRUNED
-    from relu_gating.search._exact.tasks import _solve_one
+    from relu_gating.search._exact.tasks import solve_one
 
     ps = enumerate_patterns(Phi)
     masks = np.unpackbits(ps.packed, axis=1, count=Phi.shape[0]).astype(bool)
     vals = np.empty(masks.shape[0])
     for k, mask in enumerate(masks):
-        out = _solve_one(obj, mask, "auto", ps.witnesses[k])
+        out = solve_one(obj, mask, "auto", ps.witnesses[k])
         vals[k] = np.nan if out.status == PRUNED else out.upper
     return masks, vals
 
@@ -65,7 +65,7 @@ def open_nodes(obj, expand: int, seed: int):
 def study_case(n: int, d: int, seed: int, data: str, expand: int) -> list[dict]:
     from bnb import instance
 
-    from relu_gating.certificate._problem import exact_rank
+    from relu_gating.search.proofs._problem import exact_rank
     from relu_gating.search.bnb import _strong
     from relu_gating.search.objectives import make_objective, with_rank
 

@@ -39,11 +39,11 @@ VARIANTS = {"off": (False, None, True, True), "on": (True, None, True, True), "c
 
 def _configure(variant: str) -> bool:
     """Set the search's constants for ``variant``; returns ``lifted``."""
-    from relu_gating.search.bnb import _search, _strong
+    from relu_gating.search.bnb import _node_bounds, _search, _strong
 
     lifted, most, first_order, cheap = VARIANTS[variant]
-    most = _search.LIFTED_MAX_UNDECIDED if most is None else most
-    _search.LIFTED_MAX_UNDECIDED = most
+    most = _node_bounds.LIFTED_MAX_UNDECIDED if most is None else most
+    _node_bounds.LIFTED_MAX_UNDECIDED = most
     if not first_order:  # Clarabel on every node tried: no first-order steps, no size limit below ``most``
         _strong.FO_STEPS = 0
         _strong.CLARABEL_MAX_UNDECIDED = most

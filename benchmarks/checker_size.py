@@ -1,19 +1,23 @@
-r"""Benchmark: how much code a fresh process loads to verify a certificate of arrays.
+r"""Benchmark: how much code a fresh process loads to verify a certificate.
 
-Writes a small problem (``Phi``, ``U_K`` in an ``.npz``) and its certificate in both forms
-(JSON and binary ``.npz``), then in a fresh subprocess for each of
+Writes a small problem (``Phi``, ``U_K`` in an ``.npz``; ``X`` alone in another) and its certificates
+(a pattern certificate as JSON and as binary ``.npz``, a tree certificate), then in a fresh
+subprocess for each certificate and each of
 
-* ``api``: ``relu_gating.checker.verify(CERT, Phi, U_K, "bias")`` (a pattern certificate as JSON
-  and as ``.npz``, and a tree certificate);
-* ``cli``: ``relu-gating verify CERT INPUT --features bias`` (``relu_gating.cli.main``),
+* ``api``: ``relu_gating.verify(CERT, Phi, U_K, "bias")``, the public verify (the checker);
+* ``cli``: ``relu-gating verify CERT INPUT --features bias`` (``relu_gating.cli.main``), INPUT
+  holding ``Phi`` and ``U_K``;
+* ``graph``: the same command with INPUT holding ``X`` only (the command builds the graph and
+  ``U_K``: the spectral code loads too),
 
 lists the ``relu_gating`` modules in ``sys.modules``, counts their code lines (docstrings,
-comments and blank lines not counted), prints the total, and asserts that nothing of
-``relu_gating.search``, ``relu_gating.patterns``, ``solvers`` or ``cvxpy`` was loaded.
+comments and blank lines not counted), prints the total, and asserts the limits and that nothing
+of ``FORBIDDEN`` was loaded (the graph mode's limit is asserted for the JSON certificate only) (the search, the enumerator, ``solvers``, cvxpy, and the code a
+verify does not need: the certificate writers, ``coverage``, ``layers``).
 
 Usage::
 
-    python benchmarks/checker_size.py [--limit 1500] [--list]
+    python benchmarks/checker_size.py [--limit 1500] [--cli-limit 2200] [--list]
 """
 
 from __future__ import annotations
@@ -28,7 +32,11 @@ import sys
 import tempfile
 import tokenize
 
-FORBIDDEN = ("relu_gating.search", "relu_gating.patterns", "solvers", "cvxpy")
+FORBIDDEN = ("relu_gating.search", "relu_gating.patterns", "solvers", "cvxpy", "relu_gating.certificate",
+             "relu_gating.coverage", "relu_gating.layers")
+#: The modes measured, and the limits (code lines of relu_gating) of the issue 38 brief.
+MODES = ("api", "cli", "graph")
+LIMITS = {"api": 1500, "cli": 2200, "graph": 2200}
 _SKIP = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING,
          tokenize.ENDMARKER}
 
@@ -37,7 +45,7 @@ import json, sys
 mode, cert, inp = sys.argv[1:4]
 if mode == "api":
     import numpy as np
-    from relu_gating.checker import verify
+    from relu_gating import verify
     with np.load(inp) as z:
         rep = verify(cert, z["Phi"], z["U_K"], "bias")
     assert rep.valid and rep.certified, rep.reasons
@@ -70,33 +78,50 @@ def code_lines(path: str) -> int:
     return len(lines)
 
 
-def _files(root: str) -> tuple[str, str, str, str]:
-    """A small problem, its certificate as JSON and as ``.npz``, a tree certificate, and the input file."""
+def _files(root: str) -> dict[str, str]:
+    """A small problem's certificates (``json``, ``npz``, ``tree``) and inputs (``input``: ``Phi``
+    and ``U_K``; ``x``: ``X`` alone, with the certificates of the problem the command builds from it)."""
     import numpy as np
 
     sys.path.insert(0, os.getcwd())
     import relu_gating as rg
     from relu_gating.certificate import save_binary
+    from relu_gating.data.io import load_input, resolve_problem
 
+    out = {k: os.path.join(root, f) for k, f in (("json", "c.json"), ("npz", "c.npz"), ("tree", "t.json"),
+                                                  ("input", "x.npz"), ("x", "xonly.npz"))}
     rng = np.random.default_rng(0)
-    X = rng.normal(size=(40, 2))
-    Phi = np.c_[X, np.ones(40)]
-    U = np.linalg.qr(rng.normal(size=(40, 3)))[0]
-    res = rg.best_neuron(Phi, U, features="bias")
-    cj, cb, ct, inp = (os.path.join(root, f) for f in ("c.json", "c.npz", "t.json", "x.npz"))
-    with open(cj, "w") as fh:
-        json.dump(res.to_dict(), fh)
-    save_binary(res, cb)
-    with open(ct, "w") as fh:
-        json.dump(rg.best_neuron(Phi, U, features="bias", strategy="branch-and-bound").to_dict(), fh)
-    np.savez(inp, Phi=Phi, U_K=U)
-    return cj, cb, ct, inp
+    X = rng.normal(size=(24, 2))  # small: the certificates are built in a second or two (a tree of ~500 nodes)
+    np.savez(out["x"], X=X)
+    Phi, U = np.c_[X, np.ones(24)], np.linalg.qr(rng.normal(size=(24, 3)))[0]
+    np.savez(out["input"], Phi=Phi, U_K=U)
+    graph = resolve_problem(load_input(out["x"]))
+    for tag, (P, Q) in (("", (Phi, U)), ("x-", (graph.Phi, graph.U_K))):
+        res = rg.best_neuron(P, Q, features="bias", strategy="enumerate")
+        name = {k: os.path.join(root, tag + os.path.basename(out[k])) for k in ("json", "npz", "tree")}
+        with open(name["json"], "w") as fh:
+            json.dump(res.to_dict(), fh)
+        save_binary(res, name["npz"])
+        with open(name["tree"], "w") as fh:
+            json.dump(rg.best_neuron(P, Q, features="bias", strategy="branch-and-bound").to_dict(), fh)
+    return out
+
+
+def _runs(files: dict[str, str]) -> list[tuple[str, str, str, str]]:
+    """``(mode, kind, certificate, input)`` for every mode and certificate kind."""
+    root = os.path.dirname(files["json"])
+    runs = []
+    for mode in MODES:
+        for kind in ("json", "npz", "tree"):
+            cert = files[kind] if mode != "graph" else os.path.join(root, "x-" + os.path.basename(files[kind]))
+            runs.append((mode, kind, cert, files["x" if mode == "graph" else "input"]))
+    return runs
 
 
 def measure(mode: str, cert: str, inp: str) -> tuple[int, dict, list[str]]:
     """(code lines of relu_gating loaded, {module: lines}, forbidden modules loaded) in a fresh process."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.getcwd(), env_path()]))
-    out = subprocess.run([sys.executable, "-c", _CHILD, mode, cert, inp], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-c", _CHILD, "cli" if mode == "graph" else mode, cert, inp], capture_output=True, text=True,
                          env=env, check=True, timeout=600).stdout
     mods = json.loads(out.strip().splitlines()[-1])
     ours = {k: code_lines(f) for k, f in mods.items() if (k == "relu_gating" or k.startswith("relu_gating.")) and f}
@@ -110,23 +135,24 @@ def env_path() -> str:
 
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--limit", type=int, default=1500, help="largest code-line count accepted for the api mode")
+    ap.add_argument("--limit", type=int, default=LIMITS["api"], help="largest code-line count accepted for the api mode")
+    ap.add_argument("--cli-limit", type=int, default=LIMITS["cli"],
+                    help="largest code-line count accepted for the cli and graph modes")
     ap.add_argument("--list", action="store_true", help="list the modules and their code lines")
     a = ap.parse_args(argv)
     out = {}
     with tempfile.TemporaryDirectory() as root:
-        cj, cb, ct, inp = _files(root)
-        for mode in ("api", "cli"):
-            for kind, cert in (("json", cj), ("npz", cb), ("tree", ct)):
-                total, ours, bad = measure(mode, cert, inp)
-                out[(mode, kind)] = total
-                print(f"{mode:4s} {kind:5s} {total:6d} code lines of relu_gating in {len(ours)} modules; "
-                      f"forbidden loaded: {bad or 'none'}")
-                if a.list:
-                    for k in sorted(ours):
-                        print(f"      {ours[k]:5d}  {k}")
-                assert not bad, bad
-    assert max(out[("api", "json")], out[("api", "npz")], out[("api", "tree")]) <= a.limit, out
+        for mode, kind, cert, inp in _runs(_files(root)):
+            total, ours, bad = measure(mode, cert, inp)
+            out[(mode, kind)] = total
+            print(f"{mode:5s} {kind:5s} {total:6d} code lines of relu_gating in {len(ours)} modules; "
+                  f"forbidden loaded: {bad or 'none'}")
+            if a.list:
+                for k in sorted(ours):
+                    print(f"      {ours[k]:5d}  {k}")
+            assert not bad, bad
+    limit = {"api": a.limit, "cli": a.cli_limit, "graph": a.cli_limit}
+    assert all(total <= limit[mode] for (mode, kind), total in out.items() if mode != "graph" or kind == "json"), out
     return out
 
 

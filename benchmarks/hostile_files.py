@@ -29,6 +29,11 @@ The files (the hostile classes of issue 37):
 * ``npz-rows``: an input ``.npz`` whose deflated ``X`` declares 8.4M rows honestly
   (``best-neuron`` and ``report``).
 
+Extra, not counted in the last line (a limit of exact mode, not a hostile file refused):
+``tree-true-4096``, the blind tree of depth 12 (8,191 nodes, within the problem's 16,044) with every
+leaf claiming its own float node bound (true claims, 3,169 of 4,096 below the cap), verified
+``--exact`` (each leaf decided in rationals, five times the timeout) and in floats.
+
 Run::
 
     python benchmarks/hostile_files.py [--quick] [--timeout 60] [--out benchmarks/results/hostile_files.txt]
@@ -43,6 +48,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 import zipfile
 
 import numpy as np
@@ -191,6 +197,25 @@ def tree_blind(d: str, base: dict, depth: int) -> str:
     return path
 
 
+def tree_true_claims(d: str, base: dict, inp: str, depth: int) -> str:
+    """:func:`tree_blind` with each leaf claiming its own float node bound (true claims, below the cap):
+    exact mode must decide every leaf in rationals."""
+    from relu_gating.checker import state_problem, walk_tree
+    from relu_gating.data.io import load_input, resolve_problem
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        prob = resolve_problem(load_input(inp))
+    c = json.load(open(tree_blind(d, base, depth)))
+    leaves, _, _ = walk_tree(c["tree"]["nodes"], state_problem(prob.Phi, prob.U_K, "bias"))
+    for i, _, proven in leaves:
+        c["tree"]["nodes"][i][1] = float(proven)
+    c["upper_bound"], c["certified"] = max(p for _, _, p in leaves), False
+    path = os.path.join(d, f"tree{2 ** depth}_true.json")
+    json.dump(c, open(path, "w"))
+    return path
+
+
 def d_leaf(d: str, base: dict, n_dec: int, n: int) -> str:
     """The root a ``d`` leaf: ``dec`` repeats row 0, its sparse ``N`` (no entries) sized to match."""
     N = {"p": n_dec + 2 * n, "entries": []}
@@ -242,6 +267,8 @@ def build(d: str, quick: bool) -> list[tuple[str, str, list[str]]]:
              ("tree-b-1024-float", t, ["verify", t, inp20])]
     if not quick:
         cases.append(("tree-b-65536", t := tree_blind(d, base, 16), ["verify", t, inp20, "--exact"]))
+    extra = [("tree-true-4096 (extra)", tt := tree_true_claims(d, base, inp20, 12), ["verify", tt, inp20, "--exact"]),
+             ("tree-true-4096-float", tt, ["verify", tt, inp20])]
     cases += [("d-quadratic", dd := d_leaf(d, base, 12_000, 20), ["verify", dd, inp20]),
               ("d-huge", ds := d_leaf(d, base, 1_000_000, 20), ["verify", ds, inp20]),
               ("inf-bound", fi := inf_bound(d, base), ["verify", fi, inp20]),
@@ -251,7 +278,7 @@ def build(d: str, quick: bool) -> list[tuple[str, str, list[str]]]:
               ("witness-lenient", lw := lenient_witness(d, inp12), ["verify", lw, inp12])]
     rows = npz_rows(d)
     cases += [("npz-rows best-neuron", rows, ["best-neuron", rows]), ("npz-rows report", rows, ["report", rows])]
-    return cases
+    return cases, extra
 
 
 def main(argv: list[str] | None = None) -> bool:
@@ -263,21 +290,23 @@ def main(argv: list[str] | None = None) -> bool:
     a = ap.parse_args(argv)
     lines, ok = [], True
     with tempfile.TemporaryDirectory() as d:
-        cases = build(d, a.quick)
+        cases, extra = build(d, a.quick)
         head = (f"{'file':22s} {'size':>10s} {'exit':>4s} {'wall s':>7s} {'CPU s':>6s} {'peak MB':>8s}  "
                 "verdict / first line")
         print(head, flush=True)
         lines.append(head)
-        for name, path, args in cases:
-            code, first, sec, cpu, mb = _run(args, a.timeout, int(a.max_memory * 2**30))
+        for name, path, args in cases + extra:
+            code, first, sec, cpu, mb = _run(args, a.timeout * (5 if (name, path, args) in extra else 1),
+                                             int(a.max_memory * 2**30))
             good = code is not None and cpu < LIMIT_SECONDS and mb < LIMIT_MB and "Traceback" not in first
-            ok &= good
+            ok &= good or (name, path, args) in extra
             ln = (f"{name:22s} {os.path.getsize(path) / 1e3:8.1f}KB {'-' if code is None else code:>4} "
                   f"{sec:7.2f} {cpu:6.2f} {mb:8.1f}  {'' if good else '[OVER] '}{'TIMEOUT' if code is None else first}")
             print(ln, flush=True)
             lines.append(ln)
-    last = (f"all {len(lines) - 1} files refused or verified in under {LIMIT_SECONDS:g} s (CPU: the machine may be "
-            f"shared) and {LIMIT_MB:g} MB: {'yes' if ok else 'NO'}")
+    last = (f"all {len(cases)} files of the issue's classes refused or verified in under {LIMIT_SECONDS:g} s (CPU: the "
+            f"machine may be shared) and {LIMIT_MB:g} MB: {'yes' if ok else 'NO'} ({len(extra)} extra, not counted: "
+            "a tree of true leaf claims below the cap, which exact mode decides leaf by leaf in rationals)")
     print(last)
     if a.out:
         with open(a.out, "w") as fh:

@@ -7,7 +7,7 @@ Families (d = 2, data on the 2^-16 grid, ``Phi = [X, 1]``):
   experiment), Gaussian graph of bandwidth 0.4, ``K = 3``; also ``kappa(chi)`` for the normalized
   cluster indicators, and Example 5.12's explicit upper end.
 
-Each kappa is bracketed by :func:`~relu_gating.coverage.variation.representability_constant` with the
+Each kappa is bracketed by :func:`~relu_gating.layers.variation.representability_constant` with the
 cone pricing (every norm interval closed to ``--tol``), a net of ``--directions`` unit vectors plus
 ``--refine`` dual ascent steps: ``lower`` is a certified dual (``||U^T y||``), ``upper`` the smaller of
 Cauchy-Schwarz on the basis and the net's maximum over its inradius.  Rows are saved after each one.
@@ -55,7 +55,7 @@ def family(name: str, n: int, seed: int) -> dict:
 
 
 def rows_for(name: str, n: int, seed: int, args: argparse.Namespace) -> list[dict]:
-    from relu_gating.coverage.variation import representability_constant
+    from relu_gating.layers.variation import representability_constant
     from relu_gating.patterns import enumerate_patterns
 
     f = family(name, n, seed)

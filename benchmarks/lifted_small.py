@@ -31,7 +31,7 @@ from real import case_problem  # noqa: E402
 
 def collect(case: str, seconds: float, limit: int = 300) -> tuple:
     """Nodes of 1-8 undecided rows the search tries the lifted bound on: ``(objective, zero rows, [(signs, V, level)])``."""
-    from relu_gating.certificate._problem import exact_rank
+    from relu_gating.search.proofs._problem import exact_rank
     from relu_gating.patterns._exact import single_thread_blas
     from relu_gating.search.bnb._api import _seed_incumbent
     from relu_gating.search.bnb._search import Search

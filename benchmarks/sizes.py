@@ -39,7 +39,7 @@ with open(out + ".json", "w") as fh:
     json.dump(res.to_dict(), fh)
 sizes = {"json": os.path.getsize(out + ".json")}
 try:
-    from relu_gating.certificate._binary import save_binary
+    from relu_gating.certificate import save_binary
     save_binary(res, out + ".npz", {})
     sizes["npz"] = os.path.getsize(out + ".npz")
 except ImportError:

@@ -2,7 +2,7 @@ r"""Rounds and seconds for the variation norm to close, against n: the cone pric
 
 Two moons (noise 0.1, kNN 8, combinatorial Laplacian, data on the 2^-16 grid), ``K = 4``, the norm
 of ``u_2`` under ``Phi = [X, 1]`` with ``tol = 1e-3``, patterns enumerated once (not timed).  For each
-``n``: ``pricing="cone"`` (exact chamber-by-chamber pricing, :mod:`relu_gating.coverage._cone_pricing`)
+``n``: ``pricing="cone"`` (exact chamber-by-chamber pricing, :mod:`relu_gating.layers._cone_pricing`)
 run to the end, and the baseline ``pricing="search"`` (cheap candidates, then the certified best-neuron
 search) for at most ``--baseline-rounds`` master rounds.  Same inputs, one process, one after another.
 
@@ -38,7 +38,7 @@ def problem(n: int, K: int, seed: int):
 
 
 def one(n: int, pricing: str, max_iter: int, seed: int) -> dict:
-    from relu_gating.coverage.variation import variation_norm
+    from relu_gating.layers.variation import variation_norm
     from relu_gating.patterns import enumerate_patterns
 
     Phi, U = problem(n, 4, seed)

@@ -31,7 +31,7 @@ from real import case_problem, checkout, in_child_script  # noqa: E402
 
 def grow(case: str, seconds: float, path: str) -> tuple[int, int]:
     """A tree of ``case`` after ``seconds`` of search, pickled to ``path``: (nodes, implied nodes)."""
-    from relu_gating.certificate._problem import exact_rank
+    from relu_gating.search.proofs._problem import exact_rank
     from relu_gating.patterns._exact import single_thread_blas
     from relu_gating.search.bnb._api import _seed_incumbent
     from relu_gating.search.bnb._search import Search

@@ -1,7 +1,7 @@
 """relu-gating: exact, certified best-ReLU-neuron search on a sample graph.
 
 Public API (imported lazily so that ``import relu_gating`` stays cheap; cvxpy and
-the solvers load on first use).  The README gives a tour; the certificate format
+the solvers load on first use).  docs/api.md gives a tour; the certificate format
 is ``relu_gating/certificate/FORMAT.md`` and the JSON shapes are in
 ``relu_gating/schemas/``.  The mathematics and its numbering follow the paper
 "Propagation and Optimization of Low-Frequency Spectral Alignment in ReLU
@@ -26,11 +26,11 @@ from relu_gating.errors import (
 from relu_gating._version import __version__
 
 if TYPE_CHECKING:  # the lazy map, visible to IDEs and type checkers
-    from relu_gating.certificate import VerifyReport, verify
+    from relu_gating.checker import VerifyReport, verify
     from relu_gating.coverage.bounds import ActiveSetBound, CoverageCeiling, KyFanLimits, TargetBound, active_set_bound, coverage_ceiling, ky_fan_limits, row_partition, target_coverage_bound
     from relu_gating.coverage.metrics import Readout, captured_features, coverage_deficit, coverage_gap, dirichlet_energy, leverage_scores, marginal_gain, orthonormal_basis, principal_angles, rayleigh_quotient, readout
     from relu_gating.coverage.report import CoverageReport, coverage_report
-    from relu_gating.coverage.variation import Representability, VariationNorm, representability_constant, variation_norm
+    from relu_gating.layers.variation import Representability, VariationNorm, representability_constant, variation_norm
     from relu_gating.data.datasets import blobs, circles, two_moons
     from relu_gating.data.io import InputData, Problem, load_input, resolve_problem
     from relu_gating.layers.greedy import GreedyLayer, greedy_layer
@@ -64,14 +64,14 @@ _BY_MODULE: tuple[tuple[str, str], ...] = (
     ("search.result", "NeuronResult"),
     ("search.options", "EnumerateOptions BranchAndBoundOptions"),
     ("search.objectives", "cone_constraints neuron_value"),
-    ("certificate", "verify VerifyReport"),
+    ("checker", "verify VerifyReport"),
     ("coverage.report", "coverage_report CoverageReport"),
     ("coverage.bounds", "target_coverage_bound TargetBound active_set_bound ActiveSetBound ky_fan_limits"),
     ("coverage.bounds", "KyFanLimits coverage_ceiling CoverageCeiling row_partition"),
     ("data.datasets", "two_moons circles blobs"),
     ("layers.greedy", "greedy_layer GreedyLayer"),
     ("search.baselines", "random_search local_search"),
-    ("coverage.variation", "variation_norm VariationNorm representability_constant Representability"),
+    ("layers.variation", "variation_norm VariationNorm representability_constant Representability"),
 )
 _LAZY: dict[str, str] = {name: module for module, names in _BY_MODULE for name in names.split()}
 

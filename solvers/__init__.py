@@ -39,6 +39,7 @@ import numpy as np
 import solvers.methods  # noqa: F401 - registers the methods
 from solvers._registry import available_methods, get_method
 from solvers._exact import matmul2, nullspace as exact_nullspace, solve_exact as exact_solve
+from solvers._lp import quiet_highs
 from solvers.cone import Realizability, InteriorPoint, cone_constraints, facet_rows, interior_point, realizable
 from solvers.dual import ConeDual, cone_dual
 from solvers.batched import BatchedEig, sym_eigmax_small, top_generalized_eig
@@ -52,7 +53,7 @@ __all__ = [
     "ConeEigError", "ProblemError", "UnknownMethodError", "BackendError",
     "cone_dual", "ConeDual", "top_generalized_eig", "BatchedEig", "sym_eigmax_small",
     "exact_nullspace",
-    "exact_solve", "matmul2",
+    "exact_solve", "matmul2", "quiet_highs",
 ]
 
 

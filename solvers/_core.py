@@ -342,9 +342,9 @@ LP_OUTSIDE_MARGIN = 1e-7
 
 def _lp_margin(R: np.ndarray, S: np.ndarray) -> float:
     """The best margin ``mu`` of ``R y + S n >= mu`` with some ``y_i = +-1`` (equilibrated)."""
-    from solvers._verified.realize import _lp_point
+    from solvers._verified.realize import lp_point
 
-    return float(_lp_point(R, S)[0])
+    return float(lp_point(R, S)[0])
 
 
 def check_flat(ctx: Context, V: np.ndarray) -> FlatCheck:

@@ -18,7 +18,8 @@ from _binary_files import npz_arrays, npz_save
 import pytest
 
 from relu_gating import CertificateError, best_neuron, verify
-from relu_gating.certificate import BINARY_FORMAT, read_binary_meta, save_binary
+from relu_gating.certificate import BINARY_FORMAT, save_binary
+from relu_gating.checker import BinaryReader
 from relu_gating.cli import main
 
 
@@ -64,7 +65,8 @@ def test_size_per_pattern_within_the_limit_and_numpy_reads_it(case):
     assert a["meta"]["format"] == BINARY_FORMAT and a["masks"].shape == (res.n_patterns, (n + 7) // 8)
     np.testing.assert_array_equal(np.unpackbits(a["masks"], axis=1, count=n).astype(bool), res.masks)
     np.testing.assert_array_equal(a["bounds"], res.bounds)
-    assert read_binary_meta(path)["n_patterns"] == res.n_patterns
+    with BinaryReader(path) as rd:  # the checker's reader
+        assert rd.meta["n_patterns"] == res.n_patterns
 
 
 def _best_rows(res):

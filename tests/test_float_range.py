@@ -67,7 +67,8 @@ def assert_no_false_claims(res, Phi, U, features, exhibit):
         assert res.value == 0.0
     else:
         assert abs(res.value - v) <= TOL, (res.value, v)
-    best = max([x for x in (exact_objective(Phi, U, H, t) for t in exhibit) if not math.isnan(x)], default=0.0)
+    finite = [t for t in exhibit if all(isinstance(x, Fraction) or math.isfinite(x) for x in t)]
+    best = max([x for x in (exact_objective(Phi, U, H, t) for t in finite) if not math.isnan(x)], default=0.0)
     if res.certified:
         assert res.upper_bound >= best - TOL and res.value >= res.alpha * best - TOL, (res.upper_bound, best)
     for exact in (False, True):
@@ -226,7 +227,19 @@ def _check_instance(Phi, U, features, seed):
         assert_no_false_claims(res, Phi, U, features, exhibit + [ref.theta, res.theta])
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+def test_wide_column_with_thin_chambers_regression():
+    """Found by the sweep: a column spanning 2^736 to 2^-292 (exactly scaled by 2^-730); the float
+    witnesses of two chambers were NaN (exact ones given) and a closed-form chamber's witness was
+    flushed to a dead neuron that became the incumbent."""
+    Phi = np.array([[-7.229475734293037e+221, -1.0, 1.0], [0.0, 0.0, 1.0], [0.0, 0.0, 1.0], [0.0, 0.0, 1.0],
+                    [-1.256727927116218e-88, 0.0, 1.0]])
+    U = np.array([[-0.2704855904642669], [-0.5763569215494796], [-0.6476309342748595], [0.2590693513777567],
+                  [0.32879703234698554]])
+    assert np.all(np.isfinite(rg.enumerate_patterns(Phi).witnesses))
+    _check_instance(Phi, U, None, 65535)
+
+
+@settings(max_examples=15, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
 @given(wide_instances())
 def test_property_dynamic_range_no_false_certificates(inst):
     _check_instance(*inst)
@@ -248,14 +261,14 @@ def ill_instances(draw):
     return np.c_[X, np.ones(n)], U, H, seed
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=15, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
 @given(ill_instances())
 def test_property_ill_conditioned_features_no_false_certificates(inst):
     _check_instance(*inst)
 
 
 @pytest.mark.slow
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=150, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
 @given(st.one_of(wide_instances(), ill_instances()))
 def test_property_sweep_no_false_certificates(inst):
     _check_instance(*inst)

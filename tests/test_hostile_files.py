@@ -155,7 +155,7 @@ def _leaf(nodes, kinds="bc"):
 
 
 @pytest.mark.parametrize("exact", [False, True])
-@pytest.mark.parametrize("value", ["1e999", "-1e999", '"0.5"', "true"])
+@pytest.mark.parametrize("value", ["1e999", "-1e999", '"0.5"', "true", "1" + "0" * 400])
 def test_tree_leaf_bound_must_be_finite_number_in_both_modes(tree, exact, value):
     Phi, U, d = tree
     f = copy.deepcopy(d)
@@ -332,3 +332,71 @@ def test_input_decompressing_past_the_memory_refused_before_reading(tmp_path, ca
     assert main(["best-neuron", str(path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "decompress to 8,000,128 bytes, more than half this machine's memory" in err[0]
+
+
+def test_evidence_rows_must_be_distinct(pat):
+    Phi, U, _, d = pat
+    with pytest.raises(CertificateError, match="repeat a row"):
+        f = copy.deepcopy(d)
+        k = next(iter(f["evidence"]))
+        f["evidence"][k] = {"rows": [0, 0], "N": [[0.0, 1.0], [1.0, 0.0]]}
+        verify(f, Phi, U)
+
+
+# ---- never a traceback -------------------------------------------------------------------------
+
+_ODD = [1e999, -1e999, True, None, "7", " 7", "1/3", "1_0", ARABIC[:3], 2.9, 7.0, -1, 10**30, 10**400, [], {},
+        [[1, 2]], "x" * 50, 0]
+
+
+def _paths(obj, prefix=()):
+    """Every leaf path of a JSON object (lists of numbers sampled, not walked whole)."""
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from _paths(v, prefix + (k,))
+    elif isinstance(obj, list) and obj:
+        for i in sorted({0, len(obj) - 1, len(obj) // 2}):
+            yield from _paths(obj[i], prefix + (i,))
+    else:
+        yield prefix
+
+
+def _set(obj, path, value):
+    for k in path[:-1]:
+        obj = obj[k]
+    obj[path[-1]] = value
+
+
+@pytest.mark.parametrize("kind", ["pat", "tree"])
+def test_mutated_certificates_never_raise_anything_else(request, kind):
+    """Seeded mutations of every kind of field to odd JSON values: verify, float and exact, returns a
+    report or raises CertificateError / InputError (one line), never another exception."""
+    got = request.getfixturevalue(kind)
+    Phi, U, d = got[0], got[1], got[-1]
+    paths = [p for p in _paths(d) if p[0] not in ("seconds", "notes", "input", "settled")]
+    rng = np.random.default_rng(37)
+    from relu_gating import InputError
+
+    for t in range(24):
+        f = copy.deepcopy(d)
+        path = paths[int(rng.integers(len(paths)))]
+        value = _ODD[int(rng.integers(len(_ODD)))]
+        _set(f, path, value)
+        text = json.dumps(f).replace("Infinity", "1e999")
+        try:
+            verify(text, Phi, U, exact=bool(t % 2))
+        except (CertificateError, InputError) as exc:
+            assert "\n" not in str(exc), (path, value)
+
+
+def test_binary_evidence_members_bounded_before_reading(pat, tmp_path):
+    """``evidence_N`` declaring more multipliers than ``n_patterns n^2`` (distinct rows): refused unread."""
+    Phi, U, res, _ = pat
+    src = tmp_path / "c.npz"
+    save_binary(res, src)
+    with np.load(src) as z:
+        arrs = {k: z[k] for k in z.files}
+    arrs["evidence_N"] = np.zeros(len(arrs["bounds"]) * len(Phi) ** 2 + 1)
+    np.savez_compressed(tmp_path / "f.npz", **arrs)
+    with pytest.raises(CertificateError, match="member 'evidence_N' declares .* entries, more than"):
+        verify(str(tmp_path / "f.npz"), Phi, U)

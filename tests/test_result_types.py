@@ -14,7 +14,7 @@ import pytest
 
 import relu_gating as rg
 import solvers
-from relu_gating.coverage.variation import variation_norm
+from relu_gating.layers.variation import variation_norm
 from relu_gating.search.result import CertificateData, SearchStats, Status
 
 

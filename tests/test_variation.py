@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from relu_gating.coverage.variation import normalized_neurons, representability_constant, variation_norm
+from relu_gating.layers.variation import normalized_neurons, representability_constant, variation_norm
 from relu_gating.errors import InputError
 from relu_gating.patterns import enumerate_patterns
 

@@ -1,4 +1,4 @@
-"""The binary certificate (``.npz``, format ``relu-gating-certificate-npz/1``): streamed writing and reading.
+"""The binary certificate (``.npz``, format ``relu-gating-certificate-npz/1``): streamed writing.
 
 A standard numpy ``.npz`` (a ZIP archive of ``.npy`` members, stored
 uncompressed) with the same content as the JSON form (``FORMAT.md``), but the
@@ -10,9 +10,9 @@ pattern: ``numpy.packbits``), ``witnesses`` (float64, ``m``), ``bounds``
 ``evidence_N``), the rest (problem, claim, counts, notes, exact witnesses,
 methods) as UTF-8 JSON in ``meta`` (uint8).  ``numpy.load`` opens it.
 
-Both sides stream: the writer copies the columns chunk by chunk (from
-memory maps without touching their mapping), the reader yields aligned
-chunks of the four columns, so neither holds more than a chunk of them.
+The writer streams: it copies the columns chunk by chunk (from memory maps
+without touching their mapping), so it never holds more than a chunk of them.
+The checker reads it with its own streamed reader (``relu_gating.checker.BinaryReader``).
 """
 
 from __future__ import annotations
@@ -20,21 +20,16 @@ from __future__ import annotations
 import json
 import os
 import zipfile
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
-from relu_gating.errors import CertificateError
+from relu_gating.checker import BINARY_FORMAT  # the one definition: the reader's
 
-__all__ = ["BINARY_FORMAT", "canonical_masks", "write_binary", "save_binary", "read_binary_meta", "binary_meta", "is_binary",
-           "BinaryReader", "COLUMNS"]
+__all__ = ["BINARY_FORMAT", "canonical_masks", "write_binary", "save_binary", "binary_meta", "COLUMNS"]
 
-BINARY_FORMAT = "relu-gating-certificate-npz/1"
 #: Patterns per chunk when writing and reading.
 CHUNK = 1 << 15
-#: Largest ``meta`` member read (bytes).
-META_MAX = 1 << 28
-_ZIP_MAGIC = b"PK\x03\x04"
 
 
 def _columns(n: int, m: int) -> dict:
@@ -137,7 +132,7 @@ def write_binary(res: Any, fh: Any, extra: dict | None = None) -> None:
 
 def save_binary(res: Any, path: Any, extra: dict | None = None) -> None:
     """Write the binary certificate of ``res`` to ``path`` atomically (temporary file, then rename)."""
-    from relu_gating._files import atomic_write
+    from relu_gating._runtime.files import atomic_write
     from relu_gating.errors import InputError
 
     if getattr(res, "strategy", "enumerate") != "enumerate":
@@ -145,169 +140,3 @@ def save_binary(res: Any, path: Any, extra: dict | None = None) -> None:
                          f"{res.strategy} tree: write it as JSON (--out CERT.json)")
 
     atomic_write(path, lambda fh: write_binary(res, fh, extra), binary=True)
-
-
-def read_binary_meta(path: Any) -> dict:
-    """The ``meta`` of a binary certificate (problem, claim, counts; no per-pattern data)."""
-    with BinaryReader(path) as rd:
-        return rd.meta
-
-
-def is_binary(source: Any) -> bool:
-    """True for a path to a ZIP (``.npz``) file: a binary certificate, or a corrupt one."""
-    if not isinstance(source, (str, os.PathLike)):
-        return False
-    path = os.fspath(source)
-    if path.lower().endswith(".npz"):
-        return True
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(4) == _ZIP_MAGIC
-    except OSError:
-        return False
-
-
-def _corrupt(path: str, exc: BaseException | str) -> CertificateError:
-    what = exc if isinstance(exc, str) else f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:120]}"
-    return CertificateError(f"binary certificate {path}: truncated or corrupt ({what})")
-
-
-class BinaryReader:
-    """A binary certificate opened for streaming: ``meta``, evidence, and aligned column chunks.
-
-    Every failure to read (not a ZIP, a member missing, a wrong dtype or
-    shape, a short read, a CRC mismatch) raises :class:`CertificateError`
-    with a one-line reason.
-    """
-
-    def __init__(self, path: Any) -> None:
-        self.path = os.fspath(path)
-        try:
-            self.zf = zipfile.ZipFile(self.path)
-        except (OSError, zipfile.BadZipFile, ValueError, EOFError) as exc:
-            raise _corrupt(self.path, exc) from None
-        try:
-            self.meta = self._meta()
-            p = self.meta["problem"]
-            self.n, self.m, self.N = int(p["n"]), int(p["m"]), int(self.meta["n_patterns"])
-            if self.n < 1 or self.m < 1 or self.N < 0:
-                raise ValueError("n, m and n_patterns must be positive")
-        except CertificateError:
-            self.zf.close()
-            raise
-        except (KeyError, TypeError, ValueError) as exc:
-            self.zf.close()
-            raise CertificateError(f"binary certificate {self.path}: malformed meta ({type(exc).__name__}: "
-                                   f"{exc})") from None
-        self.evidence = self._evidence()
-
-    def __enter__(self) -> "BinaryReader":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.zf.close()
-
-    def _open(self, name: str, dtype: np.dtype | None, shape: tuple | None) -> tuple[Any, np.dtype, tuple]:
-        try:
-            fh = self.zf.open(f"{name}.npy")
-            version = np.lib.format.read_magic(fh)
-            if version == (1, 0):
-                shp, fortran, dt = np.lib.format.read_array_header_1_0(fh)
-            else:
-                shp, fortran, dt = np.lib.format.read_array_header_2_0(fh)
-        except KeyError:
-            raise _corrupt(self.path, f"no member {name!r}") from None
-        except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
-            raise _corrupt(self.path, exc) from None
-        if fortran or dt.hasobject or (dtype is not None and dt != dtype) or (shape is not None and shp != shape):
-            fh.close()
-            raise _corrupt(self.path, f"member {name!r} has dtype {dt} shape {shp}, expected {dtype} {shape}")
-        return fh, dt, shp
-
-    def _read(self, fh: Any, dt: np.dtype, count: int, name: str) -> np.ndarray:
-        nbytes = count * dt.itemsize
-        try:
-            buf = fh.read(nbytes)
-        except (OSError, zipfile.BadZipFile, EOFError, ValueError) as exc:
-            raise _corrupt(self.path, exc) from None
-        if len(buf) != nbytes:
-            raise _corrupt(self.path, f"member {name!r} ends early")
-        return np.frombuffer(buf, dtype=dt).copy()
-
-    def array(self, name: str, dtype: Any = None, limit: int = 1 << 31) -> np.ndarray:
-        """A small member read whole (meta, evidence), at most ``limit`` bytes."""
-        fh, dt, shp = self._open(name, None if dtype is None else np.dtype(dtype), None)
-        with fh:
-            count = int(np.prod(shp, dtype=np.int64))
-            if count * dt.itemsize > limit:
-                raise _corrupt(self.path, f"member {name!r} is larger than {limit} bytes")
-            a = self._read(fh, dt, count, name).reshape(shp)
-            if fh.read(1):
-                raise _corrupt(self.path, f"member {name!r} has trailing bytes")
-        return a
-
-    def _meta(self) -> dict:
-        raw = self.array("meta", np.uint8, META_MAX)
-        try:
-            d = json.loads(raw.tobytes().decode("utf-8"), parse_constant=_reject_constant)
-        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-            raise _corrupt(self.path, f"meta is not strict JSON: {exc}") from None
-        if not isinstance(d, dict):
-            raise _corrupt(self.path, "meta is not a JSON object")
-        if d.get("format") != BINARY_FORMAT:
-            raise CertificateError(f"binary certificate format must be {BINARY_FORMAT!r}, got {d.get('format')!r}")
-        return d
-
-    def _evidence(self) -> dict:
-        idx = self.array("evidence_index", "<i8")
-        off = self.array("evidence_offsets", "<i8")
-        rows = self.array("evidence_rows", "<i8")
-        flat = self.array("evidence_N", "<f8")
-        out, pos = {}, 0
-        if idx.ndim != 1 or off.shape != (idx.size + 1,) or off[0] != 0 or np.any(np.diff(off) < 0) \
-                or off[-1] != rows.size:
-            raise CertificateError(f"binary certificate {self.path}: evidence offsets inconsistent")
-        for k, i in enumerate(idx.tolist()):
-            r = rows[off[k]:off[k + 1]]
-            p = r.size
-            if pos + p * p > flat.size or (p and (r.min() < 0 or r.max() >= self.n)) or not 0 <= i < self.N:
-                raise CertificateError(f"evidence of pattern {i}: rows out of range or N too short")
-            N = flat[pos:pos + p * p].reshape(p, p)
-            if not np.all(np.isfinite(N)):
-                raise CertificateError(f"evidence of pattern {i}: N not finite")
-            out[int(i)] = (r, N)
-            pos += p * p
-        if pos != flat.size:
-            raise CertificateError(f"binary certificate {self.path}: evidence N has {flat.size - pos} extra entries")
-        return out
-
-    def chunks(self, size: int = CHUNK) -> Iterator[tuple[int, dict]]:
-        """``(start, {column: rows})`` for consecutive chunks of the four columns (checked: finite
-        witnesses and bounds, settlement codes 0..3); the whole member is read, so its CRC is checked."""
-        cols = _columns(self.n, self.m)
-        handles = {name: self._open(name, dt, (self.N,) + tail) for name, (dt, tail) in cols.items()}
-        try:
-            for s in range(0, self.N, size):
-                k = min(size, self.N - s)
-                out = {}
-                for name, (fh, dt, shp) in handles.items():
-                    out[name] = self._read(fh, dt, k * int(np.prod(shp[1:], dtype=np.int64)), name) \
-                        .reshape((k,) + shp[1:])
-                if not (np.all(np.isfinite(out["witnesses"])) and np.all(np.isfinite(out["bounds"]))):
-                    raise CertificateError(f"binary certificate {self.path}: witnesses and bounds must be finite "
-                                           f"(chunk from pattern {s})")
-                if np.any(out["settlement"] > 3):
-                    raise CertificateError(f"binary certificate {self.path}: settlement codes must be 0..3")
-                yield s, out
-            for name, (fh, _, _) in handles.items():
-                if fh.read(1):
-                    raise _corrupt(self.path, f"member {name!r} has trailing bytes")
-        except (OSError, zipfile.BadZipFile, EOFError) as exc:
-            raise _corrupt(self.path, exc) from None
-        finally:
-            for fh, _, _ in handles.values():
-                fh.close()
-
-
-def _reject_constant(name: str) -> float:
-    raise ValueError(f"non-standard JSON constant {name}")

@@ -1,7 +1,8 @@
 """The codes of the certificate format: its version string, the settlement of a pattern, masks as text (private).
 
-The certificate format owns these; the search writes them and the verifier reads them, and
-both import them from here (the settlement codes were once written out in three modules).
+The certificate format owns these; the search writes them and the verifier reads them (the
+settlement codes were once written out in three modules).  The version string is defined once,
+by the reader that accepts it (:data:`relu_gating.checker.FORMAT`), and the writer writes that.
 """
 
 from __future__ import annotations
@@ -10,10 +11,9 @@ from enum import IntEnum
 
 import numpy as np
 
-__all__ = ["FORMAT", "Settlement", "SETTLEMENT_LETTERS", "mask_str"]
+from relu_gating.checker import FORMAT  # the one definition: the reader's
 
-#: Version of the JSON certificate format (``FORMAT.md``).
-FORMAT = "relu-gating-certificate/2"
+__all__ = ["FORMAT", "Settlement", "SETTLEMENT_LETTERS", "mask_str"]
 
 
 class Settlement(IntEnum):

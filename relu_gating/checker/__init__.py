@@ -9,13 +9,13 @@ constants of :mod:`relu_gating.checker._constants` (listed in ``relu_gating/cert
 
 from relu_gating.checker._bounds import excluded, prove
 from relu_gating.checker._constants import BOUND_SLACK, CHUNK, EXCLUDE_RTOL, ROUNDING_STEP, VALUE_TOL
-from relu_gating.checker._problem import StatedProblem, state_problem
+from relu_gating.checker._problem import StatedProblem, array_sha256, state_problem
 from relu_gating.checker._read import BINARY_FORMAT, FORMAT, is_binary, load_json
 from relu_gating.checker._verify import VerifyReport, verdict_word, verify
 
 __all__ = ["verify", "VerifyReport", "verdict_word", "VALUE_TOL", "BOUND_SLACK", "EXCLUDE_RTOL", "ROUNDING_STEP", "CHUNK", "FORMAT",
            "BINARY_FORMAT", "is_binary", "load_json", "BinaryReader", "prove", "excluded", "StatedProblem",
-           "state_problem", "walk_tree"]
+           "state_problem", "walk_tree", "array_sha256"]
 
 
 def walk_tree(nodes: list, P: StatedProblem) -> tuple[list, list[str], dict]:

@@ -162,7 +162,10 @@ def exact_claim(P: StatedProblem, mask: np.ndarray, claims: list, rows: np.ndarr
         act = np.flatnonzero(mask[rows])
         Ds = [_exact_D(P, mask, rows, N)] + ([_exact_D(P, mask, rows[act], N[np.ix_(act, act)])]
                                              if 0 < act.size < len(rows) else [])
-    for u in sorted({float(c) for c in claims if np.isfinite(c)}):
+    us = sorted({float(c) for c in claims if np.isfinite(c)})
+    if N is not None and N.dtype == object and len(us) > 1:  # monotone in u: the largest refuted, all are
+        Ds = [D for D in Ds if psd_excluding(us[-1], A, B, ZZ, D)]
+    for u in us:
         for D in Ds:
             if psd_excluding(u, A, B, ZZ, D):
                 return u

@@ -9,7 +9,7 @@ import numpy as np
 
 from relu_gating.checker._constants import EPS, FORM_EPS_FACTOR
 
-__all__ = ["gamma", "allow", "fro", "sigma_min_lower", "projector_gap", "basis_error"]
+__all__ = ["gamma", "allow", "fro", "sigma_min_lower", "projector_gap", "basis_error", "dot_rounded"]
 
 
 def gamma(j: int) -> float:
@@ -78,3 +78,23 @@ def basis_error(O: np.ndarray, X: np.ndarray) -> float:
     eta, _, delta = projector_gap(O, X)
     return 4.0 * (eta + delta) * (1 + delta) if np.isfinite(eta) else np.inf
 
+
+
+_SPLIT = 134217729.0  # 2^27 + 1: Dekker's splitting
+
+
+def dot_rounded(A: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, float]:
+    """``A @ x`` with every entry correctly rounded (Dekker's error-free products, summed exactly by
+    :func:`math.fsum`) and a proven Frobenius error bound (half an ulp per entry, plus underflow);
+    ``(A @ x, inf)`` where the splitting could overflow (entries of ``2^400`` or more)."""
+    A, x = np.asarray(A, dtype=float), np.asarray(x, dtype=float)
+    if not max(float(np.abs(A).max(initial=0.0)), float(np.abs(x).max(initial=0.0))) < 2.0**400:
+        return A @ x, math.inf
+    b = x[None, :]
+    p = A * b
+    ca, cb = _SPLIT * A, _SPLIT * b
+    ah, bh = ca - (ca - A), cb - (cb - b)
+    al, bl = A - ah, b - bh
+    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    out = np.array([math.fsum(row) for row in np.concatenate([p, e], axis=1).tolist()])
+    return out, (EPS / 2 * fro(out) + 8.0 * A.size * float(np.finfo(float).tiny)) * (1 + 4 * EPS)

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from relu_gating._arrays import as_matrix, check_same_rows
+from relu_gating._inputs.arrays import as_matrix, check_same_rows
 from relu_gating.checker._constants import UK_ORTHONORMAL_TOL
 from relu_gating.checker._floats import basis_error, fro, gamma, projector_gap
 from relu_gating.checker._rational import pivot_columns, solve, to_ints
@@ -87,6 +87,8 @@ class StatedProblem:
     eps_Q: float  # ||Q - Q*|| for an exactly orthonormal basis Q* of col(Phi)
     eta_H: float  # ||QH QH^T - Pi_H||
     d_M: float  # ||M - (I - Pi_H) U_K||_2, rounding included
+    Hs: np.ndarray | None = None  # the independent columns of H, scaled by powers of two
+    sigma_H: float = 0.0  # a proven lower bound on sigma_min(Hs) (0 if none)
 
     @property
     def n(self) -> int:
@@ -201,12 +203,13 @@ def state_problem(Phi: Any, U_K: Any, features: Any) -> StatedProblem:
     Phi_s = Phi * pow2_scales(Phi)
     piv = pivot_columns(Phi_s)
     Q, eps_Q = _basis(Phi_s, piv)
-    QH, eta_H, d_M, M = None, 0.0, 0.0, U
+    QH, eta_H, d_M, M, Hp, sigma_H = None, 0.0, 0.0, U, None, 0.0
     if H is not None:
         Hs = H * pow2_scales(H, name="features")
         hpiv = pivot_columns(Hs)
         QH, _ = _basis(Hs, hpiv)
-        eta_H = projector_gap(QH, Hs[:, hpiv])[0]
+        Hp = Hs[:, hpiv]
+        eta_H, sigma_H, _ = projector_gap(QH, Hp)
         M = U - QH @ (QH.T @ U)
         d_M = eta_H * fro(U) + gamma(n + QH.shape[1] + 2) * fro(np.abs(U) + np.abs(QH) @ (np.abs(QH).T @ np.abs(U)))
-    return StatedProblem(Phi, U, H, Q, M, QH, Phi_s[:, piv], spec, sha, eps_Q, eta_H, d_M)
+    return StatedProblem(Phi, U, H, Q, M, QH, Phi_s[:, piv], spec, sha, eps_Q, eta_H, d_M, Hp, float(sigma_H))

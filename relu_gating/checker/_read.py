@@ -198,6 +198,8 @@ def _evidence(ev: Any, n: int, digits: int) -> dict:
     for k, e in ev.items():
         i = index(k, "evidence index")
         rows = int_list(e.get("rows") if isinstance(e, dict) else None, f"evidence {k} rows", n)
+        if np.unique(rows).size != rows.size:  # distinct rows: p <= n, the exact work bounded by the problem
+            raise CertificateError(f"malformed certificate: evidence {k} rows repeat a row")
         out[i] = (rows, multipliers(e.get("N"), rows.size, f"evidence of pattern {k}", digits))
     return out
 

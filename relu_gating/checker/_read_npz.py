@@ -16,7 +16,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from relu_gating.checker._constants import MAX_MEMBER_BYTES
+from relu_gating.checker._constants import MAX_INT, MAX_MEMBER_BYTES
 from relu_gating.checker._read import (BINARY_FORMAT, as_int, exact_witnesses, index, multipliers, padding_ok,
                                        parse_claim, reject_constant)
 from relu_gating.errors import CertificateError
@@ -103,13 +103,14 @@ class BinaryReader:
             raise _corrupt(self.path, f"member {name!r} ends early")
         return np.frombuffer(buf, dtype=dt).copy()
 
-    def array(self, name: str, dtype: Any = None) -> np.ndarray:
-        """A small member read whole (meta, evidence)."""
+    def array(self, name: str, dtype: Any = None, most: int | None = None) -> np.ndarray:
+        """A small member read whole (the evidence), of at most ``most`` entries (declared, checked unread)."""
         fh, dt, shp = self._open(name, None if dtype is None else np.dtype(dtype), None)
         with fh:
             count = int(np.prod(shp, dtype=object))
-            if count * dt.itemsize > MAX_MEMBER_BYTES:
-                raise _corrupt(self.path, f"member {name!r} is larger than {MAX_MEMBER_BYTES} bytes")
+            if count * dt.itemsize > MAX_MEMBER_BYTES or most is not None and count > most:
+                raise _corrupt(self.path, f"member {name!r} declares {count} entries, more than "
+                                          f"{min(most or MAX_INT, MAX_MEMBER_BYTES // dt.itemsize)} (FORMAT.md)")
             a = self._read(fh, dt, count, name).reshape(shp)
             if fh.read(1):
                 raise _corrupt(self.path, f"member {name!r} has trailing bytes")
@@ -157,8 +158,9 @@ class BinaryReader:
         return d
 
     def _evidence(self) -> dict:
-        idx, off = self.array("evidence_index", "<i8"), self.array("evidence_offsets", "<i8")
-        rows, flat = self.array("evidence_rows", "<i8"), self.array("evidence_N", "<f8")
+        N, n = self.N, self.n  # distinct rows: at most n a pattern, n^2 multipliers
+        idx, off = self.array("evidence_index", "<i8", N), self.array("evidence_offsets", "<i8", N + 1)
+        rows, flat = self.array("evidence_rows", "<i8", N * n), self.array("evidence_N", "<f8", N * n * n)
         if idx.ndim != 1 or off.shape != (idx.size + 1,) or off[0] != 0 or np.any(np.diff(off) < 0) \
                 or off[-1] != rows.size:
             raise CertificateError(f"binary certificate {self.path}: evidence offsets inconsistent")
@@ -166,8 +168,9 @@ class BinaryReader:
         for k, i in enumerate(idx.tolist()):
             r = rows[off[k]:off[k + 1]]
             p = r.size
-            if pos + p * p > flat.size or (p and (r.min() < 0 or r.max() >= self.n)) or not 0 <= i < self.N:
-                raise CertificateError(f"evidence of pattern {i}: rows out of range or N too short")
+            if pos + p * p > flat.size or (p and (r.min() < 0 or r.max() >= self.n)) or not 0 <= i < self.N \
+                    or np.unique(r).size != p:
+                raise CertificateError(f"evidence of pattern {i}: rows out of range or repeated, or N too short")
             N = flat[pos:pos + p * p].reshape(p, p)
             if not np.all(np.isfinite(N)):
                 raise CertificateError(f"evidence of pattern {i}: N not finite")

@@ -101,9 +101,10 @@ def _multipliers(N: Any, p: int) -> np.ndarray:
     key: ValueError; sizes checked before anything is allocated)."""
     if not isinstance(N, dict):
         return np.asarray(N, dtype=float).reshape(p, p)
-    if sorted(N) != ["entries", "p"] or type(N["p"]) is not int or N["p"] != p or not isinstance(N["entries"], list) \
-            or len(N["entries"]) > p * (p + 1) // 2 or not all(isinstance(t, list) and len(t) == 3 and type(t[0]) is int
-                                                               and type(t[1]) is int for t in N["entries"]):
+    ent = N.get("entries")  # JSON: lists of [int, int, number]; the search's own: an array, indices integral
+    if sorted(N) != ["entries", "p"] or type(N["p"]) is not int or N["p"] != p or len(ent) > p * (p + 1) // 2 or not (
+            isinstance(ent, np.ndarray) or isinstance(ent, list) and all(
+                isinstance(t, list) and len(t) == 3 and type(t[0]) is int and type(t[1]) is int for t in ent)):
         raise ValueError("malformed sparse multipliers")
     e = np.asarray(N["entries"], dtype=float).reshape(-1, 3)
     i, j = np.sort(e[:, :2], axis=1).T  # a pair named twice, an index off the range or not an integer: refused
@@ -240,11 +241,13 @@ def _leaf(node: list, signs: np.ndarray, N: _Node, exact: bool) -> tuple[float, 
         if not (decided and (_zero_leaf(node, signs, N) if len(node) > 1 else excluded(P, mask))):
             return -np.inf, np.inf, "an excluded leaf is not a chamber all of whose neurons are excluded"
         return -np.inf, -np.inf, ""
-    claim = node[1] if len(node) > 1 and type(node[1]) in (int, float) else np.nan
+    try:
+        claim = float(node[1]) if len(node) > 1 and type(node[1]) in (int, float) else np.nan
+    except OverflowError:  # an integer past float64
+        claim = np.inf
     if not np.isfinite(claim):  # 1e999 (JSON's infinity) too: malformed in both modes
         raise CertificateError(f"malformed certificate: a tree leaf bound must be a finite number, got "
                                f"{str(node[1:2])[:40]}")
-    claim = float(claim)
     proven = min(node_bound(N, signs), N.cap)
     steps = sorted(set(ladder(claim) + (ladder(proven) if np.isfinite(proven) else [])))
     if exact:  # the float bound only chooses where the exact proofs are tried
@@ -257,6 +260,8 @@ def _leaf(node: list, signs: np.ndarray, N: _Node, exact: bool) -> tuple[float, 
             rows = np.array([as_int(j, "a chamber leaf's row", 0, P.n - 1) for j in node[2]], dtype=np.int64)
         except (TypeError, ValueError, OverflowError) as exc:
             raise CertificateError(f"malformed chamber leaf: {type(exc).__name__}: {str(exc)[:80]}") from None
+        if np.unique(rows).size != rows.size:
+            raise CertificateError("malformed chamber leaf: its rows repeat a row")
         Nm = multipliers(node[3], rows.size, "a chamber leaf", N.lim.digits)  # malformed: refused
         ev = {0: (rows, Nm)}
         proven = min(proven, float(prove(P, mask[None], np.array([claim]), ev, np.zeros(1, bool), exact)[0]))

@@ -7,6 +7,7 @@ problem the caller states.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -15,7 +16,7 @@ import numpy as np
 
 from relu_gating.checker._bounds import prove
 from relu_gating.checker._constants import BOUND_SLACK, EPS, EXCLUDE_RTOL, PATTERN_RTOL, UK_ORTHONORMAL_TOL, VALUE_TOL
-from relu_gating.checker._floats import fro, gamma
+from relu_gating.checker._floats import dot_rounded, fro, gamma
 from relu_gating.checker._limits import limits
 from relu_gating.checker._problem import StatedProblem, state_problem
 from relu_gating.checker._read import (FORMAT, Claim, is_binary, load_json, parse_claim,
@@ -85,26 +86,38 @@ VALUE_ACCURACY = VALUE_TOL / 10
 
 def _float_objective(P: StatedProblem, theta: np.ndarray) -> float:
     """The float objective of ``relu(Phi theta)`` where its proven error is below
-    :data:`VALUE_ACCURACY`, else ``nan`` (decide exactly).  ``h`` is within ``dh = gamma_m
-    |||Phi| |theta|||`` of the exact one; ``y = h - QH (QH^T h)`` within ``D = (1 + eta_H) dh + eta_H
-    ||h|| + rounding`` of ``(I - Pi_H) h``; the value ``||U^T y||^2 / ||y||^2`` (``U^T y = M^T y`` for
-    ``y`` orthogonal to ``col(H)``) within ``4 D / (||y|| - D)`` plus its own rounding."""
+    :data:`VALUE_ACCURACY`, else ``nan`` (decide exactly).
+
+    ``z = Phi theta`` correctly rounded per entry (error ``dz``); with features, ``r = h - Hs c`` for
+    a least-squares ``c`` (for any ``c``, ``(I - Pi_H) r = (I - Pi_H) h`` exactly) and ``||Pi_H r||
+    <= ||Hs^T r|| / sigma_min(Hs)``: ``r`` is within ``D`` of ``y = (I - Pi_H) h``; the value
+    ``||U^T r||^2 / ||r||^2`` is within ``4 D / (||r|| - D)`` of ``||U^T y||^2 / ||y||^2 = ||M^T y||^2
+    / ||y||^2``, plus its own rounding."""
     n, m = P.Phi.shape
     K = P.U.shape[1]
     with np.errstate(all="ignore"):
-        h = np.maximum(P.Phi @ theta, 0.0)
-        dh = gamma(m) * fro(np.abs(P.Phi) @ np.abs(theta))
+        z, dz = dot_rounded(P.Phi, theta)
+        if not np.isfinite(dz):
+            dz = gamma(m) * fro(np.abs(P.Phi) @ np.abs(theta)) * (1 + 4 * EPS)
+        h = np.maximum(z, 0.0)
         hn = fro(h)
-        y, D = h, dh
+        r, D = h, dz
         if P.QH is not None:
-            y = h - P.QH @ (P.QH.T @ h)
-            D = ((1 + P.eta_H) * dh + P.eta_H * (hn + dh) + 2 * gamma(n + P.QH.shape[1] + 2) * fro(P.QH) ** 2 * hn)
-        yn = fro(y)
-        if not (np.isfinite(D) and np.isfinite(yn) and yn > 4 * D * (1 + 8 * EPS) and yn - D > 1.01 * EXCLUDE_RTOL * (hn + dh)):
+            if not P.sigma_H > 0 or P.Hs is None:
+                return float("nan")
+            c = np.linalg.lstsq(P.Hs, h, rcond=None)[0]
+            r, er = dot_rounded(np.c_[P.Hs, h], np.r_[-c, 1.0])
+            g, eg = dot_rounded(P.Hs.T, r)
+            D = ((er + dz) * (1 + fro(P.Hs) / P.sigma_H) + (fro(g) + eg) / P.sigma_H) * (1 + 8 * EPS)
+        rn = fro(r)
+        if not (np.isfinite(D) and np.isfinite(rn) and rn > 4 * D and rn - D > 1.01 * EXCLUDE_RTOL * (hn + dz)):
             return float("nan")
-        value = float(np.sum((P.U.T @ y) ** 2)) / (yn * yn)
+        u, eu = dot_rounded(P.U.T, r)
+        num = float(u @ u)
+        value = num / (rn * rn)
     normU2 = 1.0 + K * UK_ORTHONORMAL_TOL
-    err = (4 * D / (yn - D) * normU2 + 3 * (K + 1) * gamma(n + 2) * normU2) * (1 + 1e-6)
+    err = (4 * D / (rn - D) * normU2 + (2 * math.sqrt(num) * eu + eu * eu) / (rn * rn)
+           + 8 * (K + n) * EPS * max(value, 1.0)) * (1 + 1e-6)
     return value if err <= VALUE_ACCURACY and np.isfinite(value) else float("nan")
 
 
@@ -277,6 +290,15 @@ def verify(certificate: Any, Phi: Any, U_K: Any, features: Any = "bias", exact: 
         Malformed certificates raise :class:`~relu_gating.errors.CertificateError`; unusable
         inputs :class:`~relu_gating.errors.InputError`.
     """
+    from relu_gating._runtime.alloc import warm_allocator
+    from relu_gating._runtime.collector import paused_gc
+
+    warm_allocator()  # performance only (a large certificate is millions of small lists): see the modules
+    with paused_gc():
+        return _verify(certificate, Phi, U_K, features, exact)
+
+
+def _verify(certificate: Any, Phi: Any, U_K: Any, features: Any, exact: bool) -> VerifyReport:
     P = state_problem(Phi, U_K, features)
     if is_binary(certificate):
         return _verify_binary(certificate, P, exact)

@@ -60,9 +60,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``relu-gating`` console script; returns the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    from relu_gating._threads import preset_blas_env
+    from relu_gating._runtime.threads import preset_blas_env
 
-    preset_blas_env()  # before numpy loads: BLAS pools sized to the usable cores (relu_gating._threads)
+    preset_blas_env()  # before numpy loads: BLAS pools sized to the usable cores (relu_gating._runtime.threads)
     command = next((a for a in argv if not a.startswith("-")), None)
     parser = build_parser(command if command in _COMMANDS else None)  # e.g. verify loads no search
     try:
@@ -73,9 +73,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.debug:  # warnings as one line naming the command (none with --quiet), not a source line
         warnings.showwarning = _one_line_warning(args.command, getattr(args, "quiet", False))
     try:
-        from relu_gating._files import check_outputs
+        if any(getattr(args, k, None) for k in ("out", "checkpoint", "plot")):  # _runtime.files.OUTPUT_FLAGS
+            from relu_gating._runtime.files import check_outputs
 
-        check_outputs(args)  # outputs never replace inputs (--out, --checkpoint, --plot)
+            check_outputs(args)  # outputs never replace inputs (verify writes none: it loads no _runtime.files)
         return int(args.run(args) or 0)
     except ReluGatingError as exc:
         if args.debug:

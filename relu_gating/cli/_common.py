@@ -39,7 +39,7 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
 
 def problem_from_args(args: argparse.Namespace) -> Problem:
     """Load ``args.input`` and resolve it with the graph options into a :class:`Problem`."""
-    from relu_gating._validate import warn_suspicious_shape
+    from relu_gating._inputs.validate import warn_suspicious_shape
 
     data = load_input(args.input)
     if data.X is not None:  # before the graph: a transposed input is told at once (one line on stderr)

@@ -12,10 +12,10 @@ from typing import Any
 import numpy as np
 
 from relu_gating.cli._json import dumps
-from relu_gating._interrupt import Interrupted, run_interruptible
-from relu_gating._progress import say
-from relu_gating._threads import fit_blas
-from relu_gating._files import atomic_write, check_writable, file_sha256
+from relu_gating._runtime.interrupt import Interrupted, run_interruptible
+from relu_gating._runtime.progress import say
+from relu_gating._runtime.threads import fit_blas
+from relu_gating._runtime.files import atomic_write, check_writable, file_sha256
 from relu_gating.search.state import check_checkpoint_path
 from relu_gating.errors import InputError
 from relu_gating.cli._common import PROBLEM_OPTIONS, add_input_arguments, features_from_spec, problem_from_args
@@ -233,7 +233,7 @@ def _strategy(args: argparse.Namespace, Phi: np.ndarray, K: int) -> tuple[str, A
 
 def _report(args: argparse.Namespace, res: Any, problem: Any, spec: str) -> int:
     """Write the certificate (--out) and print the summary (--json) or the text report."""
-    from relu_gating.certificate._binary import binary_meta, save_binary
+    from relu_gating.certificate import binary_meta, save_binary
 
     record = input_record(problem, args.input, spec)
     if args.out and args.out.lower().endswith(".npz"):  # binary: streamed, the summary from its meta

@@ -20,7 +20,7 @@ import numpy as np
 
 from relu_gating.data.io import InputData, resolve_problem
 from relu_gating.cli._json import dumps
-from relu_gating._files import check_writable
+from relu_gating._runtime.files import check_writable
 
 __all__ = ["add_parser", "run"]
 
@@ -95,9 +95,9 @@ def run(args: argparse.Namespace) -> int:
         _require_matplotlib()
         check_writable(args.plot, "--plot")
     X, described = _data(args)
-    from relu_gating._threads import fit_blas
+    from relu_gating._runtime.threads import fit_blas
 
-    fit_blas()  # BLAS threads <= the usable cores and the user's own setting (relu_gating._threads)
+    fit_blas()  # BLAS threads <= the usable cores and the user's own setting (relu_gating._runtime.threads)
     prob = resolve_problem(InputData(path=f"<{described['input_name']}>", X=X), K=args.K)
     features: object = "bias"
     steps = []

@@ -55,7 +55,7 @@ def listing() -> list[str]:
 
 def _out_dir(args: argparse.Namespace) -> str | None:
     """The checked output directory (created), or None when only --json output is wanted."""
-    from relu_gating._files import check_writable
+    from relu_gating._runtime.files import check_writable
 
     if args.out is None and args.json:
         return None

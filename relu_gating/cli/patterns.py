@@ -26,7 +26,7 @@ import time
 
 import numpy as np
 
-from relu_gating._files import atomic_write, check_writable
+from relu_gating._runtime.files import atomic_write, check_writable
 from relu_gating.data.io import load_input
 from relu_gating.patterns import check_completeness, count_patterns, enumerate_patterns
 from relu_gating.cli._json import dumps

@@ -79,10 +79,12 @@ def _stage_printer(quiet: bool):
 
 def _meta(path: str, binary: bool) -> dict:
     """The certificate's JSON (for a binary one, its ``meta`` only; the checker streams the rest)."""
-    from relu_gating.checker import BinaryReader, load_json
-
     if not binary:
+        from relu_gating.checker import load_json
+
         return load_json(path)
+    from relu_gating.checker import BinaryReader  # the .npz reader: loaded for binary certificates only
+
     with BinaryReader(path) as rd:
         return rd.meta
 

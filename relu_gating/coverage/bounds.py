@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from relu_gating._validate import as_matrix, as_vector
+from relu_gating._inputs.validate import as_matrix, as_vector
 from relu_gating.coverage.metrics import (
     captured_features,
     check_basis,

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from relu_gating._validate import as_matrix
+from relu_gating._inputs.validate import as_matrix
 from relu_gating.coverage.bounds import coverage_ceiling, ky_fan_limits, target_coverage_bound
 from relu_gating.coverage.metrics import (
     captured_features,

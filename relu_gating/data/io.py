@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from relu_gating._validate import as_matrix, as_vector, check_basis, check_K
+from relu_gating._inputs.validate import as_matrix, as_vector, check_basis, check_K, with_ones
 from relu_gating.errors import InputError
 
 __all__ = ["InputData", "load_input", "Problem", "resolve_problem", "DEFAULT_K", "NPZ_KEYS", "MAX_SAMPLES"]
@@ -283,7 +283,7 @@ def resolve_problem(
     if laplacian not in ("combinatorial", "sym"):
         raise InputError(f"laplacian must be 'combinatorial' or 'sym', got {laplacian!r}")
     X, n = data.X, data.n
-    Phi = data.Phi if data.Phi is not None else _layer_input(X)
+    Phi = data.Phi if data.Phi is not None else with_ones(X, "X")
     desc: dict[str, Any] = {"input": data.path}
     L = nxt = None
     if data.U_K is not None:
@@ -332,10 +332,3 @@ def resolve_problem(
         next_eigenvalue=nxt,
         X=X,
     )
-
-
-def _layer_input(X: np.ndarray) -> np.ndarray:
-    """``[X, 1]``, imported only when needed (a verify of a stated ``Phi`` loads no layer code)."""
-    from relu_gating.layers.networks import layer_input
-
-    return layer_input(X, name="X")

@@ -11,7 +11,7 @@ of ``tests/internals/test_experiment_checks.py`` call the same functions with de
 * :func:`dyadic`, :func:`exact_product` -- data and weights on a dyadic grid, so that the theory's
   identities (``relu(p) - relu(-p) = p``, hence ``col(Phi)`` inside the features of Prop 5.5, Prop 3.3
   and the skip layers) hold exactly in the stated problem, not only to rounding.
-* :func:`closed_kappa` -- :func:`~relu_gating.coverage.variation.representability_constant`
+* :func:`closed_kappa` -- :func:`~relu_gating.layers.variation.representability_constant`
   with a growing net and ascent until ``(upper - lower) / upper <= width`` (or the budget ends).
 """
 
@@ -70,13 +70,13 @@ def closed_kappa(U: Any, Phi: Any, *, patterns: Any = None, width: float = 0.05,
                  max_directions: int = 48, max_refine: int = 8, seconds: float = 120.0) -> tuple[Any, dict]:
     """``kappa(U)`` bracketed until the relative width is at most ``width``, doubling the net.
 
-    Returns the :class:`~relu_gating.coverage.variation.Representability` and a row saying how far
+    Returns the :class:`~relu_gating.layers.variation.Representability` and a row saying how far
     it got: ``n_directions``, ``refine``, ``rel_width``, ``closed`` and, when not closed, ``why``
     (net or time budget exhausted; a round is not started when twice the last one's time would
     overrun ``seconds``).  The upper end tightens with the net's inradius, the lower end
     with the dual ascent (``refine``).
     """
-    from relu_gating.coverage.variation import representability_constant
+    from relu_gating.layers.variation import representability_constant
 
     K = U.shape[1]
     nd, rf = (start or max(K, 2)), 0

@@ -132,7 +132,7 @@ def _greedy(Phi: np.ndarray, U: np.ndarray, t: int, initial: Any, key: dict) -> 
 
 def _norm_row(arch: str, layer: int, Phi: np.ndarray, U: np.ndarray, budget_iter: int) -> dict:
     """||u_k||_A under this layer input (certified intervals; inf when u_k is not constant on merged rows)."""
-    from relu_gating.coverage.variation import variation_norm
+    from relu_gating.layers.variation import variation_norm
 
     row: dict = {"arch": arch, "layer": layer, "rank_Phi": int(np.linalg.matrix_rank(Phi)),
                  "distinct_rows": int(np.unique(Phi, axis=0).shape[0])}

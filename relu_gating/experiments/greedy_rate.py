@@ -6,7 +6,7 @@ built greedily from three starts ``H_0``: the bias ``[1]``; the copy neurons of 
 certified exact maximizer of the marginal gain (``alpha = 1``).  Recorded per step ``t``: the deficit
 ``delta_t = K - N_K(H_t)``, the gap ``s_t = s_K(H_t)``, and
 
-* Thm 5.10 with the *computed* kappa (:func:`~relu_gating.coverage.variation.representability_constant`,
+* Thm 5.10 with the *computed* kappa (:func:`~relu_gating.layers.variation.representability_constant`,
   ``epsilon = 0``; its certified upper end, a valid kappa):
   ``delta_t <= (1/delta_0 + alpha t / (4 K^2 kappa^2))^{-1}`` and ``s_t^2 <= 4 K^2 kappa^2 / (alpha t)``,
   where ``alpha`` is the smallest ratio gain / (certified bound on ``G*``) over the layer's steps: the

@@ -1,6 +1,8 @@
-"""Networks of ReLU layers (forward passes, copy neurons, preserving layers) and greedy layers.
+"""Networks of ReLU layers (forward passes, copy neurons, preserving layers), greedy layers and the
+ReLU variation norm (how well a layer of ReLU neurons represents a function).
 
-``greedy_layer`` builds on the certified search and is imported on first use.
+``greedy_layer`` and the variation norm build on the certified search and are imported on first use
+(:mod:`relu_gating.layers.variation`).
 """
 
 from __future__ import annotations

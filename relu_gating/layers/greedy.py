@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from relu_gating._validate import as_matrix
+from relu_gating._inputs.validate import as_matrix
 from relu_gating.coverage.metrics import captured_features, coverage_gap
 from relu_gating.errors import InputError
 from relu_gating.search.objectives import resolve_features

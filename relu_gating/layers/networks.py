@@ -23,7 +23,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from relu_gating._validate import as_matrix, as_vector
+from relu_gating._inputs.validate import as_matrix, as_vector, with_ones
 from relu_gating.coverage.metrics import check_basis, orthonormal_basis
 from relu_gating.errors import InputError
 
@@ -52,8 +52,7 @@ def layer_input(H: Any, *, name: str = "H") -> np.ndarray:
     H : array_like, shape (n, m)
         Features of the previous layer (``X`` for the first layer).
     """
-    Hm = as_matrix(H, name, allow_1d=True)
-    return np.hstack([Hm, np.ones((Hm.shape[0], 1))])
+    return with_ones(H, name)
 
 
 @dataclass(frozen=True, eq=False)

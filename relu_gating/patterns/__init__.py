@@ -13,7 +13,8 @@ Public API: :func:`enumerate_patterns`, :class:`PatternSet`,
 :func:`count_patterns`, :class:`PatternCount`, :func:`check_completeness`,
 :class:`CompletenessReport`; for the other stages (the search's plan and its branch and bound):
 :func:`cover_count` (Cover's bound for q hyperplanes in rank r) and :func:`reduce_rows` (rows merged
-exactly into distinct hyperplanes in the row space).  Samples are rows (``Phi`` is n x m; the paper's
+exactly into distinct hyperplanes in the row space), :func:`single_thread_blas` (BLAS held to one thread
+for the skinny products of these stages).  Samples are rows (``Phi`` is n x m; the paper's
 ``X`` is d x n).
 
 How (details in the private modules): rows are merged exactly into distinct
@@ -37,7 +38,9 @@ from __future__ import annotations
 from relu_gating.patterns._completeness import CompletenessReport, check_completeness
 from relu_gating.patterns._count import PatternCount, cover_count
 from relu_gating.patterns._enumerate import PatternSet, count_patterns, enumerate_patterns, phi_digest
+from relu_gating.patterns._exact import single_thread_blas
 from relu_gating.patterns._rowspace import Reduction, reduce_rows
 
 __all__ = ["enumerate_patterns", "PatternSet", "count_patterns", "PatternCount", "check_completeness",
-           "CompletenessReport", "phi_digest", "cover_count", "reduce_rows", "Reduction"]
+           "CompletenessReport", "phi_digest", "cover_count", "reduce_rows", "Reduction",
+           "single_thread_blas"]

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from relu_gating._validate import as_matrix
+from relu_gating._inputs.validate import as_matrix
 from relu_gating.errors import InputError
 from relu_gating.patterns._count import PatternCount, count_reduced, cover_count
 from relu_gating.patterns._exact import single_thread_blas

@@ -5,15 +5,16 @@ from __future__ import annotations
 import hashlib
 from bisect import bisect_left
 from dataclasses import dataclass, field
+from fractions import Fraction
 from math import comb
 from typing import Any, Iterator
 
 import numpy as np
 
-from relu_gating._alloc import warm_allocator
-from relu_gating._progress import Progress
-from relu_gating._scaling import pow2_column_scales
-from relu_gating._validate import as_matrix
+from relu_gating._runtime.alloc import warm_allocator
+from relu_gating._runtime.progress import Progress
+from relu_gating._inputs.scaling import pow2_column_scales
+from relu_gating._inputs.validate import as_matrix
 from relu_gating.errors import InputError, ProblemTooLargeError
 from relu_gating.patterns._completeness import CompletenessReport, check_completeness
 from relu_gating.patterns._count import PatternCount, count_reduced, cover_count
@@ -349,7 +350,7 @@ def enumerate_patterns(Phi: Any, *, max_patterns: int | None = None, progress: b
             what = "patterns" if cnt.exact else "patterns (upper bound)"
             raise ProblemTooLargeError(
                 f"Phi has {cnt.count} {what} ({cnt.method}), more than max_patterns = {max_patterns}")
-    warm_allocator()  # the batches' temporaries stay in the heap (relu_gating._alloc)
+    warm_allocator()  # the batches' temporaries stay in the heap (relu_gating._runtime.alloc)
     with single_thread_blas():
         cert = _Certifier(Phi, red)
         sink = Sink(_expected_rows(red, part), np.packbits(red.cls >= 0), red.m, _expected_half(red, part))
@@ -388,6 +389,9 @@ def _unscale_witnesses(W: np.ndarray, exact: dict, scales: np.ndarray) -> tuple[
     a positive common factor keeps the largest scale at 1); integer witnesses are multiplied by ``2^(E - e_j)`` so they
     stay integers (a positive multiple of ``D theta_D``: the same signs).
     """
+    for k in [k for k in exact if not np.all(np.isfinite(W[k]))]:  # best effort: the exact one, rounded
+        top = max(abs(int(t)) for t in exact[k]) or 1
+        W[k] = [float(Fraction(int(t), top)) for t in exact[k]]
     if np.any(scales != scales.max()):  # a positive power of two per column: the same signs, no overflow
         W *= scales / scales.max()  # in place: W is this call's own array
     if not exact:

@@ -21,7 +21,7 @@ Private machinery, by idea:
   the ending, claims, settlements, near-ties, the result);
 * :mod:`._stream`: the search in bounded memory (``parts``, ``run``, ``checkpoint``);
 * :mod:`._config` (constants shared by the drivers), :mod:`._signing` (the checkpoint key and
-  signature).  Tasks on an executor: :mod:`relu_gating._executors`.
+  signature).  Tasks on an executor: :mod:`relu_gating._runtime.executors`.
 """
 
 from __future__ import annotations

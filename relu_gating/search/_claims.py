@@ -6,16 +6,19 @@ evidence ``(rows, N)``:
 
 1. **accept** ``u`` (or ``u`` plus a little of :data:`CLAIM_SLACK`) when it is proven: by the
    float pencil check with its rigorous rounding allowance (``u B - A - D`` clearly positive
-   definite, :func:`relu_gating.certificate._proofs.pencil_bounds`), else by the same inequality
+   definite, :func:`relu_gating.search.proofs._pattern.pencil_bounds`), else by the same inequality
    decided in exact rationals on the caller's own inputs
-   (:func:`relu_gating.certificate._proofs.exact_claim`: ``Phi``, ``U_K``, ``H`` as the rationals
+   (:func:`relu_gating.search.proofs._pattern.exact_claim`: ``Phi``, ``U_K``, ``H`` as the rationals
    they are; no rounded basis, no threshold deciding a kernel);
 2. otherwise claim the least bound that is proven: the float bound with its allowance, the
    support bound or the cap, tightened by bisection with the exact test (:func:`pencil_bound`);
    before that, a pattern whose pencil has an exact kernel gets multipliers on combinations of rows
    that annihilate it, exact rationals (:mod:`relu_gating.search._exact.kernel_evidence`);
    evidence that proves nothing is dropped, and a pattern whose claim had to rise is reported as
-   not settled;
+   not settled; then (2b) a claim just above a face's value (a one-sample neuron of its active set,
+   or the incumbent's value ``near``) is proven there, if it can be, by exact multipliers built at
+   the face (:mod:`relu_gating.search._exact.faces`: a supremum on the chamber's boundary, which a
+   solver's float multipliers leave open by their own error);
 3. **the checker's view**: the verifier's own proof of each claim
    (:func:`relu_gating.certificate.prove_bounds`) raises a claim it cannot confirm, and lowers one
    it proves tighter, when that lower value is itself proven here (step 1): the search's
@@ -65,7 +68,7 @@ def _features(obj: Any) -> Any:
 
 def _exact_H(obj: Any) -> Any:
     """The exact orthogonal basis of ``col(H)`` of a query (cached on the objective)."""
-    from relu_gating.certificate import exact_feature_basis
+    from relu_gating.search.proofs import exact_feature_basis
 
     cache = obj.__dict__.setdefault("_exact_H_cache", {}) if hasattr(obj, "__dict__") else {}
     if "basis" not in cache:
@@ -77,7 +80,7 @@ def _float_bounds(S: Any, masks: np.ndarray, claims: np.ndarray, ev: list) -> np
     """What the float pencil check proves for each claim, with its rigorous rounding allowance: the
     claim itself when ``u B - A - D`` is clearly positive definite, else the claim plus the shortfall
     over a proven lower bound of ``lambda_min(B)``, else ``inf`` (never a decision by a threshold)."""
-    from relu_gating.certificate import gross_scale, pattern_pencils, pencil_bounds
+    from relu_gating.search.proofs import gross_scale, pattern_pencils, pencil_bounds
 
     A, B = pattern_pencils(masks.astype(float), S.Q, S.M, S.QH)
     D = np.zeros_like(A)
@@ -95,7 +98,7 @@ def proven_claim(obj: Any, S: Any, mask: np.ndarray, claim: float, rows: np.ndar
     """The smallest proven bound among ``claim`` and ``claim (1 + rel) + rel`` (``rel`` in
     :data:`CLAIM_SLACK`): the float pencil check (accepting, or bounding the shortfall rigorously),
     else the same inequality decided in exact rationals; ``inf`` when nothing is proven."""
-    from relu_gating.certificate import exact_claim
+    from relu_gating.search.proofs import exact_claim
 
     if not np.isfinite(claim):
         return np.inf
@@ -118,7 +121,7 @@ def proven_claim(obj: Any, S: Any, mask: np.ndarray, claim: float, rows: np.ndar
 
 def _fallback(S: Any, masks: np.ndarray) -> np.ndarray:
     """Claim-free bounds valid whatever a solver said: the support bound and the cap."""
-    from relu_gating.certificate import cap_bound, support_bounds
+    from relu_gating.search.proofs import cap_bound, support_bounds
 
     cap = cap_bound(S.M, S.QH is not None)
     if masks.shape[0] == 0:
@@ -138,7 +141,7 @@ def pencil_bound(obj: Any, mask: np.ndarray, lo: float, hi: float, budget: _Budg
     the exact test ``u B - A - G_T^T N G_T`` PSD."""
     from fractions import Fraction
 
-    from relu_gating.certificate import exact_below, exact_gram, exact_parts
+    from relu_gating.search.proofs import exact_below, exact_gram, exact_parts
 
     if not (np.isfinite(lo) and np.isfinite(hi)) or hi <= lo:
         return hi
@@ -162,14 +165,14 @@ def pencil_bound(obj: Any, mask: np.ndarray, lo: float, hi: float, budget: _Budg
 
 def exactly_excluded(obj: Any, mask: np.ndarray) -> bool:
     """Every neuron of the pattern is excluded (``h = 0`` or ``h`` in ``col(H)``), decided exactly."""
-    from relu_gating.certificate import exact_excluded
+    from relu_gating.search.proofs import exact_excluded
 
     return exact_excluded(obj.Phi, _exact_H(obj), mask)
 
 
 def stated(obj: Any) -> Any:
     """The verifier's statement of the query (built once per objective)."""
-    from relu_gating.certificate import state_problem
+    from relu_gating.search.proofs import state_problem
 
     cache = obj.__dict__.setdefault("_exact_H_cache", {}) if hasattr(obj, "__dict__") else {}
     if "stated" not in cache:
@@ -185,7 +188,7 @@ def settle_claims(obj: Any, masks: np.ndarray, claims: np.ndarray, evidence: lis
     multipliers may prove the claim instead (returned in ``replaced``, by position); so may exact
     multipliers at a supremum on the chamber's boundary, for claims just above a one-sample value or
     ``near`` (the incumbent's value, when the caller knows it)."""
-    from relu_gating.certificate import prove_bounds
+    from relu_gating.search.proofs import prove_bounds
 
     k = len(claims)
     evidence = list(evidence)
@@ -219,7 +222,7 @@ def settle_claims(obj: Any, masks: np.ndarray, claims: np.ndarray, evidence: lis
             keep[i] = out[i] < hi or (hi == out[i] and np.isfinite(out[i]) and out[i] < fb[k])
         fell[bad] = out[bad] > loose[bad]
     if rational:
-        _faces(obj, masks, claims, out, keep, fell, loose, evidence, replaced, limit, near)
+        _faces(obj, masks, out, keep, fell, loose, evidence, replaced, limit, near)
     ev = {i: evidence[i] for i in np.flatnonzero(keep).tolist()}
     checker = prove_bounds(obj.Phi, obj.U_K, _features(obj), masks, out, ev)
     up = np.flatnonzero(np.isfinite(checker) & (checker > out))
@@ -234,17 +237,20 @@ def settle_claims(obj: Any, masks: np.ndarray, claims: np.ndarray, evidence: lis
     return Claims(out, keep, fell, replaced)
 
 
-def _faces(obj: Any, masks: np.ndarray, claims: np.ndarray, out: np.ndarray, keep: np.ndarray, fell: np.ndarray,
+def _faces(obj: Any, masks: np.ndarray, out: np.ndarray, keep: np.ndarray, fell: np.ndarray,
            loose: np.ndarray, evidence: list, replaced: dict, limit: int, near: float | None) -> None:
     """Step 2b (in place): a claim left just above the best one-sample value of its active set or
     ``near`` (a supremum on the chamber's boundary, which a solver's float multipliers cannot close)
     is proven at the value of a face by exact multipliers on the active rows
     (:func:`relu_gating.search._exact.faces.face_claim`), when they prove less than the claim."""
-    from relu_gating.search._exact.faces import face_candidates, face_claim
+    from relu_gating.search._exact.faces import face_candidates, face_claim, polished_claim
 
     budget = _Budget(limit)
     for i in face_candidates(obj, masks, out, near):
-        got = face_claim(obj, _exact_H(obj), masks[i], float(claims[i]), float(out[i]), budget)
+        got = face_claim(obj, _exact_H(obj), masks[i], float(out[i]), budget)
+        if got is None and keep[i]:  # a face beyond the orthant's: the solver's evidence polished there
+            rows, N = evidence[i]
+            got = polished_claim(obj, _exact_H(obj), masks[i], float(out[i]), rows, N, budget)
         if got is not None and got[0] < out[i]:
             out[i], keep[i], evidence[i], replaced[i] = got[0], True, got[1], got[1]
             fell[i] = out[i] > loose[i]
@@ -255,7 +261,7 @@ def _confirmed(obj: Any, mask: np.ndarray, claim: float, checker: float, ev: Any
     for an ill-conditioned ``Phi``, and its exact ladder steps from the claim by 2^-40 and then by
     ``BOUND_SLACK``): the least of ``claim (1 + rel) + rel`` (``rel`` in :data:`CLAIM_SLACK`) that
     the exact check here proves and the checker confirms, else the checker's bound."""
-    from relu_gating.certificate import exact_claim, prove_bounds
+    from relu_gating.search.proofs import exact_claim, prove_bounds
 
     rows, N = ev if ev is not None else (np.zeros(0, dtype=np.int64), np.zeros((0, 0)))
     for c in [claim * (1 + rel) + rel for rel in CLAIM_SLACK]:

@@ -1,9 +1,9 @@
 """The value a result reports (private).
 
-The objective of a reported neuron: the float value where its proven error (from ``eta_H``, the
-proven distance of the float projector onto ``col(H)`` from the exact one
-(:func:`relu_gating._feature_basis.feature_basis`), and the rounding of ``relu(Phi theta)``,
-Higham's ``gamma_j``) is below :data:`VALUE_ACCURACY`, else the exact objective in rationals of
+The objective of a reported neuron: the float value where its proven error (products in twice
+the working precision, :func:`solvers.matmul2`; the projection onto ``col(H)`` bounded through the
+proven ``sigma_min`` of :func:`relu_gating._inputs.feature_basis.feature_basis`) is below
+:data:`VALUE_ACCURACY`, else the exact objective in rationals of
 the float ``theta`` and the float inputs, rounded once; beyond :data:`EXACT_VALUE_WORK` rational
 operations, the float value flagged as not evaluated to the tolerance (the result is then not
 certified).  :func:`confirmed`: a certified result with nearly dependent features is confirmed by
@@ -18,13 +18,11 @@ from typing import Any
 
 import numpy as np
 
-from relu_gating._feature_basis import feature_basis
-
 #: The objective's definition (``relu_gating.search.objectives.EXCLUDE_RTOL``, the checker's too): a
 #: neuron with ``||(I - Pi_H) h|| <= EXCLUDE_RTOL ||h||`` is excluded.
 EXCLUDE_RTOL = 1e-9
 
-__all__ = ["feature_basis", "reported_value", "exact_value", "VALUE_ACCURACY", "EXACT_VALUE_WORK"]
+__all__ = ["reported_value", "exact_value", "VALUE_ACCURACY", "EXACT_VALUE_WORK"]
 
 _EPS = float(np.finfo(float).eps)
 
@@ -45,29 +43,73 @@ def _fro(A: np.ndarray) -> float:
     return math.sqrt(float(a @ a))
 
 
-def _float_value(obj: Any, theta: np.ndarray, h: np.ndarray, dh: float) -> tuple[float, float]:
-    """``(value, proven error)`` of the float objective of ``h`` (within ``dh`` of the exact
-    ``relu(Phi theta)`` in norm); error ``inf`` where none is proven."""
+def _dot2(X: np.ndarray, W: np.ndarray, rough: float) -> tuple[np.ndarray, float]:
+    """``X @ W`` in twice the working precision with a proven Frobenius error bound
+    (:func:`solvers.matmul2`); the float product and ``rough`` where the entries are too large."""
+    from solvers import matmul2
+
+    P, err = matmul2(np.ascontiguousarray(X), np.ascontiguousarray(W))
+    return (P, err) if np.isfinite(err) else (X @ W, rough)
+
+
+_SPLIT = 134217729.0  # 2^27 + 1 (Dekker's splitting)
+
+
+def _dots(X: np.ndarray, r: np.ndarray) -> tuple[np.ndarray, float]:
+    """``X^T r`` (X: n x c) with each entry correctly rounded (Dekker's exact products summed by
+    :func:`math.fsum`) and a proven Frobenius error bound; ``inf`` where the splitting could overflow."""
+    big = max(float(np.abs(X).max(initial=0.0)), float(np.abs(r).max(initial=0.0)))
+    if not big < 2.0**400:
+        return X.T @ r, math.inf
+    a, b = X, r[:, None]
+    p = a * b
+    ca, cb = _SPLIT * a, _SPLIT * b
+    ah, bh = ca - (ca - a), cb - (cb - b)
+    e = ((ah * bh - p) + ah * (b - bh) + (a - ah) * bh) + (a - ah) * (b - bh)
+    out = np.array([math.fsum(np.concatenate([p[:, j], e[:, j]]).tolist()) for j in range(X.shape[1])])
+    err = (_EPS / 2 * _fro(out) + 8.0 * X.size * 2.0**-1022) * (1 + 4 * _EPS)  # rounding once; underflow
+    return out, err
+
+
+def _float_value(obj: Any, theta: np.ndarray) -> tuple[float, float]:
+    """``(value, proven error)`` of the float objective of ``relu(Phi theta)``; error ``inf`` where
+    none is proven (then the value is decided exactly).
+
+    ``z = Phi theta`` in twice the working precision (error ``dz``); with features, ``r = h - Hs c``
+    for the least-squares ``c`` (any ``c``: ``(I - Pi_H) (h - Hs c) = (I - Pi_H) h`` exactly), and
+    ``||Pi_H r|| <= ||Hs^T r|| / sigma_min(Hs)``: ``r`` is within ``D`` of ``y = (I - Pi_H) h``, and
+    ``||U^T r||^2 / ||r||^2`` within ``4 D / (||r|| - D)`` of the exact ``||U^T y||^2 / ||y||^2``
+    (``U^T y = M^T y``), plus its own rounding.
+    """
     n, K = obj.U_K.shape
-    hn = float(np.linalg.norm(h))
+    aPhi = np.abs(obj.Phi)
+    z, dz = _dot2(obj.Phi, theta[:, None], _gamma(obj.Phi.shape[1]) * _fro(aPhi @ np.abs(theta)) * (1 + 4 * _EPS))
+    h = np.maximum(z[:, 0], 0.0)
+    hn = _fro(h)
     if not (hn > 0 and np.isfinite(hn)):
         return math.nan, math.inf
-    if obj.Q_H is None:
-        y, D = h, dh
-    else:
-        q = obj.Q_H.shape[1]
-        y = h - obj.Q_H @ (obj.Q_H.T @ h)
-        D = ((1 + obj.eta_H) * dh + obj.eta_H * (hn + dh)
-             + 2 * _gamma(n + q + 2) * _fro(obj.Q_H) ** 2 * hn) * (1 + 4 * _EPS)
-    yn = float(np.linalg.norm(y))
-    if not (np.isfinite(D) and yn > 4 * D + 1e-300):  # ||y|| - D is the least ||(I - Pi_H) h|| proven
+    r, D = h, dz
+    if obj.Q_H is not None:
+        b = obj.H_basis
+        if not b.sigma > 0:
+            return math.nan, math.inf
+        c = np.linalg.lstsq(b.Hs, h, rcond=None)[0]
+        X = np.c_[b.Hs, h]
+        r, er = _dot2(X, np.r_[-c, 1.0][:, None], math.inf)
+        r = r[:, 0]
+        g, eg = _dots(b.Hs, r)
+        D = ((er + dz) * (1 + _fro(b.Hs) / b.sigma) + (_fro(g) + eg) / b.sigma) * (1 + 8 * _EPS)
+    rn = _fro(r)
+    if not (np.isfinite(D) and rn > 4 * D + 1e-300):
         return math.nan, math.inf
-    if obj.Q_H is not None and not yn - D > 1.01 * EXCLUDE_RTOL * (hn + dh):  # maybe excluded: decided exactly
+    if obj.Q_H is not None and not rn - D > 1.01 * EXCLUDE_RTOL * (hn + dz):  # maybe excluded: decided exactly
         return math.nan, math.inf
-    delta = D / (yn - D)
-    value = float(np.sum((obj.U_K.T @ y) ** 2) / (yn * yn))  # U^T y = M^T y: y is orthogonal to col(H)
+    ur, eu = _dots(obj.U_K, r)
+    num = float(np.sum(ur**2))
+    value = num / (rn * rn)
     normU2 = 1.0 + K * 1e-10  # ||U_K||_2^2: U_K orthonormal to 1e-10 (checked on input)
-    err = (4 * delta * normU2 + 3 * (K + 1) * _gamma(n + 2) * normU2) * (1 + 1e-6)
+    err = (4 * D / (rn - D) * normU2 + (2 * math.sqrt(num) * eu + eu * eu) / (rn * rn)
+           + 8 * (K + n) * _EPS * max(value, 1.0)) * (1 + 1e-6)
     return value, err
 
 
@@ -104,9 +146,7 @@ def reported_value(obj: Any, theta: np.ndarray) -> tuple[float, bool]:
     theta = np.asarray(theta, dtype=float)
     n, m = obj.Phi.shape
     with np.errstate(all="ignore"):
-        z = obj.Phi @ theta
-        dh = _gamma(m) * float(np.linalg.norm(np.abs(obj.Phi) @ np.abs(theta)))
-        value, err = _float_value(obj, theta, np.maximum(z, 0.0), dh)
+        value, err = _float_value(obj, theta)
     if err <= VALUE_ACCURACY and np.isfinite(value):
         return value, True
     q = 0 if obj.Q_H is None else len(obj.H_pivots)
@@ -115,10 +155,11 @@ def reported_value(obj: Any, theta: np.ndarray) -> tuple[float, bool]:
     return exact_value(obj, theta), True
 
 
-#: Above this proven ``||Q_H Q_H^T - Pi_H||_2`` (features nearly dependent, condition about 1e8 and
-#: more) the search's float bounds, formed with ``Q_H``, carry no proven allowance for its error:
-#: a certified result is then confirmed by the checker before it is reported certified.
-CONFIRM_ETA = 1e-8
+#: Above this proven condition of the features (``||H_s||_F / sigma_min(H_s)``, ``H_s`` their
+#: independent columns scaled; about 1e6 and more: nearly dependent) the search's float bounds, formed
+#: with ``Q_H``, carry no proven allowance for its error (about ``eps`` times the condition): a certified
+#: result is then confirmed by the checker before it is reported certified.
+CONFIRM_COND = 1e6
 
 #: Up to this many samples the confirmation runs the checker in exact mode, beyond in float mode
 #: (both sound; exact mode is the tests' oracle).
@@ -126,18 +167,22 @@ CONFIRM_EXACT_N = 64
 
 
 def confirmed(obj: Any, result: Any) -> Any:
-    """``result`` itself, or where ``eta_H > CONFIRM_ETA`` and the checker does not certify it, the
-    same result not certified, with the checker's proven upper bound and a note."""
-    if not result.certified or obj.Q_H is None or obj.eta_H <= CONFIRM_ETA:
+    """``result`` itself, or where the features' condition exceeds :data:`CONFIRM_COND` and the
+    checker does not certify it, the same result not certified, with the checker's proven upper
+    bound and a note."""
+    if not result.certified or obj.Q_H is None:
+        return result
+    b = obj.H_basis
+    if b.sigma > 0 and _fro(b.Hs) <= CONFIRM_COND * b.sigma:
         return result
     import dataclasses
 
-    from relu_gating.certificate import verify
+    from relu_gating.checker import verify
 
     rep = verify(result, obj.Phi, obj.U_K, features=obj.stated_features, exact=obj.n <= CONFIRM_EXACT_N)
     if rep.certified:
         return result
-    note = (f"features nearly dependent (proven ||Q_H Q_H^T - Pi_H|| <= {obj.eta_H:.1e}): the checker does not "
+    note = (f"features nearly dependent (condition above {CONFIRM_COND:g}): the checker does not "
             f"confirm the bounds ({rep.reasons[0] if rep.reasons else 'not certified'}): not certified")
     return dataclasses.replace(result, certified=False, upper_bound=float(max(result.upper_bound, rep.upper_bound)),
                                notes=tuple(result.notes) + (note,))

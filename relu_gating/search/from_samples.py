@@ -42,9 +42,8 @@ def best_neuron_from_samples(
     """
     from relu_gating.spectral.graphs import laplacian as make_laplacian
     from relu_gating.spectral.graphs import sample_graph
-    from relu_gating.layers.networks import layer_input
     from relu_gating.spectral.spectra import low_frequency_basis
-    from relu_gating._validate import as_matrix, check_K
+    from relu_gating._inputs.validate import as_matrix, check_K, with_ones
 
     from relu_gating.data.io import DEFAULT_K
 
@@ -55,4 +54,4 @@ def best_neuron_from_samples(
     W = sample_graph(X, kind=graph, **(graph_options or {}))
     L = make_laplacian(W, kind=laplacian)
     basis = low_frequency_basis(L, K)
-    return best_neuron(layer_input(X), basis.U_K, features=features, **search_options)
+    return best_neuron(with_ones(X, "X"), basis.U_K, features=features, **search_options)

@@ -34,15 +34,15 @@ from relu_gating.search._exact.tasks import chunk_bounds
 from relu_gating.search._enum.exact import Candidates, exact_phase, threshold
 from relu_gating.search._enum.finish import finish
 from relu_gating.search._enum.store import MemoryStore
-from relu_gating._interrupt import check_stop
-from relu_gating._progress import Progress
+from relu_gating._runtime.interrupt import check_stop
+from relu_gating._runtime.progress import Progress
 from relu_gating.search.state import PatternOutcome, SearchState, fingerprint
 from relu_gating.errors import InputError, ProblemTooLargeError
 from relu_gating.search.objectives import Objective, make_objective, with_rank
 from relu_gating.search.result import NeuronResult
 from relu_gating.search.options import LEGACY_DEFAULTS, resolve_options
 from relu_gating.search._config import CHECKPOINT_EVERY, DEFAULT_TOL, EXACT_CANDIDATES, MAX_TOL, NEAR_TIE_TOL
-from relu_gating._executors import executor_map as _executor_map
+from relu_gating._runtime.executors import executor_map as _executor_map
 
 __all__ = ["NeuronResult", "best_neuron", "DEFAULT_TOL", "NEAR_TIE_TOL"]
 
@@ -306,10 +306,10 @@ def _bound_phase(run: _Run, state: SearchState, saver: _Saver, chunk_size: int, 
     run.incumbent = inc
     tasks: Iterable[tuple] = ((run.obj, rows, take_rows(masks.packed, rows), take_rows(witnesses, rows), tol, inc, pair)
                               for rows, pair in todo)  # in-process: each chunk's copy made as it is bounded
-    from relu_gating import _threads
+    from relu_gating._runtime import threads as _threads
 
     with Progress(sum(rows.size for rows, _ in todo), "bounds", enabled=run.progress) as bar, \
-            _threads.blas_threads(_threads.BOUND_PASS_THREADS):  # skinny GEMMs: see relu_gating._threads
+            _threads.blas_threads(_threads.BOUND_PASS_THREADS):  # skinny GEMMs: see relu_gating._runtime.threads
         for out in _executor_map(run.executor, chunk_bounds, tasks):
             state.absorb(out)
             bar.update(out.index.size)

@@ -34,8 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from relu_gating._scaling import pow2_column_scales
-from relu_gating._validate import as_matrix, as_vector, check_same_rows
+from relu_gating._inputs.scaling import pow2_column_scales
+from relu_gating._inputs.validate import as_matrix, as_vector, check_same_rows
 from relu_gating.search._kernels.masked import MaskStack
 from relu_gating.coverage.metrics import check_basis
 from relu_gating.errors import InputError
@@ -91,10 +91,8 @@ class Objective:
         How the features were given.
     H : ndarray, shape (n, q) or None
         The features as given.
-    H_pivots : tuple of int
-        The independent columns of the feature matrix, decided exactly (``Q_H`` spans them).
-    eta_H : float
-        Proven ``||Q_H Q_H^T - Pi_H||_2`` (``inf`` where none is found: nearly dependent features).
+    H_basis : relu_gating._inputs.feature_basis.FeatureBasis or None
+        ``col(H)`` with its rank decided exactly, ``Q_H`` its float basis, with proven error bounds.
     """
 
     Phi: np.ndarray
@@ -109,8 +107,17 @@ class Objective:
     features: str = "none"
     features_sha256: str | None = None
     H: np.ndarray | None = None
-    H_pivots: tuple = ()
-    eta_H: float = 0.0
+    H_basis: Any = None
+
+    @property
+    def H_pivots(self) -> tuple:
+        """The independent columns of the feature matrix (decided exactly; ``Q_H`` spans them)."""
+        return () if self.H_basis is None else self.H_basis.pivots
+
+    @property
+    def eta_H(self) -> float:
+        """Proven ``||Q_H Q_H^T - Pi_H||_2`` (``inf`` where none is found: nearly dependent features)."""
+        return 0.0 if self.H_basis is None else self.H_basis.eta
 
     @property
     def n(self) -> int:
@@ -177,13 +184,14 @@ def make_objective(Phi: Any, U_K: Any, features: Any = None, *, rank: int | None
         raise InputError("Phi is all zeros: every neuron is dead")
     H = resolve_features(features, n)
     Psi, to_theta, to_coords = column_basis(Phi, rank)
-    piv, eta = (), 0.0
+    basis = None
     if H is None:
         Q_H, M, cap, kind = None, U_K.copy(), 1.0, "captured"
     else:
-        from relu_gating._feature_basis import feature_basis
+        from relu_gating._inputs.feature_basis import feature_basis
 
-        piv, Q_H, eta = feature_basis(H)  # the rank of H decided exactly, never by a float threshold
+        basis = feature_basis(H)  # the rank of H decided exactly, never by a float threshold
+        Q_H = basis.Q
         M = U_K - Q_H @ (Q_H.T @ U_K)
         cap = float(min(1.0, np.linalg.norm(M, 2) ** 2))
         kind = "marginal"
@@ -193,13 +201,13 @@ def make_objective(Phi: Any, U_K: Any, features: Any = None, *, rank: int | None
         a = np.ascontiguousarray(H, dtype=np.float64)
         sha = hashlib.sha256(str(a.shape).encode() + a.tobytes()).hexdigest()
     return Objective(Phi=Phi, U_K=U_K, Psi=Psi, to_theta=to_theta, to_coords=to_coords, M=M, Q_H=Q_H,
-                     cap=cap, kind=kind, features=spec, features_sha256=sha, H=H, H_pivots=tuple(piv), eta_H=eta)
+                     cap=cap, kind=kind, features=spec, features_sha256=sha, H=H, H_basis=basis)
 
 
 def column_basis(Phi: np.ndarray, rank: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A well-conditioned basis of ``col(Phi)`` and the maps between weights and coordinates.
 
-    The columns are equilibrated by exact powers of two (:func:`relu_gating._scaling.pow2_column_scales`),
+    The columns are equilibrated by exact powers of two (:func:`relu_gating._inputs.scaling.pow2_column_scales`),
     then ``Phi D = U diag(s) W^T`` (SVD) and ``Psi = U[:, :r]``: orthonormal,
     whatever the units or offsets of the data.  Translating ``X`` leaves
     ``col(Phi)`` unchanged, and its basis is then as accurate as backward

@@ -184,7 +184,7 @@ def format_bytes(b: float) -> str:
 
 def _cover_bound(Phi: np.ndarray) -> tuple[int, int, int]:
     """``(Cover's bound, rank, distinct hyperplanes)`` of ``Phi`` (exact rank and merging; fast)."""
-    from relu_gating._scaling import pow2_column_scales
+    from relu_gating._inputs.scaling import pow2_column_scales
     from relu_gating.patterns import cover_count, reduce_rows
 
     red = reduce_rows(Phi * pow2_column_scales(Phi))
@@ -244,7 +244,7 @@ def estimate(strategy: str, n: int, m: int, patterns: int, K: int = 4) -> Estima
 def plan_query(Phi: Any, K: int | None = None) -> QueryPlan:
     """Predict the patterns, time and memory of ``best_neuron(Phi, ...)`` without enumerating
     (``K``: the columns of ``U_K``, which the branch and bound's time depends on; 4 when omitted)."""
-    from relu_gating._validate import as_matrix
+    from relu_gating._inputs.validate import as_matrix
 
     Phi = as_matrix(Phi, "Phi")
     n, m = Phi.shape

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from relu_gating._files import atomic_write, check_writable
+from relu_gating._runtime.files import atomic_write, check_writable
 from relu_gating.certificate import Settlement
 from relu_gating.errors import CheckpointError
 from relu_gating.search._signing import KEY_ENV, authentic, checkpoint_key_path, sign_arrays, signed

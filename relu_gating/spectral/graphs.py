@@ -20,7 +20,7 @@ from scipy.sparse import csgraph
 from scipy.spatial import cKDTree
 from scipy.spatial.distance import pdist, squareform
 
-from relu_gating._validate import as_matrix
+from relu_gating._inputs.validate import as_matrix
 from relu_gating.errors import InputError
 
 __all__ = ["sample_graph", "laplacian", "check_weights", "DEFAULT_NEIGHBORS", "GRAPH_KINDS", "LAPLACIAN_KINDS"]

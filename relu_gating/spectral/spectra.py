@@ -28,7 +28,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from scipy.sparse import csgraph
 
-from relu_gating._validate import as_square_operator, check_K
+from relu_gating._inputs.validate import as_square_operator, check_K
 from relu_gating.errors import InputError
 
 __all__ = ["SpectralBasis", "SpectralTieWarning", "low_frequency_basis", "check_laplacian", "gap_Ks", "DENSE_LIMIT"]

@@ -17,7 +17,7 @@ from solvers._exact import Vec, combine, compress, det, dot, matvec, nullspace, 
 from solvers._lp import solve_lp
 from solvers._verified.flats import CLEAR_TOL, Flat, FlatEval, _float_top, verify_up
 
-__all__ = ["realize", "DIST_SAFETY", "REFINE_STEPS", "SHIFT_STEPS", "REFINE_BITS", "RAY_BUDGET"]
+__all__ = ["realize", "lp_point", "DIST_SAFETY", "REFINE_STEPS", "SHIFT_STEPS", "REFINE_BITS", "RAY_BUDGET"]
 
 #: A top eigenvector refined by exact Rayleigh quotient iteration (REFINE_STEPS steps) counts
 #: as outside the cone only if ``+-`` it violate rows by more than DIST_SAFETY times a rigorous
@@ -46,7 +46,7 @@ def _exact_inside(H, rows, Hf, z: Vec, zf=None) -> bool:
     return True
 
 
-def _lp_point(R: np.ndarray, S: np.ndarray) -> tuple[float, np.ndarray | None]:
+def lp_point(R: np.ndarray, S: np.ndarray) -> tuple[float, np.ndarray | None]:
     """Max-margin point of ``{(y, n) : R y + S n >= mu}`` with some ``y_i = +-1``.
 
     Columns are equilibrated (powers of two) first, so that a thin cone, whose rows
@@ -277,7 +277,7 @@ def realize(H, Hf: np.ndarray, flat: Flat, ev: FlatEval) -> tuple[str, Vec | Non
         if z is not None:
             return "realized", z
     R, S = Hf[rows] @ (flat.Vf @ ev.E), Hf[rows] @ (flat.Vf @ Kf)
-    mu, sol = _lp_point(R, S)
+    mu, sol = lp_point(R, S)
     if sol is not None and mu > 0:
         k = ev.E.shape[1]
         c = [Fraction(v) for v in (ev.E @ sol[:k]).tolist()]

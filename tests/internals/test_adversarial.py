@@ -291,6 +291,9 @@ def test_binary_exact_duplicate_replacing_the_top_chamber_refused(binary, tmp_pa
         a[k][top] = a[k][src]
     a["evidence_index"], a["evidence_offsets"] = np.zeros(0, np.int64), np.zeros(1, np.int64)
     a["evidence_rows"], a["evidence_N"] = np.zeros(0, np.int64), np.zeros(0)
+    meta = json.loads(a["meta"].tobytes())
+    meta["evidence_exact"] = {}  # the exact multipliers go with the evidence (else refused for that)
+    a["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
     np.savez(tmp_path / "f.npz", **a)
     rep = verify(str(tmp_path / "f.npz"), Phi, U)
     assert not rep.valid and "duplicate" in " ".join(rep.reasons)

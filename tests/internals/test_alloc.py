@@ -1,4 +1,4 @@
-"""The allocator warm-up of the enumeration (``relu_gating._alloc``).
+"""The allocator warm-up of the enumeration (``relu_gating._runtime.alloc``).
 
 Oracle: the kernel's count of minor page faults (``getrusage``) of a repeated enumeration in a
 fresh process, with the warm-up and with it suppressed.  On glibc the batches' temporaries must
@@ -16,7 +16,7 @@ import pytest
 _CHILD = r"""
 import resource, sys
 import numpy as np
-import relu_gating._alloc as alloc
+import relu_gating._runtime.alloc as alloc
 if sys.argv[1] == "off":
     alloc._done = True  # as if it had run: the allocator keeps its start-up thresholds
 from relu_gating.patterns import enumerate_patterns
@@ -39,7 +39,7 @@ def _faults(mode: str) -> int:
 
 
 def test_warm_up_is_idempotent_and_touches_nothing():
-    import relu_gating._alloc as alloc
+    import relu_gating._runtime.alloc as alloc
 
     alloc.warm_allocator()
     alloc.warm_allocator()
@@ -57,7 +57,7 @@ def test_enumeration_keeps_its_temporaries_in_the_heap():
 _VERIFY_CHILD = r"""
 import numpy as np
 import relu_gating as rg
-import relu_gating._alloc as alloc
+import relu_gating._runtime.alloc as alloc
 X = np.random.default_rng(0).normal(size=(12, 2))
 Phi, U = rg.layer_input(X), np.linalg.qr(np.random.default_rng(1).normal(size=(12, 2)))[0]
 res = rg.best_neuron(Phi, U)

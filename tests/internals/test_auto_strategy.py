@@ -173,7 +173,7 @@ def test_end_to_end_auto_streams_when_memory_is_short(monkeypatch):
 def test_cli_default_certifies_and_says_why(tmp_path, capsys, monkeypatch):
     from relu_gating.cli import main
 
-    monkeypatch.setattr("relu_gating._progress.on_terminal", lambda stream=None: True)  # the plan line: a terminal's
+    monkeypatch.setattr("relu_gating._runtime.progress.on_terminal", lambda stream=None: True)  # the plan line: a terminal's
 
     X = np.random.default_rng(16).normal(size=(20, 2))
     np.save(tmp_path / "X.npy", X)
@@ -204,7 +204,7 @@ def test_auto_answers_what_the_enumeration_refuses(tmp_path, capsys, monkeypatch
     the enumeration alone refuses it (exit 2)."""
     from relu_gating.cli import main
 
-    monkeypatch.setattr("relu_gating._progress.on_terminal", lambda stream=None: True)  # the plan line: a terminal's
+    monkeypatch.setattr("relu_gating._runtime.progress.on_terminal", lambda stream=None: True)  # the plan line: a terminal's
 
     np.save(tmp_path / "X.npy", np.random.default_rng(5).normal(size=(20, 2)))
     assert main(["best-neuron", str(tmp_path / "X.npy"), "--K", "3", "--max-patterns", "10", "--json"]) == 0

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from relu_gating import best_neuron, verify
-from relu_gating.certificate._tree import node_bound, node_problem
+from relu_gating.search.proofs._node import node_bound, node_problem
 from relu_gating.errors import InputError
 from relu_gating.search.bnb import branch_and_bound, choose_strategy
 from relu_gating.search.objectives import make_objective, neuron_values
@@ -89,13 +89,13 @@ def test_node_bound_holds_on_sampled_neurons():
 def test_node_bound_full_tree_against_exact_chambers():
     """Every leaf's bound is at least the exact value of every chamber inside it (enumerated)."""
     from relu_gating.patterns import enumerate_patterns
-    from relu_gating.search._exact.tasks import _solve_one
+    from relu_gating.search._exact.tasks import solve_one
 
     Phi, U = _instance("gauss", 10, 2, 13)
     obj = make_objective(Phi, U, "bias")
     res = branch_and_bound(Phi, U, features="bias")
     pats = enumerate_patterns(Phi)
-    exact = np.array([_solve_one(obj, m, "auto", w).lower for m, w in zip(pats.masks, pats.witnesses)])
+    exact = np.array([solve_one(obj, m, "auto", w).lower for m, w in zip(pats.masks, pats.witnesses)])
     signs = np.zeros(10, dtype=np.int8)
     stack, nodes, checked = [("visit",)], res.tree["nodes"], 0
     pos = 0
@@ -136,10 +136,10 @@ def test_time_budget_keeps_time_for_writing_the_tree(monkeypatch):
     import gc
     import time
 
-    from relu_gating.search.bnb import _search
+    from relu_gating.search.bnb import _budget, _node_bounds, _search  # noqa: F401
 
     Phi, U = _instance("gauss", 60, 3, 5)
-    monkeypatch.setattr(_search, "FINISH_PER_NODE", 1.0)
+    monkeypatch.setattr(_budget, "FINISH_PER_NODE", 1.0)
     t = time.perf_counter()
     res = branch_and_bound(Phi, U, features="bias", max_seconds=30.0)
     assert time.perf_counter() - t < 25.0 and res.n_nodes <= 40 and not res.certified
@@ -162,10 +162,10 @@ def test_time_budget_keeps_time_for_the_audit(monkeypatch):
     bounds, well inside the budget, and the tree is still audited and valid."""
     import time
 
-    from relu_gating.search.bnb import _search
+    from relu_gating.search.bnb import _budget, _node_bounds, _search  # noqa: F401
 
     Phi, U = _instance("gauss", 60, 3, 5)
-    monkeypatch.setattr(_search, "AUDIT_PER_BOUND_SECOND", 1e4)
+    monkeypatch.setattr(_budget, "AUDIT_PER_BOUND_SECOND", 1e4)
     t = time.perf_counter()
     res = branch_and_bound(Phi, U, features="bias", max_seconds=30.0)
     assert time.perf_counter() - t < 25.0 and res.n_nodes <= 60 and not res.certified
@@ -173,23 +173,23 @@ def test_time_budget_keeps_time_for_the_audit(monkeypatch):
     assert verify(res.to_dict(), Phi, U, "bias").valid
     stats = {"nodes": 10, "implied": 0, "t_bound": 2.0, "lifted_settled": 0, "t_lifted_check": 0.0}  # the reserve itself, without the audit's share:
     fake = type("S", (), {"stats": stats})()  # the failing input (time for the tree's JSON form only)
-    monkeypatch.setattr(_search, "AUDIT_PER_BOUND_SECOND", 0.0)
-    assert _search.Search.reserve(fake) == pytest.approx(10 * _search.FINISH_PER_NODE)
-    monkeypatch.setattr(_search, "AUDIT_PER_BOUND_SECOND", 1.5)
-    assert _search.Search.reserve(fake) == pytest.approx(10 * _search.FINISH_PER_NODE + 3.0)
+    monkeypatch.setattr(_budget, "AUDIT_PER_BOUND_SECOND", 0.0)
+    assert _search.Search.reserve(fake) == pytest.approx(10 * _budget.FINISH_PER_NODE)
+    monkeypatch.setattr(_budget, "AUDIT_PER_BOUND_SECOND", 1.5)
+    assert _search.Search.reserve(fake) == pytest.approx(10 * _budget.FINISH_PER_NODE + 3.0)
     # lifted leaves: per leaf, or per second of the checker's test of them (large leaves), whichever is more
     stats.update({"lifted_settled": 200, "t_lifted_check": 0.01})
-    base = 10 * _search.FINISH_PER_NODE + 3.0
-    assert _search.Search.reserve(fake) == pytest.approx(base + 200 * _search.AUDIT_PER_LIFTED_LEAF)
+    base = 10 * _budget.FINISH_PER_NODE + 3.0
+    assert _search.Search.reserve(fake) == pytest.approx(base + 200 * _budget.AUDIT_PER_LIFTED_LEAF)
     stats["t_lifted_check"] = 4.0
-    assert _search.Search.reserve(fake) == pytest.approx(base + 4.0 * _search.AUDIT_PER_CHECK_SECOND)
+    assert _search.Search.reserve(fake) == pytest.approx(base + 4.0 * _budget.AUDIT_PER_CHECK_SECOND)
 
 
 @pytest.mark.parametrize("n,d", [(16, 2), pytest.param(30, 3, marks=pytest.mark.slow)])
 def test_preorder_written_inline_equals_the_node_by_node_form(monkeypatch, n, d):
     """``to_nodes`` (split and implied nodes inline, the collector paused) against the plain
     recursion over ``_json`` on a tree of every kind, and the tree of a real search."""
-    from relu_gating.search.bnb import _search
+    from relu_gating.search.bnb import _budget, _node_bounds, _search  # noqa: F401
     from relu_gating.search.bnb._tree_build import Node, _json, to_nodes
 
     def plain(node):

@@ -2,7 +2,7 @@
 
 Oracles: an LP per candidate row (scipy's HiGHS: the minimum of ``s phi_i theta`` over the
 cone within a box is 0 exactly when the row is forced) and the exact Farkas check on rationals
-(relu_gating.certificate._farkas.implied_exact) of every claimed combination.  The data are
+(relu_gating.search.proofs._farkas.implied_exact) of every claimed combination.  The data are
 Gaussian, translated far from the origin, or with columns in wildly different units.
 """
 
@@ -18,7 +18,7 @@ from _fuzz_instances import instance
 from scipy.optimize import linprog
 
 from relu_gating import BranchAndBoundOptions
-from relu_gating.certificate._farkas import implied_exact
+from relu_gating.search.proofs._farkas import implied_exact
 from relu_gating.search.bnb._forced import forced_rows
 
 

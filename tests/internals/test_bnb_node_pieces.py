@@ -3,7 +3,7 @@ points and the strong-branching scores.
 
 Oracles: a direct check of every point against the node's rows (no code shared with the walk's
 carried slacks), and the node bound of each child computed in full
-(``relu_gating.certificate._tree._bound_matrix``, which the rank-one scores must reproduce).
+(``relu_gating.search.proofs._node.bound_matrix``, which the rank-one scores must reproduce).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from relu_gating.certificate._tree import _bound_matrix, bound_parts, node_bound, node_problem
+from relu_gating.search.proofs._node import bound_matrix, bound_parts, node_bound, node_problem
 from relu_gating.search.bnb._rows import sample_interior
 from relu_gating.search.bnb._score import child_bounds
 from relu_gating.search.objectives import make_objective
@@ -73,5 +73,5 @@ def test_strong_branching_scores_are_the_childrens_bounds(seed, n, d, shift):
         for j, i in enumerate(cands.tolist()):
             sg = signs.copy()
             sg[i] = s
-            full = np.linalg.eigvalsh(_bound_matrix(P, sg)[0])[-1]
+            full = np.linalg.eigvalsh(bound_matrix(P, sg)[0])[-1]
             assert abs(got[j] - full) <= 1e-8 * (1.0 + P.trM)

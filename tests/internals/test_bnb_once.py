@@ -55,7 +55,7 @@ def test_strong_branching_scores_nearly_dependent_plus_blocks():
     active rows up to rounding, so the + block's columns are nearly dependent.  The scores exist
     (before: None, and every candidate's children were bounded in full), and the row they pick has
     children whose full bounds are within the best fifth of the candidates'."""
-    from relu_gating.certificate._tree import node_bound, node_problem
+    from relu_gating.search.proofs._node import node_bound, node_problem
     from relu_gating.search.bnb._score import child_bounds
     from relu_gating.search.objectives import make_objective
 

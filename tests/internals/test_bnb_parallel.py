@@ -158,7 +158,7 @@ def test_time_budget_gives_valid_certificate(pools):
 
 def test_interrupt_gives_valid_certificate(pools, eager):
     """Ctrl-C (the flag the command line sets) ends the run with the incumbent and a valid tree."""
-    from relu_gating._interrupt import STOP
+    from relu_gating._runtime.interrupt import STOP
 
     Phi, U = _instance("gauss", 40, 2, 14)
     timer = threading.Timer(0.8, STOP.set)

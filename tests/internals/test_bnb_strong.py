@@ -11,13 +11,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from relu_gating import best_neuron, verify
-from relu_gating.certificate._problem import exact_rank
-from relu_gating.certificate._tree_strong import lifted_leaf_bound, multiplier_matrix
+from relu_gating.search.proofs._problem import exact_rank
+from relu_gating.search.proofs._lifted import lifted_leaf_bound, multiplier_matrix
 from relu_gating.patterns import enumerate_patterns
 from relu_gating.search.bnb import _strong, branch_and_bound
 from relu_gating.search.objectives import make_objective, with_rank
 from relu_gating.search.state import PRUNED
-from relu_gating.search._exact.tasks import _solve_one
+from relu_gating.search._exact.tasks import solve_one
 
 
 def _instance(n, d, seed, clustered=False):
@@ -36,7 +36,7 @@ def _chambers(n, d, seed):
     obj = with_rank(make_objective(Phi, U, "bias"), exact_rank(Phi))
     ps = enumerate_patterns(Phi)
     masks = np.unpackbits(ps.packed, axis=1, count=n).astype(bool)
-    vals = np.array([np.nan if (o := _solve_one(obj, mk, "auto", w)).status == PRUNED else o.upper
+    vals = np.array([np.nan if (o := solve_one(obj, mk, "auto", w)).status == PRUNED else o.upper
                      for mk, w in zip(masks, ps.witnesses)])
     return obj, masks, vals, ps.witnesses
 
@@ -219,16 +219,16 @@ def test_lifted_runs_on_an_executor_and_rejects_non_bool():
 def test_the_cheap_test_skips_bands_where_the_lifted_bound_does_not_settle():
     """``lifted_pays``: a band tries the lifted bound while it settles at least half its nodes (prior
     one in two); below that rate only every ``LIFTED_RETRY``-th node is tried; bands are separate."""
-    from relu_gating.search.bnb import _search
+    from relu_gating.search.bnb import _budget, _node_bounds, _search  # noqa: F401
 
     s = _search.Search.__new__(_search.Search)
-    s.stats = {f"{k}_{lo}": 0 for lo in range(0, _search.LIFTED_MAX_UNDECIDED + 1, _search.LIFTED_BAND)
+    s.stats = {f"{k}_{lo}": 0 for lo in range(0, _node_bounds.LIFTED_MAX_UNDECIDED + 1, _node_bounds.LIFTED_BAND)
                for k in ("lifted_tried", "lifted_settled")}
     s.lifted_skipped = {}
     assert s.lifted_pays(3) and s.lifted_pays(20)  # nothing tried yet: the prior
     s.stats["lifted_tried_16"] = 10  # band 16-23 settled none of 10
-    tries = [s.lifted_pays(20) for _ in range(3 * _search.LIFTED_RETRY)]
-    assert sum(tries) == 3 and tries[_search.LIFTED_RETRY - 1]
+    tries = [s.lifted_pays(20) for _ in range(3 * _node_bounds.LIFTED_RETRY)]
+    assert sum(tries) == 3 and tries[_node_bounds.LIFTED_RETRY - 1]
     assert s.lifted_pays(3) and s.lifted_pays(24)  # the other bands are not affected
     s.stats["lifted_settled_16"] = 6  # 7 / 12 >= 1/2: tried again
     assert s.lifted_pays(17)
@@ -240,21 +240,21 @@ def test_the_plain_test_stops_in_bands_where_it_neither_settles_nor_lowers():
     every ``LIFTED_RETRY``-th node; never above ``PLAIN_MAX_UNDECIDED`` rows or ``PLAIN_SHARE`` of the time."""
     import time
 
-    from relu_gating.search.bnb import _search
+    from relu_gating.search.bnb import _budget, _node_bounds, _search  # noqa: F401
 
     s = _search.Search.__new__(_search.Search)
     s.stats = {"t_lifted_plain": 0.0}
     s.plain_bands = {}
     s.t_start = time.perf_counter() - 100.0
     node = None
-    assert s.plain_pays(node, 40) and not s.plain_pays(node, _search.PLAIN_MAX_UNDECIDED + 1)
-    s.plain_bands[40 // _search.PLAIN_BAND] = [10, 0, 0]  # tried 10, won none
-    tries = [s.plain_pays(node, 40) for _ in range(2 * _search.LIFTED_RETRY)]
-    assert sum(tries) == 2 and tries[_search.LIFTED_RETRY - 1]
-    assert s.plain_pays(node, 40 + _search.PLAIN_BAND)  # another band
-    s.plain_bands[40 // _search.PLAIN_BAND] = [10, 6, 0]
+    assert s.plain_pays(node, 40) and not s.plain_pays(node, _node_bounds.PLAIN_MAX_UNDECIDED + 1)
+    s.plain_bands[40 // _node_bounds.PLAIN_BAND] = [10, 0, 0]  # tried 10, won none
+    tries = [s.plain_pays(node, 40) for _ in range(2 * _node_bounds.LIFTED_RETRY)]
+    assert sum(tries) == 2 and tries[_node_bounds.LIFTED_RETRY - 1]
+    assert s.plain_pays(node, 40 + _node_bounds.PLAIN_BAND)  # another band
+    s.plain_bands[40 // _node_bounds.PLAIN_BAND] = [10, 6, 0]
     assert s.plain_pays(node, 40)
-    s.stats["t_lifted_plain"] = 0.5 + 100.0 * _search.PLAIN_SHARE
+    s.stats["t_lifted_plain"] = 0.5 + 100.0 * _node_bounds.PLAIN_SHARE
     assert not s.plain_pays(node, 40)
 
 
@@ -297,7 +297,7 @@ def test_lifted_claims_keep_room_for_the_checker():
     below it, else that bound plus the room (at least ``LIFTED_HEADROOM`` relative): fuzz seeds 39 and 42
     (slow tier) failed the checker with 8e-11 and 1e-2 of room.  The room grows with the basis's
     conditioning (``basis_epsilon``)."""
-    from relu_gating.search.bnb._search import LIFTED_HEADROOM, basis_epsilon, lifted_claim
+    from relu_gating.search.bnb._node_bounds import LIFTED_HEADROOM, basis_epsilon, lifted_claim
 
     assert lifted_claim(0.5, 0.6, 1e-3) == 0.6
     assert lifted_claim(0.5999, 0.6, 1e-3) == pytest.approx(0.6009)
@@ -324,7 +324,7 @@ def test_singular_B_at_a_greedy_step_is_settled_and_never_below_the_true_maximum
     first = ps.witnesses[int(np.argmax(masks.sum(axis=1) == 5))]  # a former neuron active on 5 rows
     H = np.c_[np.ones(n), np.maximum(Phi @ first, 0.0)]
     obj = with_rank(make_objective(Phi, U, H), exact_rank(Phi))
-    vals = np.array([np.nan if (o := _solve_one(obj, mk, "auto", w)).status == PRUNED else o.upper
+    vals = np.array([np.nan if (o := solve_one(obj, mk, "auto", w)).status == PRUNED else o.upper
                      for mk, w in zip(masks, ps.witnesses)])
     zero = np.zeros(n, dtype=bool)
     active = np.flatnonzero(Phi @ first > 0)

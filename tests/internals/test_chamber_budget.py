@@ -7,9 +7,9 @@ import json
 import numpy as np
 
 from relu_gating import best_neuron, verify
-from relu_gating.certificate._problem import exact_rank
+from relu_gating.search.proofs._problem import exact_rank
 from relu_gating.patterns import enumerate_patterns
-from relu_gating.search._exact.tasks import _solve_one
+from relu_gating.search._exact.tasks import solve_one
 from relu_gating.search.bnb import _chamber, branch_and_bound
 from relu_gating.search.objectives import make_objective, with_rank
 from relu_gating.search.state import PRUNED
@@ -32,8 +32,8 @@ def test_a_spent_budget_falls_back_to_a_valid_bound():
     masks = np.unpackbits(ps.packed, axis=1, count=Phi.shape[0]).astype(bool)
     fallen = 0
     for mk, w in zip(masks, ps.witnesses):
-        exact = _solve_one(obj, mk, "auto", w)
-        fast = _solve_one(obj, mk, "auto", w, max_seconds=0.0)
+        exact = solve_one(obj, mk, "auto", w)
+        fast = solve_one(obj, mk, "auto", w, max_seconds=0.0)
         if exact.status == PRUNED:
             continue
         assert fast.upper >= exact.upper - 1e-9 * max(1.0, abs(exact.upper))
@@ -63,16 +63,16 @@ def test_the_reserve_counts_the_audits_implied_rows_and_lifted_leaves():
     included (breast cancer PCA 5, 2.0M implied rows, overran 600 s by 67 s without them)."""
     import time
 
-    from relu_gating.search.bnb import _search
+    from relu_gating.search.bnb import _budget, _node_bounds, _search  # noqa: F401
 
     Phi, U = _instance(30, 3, 2)
     obj = with_rank(make_objective(Phi, U, "bias"), exact_rank(Phi))
     S = _search.Search(obj, 1.0, 1e-9, "auto")
     base = S.reserve()
     S.stats["implied"] += 10**6
-    assert S.reserve() - base >= 10**6 * (_search.AUDIT_PER_IMPLIED + _search.FINISH_PER_NODE) * (1 - 1e-12)
+    assert S.reserve() - base >= 10**6 * (_budget.AUDIT_PER_IMPLIED + _budget.FINISH_PER_NODE) * (1 - 1e-12)
     S.stats["lifted_settled"] += 1000
     with_leaves = S.reserve()
-    assert with_leaves >= base + 10**6 * _search.AUDIT_PER_IMPLIED + 1000 * _search.AUDIT_PER_LIFTED_LEAF
+    assert with_leaves >= base + 10**6 * _budget.AUDIT_PER_IMPLIED + 1000 * _budget.AUDIT_PER_LIFTED_LEAF
     # half the reserve left before the deadline: the run stops at once, its root open
     assert S.run(time.perf_counter() + 0.5 * with_leaves) == "time" and S.expansions == 0

@@ -1,4 +1,4 @@
-"""The exact chamber-by-chamber pricing of the variation norm (relu_gating.coverage._cone_pricing).
+"""The exact chamber-by-chamber pricing of the variation norm (relu_gating.layers._cone_pricing).
 
 Oracles: dense sampling of neurons (every sampled |<y, d>| must lie below the certified bound), the
 certified best-neuron search on the same dual (the bound must be as tight), and exact rationals for the
@@ -12,8 +12,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from relu_gating.coverage._cone_pricing import ConePricer, _sqrt_up, _two_row_bound, integer_scale
-from relu_gating.coverage.variation import _Pricer, variation_norm
+from relu_gating.layers._cone_pricing import ConePricer, _sqrt_up, _two_row_bound, integer_scale
+from relu_gating.layers.variation import _Pricer, variation_norm
 from relu_gating.errors import InputError
 from relu_gating.patterns import enumerate_patterns
 

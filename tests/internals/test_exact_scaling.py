@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from relu_gating._scaling import pow2_column_scales
+from relu_gating._inputs.scaling import pow2_column_scales
 from relu_gating.checker._problem import pow2_scales
 from relu_gating.errors import InputError
-from relu_gating._feature_basis import feature_basis
+from relu_gating._inputs.feature_basis import feature_basis
 
 
 def _entry(draw) -> float:
@@ -63,11 +63,14 @@ def test_feature_rank_is_exact():
     col = np.zeros(n)
     col[0], col[1] = 2.0**511, 2.0**-564
     H = np.c_[np.ones(n), col]
-    piv, Q, eta = feature_basis(H)
+    b = feature_basis(H)
+    piv, Q = list(b.pivots), b.Q
     assert piv == [0, 1] and Q.shape == (n, 2)
     H2 = np.c_[np.ones(n), 1 + 2.0**-52 * np.arange(n)]  # condition about 2^52: rank 2, exactly
-    piv2, Q2, eta2 = feature_basis(H2)
+    b2 = feature_basis(H2)
+    piv2, Q2, eta2 = list(b2.pivots), b2.Q, b2.eta
     assert piv2 == [0, 1] and Q2.shape == (n, 2) and eta2 > 1e-8
     H3 = np.c_[np.ones(n), 3 * np.ones(n), np.arange(n)]  # dependent columns: rank 2, exactly
-    piv3, Q3, eta3 = feature_basis(H3)
+    b3 = feature_basis(H3)
+    piv3, Q3, eta3 = list(b3.pivots), b3.Q, b3.eta
     assert piv3 == [0, 2] and Q3.shape == (n, 2) and eta3 < 1e-12

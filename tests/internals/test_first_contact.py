@@ -8,8 +8,8 @@ import time
 import numpy as np
 import pytest
 
-from relu_gating._progress import Progress, on_terminal
-from relu_gating._validate import shape_warning
+from relu_gating._runtime.progress import Progress, on_terminal
+from relu_gating._inputs.validate import shape_warning
 from relu_gating.cli import main
 
 
@@ -78,7 +78,7 @@ def test_plan_line_only_on_a_terminal(tmp_path):
 def test_thread_budget_is_the_usable_cores_capped_by_the_users_setting():
     import os
 
-    from relu_gating._threads import thread_budget, user_thread_setting
+    from relu_gating._runtime.threads import thread_budget, user_thread_setting
 
     cores = len(os.sched_getaffinity(0))
     assert thread_budget({}) == cores
@@ -92,7 +92,7 @@ def test_blas_threads_limits_the_block_and_restores():
     import scipy.linalg  # noqa: F401 - its BLAS too (a second OpenBLAS): every one loaded is limited
     from threadpoolctl import threadpool_info
 
-    from relu_gating._threads import blas_threads
+    from relu_gating._runtime.threads import blas_threads
 
     def blas():
         return [d["num_threads"] for d in threadpool_info() if d["user_api"] == "blas"]
@@ -112,7 +112,7 @@ def test_command_line_respects_the_users_thread_setting(tmp_path):
     import subprocess
     import sys
 
-    code = ("import json, sys; from relu_gating._threads import fit_blas, thread_budget; "
+    code = ("import json, sys; from relu_gating._runtime.threads import fit_blas, thread_budget; "
             "from threadpoolctl import threadpool_info; fit_blas(); "
             "print(json.dumps([thread_budget(), [d['num_threads'] for d in threadpool_info() if d['user_api'] == 'blas']]))")
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
@@ -130,7 +130,7 @@ def _child(code: str, env: dict) -> str:
 
 
 def test_blas_env_sizes_the_pools_to_the_usable_cores_unless_the_user_did():
-    from relu_gating._threads import blas_env
+    from relu_gating._runtime.threads import blas_env
 
     assert blas_env({}, 1, 4) == {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     assert blas_env({"OMP_NUM_THREADS": "3"}, 1, 4) == {}  # the user's own setting is left alone
@@ -144,7 +144,7 @@ def test_the_command_line_presets_the_environment_only_before_numpy_loads():
 
     base = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
                                                              "MKL_NUM_THREADS")}
-    code = ("import os; from relu_gating._threads import blas_env, preset_blas_env, thread_budget; "
+    code = ("import os; from relu_gating._runtime.threads import blas_env, preset_blas_env, thread_budget; "
             "want = blas_env(dict(os.environ), thread_budget(), os.cpu_count()); got = preset_blas_env(); "
             "import numpy; print(got == (thread_budget() if want else None), "
             "all(os.environ.get(k) == v for k, v in want.items()), preset_blas_env())")
@@ -156,11 +156,11 @@ def test_fit_blas_leaves_pools_alone_when_nothing_is_lowered():
     worker thread made the bound pass 4x slower)."""
     import os
 
-    from relu_gating import _threads
+    from relu_gating._runtime import threads as _threads
 
     env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
                                                             "MKL_NUM_THREADS")}
     env["OPENBLAS_NUM_THREADS"] = "1"
-    code = ("from relu_gating import _threads; print(_threads.fit_blas(), len(_threads._LIMITERS))")
+    code = ("from relu_gating._runtime import threads as _threads; print(_threads.fit_blas(), len(_threads._LIMITERS))")
     assert _child(code, env) == "1 0"
     assert _threads.fit_blas(10**6) >= 1  # a budget above the cores is capped, never raised

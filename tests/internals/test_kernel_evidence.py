@@ -62,7 +62,10 @@ def test_settle_claims_replaces_the_refuted_evidence():
     claim = 0.169956069504
     got = settle_claims(obj, mask[None], np.array([claim]), [(np.zeros(0, np.int64), np.zeros((0, 0)))])
     assert 0 in got.replaced and got.keep_evidence[0] and not got.fallback[0]
-    assert claim <= got.bounds[0] <= claim * (1 + 1e-9) + 1e-9
+    # at most the claim (0.169956069504 is the exact maximum rounded up; multipliers polished at the
+    # face may prove less than it, never less than the exact maximum)
+    exact = chamber_max(I.Phi, I.U, exact_features(I.features, I.n), mask)
+    assert exact <= got.bounds[0] <= claim * (1 + 1e-9) + 1e-9
 
 
 @pytest.mark.parametrize("exact", [False, True])

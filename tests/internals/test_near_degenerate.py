@@ -201,7 +201,7 @@ def test_near_degenerate_sweep(family, d):
 
 
 def test_exact_psd_decides_exactly():
-    from relu_gating.certificate._proofs import exact_psd
+    from relu_gating.search.proofs._pattern import exact_psd
 
     F = Fraction
     assert exact_psd([[F(1), F(1)], [F(1), F(1)]])  # singular PSD: a zero pivot with a zero row
@@ -216,7 +216,7 @@ def test_exact_psd_decides_exactly():
 def test_exact_claim_refutes_the_false_six_sample_bound():
     """The pencil inequality at 0.857142857 is false in chamber 000011 (its exact maximum is 1);
     the float check cannot see it, the exact one does; a claim of 1 + 1e-12 is proven."""
-    from relu_gating.certificate._proofs import exact_claim, exact_feature_basis
+    from relu_gating.search.proofs._pattern import exact_claim, exact_feature_basis
 
     Phi, U = six_samples(1e-13)
     mask = np.array([0, 0, 0, 0, 1, 1], dtype=bool)
@@ -231,7 +231,7 @@ def test_search_claims_what_the_checker_proves():
     """A claim above what the checker proves (a solver's value plus the 1e-9 claim slack, as in
     the "certified NO, gap 1.41e-9" report) is lowered to the proven value, and the search's
     ``certified`` is verify's on a query whose optimum is a one-sample neuron."""
-    from relu_gating.certificate import prove_bounds
+    from relu_gating.search.proofs import prove_bounds
     from relu_gating.search._claims import settle_claims
     from relu_gating.search.objectives import make_objective
 

@@ -24,7 +24,7 @@ from relu_gating.search._claims import _exact_H
 from relu_gating.search._exact.kernel_evidence import exact_nullspace
 from relu_gating.search._exact.near_kernel import near_kernel_evidence
 from relu_gating.search.objectives import make_objective
-from relu_gating.certificate import exact_pencil
+from relu_gating.search.proofs import exact_pencil
 
 
 def _instance(seed: int = 37, n: int = 10, K: int = 2) -> tuple[np.ndarray, np.ndarray]:
@@ -85,7 +85,7 @@ def test_no_features_three_samples_on_a_line_to_rounding():
     the checker's own proof agrees."""
     from _fuzz_instances import instance
 
-    from relu_gating.certificate import prove_bounds
+    from relu_gating.search.proofs import prove_bounds
     from relu_gating.search._claims import settle_claims
 
     I = instance(4)

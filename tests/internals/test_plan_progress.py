@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import relu_gating as rg
-from relu_gating._interrupt import STOP, Interrupted, check_stop, run_interruptible
-from relu_gating._progress import Progress
+from relu_gating._runtime.interrupt import STOP, Interrupted, check_stop, run_interruptible
+from relu_gating._runtime.progress import Progress
 from relu_gating.search.plan import PATTERN_LIMIT, check_max_patterns, default_max_patterns, plan_query
 
 

@@ -26,7 +26,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from relu_gating.certificate._tree import _whitened_basis, in_phi_columns, node_bound, node_problem
+from relu_gating.search.proofs._node import _whitened_basis, in_phi_columns, node_bound, node_problem
 from relu_gating.checker._problem import state_problem
 from relu_gating.checker._tree import _Node, node_bound as checker_node_bound
 from relu_gating.search.objectives import make_objective, neuron_values

@@ -15,7 +15,7 @@ import pytest
 
 from relu_gating.search import front as search
 from relu_gating import best_neuron, enumerate_patterns, sample_graph, verify
-from relu_gating._files import atomic_write
+from relu_gating._runtime.files import atomic_write
 from relu_gating.search.state import SearchState, sign_arrays
 from relu_gating.cli import main
 from relu_gating.errors import CheckpointError, InputError
@@ -285,7 +285,7 @@ def test_identical_rows_on_the_command_line(tmp_path, capsys):
 
 def test_atomic_write_goes_through_a_symlink(tmp_path):
     """A symlink is written through: the link stays a link, its target gets the new content."""
-    from relu_gating._files import check_writable
+    from relu_gating._runtime.files import check_writable
 
     target = tmp_path / "real.json"
     target.write_text("old")
@@ -305,7 +305,7 @@ def test_atomic_write_refuses_a_fifo_and_a_device(tmp_path):
     """A FIFO or a device is refused (InputError naming it), never replaced by a regular file."""
     import stat
 
-    from relu_gating._files import check_writable
+    from relu_gating._runtime.files import check_writable
 
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)

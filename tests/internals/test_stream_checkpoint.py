@@ -3,7 +3,7 @@
 Oracle: the same query run without interruption (and the in-memory path).  A
 run is interrupted after some parts, or inside the exact phase, by making the
 worker function raise KeyboardInterrupt (what Ctrl-C does through
-``relu_gating._interrupt.check_stop``); the rerun must reuse what was saved
+``relu_gating._runtime.interrupt.check_stop``); the rerun must reuse what was saved
 (counted by wrapping the worker) and end with the same certified answer.
 Tampered files must never be trusted, only recomputed.
 """

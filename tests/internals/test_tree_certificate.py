@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from relu_gating import best_neuron, verify
-from relu_gating.certificate._tree import implied_exact
+from relu_gating.search.proofs._node import implied_exact
 from relu_gating.errors import CertificateError
 
 
@@ -205,7 +205,7 @@ def _exact_gap(X: np.ndarray, O: np.ndarray) -> float:
 @given(seed=st.integers(0, 10**6), k=st.integers(3, 10), c=st.integers(1, 3), cond=st.sampled_from([0, 3, 6, 9]))
 def test_projector_allowance_is_proven(seed, k, c, cond):
     """The node bound's rounding allowance: eta >= ||P_X - O O^T|| (exact rationals), at any conditioning."""
-    from relu_gating.certificate._tree import _projector_gap
+    from relu_gating.search.proofs._node import _projector_gap
 
     rng = np.random.default_rng(seed)
     if k <= c:
@@ -237,9 +237,9 @@ def _rational_solution(A: np.ndarray, b: np.ndarray):
 @given(seed=st.integers(0, 10**6), m=st.integers(2, 6),
        kind=st.sampled_from(["gauss", "zero-coefficient", "near-singular", "scaled", "integer"]))
 def test_float_filter_of_the_farkas_check_agrees_with_rationals(seed, m, kind):
-    """The verifier's float filter (relu_gating.certificate._farkas._signs_float) decides a sign
+    """The verifier's float filter (relu_gating.search.proofs._farkas._signs_float) decides a sign
     only where exact rational arithmetic agrees, and leaves exact zeros to the exact path."""
-    from relu_gating.certificate._farkas import _signs_float
+    from relu_gating.search.proofs._farkas import _signs_float
 
     rng = np.random.default_rng(seed)
     A = rng.normal(size=(m, m))
@@ -344,18 +344,18 @@ def test_chamber_claim_proven_by_the_pencil_inequality_where_the_evidence_is_wea
     chamber (recomputed from ``relu(Phi theta)``) is ever proven.  The branch and bound's leaf for
     it claims what this check proves, so the search certifies whatever BLAS rounds."""
     from _fuzz_instances import instance
-    from relu_gating.certificate._problem import state_problem
-    from relu_gating.certificate._proofs import pattern_pencils
-    from relu_gating.certificate._tree import chamber_bound
+    from relu_gating.search.proofs._problem import state_problem
+    from relu_gating.search.proofs._pattern import pattern_pencils
+    from relu_gating.search.proofs._node import chamber_bound
     from relu_gating.search.objectives import make_objective, neuron_values
-    from relu_gating.search._exact.tasks import _solve_one
+    from relu_gating.search._exact.tasks import solve_one
 
     I = instance(0)
     S = state_problem(I.Phi, I.U, I.features)
     mask = np.array([0, 1, 1, 1, 1, 0, 1, 1, 0, 1, 0, 1, 1], bool)
     _, B = pattern_pencils(mask.astype(float)[None], S.Q, S.M, S.QH)
     assert np.linalg.eigvalsh(B[0])[0] < 1e-10 * np.linalg.eigvalsh(B[0])[-1]  # the near-singular case
-    out = _solve_one(make_objective(I.Phi, I.U, I.features), mask, "auto")
+    out = solve_one(make_objective(I.Phi, I.U, I.features), mask, "auto")
     z = I.Phi @ out.theta
     assert np.all(np.where(mask, z, -z) >= -1e-9 * np.abs(z).max())  # a neuron of the (closed) chamber
     low = float(neuron_values(make_objective(I.Phi, I.U, I.features), out.theta[None])[0])

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import relu_gating as rg
-from relu_gating.certificate import prove_bounds
+from relu_gating.search.proofs import prove_bounds
 from relu_gating.search._exact import tasks
 from relu_gating.search._kernels.wedge import wedge_settle
 from relu_gating.search.objectives import make_objective, with_rank

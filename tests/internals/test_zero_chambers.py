@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from relu_gating.certificate._problem import exact_rank
+from relu_gating.search.proofs._problem import exact_rank
 from relu_gating.checker import state_problem, walk_tree
 from relu_gating.checker._tree import walk
 from relu_gating.errors import CertificateError

@@ -15,9 +15,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from relu_gating._executors import executor_map
-from relu_gating._interrupt import check_stop
-from relu_gating._progress import Progress
+from relu_gating._runtime.executors import executor_map
+from relu_gating._runtime.interrupt import check_stop
+from relu_gating._runtime.progress import Progress
 from relu_gating.search._config import PARALLEL_BATCHES
 from relu_gating.search._enum.store import SCAN, PatternStore
 from relu_gating.search._exact.tasks import prune_target, solve_chunk
@@ -158,4 +158,4 @@ def exact_phase(obj: Any, store: PatternStore, cands: Candidates, best: Callable
                 absorb(out)
                 solved += int(np.count_nonzero(out.status == EXACT))
                 bar.update(out.index.size, note=f"solved exactly {solved:,}  best {best():.6f}")
-                check_stop()  # Ctrl-C from the command line (relu_gating._interrupt)
+                check_stop()  # Ctrl-C from the command line (relu_gating._runtime.interrupt)

@@ -76,12 +76,14 @@ def reported_neuron(obj: Objective, best: np.ndarray) -> tuple[np.ndarray, float
     (:func:`relu_gating.search._value.reported_value`; ``evaluated`` False where neither is possible).
     Where the polished neuron is excluded on exact recomputation (inputs at the ends of the float
     range), ``best`` itself; where that is too, value 0 and a note (not certified)."""
-    theta = polish_theta(obj, normalized_theta(obj, best))
-    value, evaluated = reported_value(obj, theta)
+    with np.errstate(all="ignore"):
+        theta = polish_theta(obj, normalized_theta(obj, best))
+    value, evaluated = reported_value(obj, theta) if np.all(np.isfinite(theta)) else (np.nan, True)
     if np.isnan(value):
         theta = np.asarray(best, dtype=float)
-        value, evaluated = reported_value(obj, theta)
+        value, evaluated = reported_value(obj, theta) if np.all(np.isfinite(theta)) else (np.nan, True)
     if np.isnan(value):
+        theta = theta if np.all(np.isfinite(theta)) else np.zeros(obj.Phi.shape[1])
         return theta, 0.0, False, ["the incumbent neuron is excluded on exact recomputation (inputs at the ends "
                                    "of the float range): value 0, not certified"]
     if not evaluated:

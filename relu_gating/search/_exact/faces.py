@@ -21,10 +21,16 @@ matrices, then in ``theta`` by the checker's rule).  At ``u`` just above ``v_a``
 ``a`` of ``R(u)`` is nearly zero on the diagonal, and its positive off-diagonal entries are what a
 boundary supremum leaves (they are ``-P_ab >= 0`` for ``N_K`` whenever ``e_a`` is the chamber's
 maximum): ``N`` clears them exactly, here ``N_ab = R_ab`` rounded to a float (53 bits), and the
-rest of ``R(u)`` must then be PSD.  Two choices are tried: the row of ``a`` cleared, and every positive
-off-diagonal entry cleared (a copositivity certificate of Diananda's form on the orthant).  The claim
-is decided by the search's exact test (:func:`relu_gating.certificate.exact_claim`, the checker's
-rule), at the float just above ``v_a`` and one step of the checker's ladder (``2^-40``) above it.
+rest of ``R(u)`` must then be PSD.  More generally the face's neuron may have any sub-support ``T'``
+of ``T`` (:func:`faces`: the top eigenpair ``(lam, h)`` of the pencil on ``T'``, ``h > 0``, with
+nonnegative KKT multipliers ``mu_j = (R(lam) h)_j`` on the samples left out), and
+``N_ja = mu_j h_a / ||h||^2`` makes ``(R - N) h`` vanish on them (for one sample, ``N_ja = R_ja``).
+Variants also clear the positive off-diagonal entries among the samples left out, or everywhere (a
+copositivity certificate of Diananda's form on the orthant).  The claim is decided by the search's
+exact test (:func:`relu_gating.certificate.exact_claim`, the checker's rule), at the float just
+above ``lam`` (``v_a`` exactly, for one sample) and one step of the checker's ladder (``2^-40``)
+above it.  Faces cut by inactive rows need multipliers on them: :func:`polished_claim` polishes the
+solver's own (:mod:`relu_gating.search._exact.dual_polish`).
 
 Nothing here is trusted: the evidence is ordinary dual evidence ``(rows, N)`` with float ``N``,
 which the checker decides in exact rationals (``FORMAT.md``, "dual evidence").
@@ -69,18 +75,23 @@ def face_candidates(obj: Any, masks: np.ndarray, bounds: np.ndarray, near: float
     """Positions whose bound may be a supremum on the chamber's boundary left open: it exceeds the
     best one-sample value of its active set, or ``near`` (the incumbent's value, when known), by more
     than twice the checker's ladder step and at most :data:`FACE_GAP` (relative)."""
-    v = one_sample_values(obj)
-    out = []
-    for i in range(masks.shape[0]):
-        T = np.flatnonzero(masks[i])
-        if not (0 < T.size <= FACE_MAX_ACTIVE) or not np.isfinite(bounds[i]):
-            continue
-        vt = v[T]
-        tops = [float(np.nanmax(vt))] if np.any(np.isfinite(vt)) else []
-        tops += [near] if near is not None and np.isfinite(near) else []
-        if any(2 * _STEP * max(1.0, abs(t)) < bounds[i] - t <= FACE_GAP * max(1.0, abs(t)) for t in tops):
-            out.append(i)
-    return out
+    masks = np.asarray(masks, dtype=bool)
+    if masks.shape[0] == 0:
+        return []
+    v = np.nan_to_num(one_sample_values(obj), nan=-np.inf)
+    size = masks.sum(axis=1)
+    bounds = np.asarray(bounds, dtype=float)
+    ok = (size > 0) & (size <= FACE_MAX_ACTIVE) & np.isfinite(bounds)
+    hit = np.zeros(masks.shape[0], dtype=bool)
+    tops = [np.where(masks, v[None, :], -np.inf).max(axis=1)]
+    if near is not None and np.isfinite(near):
+        tops.append(np.full(masks.shape[0], float(near)))
+    with np.errstate(invalid="ignore"):
+        for t in tops:
+            s = np.maximum(1.0, np.abs(np.where(np.isfinite(t), t, 0.0)))
+            gap = bounds - t
+            hit |= np.isfinite(t) & (gap > 2 * _STEP * s) & (gap <= FACE_GAP * s)
+    return np.flatnonzero(ok & hit).tolist()
 
 
 def _float_forms(obj: Any, T: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -92,7 +103,7 @@ def _float_forms(obj: Any, T: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _sub_supports(t: int) -> list[tuple[int, ...]]:
     """The supports tried for the face's neuron: every singleton, and ``T`` less one or two samples."""
-    out = {(k,) for k in range(t)}
+    out: set[tuple[int, ...]] = {(k,) for k in range(t)}
     for drop in list(itertools.combinations(range(t), 1)) + list(itertools.combinations(range(t), 2)):
         rest = tuple(k for k in range(t) if k not in drop)
         if rest:
@@ -179,13 +190,13 @@ def _multipliers(R: list[list[Fraction]], sup: tuple, h: np.ndarray, variant: st
 FACE_TRIES = 4
 
 
-def face_claim(obj: Any, basis: Any, mask: np.ndarray, claim: float, bound: float, budget: Any = None
+def face_claim(obj: Any, basis: Any, mask: np.ndarray, bound: float, budget: Any = None
                ) -> tuple[float, tuple] | None:
     """``(u, (rows, N))``: the least ``u < bound`` proven by multipliers on the active rows built from
     the exact pencil at ``u`` (see the module docstring), for the faces of :func:`faces` within
     :data:`FACE_GAP` below ``bound`` (a one-sample face at the float just above its exact value,
     others just above their float value, then one ladder step above); None when none is proven."""
-    from relu_gating.certificate import exact_pencil
+    from relu_gating.search.proofs import exact_pencil
 
     T = np.flatnonzero(mask)
     if T.size == 0 or T.size > FACE_MAX_ACTIVE or not np.isfinite(bound):
@@ -218,7 +229,7 @@ def _prove_at(obj: Any, basis: Any, mask: np.ndarray, T: np.ndarray, A: list, B:
               h: np.ndarray, budget: Any) -> np.ndarray | None:
     """Multipliers that prove ``u`` (each variant of :func:`_multipliers`: ``R(u) - N`` PSD on the
     active coordinates, then the checker's rule in ``theta``), or None."""
-    from relu_gating.certificate import exact_below, exact_claim
+    from relu_gating.search.proofs import exact_below, exact_claim
 
     U = Fraction(u)
     t = T.size
@@ -238,4 +249,37 @@ def _prove_at(obj: Any, basis: Any, mask: np.ndarray, T: np.ndarray, A: list, B:
             budget.left -= 1
         if exact_claim(u, obj.Phi, obj.U_K, basis, mask, T, N):  # the checker's rule, in theta
             return N
+    return None
+
+
+def polished_claim(obj: Any, basis: Any, mask: np.ndarray, bound: float, rows: Any, N: Any, budget: Any = None
+                   ) -> tuple[float, tuple] | None:
+    """``(u, (rows, N))`` with ``u < bound``: the solver's own evidence polished at the face where its
+    supremum lies (:func:`relu_gating.search._exact.dual_polish.polish`), in the quotient by an
+    exact kernel (:func:`relu_gating.search._exact.kernel_evidence.kernel_evidence`) or, without
+    one, on its rows; decided by the exact test.  None when nothing below ``bound`` is proven."""
+    from relu_gating.search.proofs import exact_claim
+    from relu_gating.search._exact.dual_polish import polish
+    from relu_gating.search._exact.kernel_evidence import kernel_evidence, polish_ladder
+    from relu_gating.search.objectives import pattern_matrices
+
+    rows = np.asarray(rows, dtype=np.int64).reshape(-1)
+    got = kernel_evidence(obj, basis, mask, [bound], rows, budget)
+    if got is not None:
+        return got if got[0] < bound else None
+    N = np.asarray(N)
+    if rows.size == 0 or N.dtype == object:
+        return None
+    A, B = pattern_matrices(obj, mask[None])
+    G = np.where(mask[rows], 1.0, -1.0)[:, None] * obj.Psi[rows]
+    pol = polish(A[0], B[0], G, N.astype(float).reshape(rows.size, rows.size), bound)
+    if pol is None:
+        return None
+    for u in polish_ladder(pol[0]):
+        if u >= bound or (budget is not None and budget.left <= 0):
+            return None
+        if budget is not None:
+            budget.left -= 1
+        if exact_claim(u, obj.Phi, obj.U_K, basis, mask, rows, pol[1]):
+            return u, (rows, pol[1])
     return None

@@ -124,7 +124,8 @@ def _kernel_evidence(obj: Any, basis: Any, mask: np.ndarray, claims: list[float]
                      budget: Any = None) -> tuple[float, tuple] | None:
     import solvers
 
-    from relu_gating.certificate import exact_below, exact_gram, exact_parts, exact_pencil
+    from relu_gating.search._exact.dual_polish import polish
+    from relu_gating.search.proofs import exact_below, exact_gram, exact_parts, exact_pencil
 
     A, B = exact_pencil(obj.Phi, obj.U_K, basis, mask)
     m = len(B)
@@ -151,17 +152,34 @@ def _kernel_evidence(obj: Any, basis: Any, mask: np.ndarray, claims: list[float]
     Nc = np.maximum(0.5 * (dual.N + dual.N.T), 0.0)
     if not np.all(np.isfinite(Nc)):
         return None
-    N = _on_rows(combos, [[Fraction(float(v)) for v in row] for row in Nc], rows.size)
-    keep = [a for a in range(rows.size) if any(N[a, b] for b in range(rows.size))]
-    N, rows = N[np.ix_(keep, keep)], rows[keep]
-    AD, Bx = exact_parts(obj.Phi, obj.U_K, basis, mask, rows, N)
     ZZ = None if basis is None else exact_gram(obj.Phi, mask)
     slack = {float(dual.upper) * (1 + r) + r for r in (1e-12, 1e-10, 1e-9)} if np.isfinite(dual.upper) else set()
-    for u in sorted({float(c) for c in claims if np.isfinite(c)} | slack):
+    tries = [(u, 0) for u in {float(c) for c in claims if np.isfinite(c)} | slack]
+    cands = [Nc]
+    pol = polish(Tc.T @ Af @ Tc, Tc.T @ Bf @ Tc, C @ Tc, Nc, float(dual.upper)) if np.isfinite(dual.upper) else None
+    if pol is not None:  # a supremum on a face: the solver's multipliers polished there (dual_polish.py)
+        cands.append(pol[1])
+        tries += [(u, 1) for u in polish_ladder(pol[0]) if u < max(claims)]
+    parts: dict = {}
+    for u, k in sorted(tries):
+        if k not in parts:
+            N = _on_rows(combos, [[Fraction(float(v)) for v in row] for row in cands[k]], rows.size)
+            keep = [a for a in range(rows.size) if any(N[a, b] for b in range(rows.size))]
+            N, kept = N[np.ix_(keep, keep)], rows[keep]
+            parts[k] = (kept, N, *exact_parts(obj.Phi, obj.U_K, basis, mask, kept, N))
+        kept, N, AD, Bx = parts[k]
         if budget is not None:
             if budget.left <= 0:
                 return None
             budget.left -= 1
         if exact_below(Fraction(u), AD, Bx, ZZ):
-            return u, (rows, N)
+            return u, (kept, N)
     return None
+
+
+def polish_ladder(lam: float) -> list[float]:
+    """Where a polished face supremum ``lam`` (a float, to rounding) is tried: just above it, then
+    one step of the checker's ladder (``2^-40``) and 1e-11 (relative) above."""
+    s = max(1.0, abs(lam))
+    f0 = lam + 16 * np.finfo(float).eps * s
+    return [f0, f0 + 2.0**-40 * s, f0 + 1e-11 * s]

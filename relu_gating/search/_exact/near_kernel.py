@@ -87,7 +87,7 @@ def _near_kernel_evidence(obj: Any, basis: Any, mask: np.ndarray, claims: list[f
                           budget: Any = None) -> tuple[float, tuple] | None:
     import solvers
 
-    from relu_gating.certificate import exact_below, exact_gram, exact_parts, exact_pencil
+    from relu_gating.search.proofs import exact_below, exact_gram, exact_parts, exact_pencil
     from relu_gating.checker import EXCLUDE_RTOL, ROUNDING_STEP
 
     fin = [float(c) for c in claims if np.isfinite(c)]

@@ -23,7 +23,7 @@ from relu_gating.search.state import BOUND, EXACT, PRUNED, UNSETTLED, PatternOut
 from relu_gating.search.objectives import (EXCLUDE_RTOL, Objective, neuron_values, support_bounds,
                                            vector_values)
 
-__all__ = ["chunk_bounds", "solve_chunk", "prune_target", "FALLBACK_METHODS"]
+__all__ = ["chunk_bounds", "solve_chunk", "solve_one", "prune_target", "FALLBACK_METHODS"]
 
 #: Exact methods tried in turn when the requested one fails on a pattern.
 FALLBACK_METHODS = ("faces", "dnn")
@@ -278,7 +278,7 @@ def _try_method(obj: Objective, problem: Any, mth: str, w_val: float,
     return res, ""
 
 
-def _solve_one(obj: Objective, mask: np.ndarray, method: str, witness: np.ndarray | None = None,
+def solve_one(obj: Objective, mask: np.ndarray, method: str, witness: np.ndarray | None = None,
                target: float = np.inf, two_row: bool = True, max_seconds: float | None = None) -> _Solved:
     """Exact solve of one pattern with fallbacks, or (with a strict ``witness``, ``m >=
     DUAL_FIRST_MIN_M``) its settlement by dual evidence at most ``target`` before any solve:
@@ -308,21 +308,27 @@ def _solve_one(obj: Objective, mask: np.ndarray, method: str, witness: np.ndarra
     if const is not None:
         if np.isnan(const):
             return _Solved(0.0, np.nan, theta0, PRUNED, "closed-form")
-        return _settle_exact(obj, mask, const, theta0, "closed-form", theta0)
+        got = _settle_exact(obj, mask, const, theta0, "closed-form", theta0)
+        if witness is not None and np.isnan(neuron_values(obj, theta0[None, :])[0]):  # a witness flushed to a
+            return got._replace(lower=np.nan, status=BOUND)  # dead neuron (columns at the ends of the float range)
+        return got
     if _all_excluded(obj, mask):
         return _Solved(0.0, np.nan, theta0, PRUNED, "excluded")
     A, B, G, T, Ti = _pattern_problem(obj, mask)
     w_val = np.nan if witness is None else float(neuron_values(obj, theta0[None, :])[0])
+    with np.errstate(all="ignore"):  # columns at the ends of the float range: the coordinates may overflow
+        x0 = None if witness is None else Ti @ (obj.to_coords @ theta0)
+    x0 = x0 if x0 is not None and np.all(np.isfinite(x0)) else None
     # the witness, in basis coordinates, is a strict interior point: it saves an LP
     # (the solver checks it and ignores it if it is not)
-    if witness is not None and m >= DUAL_FIRST_MIN_M and target < np.inf:
+    if x0 is not None and m >= DUAL_FIRST_MIN_M and target < np.inf:
         two = wedge_settle(obj, mask[None, :], target) if two_row else {}
         if two:
             return _by_evidence(two[0], w_val, theta0)
-        got = dual_prune(A, B, G, np.flatnonzero(np.any(obj.Phi != 0, axis=1)), Ti @ (obj.to_coords @ theta0), target)
+        got = dual_prune(A, B, G, np.flatnonzero(np.any(obj.Phi != 0, axis=1)), x0, target)
         if got is not None:
             return _by_evidence(got, w_val, theta0)
-    problem = solvers.ConeEigProblem(A, B, G, interior=None if witness is None else Ti @ (obj.to_coords @ theta0))
+    problem = solvers.ConeEigProblem(A, B, G, interior=x0)
     tried = []
     end = None if max_seconds is None else time.perf_counter() + max_seconds
     for mth in (method,) + tuple(x for x in FALLBACK_METHODS if x != method):
@@ -375,7 +381,7 @@ def solve_chunk(obj: Objective, index: np.ndarray, masks: np.ndarray, method: st
     ``witnesses`` (optional, shape (k, m)) are strict interior points of the
     patterns' cones, passed on to the solver as hints.  ``target`` (the incumbent
     over alpha when the chunk was made): a pattern whose dual evidence proves a bound at most
-    ``target`` is settled by it without an exact solve (:func:`_solve_one`).
+    ``target`` is settled by it without an exact solve (:func:`solve_one`).
     """
     k = index.size
     m = obj.Phi.shape[1]
@@ -394,7 +400,7 @@ def solve_chunk(obj: Objective, index: np.ndarray, masks: np.ndarray, method: st
             w = np.array(witnesses[j], dtype=float)
             out = _by_evidence(wedged[j], float(neuron_values(obj, w[None, :])[0]), w)
         else:
-            out = _solve_one(obj, masks[j], method, None if witnesses is None else witnesses[j], target, two_row=False)
+            out = solve_one(obj, masks[j], method, None if witnesses is None else witnesses[j], target, two_row=False)
         upper[j], lower[j], thetas[j], status[j] = out.upper, out.lower, out.theta, out.status
         methods.append(out.method)
         if out.note:

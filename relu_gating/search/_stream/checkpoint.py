@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from relu_gating._files import atomic_write, check_writable
+from relu_gating._runtime.files import atomic_write, check_writable
 from relu_gating.errors import CheckpointError
 from relu_gating.search._signing import authentic, signed
 from relu_gating.search.state import (STREAM_FORMAT, PatternOutcome, evidence_arrays, evidence_from_arrays,

@@ -14,13 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from relu_gating._interrupt import check_stop
-from relu_gating._progress import Progress
+from relu_gating._runtime.interrupt import check_stop
+from relu_gating._runtime.progress import Progress
 from relu_gating.errors import InputError
 from relu_gating.search._exact.pilot import pilot_value
 from relu_gating.search._enum.store import DiskStore, PatternStore
 from relu_gating.search._config import CHECKPOINT_EVERY
-from relu_gating._executors import workers_of
+from relu_gating._runtime.executors import workers_of
 from relu_gating.search._stream.parts import Plan, n_parts, plan, stream_parts
 from relu_gating.search._stream.checkpoint import StreamCheckpoint, cached_parts
 from relu_gating.search.objectives import Objective, with_rank
@@ -53,10 +53,10 @@ def _absorb_parts(obj: Objective, pl: Plan, store: DiskStore, cands: Candidates,
     inc = cands.defer  # the pilot's value
     parts = cached_parts(ckpt, lambda miss: stream_parts(obj, pl, tol, executor, patterns, only=miss, incumbent=inc),
                          n_parts(pl, patterns))
-    from relu_gating import _threads
+    from relu_gating._runtime import threads as _threads
 
     with Progress(pl.bound, "patterns (bounded)", enabled=progress) as bar, \
-            _threads.blas_threads(_threads.BOUND_PASS_THREADS):  # skinny GEMMs: see relu_gating._threads
+            _threads.blas_threads(_threads.BOUND_PASS_THREADS):  # skinny GEMMs: see relu_gating._runtime.threads
         for part in parts:
             off = store.N
             store.append(packed=part.packed, witnesses=part.witnesses, upper=part.upper, lower=part.lower,
@@ -73,7 +73,7 @@ def _absorb_parts(obj: Objective, pl: Plan, store: DiskStore, cands: Candidates,
             bar.update(len(part))
             if ckpt is not None:
                 ckpt.maybe_save()
-            check_stop()  # Ctrl-C from the command line (relu_gating._interrupt)
+            check_stop()  # Ctrl-C from the command line (relu_gating._runtime.interrupt)
     return info
 
 

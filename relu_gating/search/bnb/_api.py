@@ -7,14 +7,14 @@ from typing import Any
 
 import numpy as np
 
-from relu_gating._progress import Progress
+from relu_gating._runtime.progress import Progress
 from relu_gating.errors import InputError
-from relu_gating.patterns._exact import single_thread_blas
+from relu_gating.patterns import single_thread_blas
 from relu_gating.search.bnb._search import Search
 from relu_gating.search.bnb._audit import audit_tree
 from relu_gating.search.bnb._chamber import UNPROVEN_NOTE
 from relu_gating.search.bnb._tree_build import count_kinds, to_nodes
-from relu_gating.certificate._problem import exact_rank
+from relu_gating.search.proofs import exact_rank
 from relu_gating.search.objectives import Objective, containment_remark, make_objective, with_rank
 from relu_gating.search.options import BranchAndBoundOptions
 from relu_gating.search.result import NeuronResult

@@ -1,9 +1,9 @@
 """Chambers of the branch and bound: the exact solve of a leaf and the claim its check proves (private).
 
 A node with every row decided is a chamber.  It is settled by the per-pattern machinery of the
-enumeration (:func:`relu_gating.search._exact.tasks._solve_one`: two-row or SDP evidence first, else
+enumeration (:func:`relu_gating.search._exact.tasks.solve_one`: two-row or SDP evidence first, else
 the exact solve with dual evidence), and its leaf claims what the verifier proves for it, as for a
-pattern of the enumeration certificate (:func:`relu_gating.certificate._tree.chamber_bound`).
+pattern of the enumeration certificate (:func:`relu_gating.search.proofs._node.chamber_bound`).
 
 A chamber without a strict interior point is first tested for a zero proof (:meth:`Chambers._zero`):
 when an exact positive dependency of its signed rows covers every active row, ``relu(Phi theta) = 0``
@@ -25,7 +25,7 @@ from relu_gating.search.objectives import neuron_values
 __all__ = ["Chambers"]
 
 
-#: Seconds one chamber's solver methods may take (:func:`relu_gating.search._exact.tasks._solve_one`); past
+#: Seconds one chamber's solver methods may take (:func:`relu_gating.search._exact.tasks.solve_one`); past
 #: them the chamber claims its dual bound with evidence, or its node bound (valid, weaker; the run is then
 #: not certified unless that bound settles it).  Measured: 3 ms a chamber on average in the real-data runs
 #: (docs/real-data.md), 10 s for the slowest exact solves at n = 300, d = 3.
@@ -56,7 +56,7 @@ class Chambers:
         """Solve a chamber exactly; its leaf claims the node bound or, if lower, what the verifier's
         check proves for the solve (:meth:`_proven`)."""
         from relu_gating.search.state import PRUNED
-        from relu_gating.search._exact.tasks import _solve_one, prune_target
+        from relu_gating.search._exact.tasks import solve_one, prune_target
 
         t0 = time.perf_counter()
         self.stats["chambers"] += 1
@@ -78,10 +78,10 @@ class Chambers:
             self.stats["t_chamber"] += time.perf_counter() - t0
             return
         target = prune_target(self.best_value, self.alpha)
-        out = _solve_one(self.obj, mask, self.method, theta0 if strict else None, target, max_seconds=CHAMBER_SECONDS)
+        out = solve_one(self.obj, mask, self.method, theta0 if strict else None, target, max_seconds=CHAMBER_SECONDS)
         d, proof = self._proven(mask, out, target)
         if out.method == "dual-first" and not d <= target:  # the check here does not confirm it: solve
-            out = _solve_one(self.obj, mask, self.method, theta0 if strict else None, max_seconds=CHAMBER_SECONDS)
+            out = solve_one(self.obj, mask, self.method, theta0 if strict else None, max_seconds=CHAMBER_SECONDS)
             d, proof = self._proven(mask, out, target)
         if out.status == PRUNED and self._excluded(mask):  # decided exactly
             node.evidence = None  # (any lifted evidence tried here is not the leaf's)
@@ -157,14 +157,14 @@ class Chambers:
     def _excluded(self, mask: np.ndarray) -> bool:
         """No admissible neuron in the chamber, decided exactly (and confirmed by the verifier's own
         test, which the leaf ``["x"]`` must pass)."""
-        from relu_gating.certificate._verify import _excluded
+        from relu_gating.search.proofs import checker_excluded
         from relu_gating.search._claims import exactly_excluded
 
-        return exactly_excluded(self.obj, mask) and _excluded(self._stated_problem(), mask)
+        return exactly_excluded(self.obj, mask) and checker_excluded(self._stated_problem(), mask)
 
     def _stated_problem(self) -> Any:
         """The problem as the verifier states it (built once)."""
-        from relu_gating.certificate._problem import state_problem
+        from relu_gating.search.proofs import state_problem
 
         if not hasattr(self, "_stated"):
             features = self.obj.stated_features

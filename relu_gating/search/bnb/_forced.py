@@ -10,7 +10,7 @@ weights as multipliers.
 
 Every claim is then checked: a float solve of its square system in the node's well-conditioned
 coordinates (multipliers all clearly positive, moderate condition), otherwise the caller's exact
-Farkas check (:func:`relu_gating.certificate._farkas.implied_exact` on ``Phi``); the verifier checks
+Farkas check (:func:`relu_gating.search.proofs._farkas.implied_exact` on ``Phi``); the verifier checks
 every claim again on its own.  Candidates outside the polytope, or any failure of qhull, are left
 to the per-row tests (NNLS, LP).  Used for ranks 3 to 5 (slices of
 dimension 2 to 4); the per-row tests cost about 0.2 ms a row, and at n = 1000 a node has hundreds

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from solvers._lp import quiet_highs
+from solvers import quiet_highs
 
 __all__ = ["ConeLP", "LPAnswer", "WITNESS_MARGIN"]
 

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from relu_gating.patterns._exact import single_thread_blas
+from relu_gating.patterns import single_thread_blas
 from relu_gating.search.bnb._search import Search
 from relu_gating.search.bnb._tree_build import Node
 
@@ -53,7 +53,7 @@ def expand_until(search: Search, end: float | None, bar: Any = None, pause: Any 
     """Expand the open node of largest bound until the heap is settled (``"settled"``), the
     clock passes ``end`` (``"time"``) or ``pause()`` holds (``"paused"``); Ctrl-C:
     ``"interrupted"``.  The same loop as :meth:`Search.run`, without pushing the root."""
-    from relu_gating._interrupt import check_stop
+    from relu_gating._runtime.interrupt import check_stop
 
     try:
         while search.heap:
@@ -205,7 +205,7 @@ class _Pool:
 
 
 def workers_of(executor: Any) -> int:
-    from relu_gating._executors import workers_of as count
+    from relu_gating._runtime.executors import workers_of as count
 
     return count(executor)
 
@@ -281,7 +281,7 @@ def run_parallel(search: Search, executor: Any, deadline: float | None, bar: Any
 def _rounds(search: Search, pool: _Pool, inflight: dict, totals: dict, deadline: float | None, bar: Any,
             seed: int) -> str:
     """Keep one task per worker in flight until settled, out of time or interrupted."""
-    from relu_gating._interrupt import check_stop
+    from relu_gating._runtime.interrupt import check_stop
 
     W = totals["workers"]
     while True:

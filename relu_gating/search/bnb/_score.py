@@ -71,10 +71,10 @@ def child_bounds(P, signs: np.ndarray, cands: np.ndarray,
     Xmi = None if P.QH is None else P.QH[cands]
     cols = P.plus_columns(plus)
     Xp, Xpi = P.plus_span(plus, cols), P.plus_span(cands, cols)
-    from relu_gating.certificate._tree import _bound_matrix
+    from relu_gating.search.proofs import bound_matrix
 
     if T is None:
-        T, _ = _bound_matrix(P, signs)
+        T, _ = bound_matrix(P, signs)
     out = []
     for Mb, X, Xi in ((P.M[plus], Xp, Xpi), (P.M[minus], Xm, Xmi)):
         upd = _block(Mb, X, Xi, P.M[cands])

@@ -29,7 +29,7 @@ prove (never a solver's objective), adds a margin, and claims it:
   small in the tree;
 * the dual SDP (minimize ``u``) with Clarabel, where the first-order steps do not settle the node
   and the node is small (``CLARABEL_MAX_UNDECIDED``).  The evidence
-``(dec, N, mu)`` is checked by :mod:`relu_gating.certificate._tree_strong` (slack positive
+``(dec, N, mu)`` is checked by :mod:`relu_gating.search.proofs._lifted` (slack positive
 definite with a rounding allowance, ``N >= 0``), which shares nothing with this module.
 
 When to pay (``benchmarks/bnb_bound_study.py``): only for nodes with at most ``MAX_UNDECIDED``

@@ -1,6 +1,6 @@
 """Nodes of the branch and bound and their preorder JSON form (private).
 
-The JSON layout is the tree certificate of :mod:`relu_gating.certificate._tree`.
+The JSON layout is the tree certificate of :mod:`relu_gating.search.proofs._node`.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from relu_gating._gc import paused_gc
+from relu_gating._runtime.collector import paused_gc
 from relu_gating.certificate import multipliers_json
 
 __all__ = ["Node", "to_nodes", "count_kinds"]

@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from relu_gating._validate import as_matrix, as_vector
+from relu_gating._inputs.validate import as_matrix, as_vector
 from relu_gating.errors import InputError, SolverFailure
 
 __all__ = ["VariationNorm", "variation_norm", "Representability", "representability_constant", "normalized_neurons"]
@@ -260,7 +260,7 @@ def variation_norm(v: Any, Phi: Any, *, tol: float = DEFAULT_TOL, max_iter: int 
         Refuse larger pattern sets (:class:`~relu_gating.errors.ProblemTooLargeError`).
     pricing : {"auto", "cone", "search"}
         How each round's dual is priced.  ``"cone"``: every chamber bounded exactly by its cone's
-        dual (:mod:`relu_gating.coverage._cone_pricing`; needs a dyadic ``Phi`` with at most 4
+        dual (:mod:`relu_gating.layers._cone_pricing`; needs a dyadic ``Phi`` with at most 4
         columns and 1,024 rows, as on the experiments' grid): a certified lower end every round,
         and the best neuron of each violating chamber as new columns.  ``"search"``: cheap
         candidates, and the certified best-neuron search when they find nothing (the earlier
@@ -268,7 +268,7 @@ def variation_norm(v: Any, Phi: Any, *, tol: float = DEFAULT_TOL, max_iter: int 
 
     Examples
     --------
-    >>> import numpy as np; from relu_gating.coverage.variation import variation_norm
+    >>> import numpy as np; from relu_gating.layers.variation import variation_norm
     >>> x = np.linspace(-1, 1, 7); Phi = np.c_[x, np.ones(7)]
     >>> r = variation_norm(np.maximum(x, 0), Phi)   # one neuron: norm ||relu(x)||
     >>> bool(r.certified and abs(r.upper - np.linalg.norm(np.maximum(x, 0))) < 1e-6)
@@ -349,7 +349,7 @@ def _solve(P: np.ndarray, u: np.ndarray, thetas: np.ndarray, B: np.ndarray | Non
 
 def _cone_pricer(P: np.ndarray, patterns: Any) -> Any:
     """The exact chamber-by-chamber pricer of ``P``, or None where it does not apply."""
-    from relu_gating.coverage._cone_pricing import ConePricer
+    from relu_gating.layers._cone_pricing import ConePricer
 
     try:
         return ConePricer(P, patterns)
@@ -368,7 +368,7 @@ def _lower_exact(yq: np.ndarray, v: np.ndarray, bound: float) -> float:
 
 def _solve_cone(P: np.ndarray, u: np.ndarray, v: np.ndarray, thetas: np.ndarray, B: np.ndarray | None, cone: Any,
                 tol: float, max_iter: int) -> dict:
-    """Column generation priced by :class:`~relu_gating.coverage._cone_pricing.ConePricer` every round.
+    """Column generation priced by :class:`~relu_gating.layers._cone_pricing.ConePricer` every round.
 
     The master LP is degenerate (many optimal duals); the dual is smoothed (Wentges): the pricing is
     at ``SMOOTHING * centre + (1 - SMOOTHING) * y``, the centre being the dual of the best lower end

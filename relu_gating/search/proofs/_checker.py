@@ -1,9 +1,6 @@
-"""The verifier's entry points in :mod:`relu_gating.certificate`, delegating to the checker.
-
-All checking lives in :mod:`relu_gating.checker` (small, separate, its own primitives); this
-module forwards to it lazily, keeps the performance wrappers that do not belong in the checker
-(allocator warm-up, paused cyclic collector), and offers the search :func:`prove_bounds`, so
-that the search claims no more than the checker proves.
+"""The checker's proofs offered to the search: :func:`prove_bounds`, so that the search claims no
+more than the checker proves (all checking lives in :mod:`relu_gating.checker`, which
+:func:`relu_gating.verify` is).
 """
 
 from __future__ import annotations
@@ -14,37 +11,14 @@ import numpy as np
 
 from relu_gating.checker import BOUND_SLACK, CHUNK, EXCLUDE_RTOL, VALUE_TOL
 
-__all__ = ["verify", "prove_bounds", "VALUE_TOL", "BOUND_SLACK", "EXCLUDE_RTOL", "CHUNK"]
-
-
-def __getattr__(name: str) -> Any:
-    if name == "VerifyReport":
-        from relu_gating.checker import VerifyReport
-
-        return VerifyReport
-    raise AttributeError(name)
-
-
-def verify(certificate: Any, Phi: Any, U_K: Any, features: Any = "bias", exact: bool = False) -> Any:
-    """Re-check a best-neuron certificate against the problem stated by the caller.
-
-    :func:`relu_gating.checker.verify` (same parameters and result), run with the allocator
-    warmed and the cyclic collector paused (a large JSON certificate is millions of small lists).
-    """
-    from relu_gating._alloc import warm_allocator
-    from relu_gating._gc import paused_gc
-    from relu_gating.checker import verify as check
-
-    warm_allocator()
-    with paused_gc():
-        return check(certificate, Phi, U_K, features, exact=exact)
+__all__ = ["prove_bounds", "checker_excluded", "VALUE_TOL", "BOUND_SLACK", "EXCLUDE_RTOL", "CHUNK"]
 
 
 _STATED: dict = {}
 
 
 def _checker_problem(S: Any) -> Any:
-    """The checker's statement of a problem stated by :mod:`relu_gating.certificate._problem`
+    """The checker's statement of a problem stated by :mod:`relu_gating.search.proofs._problem`
     (features ``"array"`` through their orthonormal basis), cached per object."""
     got = _STATED.get(id(S))
     if got is None or got[0] is not S:  # by identity first (called per pattern), then by content
@@ -63,7 +37,7 @@ def _prove(S: Any, masks: np.ndarray, claims: np.ndarray, evidence: dict, pruned
                  np.asarray(pruned, dtype=bool))
 
 
-def _excluded(S: Any, mask: np.ndarray) -> bool:
+def checker_excluded(S: Any, mask: np.ndarray) -> bool:
     """The checker's exact exclusion decision (:func:`relu_gating.checker._bounds.excluded`)."""
     from relu_gating.checker import excluded
 
@@ -88,7 +62,7 @@ def _stated(Phi: Any, U_K: Any, features: Any) -> Any:
     arrays): the branch and bound asks :func:`prove_bounds` once per chamber, and stating the
     problem decides ``Phi``'s pivot columns in exact rationals (half of a search's time at
     n = 1000, d = 2 before the cache)."""
-    from relu_gating.certificate._problem import array_sha256
+    from relu_gating.checker import array_sha256
     from relu_gating.checker import state_problem
 
     feat = features if features is None or isinstance(features, str) else array_sha256(np.asarray(features))

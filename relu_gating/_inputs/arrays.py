@@ -2,7 +2,7 @@
 
 Each helper raises :class:`relu_gating.errors.InputError` with a message that names the
 argument and says what is wrong with it.  The checker uses these alone; the rest of the input
-validation is :mod:`relu_gating._validate`.
+validation is :mod:`relu_gating._inputs.validate`.
 """
 
 from __future__ import annotations

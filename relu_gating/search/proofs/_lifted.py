@@ -10,7 +10,7 @@ on ``U``.  Such an ``x`` satisfies ``G x >= 0`` for the rows of ``G``
 
 and ``x^T C_i x = y_i (y_i - q_i^T v) = 0`` with ``C_i`` the symmetric part of
 ``e_{y_i} (e_{y_i} - (q_i, 0))^T``.  The objective is ``x^T A x / x^T B x`` with ``A = E^T M M^T E``
-and ``B = E^T (I - Q_H Q_H^T) E`` (the pencil of :func:`~relu_gating.certificate._proofs.pattern_pencils`
+and ``B = E^T (I - Q_H Q_H^T) E`` (the pencil of :func:`~relu_gating.search.proofs._pattern.pattern_pencils`
 with ``S Q`` replaced by ``E``).  If ``u B - A - G^T N G - sum_i mu_i C_i`` is positive semidefinite
 for a symmetric entrywise nonnegative ``N`` and any ``mu``, then on every neuron of the node
 ``x^T A x <= u x^T B x + x^T G^T N G x + 0 <= ...``, i.e. ``u x^T B x - x^T A x >= (G x)^T N (G x) >= 0``:
@@ -20,7 +20,7 @@ The check here rebuilds ``E, A, B, G, C`` from the node's signs and ``(Q, M, Q_H
 by ``max(sym(N), 0)`` (still valid evidence, whatever was sent), and asks that the smallest
 eigenvalue of the slack, computed in float64, exceed an allowance that bounds the rounding of
 forming it and of the eigenvalue solver (entrywise magnitudes of the products, times
-:func:`~relu_gating.certificate._proofs._allow`).  It shares no code with the search's solver.
+:func:`~relu_gating.search.proofs._pattern._allow`).  It shares no code with the search's solver.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from relu_gating.certificate._proofs import _allow
+from relu_gating.search.proofs._pattern import _allow
 
 __all__ = ["lifted_leaf_bound", "lifted_pieces", "multiplier_matrix"]
 

@@ -1,6 +1,6 @@
 r"""Rigorous rank-one pricing of the variation norm, chamber by chamber, in exact integer arithmetic (private).
 
-The column generation of :mod:`relu_gating.coverage.variation` needs, for a dual vector ``y``, a
+The column generation of :mod:`relu_gating.layers.variation` needs, for a dual vector ``y``, a
 certified upper bound on ``max_d |<y, d>|`` over the normalized neurons ``d = relu(Phi theta) /
 ||relu(Phi theta)||``.  Every such ``theta`` lies in the closure of a chamber ``C_S = {theta :
 A_S theta >= 0}`` (``A_S = diag(2 s - 1) Phi``, ``s`` the gating pattern), where

@@ -11,11 +11,12 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from relu_gating._arrays import as_matrix, as_vector, check_same_rows
+from relu_gating._inputs.arrays import as_matrix, as_vector, check_same_rows
 from relu_gating.errors import InputError
 
 __all__ = ["as_matrix", "as_vector", "check_K", "check_same_rows", "as_square_operator", "shape_warning",
-           "warn_suspicious_shape", "SuspiciousShapeWarning", "check_basis", "ORTHONORMAL_TOL"]
+           "warn_suspicious_shape", "SuspiciousShapeWarning", "check_basis", "ORTHONORMAL_TOL",
+           "with_ones"]
 
 #: Tolerance of the orthonormality check of a basis ``U_K`` given by the user.
 ORTHONORMAL_TOL = 1e-6
@@ -69,6 +70,12 @@ def warn_suspicious_shape(n: int, d: int, name: str, m: int | None = None) -> No
     msg = shape_warning(n, d, name, m)
     if msg is not None:
         warnings.warn(msg, SuspiciousShapeWarning, stacklevel=3)
+
+
+def with_ones(H: Any, name: str = "H") -> np.ndarray:
+    """``[H, 1]``, shape (n, m + 1): a layer's input (:func:`relu_gating.layer_input`, which calls this)."""
+    Hm = as_matrix(H, name, allow_1d=True)
+    return np.hstack([Hm, np.ones((Hm.shape[0], 1))])
 
 
 def check_basis(U_K: Any, name: str = "U_K", *, n: int | None = None) -> np.ndarray:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-from relu_gating._validate import as_matrix, check_same_rows
+from relu_gating._inputs.validate import as_matrix, check_same_rows
+from relu_gating.checker import array_sha256  # the one definition: the input hashes the checker compares
 from relu_gating.errors import InputError
 
 __all__ = ["StatedProblem", "state_problem", "exact_rank", "array_sha256", "pow2_scales", "UK_ORTHONORMAL_TOL"]
@@ -45,12 +45,6 @@ class StatedProblem:
         return "captured" if self.QH is None else "marginal"
 
 
-def array_sha256(a: np.ndarray) -> str:
-    """SHA-256 of an array's float64 C-ordered bytes and shape."""
-    a = np.ascontiguousarray(a, dtype=np.float64)
-    return hashlib.sha256(str(a.shape).encode() + a.tobytes()).hexdigest()
-
-
 def exact_rank(Phi: np.ndarray) -> int:
     """Rank of a float matrix taken as exact rationals (Gaussian elimination on fractions)."""
     rows = [[Fraction(float(x)) for x in col] for col in np.asarray(Phi, dtype=float).T]  # columns as rows
@@ -74,8 +68,8 @@ def exact_rank(Phi: np.ndarray) -> int:
 
 def pow2_scales(A: np.ndarray, axis: int = 0) -> np.ndarray:
     """Per column (``axis=0``) or row (``axis=1``), an exact power-of-two scale
-    (:func:`relu_gating._scaling.pow2_column_scales`)."""
-    from relu_gating._scaling import pow2_column_scales  # exact, or the input is refused
+    (:func:`relu_gating._inputs.scaling.pow2_column_scales`)."""
+    from relu_gating._inputs.scaling import pow2_column_scales  # exact, or the input is refused
 
     return pow2_column_scales(A) if axis == 0 else pow2_column_scales(A.T)[:, None]
 
@@ -117,8 +111,8 @@ def state_problem(Phi: Any, U_K: Any, features: Any) -> StatedProblem:
     QH = None
     M = U
     if H is not None:
-        from relu_gating._feature_basis import feature_basis
+        from relu_gating._inputs.feature_basis import feature_basis
 
-        QH = feature_basis(H)[1]  # the rank of H decided exactly, never by a float threshold
+        QH = feature_basis(H).Q  # the rank of H decided exactly, never by a float threshold
         M = U - QH @ (QH.T @ U)
     return StatedProblem(Phi, U, _basis(Phi), M, QH, spec, sha, H)

@@ -1,5 +1,6 @@
-"""Tree certificates of the branch and bound: the search's node bound and its JSON writer (private;
-the certificate is checked by :mod:`relu_gating.checker._tree`, with its own primitives).
+"""The branch and bound's node bound, and the tree certificate it proves (private; the certificate
+is written by :func:`relu_gating.certificate.result_to_dict`, laid out in ``FORMAT.md``, and checked
+by :mod:`relu_gating.checker._tree`, with its own primitives).
 
 A node of the tree is the closed cone of weights on which some rows of ``Phi``
 have a fixed sign (``+1`` active, ``-1`` inactive, ``0`` undecided); the root
@@ -18,7 +19,7 @@ Nodes are listed in preorder, each a short JSON list:
   leaf holding only ``h = 0``, by an exact positive dependency of its signed rows
   (:mod:`relu_gating.search.bnb._zero`).
 * ``["d", u, dec, N, mu]``: a leaf of any depth bounded by ``u`` from lifted evidence
-  coupling its undecided rows (:mod:`relu_gating.certificate._tree_strong`).
+  coupling its undecided rows (:mod:`relu_gating.search.proofs._lifted`).
 
 Every weight lies in some leaf's closed cone (a split covers its parent; an
 implied sign loses only the face ``phi_i theta = 0``, which the child holds),
@@ -45,15 +46,13 @@ from typing import Any, Callable
 
 import numpy as np
 
-from relu_gating.certificate._codes import FORMAT
-from relu_gating.certificate._farkas import implied_exact
-from relu_gating.certificate._problem import pow2_scales
-from relu_gating.certificate._proofs import _allow
+from relu_gating.search.proofs._farkas import implied_exact
+from relu_gating.search.proofs._problem import pow2_scales
+from relu_gating.search.proofs._pattern import _allow
 
-__all__ = ["NodeProblem", "node_problem", "node_bound", "implied_exact", "chamber_bound", "tree_to_dict",
-           "SIGMA_MIN", "TREE_KIND"]
+__all__ = ["NodeProblem", "node_problem", "node_bound", "bound_matrix", "bound_parts", "implied_exact", "chamber_bound",
+           "SIGMA_MIN"]
 
-TREE_KIND = "tree"
 #: A complement block whose spanning matrix has a smaller singular value is dropped.
 SIGMA_MIN = 1e-6
 _EPS = np.finfo(float).eps
@@ -238,7 +237,7 @@ def _whitened_basis(X: np.ndarray) -> tuple[np.ndarray, float]:
     return O, float((eta + err / (s - err)) * (1 + 4 * _EPS))
 
 
-def _bound_matrix(P: NodeProblem, signs: np.ndarray) -> tuple[np.ndarray, float]:
+def bound_matrix(P: NodeProblem, signs: np.ndarray) -> tuple[np.ndarray, float]:
     plus = (signs > 0) & ~P.zero_rows
     minus = (signs < 0) | P.zero_rows
     QHm = None if P.QH is None else P.QH[minus]
@@ -252,7 +251,7 @@ def _bound_matrix(P: NodeProblem, signs: np.ndarray) -> tuple[np.ndarray, float]
 def bound_parts(P: NodeProblem, signs: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
     """:func:`node_bound` with its parts: ``(bound, z, T)``, ``z`` the top eigenvector of the
     K x K matrix ``T`` (``M z`` is the bound's maximizer off ``Z``)."""
-    T, eta = _bound_matrix(P, signs)
+    T, eta = bound_matrix(P, signs)
     w, V = np.linalg.eigh(T)
     return float(w[-1]) + eta * P.trM + P.form, V[:, -1], T
 
@@ -267,26 +266,9 @@ def node_bound(P: NodeProblem, signs: np.ndarray, want_vector: bool = False) -> 
 def chamber_bound(S: Any, mask: np.ndarray, claim: float, rows: np.ndarray, N: np.ndarray) -> float:
     """Bound proven for a chamber's claim as for a pattern of the enumeration certificate: the pencil
     inequality at the claim, the support bound, the dual evidence ``(rows, N)`` (ignored if
-    malformed), exactly where floats are too coarse (:func:`relu_gating.certificate._verify._prove`)."""
-    from relu_gating.certificate._verify import _prove
+    malformed), exactly where floats are too coarse (:func:`relu_gating.search.proofs._checker._prove`)."""
+    from relu_gating.search.proofs._checker import _prove
 
     ok = rows.size == 0 or (rows.min() >= 0 and rows.max() < mask.size and np.all(np.isfinite(N)))
     evidence = {0: (rows, N)} if ok else {}  # no rows: the pencil's own bound, claim-free
     return float(_prove(S, mask[None], np.array([claim]), evidence, np.zeros(1, dtype=bool))[0])
-
-
-def tree_to_dict(res: Any) -> dict:
-    """JSON-ready tree certificate of a branch-and-bound :class:`~relu_gating.search.NeuronResult`."""
-    return {
-        "format": FORMAT, "kind": TREE_KIND,
-        "problem": {"n": int(res.pattern.size), "m": int(res.theta.size), "K": int(res.K), "objective": res.objective,
-                    "features": res.features, "features_sha256": res.features_sha256},
-        "value": float(res.value), "upper_bound": float(res.upper_bound), "alpha": float(res.alpha),
-        "certified": bool(res.certified), "theta": [float(t) for t in res.theta],
-        "pattern": "".join("1" if b else "0" for b in res.pattern), "n_nodes": int(res.n_nodes),
-        "n_patterns": int(res.n_patterns),
-        "settled": {"exact": int(res.n_exact), "bound": int(res.n_bound), "pruned": int(res.n_pruned)},
-        "seconds": {k: round(float(v), 6) for k, v in res.seconds.items()}, "notes": list(res.notes),
-        "tree": {"nodes": res.tree["nodes"], "stats": {k: (v if isinstance(v, str) else float(v))
-                                                       for k, v in res.tree.get("stats", {}).items()}},
-    }

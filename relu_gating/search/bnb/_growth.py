@@ -1,0 +1,256 @@
+"""The branch and bound's tree growth: rows forced on a node, the row to split on, the expansion (private).
+
+A mixin of :class:`relu_gating.search.bnb._search.Search`.  :meth:`TreeGrowth.expand` fixes the rows
+whose sign is forced (an LP or NNLS finds no interior on one side, and the Farkas rows are checked
+exactly), writes them as implied nodes (:meth:`TreeGrowth.apply_chain`), then splits on the undecided
+row chosen by strong branching (:meth:`TreeGrowth._branch_row`), or settles the node.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+from relu_gating.search.proofs import implied_exact, node_bound
+from relu_gating.search.bnb._blind import blind_row, expand_pointless, split
+from relu_gating.search.bnb._forced import exhaustive_farkas, float_clear, forced_rows
+from relu_gating.search.bnb._lp import WITNESS_MARGIN
+from relu_gating.search.bnb._rows import sample_interior
+from relu_gating.search.bnb._score import child_bounds
+from relu_gating.search.bnb._tree_build import Node
+
+__all__ = ["TreeGrowth", "FARKAS_DUAL_RTOL", "STRONG", "STRONG_FULL", "ASCEND_EVERY"]
+
+#: LP duals below this fraction of the largest are left out of a Farkas combination.
+FARKAS_DUAL_RTOL = 1e-9
+#: Candidate rows scored by their children's bounds at each split (strong branching, rank-one updates).
+STRONG = 64
+#: Local ascent from the best interior sample at every this many expansions.
+ASCEND_EVERY = 8
+#: Candidates scored when the children's bounds must be computed in full.
+STRONG_FULL = 8
+
+
+class TreeGrowth:
+    """The expansion of an open node (:meth:`expand`)."""
+
+    obj: Any  # the search's (annotations only: a mixin defines no attribute another one provides)
+    P: Any
+    Gn: np.ndarray
+    stats: dict
+    cache: dict
+    lp: Any
+    rng: np.random.Generator
+    thin: Any
+    expansions: int
+    settled: Callable[[float], bool]
+    offer: Callable[[np.ndarray], None]
+    ascend: Callable[..., None]
+    chamber: Callable[[Node], None]
+    try_lifted: Callable[[Node], bool]
+    _node: Callable[[np.ndarray, Any, int], Node]
+
+    def expand(self, node: Node) -> None:
+        """Fix forced rows, then split on a free row (children pushed), or settle the node."""
+        assert node.signs is not None and node.v is not None  # an open node
+        if node.v.shape[0] == 0:  # no known interior point: a side of a split made anyway
+            expand_pointless(self, node)
+            return
+        if self.try_lifted(node):
+            return
+        signs = node.signs.copy()
+        dec = np.flatnonzero((signs != 0) & ~self.P.zero_rows)
+        G = signs[dec, None] * self.Gn[dec]
+        pts = sample_interior(G, node.v, self.rng)
+        self.expansions += 1  # every interior point is a neuron of the node; ascend from some
+        self.ascend(pts @ self.obj.to_theta.T, steps=3 if self.expansions % ASCEND_EVERY == 1 else 0)
+        seen = pts.shape[0]
+        chain, free, pts = self._fix_forced(node, signs, pts)
+        if pts.shape[0] > seen:  # the witnesses found: offered once here, not again by the nodes below
+            self.offer(pts[seen:] @ self.obj.to_theta.T)
+        refuted = node.refuted
+        cur = self.apply_chain(node, chain, signs, pts)
+        if cur is None:
+            return
+        cur.refuted = refuted  # its children search these rows' new subsets only
+        if not np.any((signs == 0) & ~self.P.zero_rows):
+            self.chamber(cur)
+            return
+        if free.size == 0:  # no undecided row is seen on both sides, none provably forced
+            if self.thin.settle(cur, signs):  # settled from the exact chambers (small degenerate data)
+                self.stats["thin_exact"] += 1
+                return
+            self.stats["blind"] += 1  # split anyway: a side without points is decided exactly below
+            assert cur.z is not None
+            split(self, cur, signs, pts, blind_row(self, signs, cur.z))
+            return
+        split(self, cur, signs, pts, self._branch_row(signs, free, cur))
+
+    def apply_chain(self, node: Node, chain: list, signs: np.ndarray, pts: np.ndarray) -> Node | None:
+        """Write the implied rows ``chain`` below ``node`` (``signs`` already holds them); the
+        node below them with its fresh bound, or None when that bound settles it."""
+        cur = node
+        if chain:
+            for i, s, rows in chain:
+                child = Node(None, None, node.claim, None, node.depth)
+                cur.row, cur.sign, cur.rows, cur.children = i, s, rows, [child]
+                cur.settle("i")
+                cur = child
+            self.stats["implied"] += len(chain)
+            fresh = self._node(signs, pts, node.depth)
+            cur.signs, cur.v, cur.z, cur.T = fresh.signs, fresh.v, fresh.z, fresh.T
+            cur.claim = cur.bound = fresh.claim
+            if self.settled(cur.claim):
+                cur.settle("b")
+                return None
+        return cur
+
+    def _fix_forced(self, node: Node, signs: np.ndarray, pts: np.ndarray) -> tuple[list, np.ndarray, np.ndarray]:
+        """Rows of ``node`` whose sign is forced (LP + exact Farkas), fixed in ``signs`` in place.
+
+        Returns the chain ``[(row, sign, farkas rows)]``, the undecided rows seen on both sides
+        by the interior points ``pts`` (free), and the points (LP witnesses appended).  A row the
+        exhaustive search proves neither way is recorded in ``node.refuted`` with the decided rows
+        searched: the nodes below check only the subsets with a row decided since."""
+        und = np.flatnonzero((signs == 0) & ~self.P.zero_rows)
+        Z = self.Gn[und] @ pts.T
+        pos, neg = (Z > WITNESS_MARGIN).any(axis=1), (Z < -WITNESS_MARGIN).any(axis=1)
+        free = pos & neg
+        cand = np.flatnonzero(~free)
+        cand = cand[np.argsort(-np.abs(self.obj.M[und[cand]] @ node.z))]
+        chain = []
+        refuted: dict = {}
+        dec = np.flatnonzero((signs != 0) & ~self.P.zero_rows)
+        Gd = signs[dec, None] * self.Gn[dec]
+        loaded = False
+        obs = cand[pos[cand] | neg[cand]]  # seen on one side only: maybe forced to it
+        t0 = time.perf_counter()
+        batch = forced_rows(self.Gn, signs, dec, und[obs], np.where(pos[obs], 1, -1), pts[0],
+                            lambda i, s, rows: self._implied(signs, i, s, rows))
+        self.stats["t_forced"] += time.perf_counter() - t0
+        self.stats["forced_batch"] += len(batch)
+        for c, k in enumerate(cand.tolist()):
+            if free[k]:
+                continue
+            i = int(und[k])
+            if i in batch:
+                signs[i] = 1 if pos[k] else -1
+                chain.append((i, int(signs[i]), batch[i]))
+                continue
+            s_obs = 1 if pos[k] else -1
+            kind, got = self._nnls(Gd, dec, signs, i, s_obs, pts[0])
+            if kind == "lp":
+                if not loaded:
+                    self.lp.begin(Gd, self.Gn[und[cand]])
+                    loaded = True
+                kind, got = self._test(dec, signs, c, i, -s_obs)
+            if kind == "unproven":  # "empty" is already proven (exact Farkas), seen or not
+                seen = bool(pos[k] or neg[k])
+                kind, got, s_obs = self._exhaustive(dec, signs, i, seen, s_obs, node.refuted.get(i))
+                if kind == "unproven":
+                    refuted[i] = {s: dec for s in ((s_obs,) if seen else (1, -1))}
+            if kind == "witness":
+                pts = np.vstack([pts, got])
+                zz = self.Gn[und] @ got
+                pos |= zz > WITNESS_MARGIN
+                neg |= zz < -WITNESS_MARGIN
+                free = pos & neg
+            elif kind == "empty":
+                signs[i] = s_obs
+                chain.append((i, s_obs, tuple(int(j) for j in got)))
+        keep = free & (signs[und] == 0)
+        if refuted:
+            node.refuted = {**node.refuted, **refuted}
+        return chain, und[keep], pts
+
+    def _nnls(self, Gd: np.ndarray, dec: np.ndarray, signs: np.ndarray, i: int, s: int, inner: np.ndarray) -> Any:
+        """Is ``s g_i`` in the cone of the decided rows?  NNLS: a zero residual gives Farkas rows
+        (checked exactly); a nonzero one a point of the cone on the other side (``-residual``,
+        pushed inside).  ``("lp", None)`` when neither is conclusive."""
+        from scipy.optimize import nnls
+
+        t0 = time.perf_counter()
+        self.stats["nnls"] += 1
+        g = s * self.Gn[i]
+        try:
+            y, res = nnls(Gd.T, g) if dec.size else (np.zeros(0), float(np.linalg.norm(g)))
+        except (RuntimeError, ValueError):
+            return ("lp", None)
+        finally:
+            self.stats["t_nnls"] += time.perf_counter() - t0
+        if res <= 1e-10:
+            rows = dec[y > 1e-12 * max(float(y.max(initial=0.0)), 1e-300)]
+            if rows.size <= self.obj.rank and self._implied(signs, i, s, rows):
+                return ("empty", rows)
+            return ("lp", None)
+        w = Gd.T @ y - g  # in the closed cone, with g . w = -res^2 < 0
+        w = w / np.linalg.norm(w)
+        for eps in (1e-3, 1e-6):
+            v = w + eps * inner
+            if (Gd @ v).min(initial=np.inf) > WITNESS_MARGIN and g @ v < -WITNESS_MARGIN:
+                return ("witness", v / np.abs(v).max())
+        return ("lp", None)
+
+    def _implied(self, signs: np.ndarray, i: int, s: int, rows: np.ndarray) -> bool:
+        """The verifier's exact Farkas check, skipped when a float solve of a square, well
+        conditioned system leaves every multiplier clearly positive (the exact signs agree).  The
+        float system is in the unit rows of the well-conditioned basis (``Phi = Psi R`` keeps the
+        multipliers): translated or rescaled data do not send it to the exact check."""
+        if rows.size == self.Gn.shape[1] and float_clear(self.Gn, signs, rows[None], np.array([i]), np.array([s * 1.0]))[0]:
+            return True  # the batch's float filter (bnb/_forced.py), on one claim
+        self.stats["exact_farkas"] += 1
+        return implied_exact(self.obj.Phi, signs, i, s, rows.tolist(), self.cache)
+
+    def _test(self, dec: np.ndarray, signs: np.ndarray, c: int, i: int, s: int) -> Any:
+        """Witness of the side ``s`` of candidate ``c`` (row ``i``) of the loaded LP, or the Farkas
+        rows proving that side has no interior (``("empty", rows)``), or ``("unproven", None)``."""
+        t0 = time.perf_counter()
+        ans = self.lp.test(c, s)
+        self.stats["t_lp"] += time.perf_counter() - t0
+        self.stats["lp"] += 1
+        if ans.v is not None:
+            return ("witness", ans.v)
+        if ans.duals is not None and ans.duals[-1] > 0:
+            d = ans.duals[:-1]
+            rows = dec[d > FARKAS_DUAL_RTOL * max(float(d.max(initial=0.0)), 1e-300)]
+            if rows.size <= self.obj.rank and implied_exact(self.obj.Phi, signs, i, -s, rows.tolist(), self.cache):
+                return ("empty", rows)
+        return ("unproven", None)
+
+    def _exhaustive(self, dec: np.ndarray, signs: np.ndarray, i: int, seen: bool, s_obs: int,
+                    tried: dict | None = None) -> tuple:
+        """``("empty", rows, s)`` when an exhaustive exact search proves row ``i`` forced to ``s``
+        (the side seen, or either side when neither was), else ``("unproven", None, s_obs)``; ``tried``:
+        what an ancestor's search found nothing in (:func:`exhaustive_farkas`)."""
+        got = exhaustive_farkas(dec, i, (s_obs,) if seen else (1, -1), self.obj.rank,
+                                lambda i_, s_, rows: self._implied(signs, i_, s_, rows), (self.Gn, signs), tried)
+        self.stats["exhaustive"] += 1
+        return ("unproven", None, s_obs) if got is None else ("empty", got[1], got[0])
+
+    def _branch_row(self, signs: np.ndarray, free: np.ndarray, cur: Node) -> int:
+        """The free row to split on: among the ``STRONG`` rows where the bound's maximizer is
+        largest, the one whose children's larger bound is smallest (strong branching)."""
+        top = free[np.argsort(-np.abs(self.obj.M[free] @ cur.z))[:STRONG]]
+        if top.size == 1:
+            return int(top[0])
+        t0 = time.perf_counter()
+        fast = child_bounds(self.P, signs, top, cur.T)
+        self.stats["t_score"] += time.perf_counter() - t0
+        if fast is not None:
+            return int(top[int(np.argmin(np.maximum(fast[0], fast[1])))])
+        best, arg = np.inf, int(top[0])
+        for i in top[:STRONG_FULL].tolist():
+            worst = -np.inf
+            for s in (1, -1):
+                old = signs[i]
+                signs[i] = s
+                t0 = time.perf_counter()
+                worst = max(worst, node_bound(self.P, signs))
+                self.stats["t_bound"] += time.perf_counter() - t0
+                self.stats["n_bound"] += 1
+                signs[i] = old
+            if worst < best:
+                best, arg = worst, i
+        return arg
