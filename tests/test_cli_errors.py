@@ -31,7 +31,7 @@ def files(tmp_path_factory):
     (d / "nan.json").write_text('{"format": NaN}')
     (d / "half.json").write_text('{"format": "relu-gating-certificate/2", "problem": {')
     np.save(d / "ckpt.npz", np.zeros(3))
-    np.save(d / "huge.npy", rng.normal(size=(1500, 4)))  # ~4e11 patterns: refused before any work
+    np.save(d / "huge.npy", rng.normal(size=(1500, 4)))  # ~4e11 patterns: enumeration refused before any work
     _absurd(d)
     os.mkfifo(d / "fifo.json")
     return d
@@ -75,7 +75,7 @@ CASES = [
     (["verify", "{d}/half.json", "{d}/x.npy"], "certificate"),
     (["verify", "{d}/missing.json", "{d}/x.npy"], "certificate"),
     (["verify", "{d}/deep.json", "{d}/x.npy", "--require-alpha", "2"], "--require-alpha"),
-    (["best-neuron", "{d}/huge.npy"], "--max-patterns"),
+    (["best-neuron", "{d}/huge.npy", "--strategy", "enumerate"], "max_patterns"),  # auto: the anytime tree
     (["demo", "--plot", "{d}/nope/x.png"], "--plot"),
     (["demo", "--plot", "{d}"], "--plot"),
     (["report", "{d}/x.npy", "--laplacian", "normalized"], "--laplacian"),

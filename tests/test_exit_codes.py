@@ -60,13 +60,15 @@ def test_2_unusable_input(strategy, bad, word, data, capsys):
     assert len(err) == 1 and word in err[0]
 
 
-def test_auto_refuses_a_time_limit_nothing_meets(data, capsys):
-    """auto with a limit no strategy can meet (0.01 s) refuses before any work, naming the options: exit 2
-    (a stopped tree is the explicit branch and bound's row 3 below)."""
-    argv = ["best-neuron", str(data / "mid.npy"), "--K", "3", "--max-seconds", "0.01"]
-    assert main(argv) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "branch" in err[0]
+def test_auto_answers_a_time_limit_nothing_meets(data, capsys):
+    """auto with a limit no strategy can meet (0.01 s) does not refuse: the branch and bound is anytime and
+    reports the alpha reached, not certified: exit 3 (issue 39)."""
+    argv = ["best-neuron", str(data / "mid.npy"), "--K", "3", "--max-seconds", "0.01", "--json"]
+    assert main(argv) == EXIT_UNCERTIFIED
+    out, err = capsys.readouterr()
+    summary = json.loads(out)
+    assert summary["strategy"] == "branch-and-bound" and summary["certified"] is False
+    assert "exit 3" in err.strip().splitlines()[-1]
 
 
 @pytest.mark.parametrize("strategy", ["branch-and-bound"])
@@ -94,15 +96,15 @@ def test_3_stopped_branch_and_bound(strategy, data, tmp_path, capsys):
 def test_3_uncertified_enumeration(strategy, data, monkeypatch, capsys):
     """An enumeration that ends uncertified (its search is replaced by one returning a real answer with a
     larger bound: enumeration certifies whenever its solves succeed) exits 3, JSON and text alike."""
-    import relu_gating.search.front as front
+    import relu_gating.search.strategy as strategies
 
-    real = front.best_neuron
+    real = strategies.run
 
     def weaker(*args, **kwargs):
         res = real(*args, **kwargs)
         return dataclasses.replace(res, upper_bound=res.value * 1.25, certified=False)
 
-    monkeypatch.setattr(front, "best_neuron", weaker)
+    monkeypatch.setattr(strategies, "run", weaker)
     argv = ["best-neuron", str(data / "small.npy"), "--K", "3", "--quiet", *STRATEGIES[strategy]]
     assert main([*argv, "--json"]) == EXIT_UNCERTIFIED
     assert json.loads(capsys.readouterr().out)["certified"] is False

@@ -53,6 +53,10 @@ def test_best_neuron_certificate_and_verify_conform(data, capsys):
     doc = _strict(out)
     assert doc["schema"] == "relu-gating-best-neuron/1"
     assert violations(doc, _schema("best-neuron")) == []
+    assert doc["strategy"] in ("enumerate", "branch-and-bound")  # the strategy that ran
+    assert violations(dict(doc, strategy="auto"), _schema("best-neuron"))  # never "auto": what ran
+    without = {k: v for k, v in doc.items() if k != "strategy"}
+    assert any("strategy" in v for v in violations(without, _schema("best-neuron")))
     with open(cert, encoding="utf-8") as fh:
         c = _strict(fh.read())
     assert violations(c, _schema("certificate")) == []

@@ -15,7 +15,7 @@ import pytest
 import relu_gating as rg
 import solvers
 from relu_gating.layers.variation import variation_norm
-from relu_gating.search.result import CertificateData, SearchStats, Status
+from relu_gating.search.result import PatternCertificate, SearchStats, Status, TreeCertificate
 
 
 @pytest.fixture(scope="module")
@@ -38,13 +38,29 @@ def test_status_says_what_the_result_proves(query):
 def test_certificate_and_stats_group_the_flat_attributes(query):
     _, _, res = query
     c, s = res.certificate, res.stats
-    assert isinstance(c, CertificateData) and isinstance(s, SearchStats)
-    for f in dataclasses.fields(CertificateData):
+    assert isinstance(c, PatternCertificate) and isinstance(s, SearchStats) and res.tree is None
+    for f in dataclasses.fields(PatternCertificate):
         assert getattr(c, f.name) is getattr(res, f.name), f.name  # the same objects, not copies
+    assert len(c) == res.n_patterns == c.packed.shape[0] == c.witnesses.shape[0] == c.settlement.size
     assert (s.strategy, s.n_patterns, s.n_exact, s.n_bound, s.n_pruned, s.n_nodes) == (
         res.strategy, res.n_patterns, res.n_exact, res.n_bound, res.n_pruned, res.n_nodes)
     assert s.n_exact + s.n_bound + s.n_pruned <= s.n_patterns
     assert s.timings == res.timings
+
+
+def test_a_tree_result_holds_its_tree_and_no_pattern_list(query):
+    """The certificate is one of two types, each complete: a branch and bound's is its tree; the
+    release 0.3 names of the per-pattern arrays still read (empty), and ``tree`` is the tree."""
+    Phi, U_K, res = query
+    bb = rg.best_neuron(Phi, U_K, features="bias", strategy="branch-and-bound")
+    c = bb.certificate
+    assert isinstance(c, TreeCertificate) and c.kind == "tree" and bb.tree is c.tree
+    assert c.nodes is bb.tree["nodes"] and c.stats["stop"] == "settled"
+    assert {f.name for f in dataclasses.fields(c)} == {"tree"}  # no pattern fields
+    assert bb.packed.shape == (0, (Phi.shape[0] + 7) // 8) and bb.witnesses.shape == (0, Phi.shape[1])
+    assert bb.bounds.size == bb.lowers.size == bb.settlement.size == 0 and bb.methods == bb.evidence == {}
+    assert bb.certified and bb.value == pytest.approx(res.value, abs=1e-9)
+    assert rg.verify(bb, Phi, U_K, "bias").certified
 
 
 def _cone_result():

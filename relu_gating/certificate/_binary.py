@@ -26,7 +26,8 @@ import numpy as np
 
 from relu_gating.checker import BINARY_FORMAT  # the one definition: the reader's
 
-__all__ = ["BINARY_FORMAT", "canonical_masks", "write_binary", "save_binary", "binary_meta", "COLUMNS"]
+__all__ = ["BINARY_FORMAT", "canonical_masks", "write_binary", "write_binary_tree", "TREE_MEMBER", "save_binary",
+           "binary_meta", "COLUMNS"]
 
 #: Patterns per chunk when writing and reading.
 CHUNK = 1 << 15
@@ -135,8 +136,36 @@ def save_binary(res: Any, path: Any, extra: dict | None = None) -> None:
     from relu_gating._runtime.files import atomic_write
     from relu_gating.errors import InputError
 
+    if getattr(res, "tree", None) is not None:  # a tree: its JSON form, deflated, in the binary container
+        atomic_write(path, lambda fh: write_binary_tree(res, fh, extra), binary=True)
+        return
     if getattr(res, "strategy", "enumerate") != "enumerate":
-        raise InputError(f"{os.fspath(path)}: a binary certificate lists enumerated patterns; this result is a "
-                         f"{res.strategy} tree: write it as JSON (--out CERT.json)")
-
+        raise InputError(f"{os.fspath(path)}: a {res.strategy} result without its tree cannot be written")
     atomic_write(path, lambda fh: write_binary(res, fh, extra), binary=True)
+
+
+#: The member of a binary tree certificate holding the tree certificate's JSON form (UTF-8 bytes,
+#: deflated); the checker verifies it as it verifies the JSON file.
+TREE_MEMBER = "tree"
+
+
+def write_binary_tree(res: Any, fh: Any, extra: dict | None = None) -> None:
+    """The binary form of a tree certificate (``FORMAT.md``): a binary certificate with no patterns
+    (``meta`` says ``"kind": "tree"``) and the member ``tree.npy``, the JSON certificate as UTF-8
+    bytes (uint8), deflated.  A reader that does not know the member finds no patterns: refused."""
+    n, m = int(res.pattern.size), int(res.theta.size)
+    cert = res.to_dict()
+    cert.update(extra or {})
+    meta_d = dict(binary_meta(res, extra), kind="tree", n_patterns=0)
+    meta = np.frombuffer(json.dumps(meta_d, allow_nan=False).encode(), dtype=np.uint8)
+    body = np.frombuffer(json.dumps(cert, allow_nan=False).encode(), dtype=np.uint8)
+    with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
+        _write_member(zf, "meta", meta, np.dtype(np.uint8), meta.shape)
+        for name in COLUMNS:
+            dt, tail = _columns(n, m)[name]
+            _write_member(zf, name, np.zeros((0,) + tail, dtype=dt), dt, (0,) + tail)
+        for name, arr in _evidence_arrays({}).items():
+            _write_member(zf, name, arr, arr.dtype, arr.shape)
+        zf.compression, zf.compresslevel = zipfile.ZIP_DEFLATED, 6
+        _write_member(zf, TREE_MEMBER, body, np.dtype(np.uint8), body.shape)
+

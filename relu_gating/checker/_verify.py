@@ -269,6 +269,17 @@ def _verify_binary(path: Any, P: StatedProblem, exact: bool) -> VerifyReport:
     return conclude(c, value, top, unproven, first, reasons, checks)
 
 
+def _holds_tree(path: Any) -> bool:
+    """Whether a binary certificate holds a tree (the member ``tree.npy``; ``_tree_npz`` reads it)."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as zf:
+            return "tree.npy" in zf.namelist()
+    except (OSError, zipfile.BadZipFile, ValueError, EOFError):
+        return False  # the binary reader reports it
+
+
 def verify(certificate: Any, Phi: Any, U_K: Any, features: Any = "bias", exact: bool = False) -> VerifyReport:
     """Re-check a best-neuron certificate against the problem stated by the caller.
 
@@ -301,7 +312,11 @@ def verify(certificate: Any, Phi: Any, U_K: Any, features: Any = "bias", exact: 
 def _verify(certificate: Any, Phi: Any, U_K: Any, features: Any, exact: bool) -> VerifyReport:
     P = state_problem(Phi, U_K, features)
     if is_binary(certificate):
-        return _verify_binary(certificate, P, exact)
+        if not _holds_tree(certificate):
+            return _verify_binary(certificate, P, exact)
+        from relu_gating.checker._tree_npz import tree_certificate
+
+        certificate = tree_certificate(certificate)  # a tree in the binary form: checked as its JSON form
     d = load_json(certificate)
     if d.get("format") != FORMAT:
         raise CertificateError(f"certificate format must be {FORMAT!r}, got {d.get('format')!r}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -30,6 +31,7 @@ EXIT_OK, EXIT_UNCERTIFIED, EXIT_INTERRUPTED = 0, 3, 130
 
 SUMMARY_KEYS = ("objective", "value", "upper_bound", "alpha", "certified", "theta", "pattern", "n_patterns",
                 "settled", "seconds", "notes")
+#: ``--json`` also names the strategy that ran: ``"strategy"`` (``"enumerate"`` or ``"branch-and-bound"``).
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentParser:
@@ -68,12 +70,14 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentP
     p.add_argument("--quiet", action="store_true", help="no progress output")
     p.add_argument("--strategy", default="auto", choices=("auto", "enumerate", "branch-and-bound"),
                    help="auto (default): what the plan predicts fastest within --max-seconds and half this "
-                        "machine's memory (in-memory or streamed enumeration, or branch and bound; the line "
-                        "printed first says which and why); enumerate every chamber; or branch and bound over "
-                        "the arrangement (a tree certificate)")
+                        "machine's memory (in-memory or streamed enumeration, or branch and bound, which answers "
+                        "beyond any estimate with the alpha reached; the line printed first says which and why; "
+                        "--out's format plays no part); enumerate every chamber; or branch and bound over the "
+                        "arrangement (a tree certificate, .json or .npz)")
     p.add_argument("--max-seconds", type=float, default=None, metavar="SECONDS",
-                   help="time limit of auto (default 600) and of the branch and bound, which stops there with "
-                        "the incumbent and the alpha reached")
+                   help="wall time of the whole command, writing --out included (default: 600 with auto, no "
+                        "limit with a strategy named); a run stopped there reports the answer and the alpha "
+                        "reached (exit 3)")
     p.set_defaults(run=run)
     return p
 
@@ -153,8 +157,8 @@ def _close(executor: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from relu_gating.search.front import best_neuron
-    from relu_gating.search.options import EnumerateOptions
+    t_start = time.perf_counter()  # --max-seconds is the wall time of the whole command, writing included
+    from relu_gating.search import strategy as strategies
 
     if args.out:  # before any computation: a run must not end unable to write its result
         check_writable(args.out, "--out")
@@ -167,22 +171,20 @@ def run(args: argparse.Namespace) -> int:
     problem = problem_from_args(args)
     features, spec = features_from_spec(args.features, problem.H, problem.n)
     fit_blas()  # the input is valid: BLAS threads <= the usable cores and the user's OMP/OPENBLAS/MKL setting
-    progress = None if not args.quiet else False
-    strategy, memory, max_seconds, max_patterns = _strategy(args, problem.Phi, problem.U_K.shape[1])
-    if strategy == "branch-and-bound":  # main thread: Ctrl-C ends the search with a valid tree certificate
-        client = _executor(args.scheduler, args.scheduler_timeout) or _local_pool(args.workers)
+    choice = _choice(args, problem.Phi, problem.U_K.shape[1])
+    writes = None if not args.out else ("npz" if args.out.lower().endswith(".npz") else "json")
+    query = strategies.Query(problem.Phi, problem.U_K, features=features, alpha=args.alpha, method=args.method,
+                             progress=None if not args.quiet else False, writes=writes,
+                             deadline=strategies.deadline_of(t_start, choice.max_seconds))
+    client = _executor(args.scheduler, args.scheduler_timeout) or _local_pool(args.workers)
+    if choice.strategy == "branch-and-bound":  # main thread: Ctrl-C ends the search with a valid tree certificate
         try:
-            res = best_neuron(problem.Phi, problem.U_K, features=features, alpha=args.alpha, method=args.method,
-                              progress=progress, strategy=strategy, max_seconds=max_seconds, executor=client)
+            res = strategies.run(choice, dataclasses.replace(query, executor=client))
         finally:
             _close(client)
         return _report(args, res, problem, spec)  # exit 130 after the report if Ctrl-C stopped it
-    client = _executor(args.scheduler, args.scheduler_timeout) or _local_pool(args.workers)
     try:
-        options = EnumerateOptions(max_patterns=max_patterns, checkpoint=args.checkpoint, memory=memory)
-        res = run_interruptible(lambda: best_neuron(
-            problem.Phi, problem.U_K, features=features, alpha=args.alpha, method=args.method,
-            executor=client, progress=progress, strategy="enumerate", options=options))
+        res = run_interruptible(lambda: strategies.run(choice, dataclasses.replace(query, executor=client)))
     except Interrupted as exc:
         return interrupted(exc, args.checkpoint)
     finally:
@@ -190,45 +192,23 @@ def run(args: argparse.Namespace) -> int:
     return _report(args, res, problem, spec)
 
 
-def _strategy(args: argparse.Namespace, Phi: np.ndarray, K: int) -> tuple[str, Any, float | None, Any]:
-    """``--strategy`` resolved, with the plan line on stderr: ``(strategy, memory, max_seconds, max_patterns)``.
+def _choice(args: argparse.Namespace, Phi: np.ndarray, K: int) -> Any:
+    """The plan's :class:`~relu_gating.search.plan.Choice` for these arguments, its line on stderr
+    (a terminal's: the strategy and why).  The output format plays no part in it."""
+    from relu_gating.search.options import BranchAndBoundOptions, EnumerateOptions, Resolved, check_max_seconds
+    from relu_gating.search.plan import choose, plan_query
 
-    auto: the plan's choice (:func:`relu_gating.search.plan.choose`), or the enumeration when
-    --checkpoint or --memory is given; an oversize query is refused here, before any work.
-    """
-    from relu_gating.search.bnb import check_strategy
-    from relu_gating.search.front import resolve_auto
-    from relu_gating.search.plan import check_max_patterns, check_plan, choose, plan_query
-
-    check_strategy(args.strategy, args.max_seconds)
-    if args.max_seconds is not None and args.strategy == "enumerate":
-        raise InputError("--max-seconds applies to --strategy branch-and-bound or auto")
+    check_max_seconds(args.max_seconds, "--max-seconds")
     if args.workers is not None and args.scheduler:
         raise InputError("--workers (local processes) and --scheduler (a Dask cluster) exclude each other")
-    busy = args.checkpoint or args.memory is not None
-    if args.strategy == "branch-and-bound" and busy:
+    enum = EnumerateOptions(max_patterns=args.max_patterns, checkpoint=args.checkpoint, memory=args.memory)
+    if args.strategy == "branch-and-bound" and enum.pins_enumeration():
         raise InputError("--checkpoint and --memory apply to --strategy enumerate only")
-    binary = bool(args.out and args.out.lower().endswith(".npz"))
-    if args.strategy == "branch-and-bound" and binary:
-        raise InputError("--out CERT.npz (binary) holds pattern lists; a branch-and-bound tree is written as .json")
+    opts = Resolved(args.strategy, enum, BranchAndBoundOptions(), not enum.pins_enumeration())
     plan = plan_query(Phi, K)
-    if args.strategy == "auto":
-        resolved = resolve_auto(Phi, max_seconds=args.max_seconds, max_patterns=args.max_patterns,
-                                memory=args.memory, enumerate_only=bool(args.checkpoint), tree=not binary, plan=plan,
-                                certificate=bool(args.out))
-        line = plan.describe() if busy else f"{plan.describe(estimate=False)}; " + choose(
-            plan, max_seconds=args.max_seconds, max_patterns=args.max_patterns, tree=not binary,
-            certificate=bool(args.out)).describe()
-    elif args.strategy == "branch-and-bound":
-        resolved = ("branch-and-bound", None, args.max_seconds, args.max_patterns)
-        line = (f"{plan.describe(estimate=False)}; branch and bound: estimated "
-                f"{plan.estimate(args.strategy).describe()}")
-    else:
-        if args.memory is None:
-            check_plan(plan, check_max_patterns(args.max_patterns, *Phi.shape))
-        resolved, line = ("enumerate", args.memory, None, args.max_patterns), plan.describe()
-    say(f"relu-gating best-neuron: {line}", args.quiet)  # on a terminal only: a pipe or --quiet silences it
-    return resolved
+    choice = choose(plan, opts, max_seconds=args.max_seconds, certificate=bool(args.out))
+    say(f"relu-gating best-neuron: {plan.describe(estimate=False)}; {choice.describe()}", args.quiet)
+    return choice
 
 
 def _report(args: argparse.Namespace, res: Any, problem: Any, spec: str) -> int:
@@ -236,9 +216,13 @@ def _report(args: argparse.Namespace, res: Any, problem: Any, spec: str) -> int:
     from relu_gating.certificate import binary_meta, save_binary
 
     record = input_record(problem, args.input, spec)
-    if args.out and args.out.lower().endswith(".npz"):  # binary: streamed, the summary from its meta
-        save_binary(res, args.out, {"input": record})
+    if args.out and args.out.lower().endswith(".npz") and res.tree is None:  # binary: streamed, the summary
+        save_binary(res, args.out, {"input": record})  # from its meta
         cert = binary_meta(res, {"input": record})
+    elif args.out and args.out.lower().endswith(".npz"):  # a tree: its JSON form in the binary container
+        save_binary(res, args.out, {"input": record})
+        cert = res.to_dict()
+        cert["input"] = record
     elif not args.out and getattr(res, "tree", None) is None:  # nothing written: the summary keys alone
         cert = binary_meta(res, {"input": record})  # (the full dict of 2.6M patterns took 4.9 s and 1 GB)
     else:
@@ -248,6 +232,7 @@ def _report(args: argparse.Namespace, res: Any, problem: Any, spec: str) -> int:
             atomic_write(args.out, lambda fh: json.dump(cert, fh, allow_nan=False))
     if args.json:
         summary = summary_dict(cert)
+        summary["strategy"] = res.strategy  # the strategy that ran
         if args.out:
             summary["certificate"] = args.out
         print(dumps(summary, "best-neuron"))
@@ -261,7 +246,10 @@ def _report(args: argparse.Namespace, res: Any, problem: Any, spec: str) -> int:
 
 def _stop(res: Any) -> str:
     """Why the search ended: ``"settled"``, ``"time"`` (--max-seconds) or ``"interrupted"`` (Ctrl-C)."""
-    tree = getattr(res, "tree", None) or {}
+    tree = getattr(res, "tree", None)
+    if tree is None:  # the enumeration says so in its notes (relu_gating.search._enum.memory)
+        notes = getattr(res, "notes", ())
+        return "time" if any(str(n).startswith("enumeration stopped by max_seconds") for n in notes) else "settled"
     return str(tree.get("stats", {}).get("stop", "settled"))
 
 

@@ -83,9 +83,9 @@ def greedy_layer(Phi: Any, U_K: Any, t: int, *, initial: Any = "bias", alpha: fl
     alpha : float in (0, 1]
     **search_options
         Passed to :func:`relu_gating.best_neuron`.  ``strategy`` defaults to ``"auto"``: when the
-        arrangement is small enough to enumerate (Cover's bound, ``search.bnb._api.choose_strategy``)
-        it is enumerated once for all ``t`` queries; beyond, every step is a branch and bound
-        (``max_seconds`` per step), whose certificate is its own tree.
+        plan (:func:`relu_gating.search.plan.choose`, as for ``best_neuron``) chooses the enumeration,
+        the arrangement is enumerated once for all ``t`` queries; otherwise every step is a branch
+        and bound, whose certificate is its own tree.  ``max_seconds`` is each step's budget.
     """
     if isinstance(t, bool) or not isinstance(t, (int, np.integer)) or t < 0:
         raise InputError(f"t must be a nonnegative integer, got {t!r}")
@@ -94,7 +94,7 @@ def greedy_layer(Phi: Any, U_K: Any, t: int, *, initial: Any = "bias", alpha: fl
     H = resolve_features(initial, Phi.shape[0])
     if H is None:
         raise InputError("initial must be 'bias' or a feature matrix (the greedy gain needs features)")
-    search_options = _per_step_options(Phi, search_options)
+    search_options = _per_step_options(Phi, U.shape[1], search_options)
     thetas, gains, ubs, secs = [], [], [], []
     t_step = time.perf_counter()
     captured = [captured_features(H, U)]
@@ -124,26 +124,27 @@ def greedy_layer(Phi: Any, U_K: Any, t: int, *, initial: Any = "bias", alpha: fl
     )
 
 
-def _per_step_options(Phi: np.ndarray, search_options: dict) -> dict:
-    """The ``best_neuron`` keywords of every step: the branch and bound per step, or the enumeration
-    over one pattern set enumerated once for all steps (one layer, one arrangement)."""
+def _per_step_options(Phi: np.ndarray, K: int, search_options: dict) -> dict:
+    """The ``best_neuron`` keywords of every step, from the plan's choice
+    (:func:`relu_gating.search.plan.choose`, the same as ``best_neuron``'s): the branch and bound per
+    step, or the enumeration over one pattern set enumerated once for all steps (one layer, one
+    arrangement).  ``max_seconds`` is each step's budget."""
     from relu_gating.patterns import enumerate_patterns
-    from relu_gating.search.bnb import check_strategy, choose_strategy
     from relu_gating.search.options import LEGACY_DEFAULTS, resolve_options
+    from relu_gating.search.plan import choose, plan_query
 
     search_options = dict(search_options)
-    strategy = search_options.pop("strategy", "auto")
-    check_strategy(strategy, search_options.get("max_seconds"))
     legacy = {k: search_options.pop(k) for k in list(search_options) if k in LEGACY_DEFAULTS}
-    opts = resolve_options(strategy, search_options.pop("options", None), legacy)
-    eo = opts.enumerate
-    if opts.strategy == "branch-and-bound" or (opts.tree_allowed and eo.patterns is None and
-                                               choose_strategy(Phi, opts.strategy) == "branch-and-bound"):
-        return dict(search_options, strategy="branch-and-bound", options=opts.branch_and_bound)
-    search_options.pop("max_seconds", None)  # the enumeration has no time budget
+    opts = resolve_options(search_options.pop("strategy", "auto"), search_options.pop("options", None), legacy)
+    auto = opts.strategy == "auto" and not opts.enumerate.pins_enumeration()
+    choice = choose(plan_query(Phi, K) if auto else None, opts, max_seconds=search_options.get("max_seconds"))
+    if choice.strategy == "branch-and-bound":
+        return dict(search_options, strategy="branch-and-bound", options=choice.options)
+    eo = choice.options
     patterns = eo.patterns
-    if patterns is None:
+    if patterns is None and eo.memory is None:
         limit = None if eo.max_patterns == "auto" else eo.max_patterns  # release 0.3: no cap unless one is given
         patterns = enumerate_patterns(Phi, max_patterns=limit)  # type: ignore[arg-type]
+    if auto and "max_seconds" not in search_options:
+        search_options["max_seconds"] = choice.max_seconds  # auto's limit is each step's budget
     return dict(search_options, strategy="enumerate", options=dataclasses.replace(eo, patterns=patterns))
-

@@ -21,9 +21,15 @@ import warnings
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from relu_gating.errors import InputError
 
-__all__ = ["EnumerateOptions", "BranchAndBoundOptions", "Resolved", "resolve_options", "LEGACY_DEFAULTS"]
+__all__ = ["EnumerateOptions", "BranchAndBoundOptions", "Resolved", "resolve_options", "check_max_seconds",
+           "LEGACY_DEFAULTS", "STRATEGY_NAMES"]
+
+#: What ``strategy=`` (``--strategy``) accepts: the plan's choice, or one strategy named.
+STRATEGY_NAMES = ("auto", "enumerate", "branch-and-bound")
 
 
 @dataclass(frozen=True)
@@ -53,6 +59,12 @@ class EnumerateOptions:
     batch_size: int = 64
     checkpoint: str | None = None
     patterns: Any = None
+
+    def __post_init__(self) -> None:
+        for name in ("chunk_size", "batch_size"):
+            val = getattr(self, name)
+            if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < 1:
+                raise InputError(f"{name} must be a positive integer, got {val!r}")
 
     def pins_enumeration(self) -> bool:
         """Whether these options only make sense for the enumeration (a pattern set, checkpoint or budget)."""
@@ -123,6 +135,16 @@ class Resolved:
     tree_allowed: bool
 
 
+def check_max_seconds(max_seconds: Any, name: str = "max_seconds") -> float | None:
+    """``max_seconds`` as a float (None: no limit), or :class:`InputError` naming ``name``."""
+    if max_seconds is None:
+        return None
+    if isinstance(max_seconds, bool) or not isinstance(max_seconds, (int, float, np.integer, np.floating)) \
+            or not max_seconds > 0 or not np.isfinite(max_seconds):
+        raise InputError(f"{name} must be a positive number or None, got {max_seconds!r}")
+    return float(max_seconds)
+
+
 def resolve_options(strategy: str, options: Any, legacy: dict) -> Resolved:
     """The options of a ``best_neuron`` call; ``legacy`` holds the release-0.3 keywords as given.
 
@@ -130,8 +152,10 @@ def resolve_options(strategy: str, options: Any, legacy: dict) -> Resolved:
     enumeration to choose from, :class:`BranchAndBoundOptions` choose the branch and bound; the old
     keywords keep their release-0.3 meaning (a pattern set, checkpoint or memory budget pins the
     enumeration).  Options of the other strategy's class, or options and old keywords together, are
-    refused naming the argument.
+    refused naming the argument, as is an unknown ``strategy``.
     """
+    if not isinstance(strategy, str) or strategy not in STRATEGY_NAMES:
+        raise InputError(f"strategy must be one of {', '.join(map(repr, STRATEGY_NAMES))}, got {strategy!r}")
     old = _legacy(legacy)
     if isinstance(options, dict):
         options = _from_dict(strategy, options)
@@ -139,6 +163,8 @@ def resolve_options(strategy: str, options: Any, legacy: dict) -> Resolved:
         raise InputError("give the enumeration's options in options=EnumerateOptions(...), not also as keywords")
     if options is None:
         enum = old if old is not None else EnumerateOptions()
+        if strategy == "branch-and-bound" and enum.pins_enumeration():
+            raise InputError("patterns, checkpoint and memory apply to strategy='enumerate' only")
         return Resolved(strategy, enum, BranchAndBoundOptions(), not enum.pins_enumeration())
     if isinstance(options, EnumerateOptions):
         if strategy == "branch-and-bound":

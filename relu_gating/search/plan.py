@@ -5,9 +5,11 @@ upper bound; exact in general position).  From it, :func:`estimate` predicts the
 time and peak memory of each strategy (in-memory enumeration, streamed
 enumeration, branch and bound, the ``patterns`` command), following the costs of
 this implementation measured by ``benchmarks/calibrate_plan.py`` (docs/plan.md:
-the table of predicted against measured).  :func:`choose` is ``strategy="auto"``:
-the fastest option within the time limit and half the memory, or a refusal naming
-every option with its estimate.  They are estimates: the count is an upper bound
+the table of predicted against measured).  :func:`choose` is the one decision of
+which strategy runs (:mod:`relu_gating.search.strategy`): a strategy named, or under
+``strategy="auto"`` the fastest option within the time limit and half the memory, the
+anytime branch and bound when none is, and a refusal naming every option with its
+estimate only when nothing can work.  They are estimates: the count is an upper bound
 on degenerate data, the branch and bound's work depends on the data, and the
 machine may be busy.
 """
@@ -89,8 +91,6 @@ TREE_PREFERENCE = 1.3
 #: 1.4 GB: 90 s against 27 s idle, the tree 36 s; n = 300, d = 3, 1.0 GB: 35 s against 21 s).
 LARGE_TREE_PREFERENCE = 2.0
 LARGE_ENUMERATION = 2**30
-#: Auto refuses only when even the branch and bound's rough estimate exceeds the limit this many times.
-BNB_SLACK = 4.0
 
 
 @dataclass(frozen=True)
@@ -319,29 +319,37 @@ _NAMES = {"enumerate": "in-memory enumeration", "stream": "streamed enumeration"
 
 @dataclass(frozen=True)
 class Choice:
-    """What ``strategy="auto"`` runs, and why (one line).
+    """What a best-neuron query runs, and why (one line): the plan's decision, the only one.
 
     Attributes
     ----------
     strategy : {"enumerate", "branch-and-bound"}
-    memory : int or None
-        The streamed enumeration's budget in bytes (``best_neuron(memory=...)``); None in memory.
-    estimate : Estimate
-        The predicted cost of the choice.
-    max_seconds : float
-        The time limit the choice was planned within.
+        The strategy that runs (:data:`relu_gating.search.strategy.STRATEGIES`).
+    options : EnumerateOptions or BranchAndBoundOptions
+        Its options, as it runs them (auto's streamed enumeration: ``memory`` set; the pattern cap
+        the plan checked lifted).
+    estimate : Estimate or None
+        The predicted cost of the choice (None: a strategy named without a plan).
+    max_seconds : float or None
+        The budget of the run: the wall time of the whole call (None: no limit).
     reason : str
     """
 
     strategy: str
-    memory: int | None
-    estimate: Estimate
-    max_seconds: float
+    options: Any
+    estimate: Estimate | None
+    max_seconds: float | None
     reason: str
+
+    @property
+    def memory(self) -> int | None:
+        """The streamed enumeration's budget in bytes; None in memory or for the branch and bound."""
+        return getattr(self.options, "memory", None) if self.strategy == "enumerate" else None
 
     def describe(self) -> str:
         """One line: the strategy chosen and why."""
-        return f"{_NAMES[self.estimate.strategy]}: {self.reason}"
+        name = _NAMES[self.estimate.strategy] if self.estimate is not None else _NAMES[self.strategy]
+        return f"{name}: {self.reason}"
 
 
 def _size_flag(b: int) -> str:
@@ -364,33 +372,64 @@ def _rank(est: Estimate, certificate: bool, preference: float = TREE_PREFERENCE)
     return sec / preference if est.strategy == "branch-and-bound" else sec
 
 
-def choose(plan: QueryPlan, *, max_seconds: float | None = None, max_patterns: Any = "auto",
-           tree: bool = True, certificate: bool = False) -> Choice:
-    """``strategy="auto"``: the fastest predicted option within the time limit and the memory budget.
+def choose(plan: QueryPlan | None, options: Any = None, *, max_seconds: Any = None,
+           certificate: bool = False) -> Choice:
+    """The strategy a best-neuron query runs, with its options and budget: the one decision.
 
-    The options are in-memory enumeration (when its peak fits ``memory_budget()`` and its
-    patterns ``max_patterns``), streamed enumeration (``STREAM_MEMORY``) and branch and
-    bound.  When none is predicted within ``max_seconds`` (default ``DEFAULT_MAX_SECONDS``),
-    the branch and bound runs anyway if the low end of its rough estimate's range is within
-    ``BNB_SLACK`` times the limit (it stops at the limit with the alpha reached); otherwise the
-    query is refused.
-    ``tree=False`` leaves the branch and bound out (a certificate of pattern lists is wanted);
-    ``certificate=True`` (a certificate will be written) ranks the options by search and
-    verification (``VERIFY_FACTOR``), the time limit still bounding the search alone.  The
-    enumeration must be estimated ``TREE_PREFERENCE`` times faster than the branch and bound
-    (``LARGE_TREE_PREFERENCE`` when its peak exceeds ``LARGE_ENUMERATION``).
+    ``options`` is the call's :class:`~relu_gating.search.options.Resolved` (the default: auto, every
+    option at its default).  A strategy named runs as named (``plan`` only adds its estimate to the
+    reason; it may be None); so does auto when the enumeration's options pin it (a pattern set,
+    checkpoint or memory budget).  Otherwise (``strategy="auto"``) the fastest predicted option
+    within ``max_seconds`` (default ``DEFAULT_MAX_SECONDS``) and ``memory_budget()`` runs: in-memory
+    enumeration (when its peak fits and its patterns ``max_patterns``), streamed enumeration
+    (``STREAM_MEMORY``) or branch and bound.  When none is predicted within the limit, the branch
+    and bound runs anyway (it is anytime: it stops at the limit with the alpha reached, exit 3 on the
+    command line); a query is refused only when nothing can work (the branch and bound left out by
+    ``EnumerateOptions`` or beyond the memory budget).  ``certificate=True`` (a certificate will be
+    written, in any format: the format never changes the choice) ranks the options by search and
+    verification (``VERIFY_FACTOR``).  The enumeration must be estimated ``TREE_PREFERENCE`` times
+    faster than the branch and bound (``LARGE_TREE_PREFERENCE`` when its peak exceeds
+    ``LARGE_ENUMERATION``).  Auto's limit is also the run's budget; a strategy named (or pinned)
+    runs within ``max_seconds`` when one is given, else without limit.
 
     Raises
     ------
+    InputError
+        A bad ``max_seconds``.
     ProblemTooLargeError
-        Nothing can answer within the limit; the message names each option with its estimate.
+        Nothing can answer; the message names each option with its estimate.
     """
-    limit = DEFAULT_MAX_SECONDS if max_seconds is None else float(max_seconds)
-    cap = check_max_patterns(max_patterns, plan.n, plan.m)
+    from relu_gating.search.options import check_max_seconds, resolve_options
+
+    budget = check_max_seconds(max_seconds)
+    opts = options if options is not None else resolve_options("auto", None, {})
+    if opts.strategy == "branch-and-bound":
+        est = plan.estimate("branch-and-bound") if plan is not None else None
+        why = f"estimated {est.describe()}" if est is not None else "named"
+        return Choice("branch-and-bound", opts.branch_and_bound, est, budget, why)
+    eo = opts.enumerate
+    if opts.strategy == "enumerate" or eo.pins_enumeration():
+        kind = "stream" if eo.memory is not None else "enumerate"
+        est = plan.estimate(kind) if plan is not None else None
+        why = "named" if opts.strategy == "enumerate" else "kept by its options (a pattern set, checkpoint or memory)"
+        why += f", estimated {est.describe()}" if est is not None else ""
+        return Choice("enumerate", eo, est, budget, why)
+    if plan is None:
+        raise ValueError("strategy='auto' needs the query's plan (plan_query)")
+    return _auto(plan, opts, DEFAULT_MAX_SECONDS if budget is None else budget, certificate)
+
+
+def _auto(plan: QueryPlan, opts: Any, limit: float, certificate: bool) -> Choice:
+    """``strategy="auto"``: see :func:`choose`."""
+    import dataclasses
+
+    eo = opts.enumerate
+    cap = check_max_patterns(eo.max_patterns, plan.n, plan.m)
     enum, stream, bnb = (plan.estimate(s) for s in ("enumerate", "stream", "branch-and-bound"))
     within_cap = cap is None or plan.patterns <= cap
     fits = enum.memory_bytes <= memory_budget() and within_cap
-    allowed = (enum if fits else None, stream if within_cap or max_patterns == "auto" else None,
+    tree = opts.tree_allowed and bnb.memory_bytes <= memory_budget()
+    allowed = (enum if fits else None, stream if within_cap or eo.max_patterns == "auto" else None,
                bnb if tree else None)
     options = [e for e in allowed if e is not None and e.seconds <= limit]
     if options:
@@ -399,19 +438,22 @@ def choose(plan: QueryPlan, *, max_seconds: float | None = None, max_patterns: A
         others = ", ".join(_option(e, flags=False) for e in (enum, stream, bnb) if e is not best)
         what = "with its certificate's verification, " if certificate else ""
         why = f"estimated {best.describe()}, {what}the fastest within {format_seconds(limit)} ({others})"
-    elif tree and bnb.seconds / bnb.spread <= BNB_SLACK * limit:  # the low end of its range
+    elif tree:  # anytime: it answers within any budget, with the alpha reached
         best = bnb
         others = ", ".join(_option(e, flags=False) for e in (enum, stream))
         why = (f"estimated {bnb.describe()}, beyond the {format_seconds(limit)} limit: it stops there with "
                f"the alpha reached ({others})")
     else:
+        left = "left out by EnumerateOptions" if not opts.tree_allowed else "beyond the memory budget"
         raise ProblemTooLargeError(
-            f"{plan.describe()}: no strategy is predicted to finish within {format_seconds(limit)} (max_seconds): "
-            + "; ".join(_option(e) for e in (enum, stream, bnb)) + "; options: a longer --max-seconds, --alpha "
-            "below 1 with --strategy branch-and-bound, or fewer samples or input dimensions")
-    return Choice(strategy="enumerate" if best.strategy == "stream" else best.strategy,
-                  memory=_stream_budget() if best.strategy == "stream" else None, estimate=best,
-                  max_seconds=limit, reason=why)
+            f"{plan.describe()}: no enumeration is predicted to finish within {format_seconds(limit)} "
+            f"(max_seconds) and the branch and bound is {left}: "
+            + "; ".join(_option(e) for e in (enum, stream, bnb)) + "; options: a longer --max-seconds, "
+            "--strategy branch-and-bound (anytime), or fewer samples or input dimensions")
+    if best.strategy == "branch-and-bound":
+        return Choice("branch-and-bound", opts.branch_and_bound, best, limit, why)
+    memory = _stream_budget() if best.strategy == "stream" else None
+    return Choice("enumerate", dataclasses.replace(eo, memory=memory, max_patterns=None), best, limit, why)
 
 
 def check_plan(plan: QueryPlan, limit: int | None, what: str = "max_patterns") -> None:

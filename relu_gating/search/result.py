@@ -1,9 +1,15 @@
 """The result of a best-neuron query (:class:`NeuronResult`).
 
 A user reads the small core first, as SciPy's ``OptimizeResult``: ``theta``, ``value``,
-``upper_bound``, ``certified``, ``alpha`` and :attr:`NeuronResult.status`; the certificate's data
-are grouped in :attr:`NeuronResult.certificate` and the run's counts and timings in
-:attr:`NeuronResult.stats`.
+``upper_bound``, ``certified``, ``alpha``, :attr:`NeuronResult.status`, ``notes`` and ``seconds``.
+The proof is :attr:`NeuronResult.certificate`, one of two types, each complete (no half-empty
+fields): a :class:`PatternCertificate` (the enumeration: every chamber with its witness, bound and
+settlement) or a :class:`TreeCertificate` (the branch and bound: its tree).  The run's counts and
+timings are grouped in :attr:`NeuronResult.stats`.
+
+The flat attributes of release 0.3 (``packed``, ``witnesses``, ``bounds``, ``lowers``,
+``settlement``, ``methods``, ``evidence``, ``exact_witnesses``, ``store``, ``tree``) stay, as
+read-only properties over the certificate (a tree result's per-pattern arrays read as empty).
 
 Names shared by every result of the package (``NeuronResult``, ``VariationNorm``,
 ``ConeEigResult``): ``lower`` and ``upper`` for the bounds, ``remarks`` for the notes, reasons or
@@ -15,11 +21,11 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Union
 
 import numpy as np
 
-__all__ = ["NeuronResult", "Status", "CertificateData", "SearchStats"]
+__all__ = ["NeuronResult", "Status", "PatternCertificate", "TreeCertificate", "SearchStats"]
 
 
 class Status(str, enum.Enum):
@@ -37,13 +43,27 @@ class Status(str, enum.Enum):
 
 
 @dataclass(frozen=True)
-class CertificateData:
-    """The certificate's data of a :class:`NeuronResult` (the same arrays, not copies).
+class PatternCertificate:
+    """The enumeration's certificate: every chamber (realized gating pattern) and how it was settled.
 
-    Enumeration: every pattern (``packed`` masks, ``witnesses``, ``bounds``, ``lowers``,
-    ``settlement``, ``methods``), the ``evidence`` of the exactly solved ones and the
-    ``exact_witnesses`` of thin chambers; branch and bound: the ``tree``.  The stated problem it
-    answers: ``K``, ``features``, ``features_sha256``, ``fingerprint``; ``rank`` and ``tol``.
+    Attributes
+    ----------
+    packed : ndarray of uint8, shape (N, ceil(n / 8))
+        ``np.packbits`` of each chamber's mask.
+    witnesses : ndarray, shape (N, m)
+        A strict witness of each chamber (``exact_witnesses`` where float64 is too coarse).
+    bounds, lowers : ndarray, shape (N,)
+        Each chamber's upper bound and the best value found in it.
+    settlement : ndarray of int8, shape (N,)
+        How each was settled (0 U, 1 B, 2 E, 3 P).
+    methods : dict
+        Chamber index -> the exact method that settled it.
+    evidence : dict
+        Chamber index -> ``(rows, N)``, the dual evidence of a bound below the cone-free one.
+    exact_witnesses : dict
+        Chamber index -> exact integer witness, for chambers too thin for float64.
+    store : object
+        The streamed search's files, kept alive while the (memory-mapped) arrays are used.
     """
 
     packed: np.ndarray = field(repr=False)
@@ -51,16 +71,41 @@ class CertificateData:
     bounds: np.ndarray = field(repr=False)
     lowers: np.ndarray = field(repr=False)
     settlement: np.ndarray = field(repr=False)
-    methods: dict = field(repr=False)
-    evidence: dict = field(repr=False)
-    exact_witnesses: dict = field(repr=False)
-    tree: dict | None = field(repr=False)
-    K: int
-    features: str
-    features_sha256: str | None
-    fingerprint: str
-    rank: int
-    tol: float
+    methods: dict = field(default_factory=dict, repr=False)
+    evidence: dict = field(default_factory=dict, repr=False)
+    exact_witnesses: dict = field(default_factory=dict, repr=False)
+    store: Any = field(default=None, repr=False, compare=False)
+
+    kind = "patterns"
+
+    def __len__(self) -> int:
+        return int(np.shape(self.bounds)[0])
+
+
+@dataclass(frozen=True)
+class TreeCertificate:
+    """The branch and bound's certificate: its tree.
+
+    Attributes
+    ----------
+    tree : dict
+        ``nodes`` in preorder (``certificate/FORMAT.md``) and the run's statistics ``stats``.
+    """
+
+    tree: dict = field(repr=False)
+
+    kind = "tree"
+
+    @property
+    def nodes(self) -> list:
+        return self.tree["nodes"]
+
+    @property
+    def stats(self) -> dict:
+        return self.tree.get("stats", {})
+
+
+Certificate = Union[PatternCertificate, TreeCertificate]
 
 
 @dataclass(frozen=True)
@@ -74,6 +119,12 @@ class SearchStats:
     n_pruned: int
     n_nodes: int
     timings: dict
+
+
+def _empty(n: int, m: int) -> dict:
+    """The per-pattern arrays of a result with no pattern list (a tree), as release 0.3 read them."""
+    return {"packed": np.zeros((0, (n + 7) // 8), dtype=np.uint8), "witnesses": np.zeros((0, m)),
+            "bounds": np.zeros(0), "lowers": np.zeros(0), "settlement": np.zeros(0, dtype=np.int8)}
 
 
 @dataclass(frozen=True)
@@ -108,25 +159,16 @@ class NeuronResult:
         Wall time per phase.
     tol : float
         Absolute tolerance of the certificate.
-    packed, witnesses, bounds, lowers, settlement, methods
-        The certificate data: every pattern (``packed``: ``np.packbits`` of its
-        mask, ``ceil(n / 8)`` bytes; :attr:`masks` unpacks them) with its
-        strict witness, its upper bound, the best value found in it, how it
-        was settled, and by what.  A streamed query (``memory=``) returns
-        read-only memory maps of files it keeps in ``store`` (kept alive by
-        this result).
+    certificate : PatternCertificate or TreeCertificate
+        The proof, complete in its own type: every chamber (the enumeration; a
+        streamed query's arrays are read-only memory maps of files kept alive by
+        ``certificate.store``) or the tree (the branch and bound).  The release
+        0.3 names ``packed``, ``witnesses``, ``bounds``, ``lowers``,
+        ``settlement``, ``methods``, ``evidence``, ``exact_witnesses``, ``store``
+        and ``tree`` are read-only properties over it.
     rank : int
-    exact_witnesses : dict
-        Pattern index -> exact integer witness, for chambers too thin for a
-        float64 witness (rows dependent to within rounding).
     fingerprint : str
         SHA-256 of the inputs (Phi, U_K, features).
-    evidence : dict
-        Pattern index -> ``(rows, N)``: for each pattern solved exactly below
-        its cone-free bound, nonnegative multipliers ``N`` on its facet rows
-        with ``bound * B_S - A_S - G_T^T N G_T`` positive semidefinite (the
-        dual of the doubly nonnegative relaxation), re-checked by
-        :func:`relu_gating.verify`.
     K : int
         Number of columns of ``U_K``.
     features : {"none", "bias", "array"}
@@ -135,10 +177,7 @@ class NeuronResult:
         Near-ties, solver failures and other remarks.
     strategy : {"enumerate", "branch-and-bound"}
         How the query was answered.
-    tree : dict or None
-        Branch and bound only: the tree certificate (``nodes`` in preorder, see
-        ``certificate/FORMAT.md``) and run statistics (``stats``); the per-pattern
-        arrays are then empty and ``n_patterns`` counts the chambers solved.
+    (branch and bound: ``n_patterns`` counts the chambers solved or found empty)
     n_nodes : int
         Branch and bound only: nodes created.
     """
@@ -156,24 +195,41 @@ class NeuronResult:
     n_pruned: int
     seconds: dict
     tol: float
-    packed: np.ndarray = field(repr=False)
-    witnesses: np.ndarray = field(repr=False)
-    bounds: np.ndarray = field(repr=False)
-    lowers: np.ndarray = field(repr=False)
-    settlement: np.ndarray = field(repr=False)
-    methods: dict = field(repr=False)
+    certificate: Certificate = field(repr=False)
     rank: int = 0
     fingerprint: str = ""
     notes: tuple = ()
-    exact_witnesses: dict = field(default_factory=dict, repr=False)
-    evidence: dict = field(default_factory=dict, repr=False)
     K: int = 0
     features: str = "none"
     features_sha256: str | None = None
-    store: Any = field(default=None, repr=False, compare=False)
     strategy: str = "enumerate"
-    tree: dict | None = field(default=None, repr=False)
     n_nodes: int = 0
+
+    def _listed(self, name: str) -> Any:
+        """A field of the pattern certificate; for a tree, what release 0.3 held there (empty)."""
+        if isinstance(self.certificate, PatternCertificate):
+            return getattr(self.certificate, name)
+        if name in ("methods", "evidence", "exact_witnesses"):
+            return {}
+        if name == "store":
+            return None
+        return _empty(self.pattern.size, self.theta.size)[name]
+
+    packed = property(lambda self: self._listed("packed"), doc="``PatternCertificate.packed`` (empty for a tree).")
+    witnesses = property(lambda self: self._listed("witnesses"), doc="``PatternCertificate.witnesses``.")
+    bounds = property(lambda self: self._listed("bounds"), doc="``PatternCertificate.bounds``.")
+    lowers = property(lambda self: self._listed("lowers"), doc="``PatternCertificate.lowers``.")
+    settlement = property(lambda self: self._listed("settlement"), doc="``PatternCertificate.settlement``.")
+    methods = property(lambda self: self._listed("methods"), doc="``PatternCertificate.methods``.")
+    evidence = property(lambda self: self._listed("evidence"), doc="``PatternCertificate.evidence``.")
+    exact_witnesses = property(lambda self: self._listed("exact_witnesses"),
+                               doc="``PatternCertificate.exact_witnesses``.")
+    store = property(lambda self: self._listed("store"), doc="``PatternCertificate.store``.")
+
+    @property
+    def tree(self) -> dict | None:
+        """The tree certificate (``nodes``, ``stats``) of a branch and bound; None for an enumeration."""
+        return self.certificate.tree if isinstance(self.certificate, TreeCertificate) else None
 
     @property
     def masks(self) -> np.ndarray:
@@ -186,15 +242,6 @@ class NeuronResult:
         if not self.certified:
             return Status.NOT_CERTIFIED
         return Status.OPTIMAL if self.alpha >= 1 else Status.CERTIFIED
-
-    @property
-    def certificate(self) -> CertificateData:
-        """The certificate's data, grouped (the same arrays as the flat attributes)."""
-        return CertificateData(
-            packed=self.packed, witnesses=self.witnesses, bounds=self.bounds, lowers=self.lowers,
-            settlement=self.settlement, methods=self.methods, evidence=self.evidence,
-            exact_witnesses=self.exact_witnesses, tree=self.tree, K=self.K, features=self.features,
-            features_sha256=self.features_sha256, fingerprint=self.fingerprint, rank=self.rank, tol=self.tol)
 
     @property
     def stats(self) -> SearchStats:

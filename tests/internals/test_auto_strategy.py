@@ -13,6 +13,7 @@ import pytest
 
 import relu_gating as rg
 from relu_gating.search import plan as planmod
+from relu_gating.search.options import EnumerateOptions, Resolved, resolve_options
 from relu_gating.search.plan import DEFAULT_MAX_SECONDS, QueryPlan, choose, estimate
 
 
@@ -77,9 +78,14 @@ def test_the_tree_is_preferred_unless_enumeration_is_clearly_faster(memory_16g, 
     assert choose(p).strategy == "branch-and-bound"
 
 
+def _enumeration_only() -> Resolved:
+    """``strategy="auto"`` with ``EnumerateOptions()``: the enumerations alone to choose from."""
+    return resolve_options("auto", EnumerateOptions(), {})
+
+
 def test_no_tree_leaves_branch_and_bound_out(memory_16g):
     assert choose(_plan(30, 6)).strategy == "branch-and-bound"
-    c = choose(_plan(30, 6), tree=False)
+    c = choose(_plan(30, 6), _enumeration_only())
     assert c.strategy == "enumerate"
 
 
@@ -102,17 +108,32 @@ def test_time_limit_is_the_default_and_can_be_changed(memory_16g):
     assert tight.strategy == "branch-and-bound" and "beyond the" in tight.reason and tight.max_seconds == best / 2
 
 
-def test_refusal_names_every_option_with_its_estimate(memory_16g):
+@pytest.mark.parametrize("limit", [None, 120.0, 1.0])
+def test_auto_never_refuses_for_time_the_anytime_strategy_answers(memory_16g, limit):
+    """Far beyond every estimate (9e9 chambers), auto runs the branch and bound to the limit (issue 39:
+    wine PCA 5 was refused at 120 s, estimated 43 min, certified in 2 min)."""
+    c = choose(_plan(3000, 3), max_seconds=limit)
+    assert c.strategy == "branch-and-bound" and "beyond the" in c.reason and "alpha reached" in c.reason
+    assert c.max_seconds == (DEFAULT_MAX_SECONDS if limit is None else limit)
+
+
+def test_refusal_only_when_nothing_can_work(memory_16g, monkeypatch):
+    """The branch and bound left out (EnumerateOptions) or beyond the memory budget: refused, naming
+    every option with its estimate."""
     p = _plan(3000, 3)  # 9e9 chambers
     with pytest.raises(rg.ProblemTooLargeError) as info:
-        choose(p)
+        choose(p, _enumeration_only())
     msg = str(info.value)
-    assert "\n" not in msg and "no strategy is predicted to finish within 10.0 min" in msg
+    assert "\n" not in msg and "no enumeration is predicted to finish within 10.0 min" in msg
+    assert "left out by EnumerateOptions" in msg
     for option in ("--strategy enumerate --max-patterns none", "--memory 2G", "--strategy branch-and-bound",
-                   "--max-seconds", "--alpha below 1"):
+                   "--max-seconds"):
         assert option in msg
     for strategy in ("enumerate", "stream", "branch-and-bound"):
         assert p.estimate(strategy).describe() in msg
+    monkeypatch.setattr(planmod, "BNB_BYTES", (1e15, 0.0))  # the branch and bound's memory: beyond the budget
+    with pytest.raises(rg.ProblemTooLargeError, match="beyond the memory budget"):
+        choose(p)
     assert "if this machine can afford it" not in msg
 
 
@@ -185,18 +206,30 @@ def test_cli_default_certifies_and_says_why(tmp_path, capsys, monkeypatch):
     assert "the fastest within 10.0 min" in plan_line[0]
 
 
-def test_cli_auto_with_binary_out_keeps_pattern_lists(tmp_path, capsys, monkeypatch):
+@pytest.mark.parametrize("winner", ["branch-and-bound", "enumerate"])
+def test_the_output_format_never_changes_the_strategy(tmp_path, capsys, monkeypatch, winner):
+    """``--out c.npz`` and ``--out c.json`` run the same strategy, which ``--json`` names, and both
+    certificates verify, by the command line and by ``verify`` (a tree in the binary form too: issue 38)."""
     from relu_gating.cli import main
 
-    monkeypatch.setattr(planmod, "seconds_per_pattern", lambda n, m: 1.0)  # enumeration slower than the B&B
-    X = np.random.default_rng(16).normal(size=(20, 2))
-    np.save(tmp_path / "X.npy", X)
-    assert main(["best-neuron", str(tmp_path / "X.npy"), "--K", "3", "--quiet", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["n_patterns"] < _cover(20, 2)  # tree nodes: branch and bound
-    out = tmp_path / "c.npz"
-    monkeypatch.setattr(planmod, "seconds_per_pattern", lambda n, m: 1e-3)  # still within the limit, but slower
-    assert main(["best-neuron", str(tmp_path / "X.npy"), "--K", "3", "--quiet", "--json", "--out", str(out)]) == 0
-    assert json.loads(capsys.readouterr().out)["n_patterns"] == _cover(20, 2) and out.exists()
+    per_pattern = 1.0 if winner == "branch-and-bound" else 1e-9
+    monkeypatch.setattr(planmod, "seconds_per_pattern", lambda n, m: per_pattern)
+    rng = np.random.default_rng(16)
+    X = rng.normal(size=(20, 2))
+    U = np.linalg.qr(rng.normal(size=(20, 3)))[0]
+    np.savez(tmp_path / "in.npz", X=X, U_K=U)
+    ran = []
+    for name in ("c.json", "c.npz"):
+        out = tmp_path / name
+        assert main(["best-neuron", str(tmp_path / "in.npz"), "--quiet", "--json", "--out", str(out)]) == 0
+        summary = json.loads(capsys.readouterr().out)
+        ran.append(summary["strategy"])
+        assert summary["certified"] and out.exists()
+        assert main(["verify", str(out), str(tmp_path / "in.npz"), "--quiet"]) == 0
+        capsys.readouterr()
+        report = rg.verify(str(out), rg.layer_input(X), U)
+        assert report.certified and report.value == pytest.approx(summary["value"], abs=1e-9)
+    assert ran == [winner, winner]
 
 
 def test_auto_answers_what_the_enumeration_refuses(tmp_path, capsys, monkeypatch):

@@ -11,7 +11,8 @@ import pytest
 from relu_gating import best_neuron, verify
 from relu_gating.search.proofs._node import node_bound, node_problem
 from relu_gating.errors import InputError
-from relu_gating.search.bnb import branch_and_bound, choose_strategy
+from relu_gating.search.bnb import branch_and_bound
+from relu_gating.search.plan import choose, plan_query
 from relu_gating.search.objectives import make_objective, neuron_values
 
 
@@ -172,17 +173,24 @@ def test_time_budget_keeps_time_for_the_audit(monkeypatch):
     assert any("stopped early (time budget)" in n for n in res.notes)
     assert verify(res.to_dict(), Phi, U, "bias").valid
     stats = {"nodes": 10, "implied": 0, "t_bound": 2.0, "lifted_settled": 0, "t_lifted_check": 0.0}  # the reserve itself, without the audit's share:
-    fake = type("S", (), {"stats": stats})()  # the failing input (time for the tree's JSON form only)
+    fake = type("S", (), {"stats": stats, "writes": None})()  # the failing input (time for the tree's JSON form only)
+
+    def estimate() -> float:  # the reserve before its safety factor and fixed seconds
+        return (_search.Search.reserve(fake) - _budget.RESERVE_SECONDS) / _budget.RESERVE_SAFETY
+
     monkeypatch.setattr(_budget, "AUDIT_PER_BOUND_SECOND", 0.0)
-    assert _search.Search.reserve(fake) == pytest.approx(10 * _budget.FINISH_PER_NODE)
+    assert estimate() == pytest.approx(10 * _budget.FINISH_PER_NODE)
+    fake.writes = "json"  # the caller writes the certificate: its writing is kept too
+    assert estimate() == pytest.approx(10 * (_budget.FINISH_PER_NODE + _budget.WRITE_PER_NODE["json"]))
+    fake.writes = None
     monkeypatch.setattr(_budget, "AUDIT_PER_BOUND_SECOND", 1.5)
-    assert _search.Search.reserve(fake) == pytest.approx(10 * _budget.FINISH_PER_NODE + 3.0)
+    assert estimate() == pytest.approx(10 * _budget.FINISH_PER_NODE + 3.0)
     # lifted leaves: per leaf, or per second of the checker's test of them (large leaves), whichever is more
     stats.update({"lifted_settled": 200, "t_lifted_check": 0.01})
     base = 10 * _budget.FINISH_PER_NODE + 3.0
-    assert _search.Search.reserve(fake) == pytest.approx(base + 200 * _budget.AUDIT_PER_LIFTED_LEAF)
+    assert estimate() == pytest.approx(base + 200 * _budget.AUDIT_PER_LIFTED_LEAF)
     stats["t_lifted_check"] = 4.0
-    assert _search.Search.reserve(fake) == pytest.approx(base + 4.0 * _budget.AUDIT_PER_CHECK_SECOND)
+    assert estimate() == pytest.approx(base + 4.0 * _budget.AUDIT_PER_CHECK_SECOND)
 
 
 @pytest.mark.parametrize("n,d", [(16, 2), pytest.param(30, 3, marks=pytest.mark.slow)])
@@ -232,14 +240,13 @@ def test_strategy_options():
         best_neuron(Phi, U, strategy="bfs")
     with pytest.raises(InputError, match="max_seconds"):
         best_neuron(Phi, U, strategy="branch-and-bound", max_seconds=-1)
-    with pytest.raises(InputError, match="max_seconds"):
-        best_neuron(Phi, U, max_seconds=5, strategy="enumerate")
     with pytest.raises(InputError, match="enumerate"):
         best_neuron(Phi, U, strategy="branch-and-bound", checkpoint="x.npz")
-    assert choose_strategy(Phi, "auto") == "enumerate"
+    assert best_neuron(Phi, U, max_seconds=5, strategy="enumerate").certified  # a budget for every strategy
+    assert choose(plan_query(Phi)).strategy == "enumerate"
     assert best_neuron(Phi, U, strategy="auto").strategy == "enumerate"
     big = np.c_[np.random.default_rng(0).normal(size=(400, 4)), np.ones(400)]
-    assert choose_strategy(big, "auto") == "branch-and-bound"
+    assert choose(plan_query(big)).strategy == "branch-and-bound"
 
 
 def test_cli_strategy(tmp_path, capsys):
@@ -253,7 +260,9 @@ def test_cli_strategy(tmp_path, capsys):
     summary = json.loads(capsys.readouterr().out)
     assert summary["certified"]
     assert main(["verify", str(out), str(tmp_path / "X.npy"), "--K", "3"]) == 0
-    assert main(["best-neuron", str(tmp_path / "X.npy"), "--max-seconds", "2", "--strategy", "enumerate"]) == 2
+    assert main(["best-neuron", str(tmp_path / "X.npy"), "--max-seconds", "20", "--strategy", "enumerate",
+                 "--quiet"]) == 0  # a budget for every strategy
+    assert main(["best-neuron", str(tmp_path / "X.npy"), "--max-seconds", "0", "--strategy", "enumerate"]) == 2
 
 
 @pytest.mark.slow

@@ -84,7 +84,7 @@ def test_greedy_beyond_enumeration_runs_the_branch_and_bound(moons, monkeypatch)
     nothing: every step is a branch and bound with its own tree, certified, and the gains are the
     enumerated layer's."""
     import relu_gating.patterns as pat
-    from relu_gating.search.bnb import _api
+    from relu_gating.search import plan as planmod
 
     want = greedy_layer(moons.Phi, moons.U_K, 3)
     calls = {"n": 0}
@@ -95,7 +95,7 @@ def test_greedy_beyond_enumeration_runs_the_branch_and_bound(moons, monkeypatch)
         return real(*a, **k)
 
     monkeypatch.setattr(pat, "enumerate_patterns", counting)
-    monkeypatch.setattr(_api, "AUTO_CHAMBERS", 10)  # as if the arrangement were too large to enumerate
+    monkeypatch.setattr(planmod, "seconds_per_pattern", lambda n, m: 10.0)  # the plan: enumeration far too slow
     g = greedy_layer(moons.Phi, moons.U_K, 3, max_seconds=120)
     assert calls["n"] == 0 and g.certified and g.gains.size == 3
     np.testing.assert_allclose(g.gains, want.gains, atol=1e-9)

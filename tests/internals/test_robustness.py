@@ -13,7 +13,6 @@ import time
 import numpy as np
 import pytest
 
-from relu_gating.search import front as search
 from relu_gating import best_neuron, enumerate_patterns, sample_graph, verify
 from relu_gating._runtime.files import atomic_write
 from relu_gating.search.state import SearchState, sign_arrays
@@ -186,7 +185,7 @@ def test_unwritable_output_exits_2_before_computing(argv, xfile, tmp_path, monke
     def never(*a, **k):
         raise AssertionError("computation started")
 
-    monkeypatch.setattr(search, "best_neuron", never)
+    monkeypatch.setattr("relu_gating.search.strategy.run", never)  # what the command line runs
     monkeypatch.setattr("relu_gating.cli.patterns.enumerate_patterns", never)
     missing = tmp_path / "nonexistent"
     args = [a.format(x=xfile, missing=missing, tmp=tmp_path) for a in argv]
@@ -353,7 +352,7 @@ def test_binary_writer_writes_zero_padding_bits(tmp_path):
     res = best_neuron(Phi, U)
     dirty = res.packed.copy()
     dirty[:, -1] |= 0x07
-    save_binary(dataclasses.replace(res, packed=dirty), tmp_path / "c.npz")
+    save_binary(dataclasses.replace(res, certificate=dataclasses.replace(res.certificate, packed=dirty)), tmp_path / "c.npz")
     with zipfile.ZipFile(tmp_path / "c.npz") as z, z.open("masks.npy") as fh:
         masks = np.lib.format.read_array(fh)
     assert np.array_equal(masks, res.packed) and not np.any(masks[:, -1] & 0x07)

@@ -9,7 +9,7 @@ import pytest
 
 import relu_gating.search._enum.exact as enum_exact
 import relu_gating.search._exact.tasks as work
-import relu_gating.search.front as search
+import relu_gating.search._enum.memory as search
 from relu_gating import best_neuron, verify
 from relu_gating.search.state import PatternOutcome, SearchState
 from relu_gating.errors import CheckpointError
@@ -39,7 +39,7 @@ def test_few_candidates_rescan_and_solve_in_the_same_order(monkeypatch):
     """The in-memory exact phase holds a bounded candidate list and re-scans the patterns when it runs
     out: with room for only a few, the search solves the same patterns in the same rounds (every
     per-pattern array identical), and still with room for fewer than a round."""
-    import relu_gating.search.front as front_mod
+    import relu_gating.search._enum.memory as front_mod
 
     Phi, U_K = _inst(4, 50)
     ref = best_neuron(Phi, U_K, features="bias", batch_size=2)

@@ -127,11 +127,13 @@ class Candidates:
 
 def exact_phase(obj: Any, store: PatternStore, cands: Candidates, best: Callable[[], float],
                 absorb: Callable[[PatternOutcome], None], *, alpha: float, tol: float, method: str, batch_size: int,
-                executor: Any, progress: Any) -> int:
+                executor: Any, progress: Any, stop: Callable[[], bool] | None = None) -> tuple[int, bool]:
     """Exact solves of the candidates, largest bound first, until none can beat ``best() / alpha``.
 
     Each outcome goes to ``absorb`` as it arrives (which merges it into the store and the
-    incumbent ``best()``).  Returns the number of re-scans of the store.
+    incumbent ``best()``).  ``stop`` (a budget) is asked before each round: when it says so the
+    phase ends early, the open patterns keeping their bounds.  Returns the number of re-scans of
+    the store and whether ``stop`` ended the phase.
     """
     need = batch_size * (1 if executor is None else PARALLEL_BATCHES)
     cands.capacity = max(cands.capacity, need)  # a round takes ``need`` of them: full rounds, as many as asked
@@ -146,7 +148,9 @@ def exact_phase(obj: Any, store: PatternStore, cands: Candidates, best: Callable
                 rescans += 1
                 continue
             if not len(cands):
-                return rescans
+                return rescans, False
+            if stop is not None and stop():
+                return rescans, True
             take = cands.pop(need)
             target = prune_target(best(), alpha)
             tasks = []

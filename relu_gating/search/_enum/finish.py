@@ -18,7 +18,7 @@ from relu_gating.search._enum.store import SCAN, PatternStore
 from relu_gating.search._exact.polish import polish_theta
 from relu_gating.search._value import confirmed, reported_value
 from relu_gating.search.objectives import Objective, containment_remark, normalized_theta
-from relu_gating.search.result import NeuronResult
+from relu_gating.search.result import NeuronResult, PatternCertificate
 from relu_gating.search.state import BOUND, EXACT, PRUNED, UNSETTLED
 
 __all__ = ["finish", "raise_claims"]
@@ -170,9 +170,10 @@ def finish(obj: Objective, store: PatternStore, best_theta: np.ndarray | None, b
         theta=theta, value=float(value), upper_bound=upper, alpha=float(alpha),
         certified=bool(value >= alpha * upper - tol) and evaluated, pattern=pattern, objective=obj.kind,
         n_patterns=int(store.N), n_exact=sc["exact"], n_bound=sc["bound"], n_pruned=sc["pruned"],
-        seconds=seconds, tol=float(tol), packed=cols["packed"], witnesses=cols["witnesses"],
-        bounds=cols["upper"], lowers=cols["lower"], settlement=cols["status"], methods=dict(methods),
-        rank=int(obj.rank), fingerprint=key, notes=tuple(notes), exact_witnesses=dict(exact_witnesses),
-        evidence=dict(evidence), K=int(obj.U_K.shape[1]), features=obj.features,
-        features_sha256=obj.features_sha256, store=keep,
+        seconds=seconds, tol=float(tol),
+        certificate=PatternCertificate(packed=cols["packed"], witnesses=cols["witnesses"], bounds=cols["upper"],
+                                       lowers=cols["lower"], settlement=cols["status"], methods=dict(methods),
+                                       evidence=dict(evidence), exact_witnesses=dict(exact_witnesses), store=keep),
+        rank=int(obj.rank), fingerprint=key, notes=tuple(notes), K=int(obj.U_K.shape[1]), features=obj.features,
+        features_sha256=obj.features_sha256,
     ))

@@ -110,8 +110,13 @@ def _replay(ckpt: StreamCheckpoint | None, outs: list, store: PatternStore, cand
 
 def stream_best_neuron(obj: Objective, *, alpha: float, method: str, chunk_size: int, batch_size: int, tol: float,
                        executor: Any, progress: Any, memory: int, patterns: Any = None,
-                       directory: str | None = None, checkpoint: str | None = None) -> NeuronResult:
-    """The certified search of :func:`~relu_gating.search.front.best_neuron` in bounded memory."""
+                       directory: str | None = None, checkpoint: str | None = None,
+                       deadline: Any = None) -> NeuronResult:
+    """The certified search of :func:`~relu_gating.search.front.best_neuron` in bounded memory.
+
+    ``deadline`` (:class:`~relu_gating.search._enum.memory.Deadline`) ends the exact phase early
+    (not certified; the open patterns keep their bounds); the streaming of the parts, which lists
+    and bounds the chambers, is not interrupted (no certificate exists before it completes)."""
     t0 = time.perf_counter()
     pl = plan(obj.Phi, memory, chunk_size, workers_of(executor))
     obj = with_rank(obj, patterns.rank if patterns is not None else pl.rank)
@@ -132,8 +137,10 @@ def stream_best_neuron(obj: Objective, *, alpha: float, method: str, chunk_size:
                 ckpt.record(out)
                 ckpt.maybe_save()
 
-        state["rescans"] = exact_phase(obj, store, cands, lambda: best.value, absorb, alpha=alpha, tol=tol,
-                                       method=method, batch_size=batch_size, executor=executor, progress=progress)
+        stop = None if deadline is None else (lambda: deadline.passed(store.N))
+        state["rescans"], early = exact_phase(obj, store, cands, lambda: best.value, absorb, alpha=alpha, tol=tol,
+                                              method=method, batch_size=batch_size, executor=executor,
+                                              progress=progress, stop=stop)
     except KeyboardInterrupt:
         if ckpt is not None:
             ckpt.save()
@@ -146,6 +153,8 @@ def stream_best_neuron(obj: Objective, *, alpha: float, method: str, chunk_size:
     unc = np.concatenate(info["uncertified"]) if info["uncertified"] else np.zeros(0, dtype=np.int64)
     tail = [f"streamed: {pl.parts} part(s), chunks of {pl.chunk_size}, {state['rescans']} re-scan(s)"]
     tail += [f"{unc.size} pattern(s) have no certified witness (first: {int(unc[0])})"] if unc.size else []
+    tail += ["enumeration stopped by max_seconds in the exact phase: not certified; the bound is over the "
+             "chambers still open"] if early else []
     res = finish(obj, store, best.theta, best.index, notes=state["notes"], methods=state["methods"],
                  evidence=state["evidence"], exact_witnesses=dict(sorted(info["exact"].items())), alpha=alpha,
                  tol=tol, key=key, seconds=seconds, tail=tail)
@@ -156,7 +165,7 @@ def stream_best_neuron(obj: Objective, *, alpha: float, method: str, chunk_size:
 
 def stream_search(obj: Objective, *, alpha: float, method: str, max_patterns: Any, chunk_size: int, batch_size: int,
                   tol: float, executor: Any, checkpoint: Any, progress: Any, patterns: Any,
-                  memory: Any) -> NeuronResult:
+                  memory: Any, deadline: Any = None) -> NeuronResult:
     """``best_neuron(..., memory=...)``: the options checked, then :func:`stream_best_neuron`."""
     from relu_gating.search._stream.parts import parse_memory
 
@@ -172,7 +181,7 @@ def stream_search(obj: Objective, *, alpha: float, method: str, max_patterns: An
         check_plan(plan_query(obj.Phi), limit)
     return stream_best_neuron(obj, alpha=alpha, method=method, chunk_size=chunk_size, batch_size=batch_size,
                               tol=tol, executor=executor, progress=progress, memory=budget, patterns=patterns,
-                              checkpoint=checkpoint)
+                              checkpoint=checkpoint, deadline=deadline)
 
 
 def _open_checkpoint(path: str | None, obj: Objective, pl: Plan, tol: float,

@@ -16,73 +16,18 @@ from relu_gating.search.bnb._chamber import UNPROVEN_NOTE
 from relu_gating.search.bnb._tree_build import count_kinds, to_nodes
 from relu_gating.search.proofs import exact_rank
 from relu_gating.search.objectives import Objective, containment_remark, make_objective, with_rank
-from relu_gating.search.options import BranchAndBoundOptions
-from relu_gating.search.result import NeuronResult
+from relu_gating.search.result import NeuronResult, TreeCertificate
 
-__all__ = ["STRATEGIES", "AUTO_CHAMBERS", "check_strategy", "choose_strategy", "branch_and_bound", "dispatch"]
+__all__ = ["branch_and_bound"]
 
-STRATEGIES = ("enumerate", "branch-and-bound", "auto")
-#: ``strategy="auto"`` enumerates up to this many predicted chambers (Cover's bound), else branches;
-#: None: up to what enumeration may do by default on this machine (``search.plan.default_max_patterns``).
-#: Measured (``benchmarks/bnb.py``): wherever enumeration fits, it is 2-5x faster than the branch and bound.
-AUTO_CHAMBERS: int | None = None
 #: Random neurons tried for the first incumbent.
 SEED_RANDOM = 10_000
 
 
-def check_strategy(strategy: Any, max_seconds: Any) -> None:
-    """Reject bad ``strategy`` / ``max_seconds`` before any work, naming the argument."""
-    if strategy not in STRATEGIES:
-        raise InputError(f"strategy must be one of {', '.join(map(repr, STRATEGIES))}, got {strategy!r}")
-    if max_seconds is not None and (isinstance(max_seconds, bool) or not isinstance(
-            max_seconds, (int, float, np.integer, np.floating)) or not max_seconds > 0):
-        raise InputError(f"max_seconds must be a positive number or None, got {max_seconds!r}")
-
-
-def choose_strategy(Phi: Any, strategy: str) -> str:
-    """``"auto"`` resolved by the plan (:func:`relu_gating.search.plan.choose`; instant): the strategy
-    it runs, "enumerate" (in memory or streamed) or "branch-and-bound" (also where it refuses)."""
-    if strategy != "auto":
-        return strategy
-    from relu_gating.errors import ProblemTooLargeError
-    from relu_gating.search.plan import choose, plan_query
-
-    plan = plan_query(Phi)
-    if AUTO_CHAMBERS is not None:
-        return "enumerate" if plan.patterns <= AUTO_CHAMBERS else "branch-and-bound"
-    try:
-        return choose(plan).strategy
-    except ProblemTooLargeError:
-        return "branch-and-bound"
-
-
-def dispatch(Phi: Any, U_K: Any, *, features: Any, alpha: float, method: str, tol: float, progress: bool | None,
-             strategy: Any, max_seconds: Any, enumerate_only: tuple, options: Any = None) -> NeuronResult | None:
-    """What :func:`relu_gating.best_neuron` runs: the branch and bound's result, or None to enumerate.
-
-    ``enumerate_only`` holds the options only the enumeration has (patterns, checkpoint,
-    memory), then the executor, which both strategies take; ``options`` the
-    :class:`~relu_gating.search.options.BranchAndBoundOptions` (seed, lifted bound).
-    """
-    check_strategy(strategy, max_seconds)
-    *only, executor = enumerate_only
-    busy = any(x is not None for x in only)
-    if strategy == "enumerate":
-        if max_seconds is not None:
-            raise InputError("max_seconds applies to strategy='branch-and-bound' or 'auto', not 'enumerate'")
-        return None
-    if strategy == "branch-and-bound" and busy:
-        raise InputError("patterns, checkpoint and memory apply to strategy='enumerate' only")
-    if strategy == "auto" and (busy or (max_seconds is None and choose_strategy(Phi, "auto") == "enumerate")):
-        return None
-    options = BranchAndBoundOptions() if options is None else options
-    return branch_and_bound(Phi, U_K, features=features, alpha=alpha, method=method, tol=tol, max_seconds=max_seconds,
-                            progress=progress, executor=executor, seed=options.seed, lifted=options.lifted)
-
-
 def branch_and_bound(Phi: Any, U_K: Any, *, features: Any = "bias", alpha: float = 1.0, method: str = "auto",
                      tol: float = 1e-9, max_seconds: float | None = None, progress: bool | None = False,
-                     seed: int = 0, executor: Any = None, lifted: bool = True) -> NeuronResult:
+                     seed: int = 0, executor: Any = None, lifted: bool = True,
+                     deadline: float | None = None, writes: str | None = None) -> NeuronResult:
     """Certified best neuron by branch and bound; the certificate is the search tree.
 
     Same problem and result type as :func:`relu_gating.best_neuron` (which dispatches here for
@@ -96,15 +41,23 @@ def branch_and_bound(Phi: Any, U_K: Any, *, features: Any = "bias", alpha: float
     :mod:`relu_gating.search.bnb._strong`), with multipliers found by first-order steps (Clarabel on
     nodes with at most 8 undecided rows when those do not settle the node); ``lifted=False`` keeps
     the subspace node bound alone (``benchmarks/bnb_lifted_effect.py`` compares the two).
+    ``deadline`` (a ``time.perf_counter()`` time, for :class:`relu_gating.search.strategy.BranchAndBound`)
+    replaces ``max_seconds`` by an end fixed by the caller, whose call began earlier; ``writes``
+    (``"json"`` or ``"npz"``): the caller writes the certificate after, within that budget.
     """
     t0 = time.perf_counter()
+    from relu_gating.search.options import check_max_seconds
+
+    max_seconds = check_max_seconds(max_seconds)
     obj = make_objective(Phi, U_K, features)
     obj = with_rank(obj, exact_rank(obj.Phi))  # the rank the verifier decides (exact rationals)
     if not isinstance(lifted, bool):
         raise InputError(f"lifted must be True or False, got {lifted!r}")
     search = Search(obj, float(alpha), float(tol), method, seed, lifted)
+    search.writes = writes
     _seed_incumbent(search, obj, seed)
-    deadline = None if max_seconds is None else t0 + float(max_seconds)
+    if deadline is None and max_seconds is not None:
+        deadline = t0 + max_seconds
     with Progress(None, "branch and bound", enabled=progress, unit="nodes") as bar, single_thread_blas():
         if executor is None:  # tiny products only: extra BLAS threads just wait (2x the nodes measured)
             why = search.run(deadline, bar)
@@ -160,11 +113,6 @@ def _result(obj: Objective, search: Search, why: str, alpha: float, tol: float, 
         notes.append(f"{search.stats['unproven_empty']} node(s) without interior kept as leaves with their bound")
     kinds = count_kinds(nodes)
     stats = dict(search.stats, lp=search.lp.calls, open=len(search.heap), stop=why, **{f"n_{k}": v for k, v in kinds.items()})
-    import dataclasses
-
-    names = {f.name for f in dataclasses.fields(NeuronResult)}
-    empty = {"packed": np.zeros((0, (n + 7) // 8), dtype=np.uint8)} if "packed" in names else \
-        {"masks": np.zeros((0, n), dtype=bool)}
     from relu_gating.search._value import confirmed
 
     return confirmed(obj, NeuronResult(
@@ -173,8 +121,7 @@ def _result(obj: Objective, search: Search, why: str, alpha: float, tol: float, 
         n_bound=kinds["b"], n_pruned=kinds["x"], seconds={"total": seconds, "bound": search.stats["t_bound"],
                                                           "lp": search.stats["t_lp"],
                                                           "chambers": search.stats["t_chamber"]},
-        tol=tol, **empty, witnesses=np.zeros((0, m)), bounds=np.zeros(0), lowers=np.zeros(0),
-        settlement=np.zeros(0, dtype=np.int8), methods={}, rank=obj.rank, notes=tuple(notes),
+        tol=tol, certificate=TreeCertificate({"nodes": nodes, "stats": stats}), rank=obj.rank, notes=tuple(notes),
         K=int(obj.U_K.shape[1]), features=obj.features, features_sha256=obj.features_sha256,
-        strategy="branch-and-bound", tree={"nodes": nodes, "stats": stats}, n_nodes=int(search.stats["nodes"]),
+        strategy="branch-and-bound", n_nodes=int(search.stats["nodes"]),
     ))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["Budget", "FINISH_PER_NODE", "AUDIT_PER_BOUND_SECOND", "AUDIT_PER_IMPLIED", "AUDIT_PER_LIFTED_LEAF",
-           "AUDIT_PER_CHECK_SECOND"]
+           "AUDIT_PER_CHECK_SECOND", "WRITE_PER_NODE", "RESERVE_SAFETY", "RESERVE_SECONDS"]
 
 #: Seconds per node kept before a time budget ends, for the tree's JSON form (``t_finish`` in the tree's
 #: stats).  Measured 1 us a node on Gaussian data; 9.5 us a node (2.6 s, 275,000 nodes with the implied
@@ -31,24 +31,39 @@ AUDIT_PER_LIFTED_LEAF = 5e-4
 #: leaf of 130 undecided rows costs 5-10 ms, not 0.5 ms (iris greedy step 4, 150 s: a query ended at 250 s
 #: with the per-leaf reserve alone; 2.0 here kept 22 s too many on clustered 1000 x 3).
 AUDIT_PER_CHECK_SECOND = 1.0
+#: Seconds per node (and implied row) kept when the caller writes the certificate after the run
+#: (``Search.writes``): JSON dumped and written about 24 us a node-entry at n = 300, d = 3 under load
+#: (0.07 s for 2,801, the machine at load 13), the binary form (the same JSON, deflated) 40 us; kept:
+#: 15 and 25 us, times ``RESERVE_SAFETY``.
+WRITE_PER_NODE = {None: 0.0, "json": 1.5e-5, "npz": 2.5e-5}
+#: The audit's and the writing's estimates are multiplied by this (a loaded machine slows the ending
+#: more than the search it was estimated from: 600-s runs ended at 638-660 s beside other processes),
+#: and ``RESERVE_SECONDS`` added (the result built, the incumbent polished, files closed).
+RESERVE_SAFETY = 1.5
+RESERVE_SECONDS = 0.5
 
 
 class Budget:
     """The reserve kept before a deadline (:meth:`reserve`) and the progress bar's note."""
 
     stats: dict  # the search's (annotations only: a mixin defines no attribute another one provides)
+    writes: str | None  # the certificate the caller writes after the run ("json", "npz"; None)
     heap: list
     best_value: float
 
     def reserve(self) -> float:
-        """Seconds to keep before a deadline for writing the tree out (``FINISH_PER_NODE`` a node) and
-        for the checker's audit of it (``AUDIT_PER_BOUND_SECOND`` per second of node bounds so far,
-        ``AUDIT_PER_IMPLIED`` an implied row, ``AUDIT_PER_LIFTED_LEAF`` a lifted leaf or
-        ``AUDIT_PER_CHECK_SECOND`` per second of the checker's test of lifted evidence, whichever is more)."""
+        """Seconds to keep before a deadline for writing the tree out (``FINISH_PER_NODE`` a node, and
+        ``WRITE_PER_NODE`` when the caller writes the certificate) and for the checker's audit of it
+        (``AUDIT_PER_BOUND_SECOND`` per second of node bounds so far, ``AUDIT_PER_IMPLIED`` an implied
+        row, ``AUDIT_PER_LIFTED_LEAF`` a lifted leaf or ``AUDIT_PER_CHECK_SECOND`` per second of the
+        checker's test of lifted evidence, whichever is more), times ``RESERVE_SAFETY``, plus
+        ``RESERVE_SECONDS``: the deadline is the end of the whole call."""
         st = self.stats
-        return (FINISH_PER_NODE * (st["nodes"] + st["implied"]) + AUDIT_PER_BOUND_SECOND * st["t_bound"]
-                + AUDIT_PER_IMPLIED * st["implied"]
-                + max(AUDIT_PER_LIFTED_LEAF * st["lifted_settled"], AUDIT_PER_CHECK_SECOND * st["t_lifted_check"]))
+        entries = st["nodes"] + st["implied"]
+        est = ((FINISH_PER_NODE + WRITE_PER_NODE.get(getattr(self, "writes", None), 0.0)) * entries
+               + AUDIT_PER_BOUND_SECOND * st["t_bound"] + AUDIT_PER_IMPLIED * st["implied"]
+               + max(AUDIT_PER_LIFTED_LEAF * st["lifted_settled"], AUDIT_PER_CHECK_SECOND * st["t_lifted_check"]))
+        return RESERVE_SAFETY * est + RESERVE_SECONDS
 
     def progress_note(self, u: float) -> str:
         """The progress bar's note in the search's units: chambers visited, open nodes, gap, alpha reached."""

@@ -252,6 +252,8 @@ def run_parallel(search: Search, executor: Any, deadline: float | None, bar: Any
     every node not settled when it returns stays open (a leaf with its bound)."""
     W = workers_of(executor)
     t0 = time.perf_counter()
+    totals = {"tasks": 0, "submitted": 0, "grafted": 0, "workers": W}
+    search.stats.update({f"parallel_{k}": v for k, v in totals.items()})  # also when the budget ends first
     search.push(search.root)
     why = expand_until(search, deadline, bar, lambda: len(search.heap) >= FRONTIER_PER_WORKER * W
                        or time.perf_counter() - t0 >= SERIAL_SECONDS)
@@ -259,7 +261,6 @@ def run_parallel(search: Search, executor: Any, deadline: float | None, bar: Any
         return why
     pool = _Pool(executor, search.obj)
     inflight: dict = {}
-    totals = {"tasks": 0, "submitted": 0, "grafted": 0, "workers": W}
     try:
         why = _rounds(search, pool, inflight, totals, deadline, bar, seed)
         if why == "time" and inflight:  # their slices end with the budget: take what they found
@@ -297,7 +298,8 @@ def _rounds(search: Search, pool: _Pool, inflight: dict, totals: dict, deadline:
             batch = _take(search, k)
             if not batch:
                 break
-            budget = SLICE_SECONDS if deadline is None else max(0.0, min(SLICE_SECONDS, deadline - now))
+            budget = SLICE_SECONDS if deadline is None else max(0.0, min(SLICE_SECONDS,
+                                                                         deadline - search.reserve() - now))
             fut = pool.submit([_open_data(n) for n in batch], search.best_theta, search.alpha, search.tol,
                               search.method, seed + 1 + totals["submitted"], budget, search.lifted)
             totals["submitted"] += 1

@@ -51,6 +51,7 @@ class Search(NodeBounds, TreeGrowth, Incumbent, Budget, Chambers):
     def __init__(self, obj: Objective, alpha: float, tol: float, method: str, seed: int = 0,
                  lifted: bool = True) -> None:
         self.obj, self.alpha, self.tol, self.method = obj, alpha, tol, method
+        self.writes: str | None = None  # the certificate the caller writes after the run (its time is reserved)
         self.P = node_problem(obj.Phi, obj.Psi, obj.M, obj.Q_H, obj.feature_matrix, obj.cap + 1e-12)
         self.Gn = obj.Psi / np.maximum(np.linalg.norm(obj.Psi, axis=1), 1e-300)[:, None]
         self.lp = ConeLP()
