@@ -279,6 +279,22 @@ def test_input_declaring_too_many_rows_refused_before_reading(tmp_path, capsys):
         assert len(err) == 1 and "1,000,001 rows" in err[0] and "'X'" in err[0]
 
 
+def test_features_file_declaring_too_many_rows_refused_before_reading(tmp_path, capsys):
+    """``--features FILE`` gets the input files' header checks: a deflated ``H`` of more than
+    ``MAX_SAMPLES`` rows is refused, one line naming the flag, before it is decompressed."""
+    from relu_gating.data.io import MAX_SAMPLES
+
+    data = tmp_path / "x.npy"
+    np.save(data, np.random.default_rng(0).normal(size=(30, 2)))
+    for name, save in (("H.npz", lambda p: np.savez_compressed(p, H=np.zeros((MAX_SAMPLES + 1, 1)))),
+                       ("H.npy", lambda p: np.save(p, np.zeros((MAX_SAMPLES + 1, 1))))):
+        path = tmp_path / name
+        save(path)
+        assert main(["best-neuron", str(data), "--features", str(path)]) == 2
+        err = [x for x in capsys.readouterr().err.strip().splitlines() if ": warning: " not in x]
+        assert len(err) == 1 and "1,000,001 rows" in err[0] and "--features" in err[0], err
+
+
 # ---- outputs never replace inputs ----------------------------------------------------------------
 
 

@@ -6,8 +6,9 @@ writers, coverage/ or layers/ (``benchmarks/checker_size.py`` measures; this tes
   1,500 code lines of relu_gating (docstrings, comments and blank lines not counted);
 * ``cli``: ``relu-gating verify CERT INPUT`` with ``Phi`` and ``U_K`` in INPUT: at most 2,200;
 * ``graph``: the same command with ``X`` alone in INPUT (the command builds the graph and ``U_K``,
-  so the spectral code loads too): at most 2,200 for a JSON certificate (the issue's measure,
-  2,810 before).
+  so the spectral code loads too): at most 2,200 (the issue's measure, JSON: 2,810 before).  The
+  binary and tree certificates are not there yet (2,340 and 2,354 code lines): held at those figures
+  (``_OVER``), and the test says so the day they fit.
 """
 
 from __future__ import annotations
@@ -21,10 +22,14 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), os.pardir, "benchmark
 
 import checker_size  # noqa: E402
 
-#: (mode, kind) -> the largest code-line count accepted; the slow tier measures every pair.
-LIMITS = {("api", "json"): 1500, ("api", "npz"): 1500, ("api", "tree"): 1500,
-          ("cli", "json"): 2200, ("cli", "npz"): 2200, ("cli", "tree"): 2200, ("graph", "json"): 2200}
-_SLOW = {("cli", "json"), ("cli", "npz"), ("cli", "tree")}
+#: (mode, kind) -> the largest code-line count accepted: every mode and certificate kind.
+LIMITS = {(mode, kind): checker_size.LIMITS[mode] for mode in checker_size.MODES for kind in ("json", "npz", "tree")}
+#: Measured in the slow tier only (a fresh process each): the default tier keeps the public verify's
+#: three and the command's issue measure (X alone, JSON).
+_SLOW = {("cli", "json"), ("cli", "npz"), ("cli", "tree"), ("graph", "npz"), ("graph", "tree")}
+#: Over the limit today (issue 38 open for these): the X-only command on a binary and on a tree certificate,
+#: held at the figure measured (a ratchet), and the test says so the day one fits (then drop it from here).
+_OVER = {("graph", "npz"): 2340, ("graph", "tree"): 2354}
 
 
 @pytest.fixture(scope="module")
@@ -33,14 +38,24 @@ def runs(tmp_path_factory):
     return {(mode, kind): (cert, inp) for mode, kind, cert, inp in checker_size._runs(files)}
 
 
-@pytest.mark.parametrize("mode, kind", [pytest.param(*k, marks=[pytest.mark.slow] if k in _SLOW else [])
-                                        for k in LIMITS])
+@pytest.mark.parametrize("mode, kind", [pytest.param(*k, marks=[pytest.mark.slow] if k in _SLOW else []) for k in LIMITS])
 def test_a_fresh_verify_loads_little_and_nothing_it_does_not_need(runs, mode, kind):
     cert, inp = runs[(mode, kind)]
     total, ours, bad = checker_size.measure(mode, cert, inp)  # the child asserts the certificate verifies
     assert not bad, f"{mode} {kind}: loaded {bad}"
     assert "relu_gating.checker" in ours and not any(m.startswith("relu_gating.certificate") for m in ours)
-    assert total <= LIMITS[(mode, kind)], (total, sorted(ours.items(), key=lambda kv: -kv[1])[:8])
+    top = sorted(ours.items(), key=lambda kv: -kv[1])[:8]
+    if (mode, kind) in _OVER:
+        assert total <= _OVER[(mode, kind)], (total, top)
+        assert total > LIMITS[(mode, kind)], f"{mode} {kind} fits now ({total} lines): drop it from _OVER"
+    else:
+        assert total <= LIMITS[(mode, kind)], (total, top)
+
+
+def test_every_mode_and_certificate_kind_is_measured():
+    assert len(LIMITS) == 9 and set(LIMITS.values()) == {1500, 2200}
+    assert {(m, k) for m, k, _, _ in checker_size._runs({k: f"/r/{k}" for k in ("json", "npz", "tree", "input", "x")})} \
+        == set(LIMITS)
 
 
 def test_the_forbidden_list_covers_the_search_and_what_a_verify_does_not_need():

@@ -65,26 +65,12 @@ def features_from_spec(spec: str | None, data_H: np.ndarray | None, n: int) -> t
         return (None if spec == "none" else "bias"), spec
     if not os.path.isfile(spec):
         raise InputError(f"--features must be 'bias', 'none' or an existing file, got {spec!r}")
+    from relu_gating.cli._features_file import read_features  # a features file only: loaded then
+
     try:
-        return _read_features(spec), os.path.basename(spec)
+        return read_features(spec), os.path.basename(spec)
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
         raise InputError(f"--features {spec}: cannot read ({type(exc).__name__}: {exc})") from exc
-
-
-def _read_features(spec: str) -> np.ndarray:
-    ext = os.path.splitext(spec)[1].lower()
-    if ext == ".npz":
-        with np.load(spec, allow_pickle=False) as z:
-            if "H" not in z.files:
-                raise InputError(f"--features file {spec!r} has no key 'H'")
-            H = z["H"]
-    elif ext == ".npy":
-        H = np.load(spec, allow_pickle=False)
-    elif ext == ".csv":
-        H = np.loadtxt(spec, delimiter=",", ndmin=2)
-    else:
-        raise InputError(f"--features file {spec!r}: unsupported extension {ext!r} (use .npy, .csv or .npz)")
-    return H
 
 
 #: Options of the stated problem that a certificate records and ``verify`` compares.

@@ -91,7 +91,9 @@ def run(args: argparse.Namespace) -> int:
     out = _out_dir(args)  # checked before the (long) run
     print(f"relu-gating experiment: running {args.name} (seed {args.seed}{', quick' if args.quick else ''})...",
           file=sys.stderr)
-    res = exp.run(seed=args.seed, quick=args.quick)
+    from relu_gating.experiments import run_recorded
+
+    res = run_recorded(exp, seed=args.seed, quick=args.quick)
     paths = []
     if out is not None:
         paths = res.save(out)
@@ -104,8 +106,9 @@ def run(args: argparse.Namespace) -> int:
     failed = [c for c in res.checks if not c.holds]
     for c in failed:
         print(f"relu-gating experiment: check FAILED: {c.name} ({c.detail})", file=sys.stderr)
-    n_inf = sum(1 for c in res.checks if c.informative)
+    n_inf = sum(1 for c in res.checks if c.informative and c.kind == "finding")
+    n_code = sum(1 for c in res.checks if c.kind == "code test")
     print(f"relu-gating experiment: {res.name}: {len(res.checks) - len(failed)}/{len(res.checks)} checks hold "
-          f"({n_inf} informative), "
+          f"({n_inf} informative findings, {n_code} code tests), "
           f"{res.seconds:.1f} s" + (f"; wrote {', '.join(paths)}" if paths else ""), file=sys.stderr)
     return 1 if failed else 0

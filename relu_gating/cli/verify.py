@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 
 from relu_gating.cli._common import PROBLEM_OPTIONS, add_input_arguments, features_from_spec, problem_from_args
-from relu_gating.cli._json import dumps
 
 __all__ = ["add_parser", "run", "EXIT_OK", "EXIT_INVALID", "EXIT_WEAKER"]
 
@@ -125,6 +124,8 @@ def run(args: argparse.Namespace) -> int:
     word = verdict_word(valid, valid and report.value >= args.require_alpha * report.upper_bound - VALUE_TOL)
     code = {"CERTIFIED": EXIT_OK, "VALID-NOT-CERTIFIED": EXIT_WEAKER, "INVALID": EXIT_INVALID}[word]
     if args.json:
+        from relu_gating.cli._json import dumps  # the JSON printer: loaded for --json only
+
         print(dumps({"verdict": word, "valid": valid, "certified": word == "CERTIFIED", "value": report.value,
                      "upper_bound": report.upper_bound, "alpha": report.alpha,
                      "alpha_proven": report.alpha_proven, "require_alpha": args.require_alpha, "exact": args.exact,

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import zipfile
-import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +25,8 @@ import numpy as np
 from relu_gating._inputs.validate import as_matrix, as_vector, check_basis, check_K, with_ones
 from relu_gating.errors import InputError
 
-__all__ = ["InputData", "load_input", "Problem", "resolve_problem", "DEFAULT_K", "NPZ_KEYS", "MAX_SAMPLES"]
+__all__ = ["InputData", "load_input", "Problem", "resolve_problem", "DEFAULT_K", "NPZ_KEYS", "MAX_SAMPLES",
+           "check_headers"]
 
 #: Default number of low-frequency eigenvectors when ``U_K`` is built (clipped to n - 1).
 DEFAULT_K = 8
@@ -69,27 +69,6 @@ class InputData:
         return int((self.X if self.X is not None else self.Phi).shape[0])
 
 
-def _read_csv(path: str) -> np.ndarray:
-    with open(path, encoding="utf-8") as fh:
-        first = fh.readline()
-    if not first.strip():
-        raise InputError(f"{path}: empty CSV file")
-    try:
-        [float(tok) for tok in first.strip().split(",")]
-        skip = 0
-    except ValueError:
-        skip = 1  # header row of names
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            X = np.loadtxt(path, delimiter=",", skiprows=skip, ndmin=2, dtype=float)
-    except ValueError as exc:
-        raise InputError(f"{path}: cannot parse as comma-separated numbers ({exc})") from exc
-    if X.size == 0:
-        raise InputError(f"{path}: no data rows")
-    return X
-
-
 def _npy_declared(fh: Any, size: int, where: str) -> tuple:
     """Read a ``.npy`` header from ``fh`` (``size`` bytes in all) and refuse, before anything is
     allocated, a member whose declared shape and dtype do not match the bytes it holds, or with more
@@ -116,8 +95,9 @@ def _npy_declared(fh: Any, size: int, where: str) -> tuple:
     return tuple(int(s) for s in shape)
 
 
-def _check_headers(p: str, ext: str) -> None:
-    """The declared shapes of an input's arrays, checked against their sizes (no allocation)."""
+def check_headers(p: str, ext: str) -> None:
+    """The declared shapes of an input's arrays (``ext`` ``".npy"`` or ``".npz"``), checked against their sizes
+    and ``MAX_SAMPLES`` before anything is decompressed or allocated (:class:`InputError` naming ``p``)."""
     if ext == ".npy":
         with open(p, "rb") as fh:
             _npy_declared(fh, os.path.getsize(p), p)
@@ -165,7 +145,7 @@ def load_input(path: str | os.PathLike[str]) -> InputData:
     arrays: dict[str, Any] = {}
     try:
         if ext in (".npz", ".npy"):
-            _check_headers(p, ext)
+            check_headers(p, ext)
         if ext == ".npz":
             with np.load(p, allow_pickle=False) as z:
                 unknown = sorted(set(z.files) - set(NPZ_KEYS))
@@ -175,7 +155,9 @@ def load_input(path: str | os.PathLike[str]) -> InputData:
         elif ext == ".npy":
             arrays = {"X": np.load(p, allow_pickle=False)}
         elif ext == ".csv":
-            arrays = {"X": _read_csv(p)}
+            from relu_gating.data._csv import read_csv  # loaded for CSV input only
+
+            arrays = {"X": read_csv(p)}
         else:
             raise InputError(f"{p}: unsupported extension {ext!r}; use .npz, .npy or .csv")
     except InputError:

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import importlib
 
-from relu_gating.experiments._base import SCHEMA, Check, Experiment, ExperimentResult
+from relu_gating.experiments._base import SCHEMA, Check, Experiment, ExperimentResult, run_recorded
 
-__all__ = ["Experiment", "ExperimentResult", "Check", "SCHEMA", "NAMES", "get", "run"]
+__all__ = ["Experiment", "ExperimentResult", "Check", "SCHEMA", "NAMES", "get", "run", "run_recorded"]
 
 # name -> module of this package defining EXPERIMENT (in the order the examples README presents them)
 _MODULES: dict[str, str] = {
@@ -40,5 +40,5 @@ def get(name: str) -> Experiment:
 
 
 def run(name: str, *, seed: int = 0, quick: bool = False) -> ExperimentResult:
-    """Run the experiment ``name`` and return its numbers."""
-    return get(name).run(seed=seed, quick=quick)
+    """Run the experiment ``name`` and return its numbers (with the run's provenance)."""
+    return run_recorded(get(name), seed=seed, quick=quick)

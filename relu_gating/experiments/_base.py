@@ -9,14 +9,24 @@ and CSV; the claims it illustrates are recorded as named checks with the numbers
 from __future__ import annotations
 
 import csv
+import dataclasses
+import datetime
 import json
 import math
 import os
 import platform
+import shlex
+import subprocess
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-__all__ = ["Experiment", "ExperimentResult", "Check", "SCHEMA"]
+__all__ = ["Experiment", "ExperimentResult", "Check", "SCHEMA", "KINDS", "provenance", "run_recorded"]
+
+#: The two kinds of check: a ``finding`` is evidence about the paper's claims (it could fail for a
+#: reason on correct code); a ``code test`` is an identity or theorem that holds for every correct
+#: implementation (recorded as a unit test of the code, not counted as evidence).
+KINDS = ("finding", "code test")
 
 #: The ``schema`` field of every experiment JSON file.
 SCHEMA = "relu-gating-experiment/1"
@@ -54,6 +64,10 @@ class Check:
     informative : bool
         False when the bound is looser than what holds trivially (above 1, above the previous
         value, ...): such a check is recorded but not counted as evidence.
+    kind : str
+        ``"finding"`` (evidence: correct code could still see it fail, because the paper's bound or
+        the data could be otherwise) or ``"code test"`` (an identity, a theorem or a property that
+        holds by construction: it tests the code, never the paper).
     """
 
     name: str
@@ -62,6 +76,11 @@ class Check:
     tests: str = ""
     fails_if: str = ""
     informative: bool = True
+    kind: str = "finding"
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"Check.kind must be one of {KINDS}, got {self.kind!r}")
 
 
 @dataclass(frozen=True)
@@ -80,6 +99,8 @@ class ExperimentResult:
         The claims illustrated and whether the recorded numbers obey them.
     seconds : float
         Wall time of the run.
+    provenance : dict
+        Where and when it ran (:func:`provenance`): commit, dirty flag, command, load, date.
     """
 
     name: str
@@ -89,6 +110,7 @@ class ExperimentResult:
     checks: tuple = ()
     seconds: float = 0.0
     version: str = field(default="")
+    provenance: dict = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -101,9 +123,11 @@ class ExperimentResult:
         return _plain({
             "schema": SCHEMA, "name": self.name, "title": self.title,
             "version": self.version or __version__, "python": platform.python_version(),
+            "provenance": self.provenance or provenance(),
             "params": self.params, "seconds": self.seconds,
             "checks": [{"name": c.name, "holds": bool(c.holds), "detail": c.detail, "tests": c.tests,
-                        "fails_if": c.fails_if, "informative": bool(c.informative)} for c in self.checks],
+                        "fails_if": c.fails_if, "informative": bool(c.informative), "kind": c.kind}
+                       for c in self.checks],
             "tables": self.tables,
         })
 
@@ -132,3 +156,45 @@ class Experiment:
     summary: str
     run: Callable[..., ExperimentResult]
     plot: Callable[[ExperimentResult, str], None] | None = None
+
+
+def _git(*args: str) -> str | None:
+    """Output of ``git args`` in this package's checkout, or None (no git, not a checkout)."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    try:
+        out = subprocess.run(["git", "-C", root, *args], capture_output=True, text=True, timeout=20, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+def provenance(argv: list[str] | None = None) -> dict:
+    """Where and when a run happened: git commit and dirty flag of the code, command, load, date.
+
+    ``commit`` is ``git rev-parse HEAD`` of the checkout holding this package (None outside one);
+    ``dirty`` is True when tracked files differ from it (the numbers may then not be reproducible
+    from the commit alone).  ``load_end`` is :func:`os.getloadavg` now (1, 5, 15 min);
+    :func:`run_recorded` adds the load before the run as ``load_start``.
+    """
+    argv = list(sys.argv if argv is None else argv)
+    status = _git("status", "--porcelain", "--untracked-files=no")
+    try:
+        load = list(os.getloadavg())
+    except OSError:
+        load = None
+    return {"commit": _git("rev-parse", "HEAD"), "dirty": None if status is None else bool(status),
+            "command": " ".join(shlex.quote(a) for a in argv), "argv": argv,
+            "load_start": None, "load_end": load,
+            "cpu_count": os.cpu_count(), "date": datetime.datetime.now(datetime.timezone.utc).isoformat(
+                timespec="seconds")}
+
+
+def run_recorded(exp: Experiment, *, seed: int = 0, quick: bool = False, argv: list[str] | None = None
+                 ) -> ExperimentResult:
+    """``exp.run(seed=, quick=)`` with its :func:`provenance`: the code's state and the date when it
+    started (the code that ran), the load before and after."""
+    before = provenance(argv)
+    res = exp.run(seed=seed, quick=quick)
+    after = provenance(argv)
+    return dataclasses.replace(res, provenance={**before, "load_start": before["load_end"],
+                                                "load_end": after["load_end"], "date_end": after["date"]})

@@ -25,10 +25,13 @@ def example_main(name: str, argv: list[str] | None = None, description: str = ""
         from relu_gating.experiments._plotting import pyplot
 
         pyplot()
-    res = exp.run(seed=args.seed, quick=args.quick)
+    from relu_gating.experiments._base import run_recorded
+
+    res = run_recorded(exp, seed=args.seed, quick=args.quick)
     print(f"{res.title}  ({res.seconds:.1f} s)")
     for c in res.checks:
-        tag = ("ok" if c.holds else "FAILED") + ("" if c.informative else ", not informative")
+        tag = ("ok" if c.holds else "FAILED") + (", code test" if c.kind == "code test" else
+                                                 "" if c.informative else ", not informative")
         print(f"  [{tag}] {c.name}: {c.detail}")
     for tname, rows in res.tables.items():
         print(f"table {tname} ({len(rows)} rows); first rows:")

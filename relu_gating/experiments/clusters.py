@@ -175,7 +175,7 @@ def run(*, seed: int = 0, quick: bool = False) -> ExperimentResult:
     return ExperimentResult(
         name="clusters",
         title=f"Clusters (Example 5.12), connected Gaussian graphs (epsilon > 0), n = {p['n']}, K = {K}: "
-              f"certified greedy gaps vs Lemma 5.9 / Thm 5.10",
+              f"certified greedy gaps with the Thm 5.10 bound, certified G* with Lemma 5.9",
         params={"seed": seed, "quick": quick, "K": K, "data": "3 discs of radius rho at a unit triangle, d = 2",
                 "graph": "gaussian(sigma)", "laplacian": "combinatorial", "alpha_requested": 1.0,
                 "targets": list(TARGETS), **p},
@@ -227,26 +227,41 @@ def check_prediction(rows: list) -> Check:
 
 
 def plot(result: ExperimentResult, path: str) -> None:
-    """Gap s_t per configuration (with 2 eps), and neurons needed vs 1 / s^2 with the fitted line."""
+    """Gap s_t with Thm 5.10's bound, certified G*_t with Lemma 5.9's bound, neurons vs 1 / s^2 with the theory."""
     from relu_gating.experiments._plotting import figure, label, save
 
-    fig, (a1, a2) = figure(result.title, 2)
+    fig, (a1, a2, a3) = figure(result.title, 3, width=5.4)
     rows, steps = result.tables["configs"], result.tables["steps"]
     for r in rows:
         sel = [x for x in steps if x["rho"] == r["rho"] and x["sigma"] == r["sigma"]]
-        lab_ = f"rho {r['rho']}, sigma {r['sigma']} (eps {r['epsilon']:.2g})"
-        line, = a1.plot([x["t"] for x in sel], [max(x["s"], 1e-6) for x in sel], marker="o", label=lab_)
-        a1.axhline(max(r["two_eps"], 1e-6), color=line.get_color(), ls=":", lw=1, label=f"2 eps, {lab_}")
+        lab_ = f"rho {r['rho']}, sig {r['sigma']}"
+        line, = a1.plot([x["t"] for x in sel], [max(x["s"], 1e-6) for x in sel], marker="o",
+                        label=f"s_t, {lab_} (eps {r['epsilon']:.2g})")
+        c = line.get_color()
+        pos = [x for x in sel if x["t"]]
+        a1.plot([x["t"] for x in pos], [np.sqrt(x["s2_bound"]) for x in pos], ls="--", color=c,
+                label=f"Thm 5.10, {lab_}")
+        a1.axhline(max(r["two_eps"], 1e-6), color=c, ls=":", lw=1)
+        a2.plot([x["t"] for x in pos], [x["bound_G"] for x in pos], marker="o", color=c, label=f"G*_t, {lab_}")
+        a2.plot([x["t"] for x in pos], [max(x["lemma59"], 1e-9) for x in pos], ls="--", marker="v", color=c,
+                label=f"Lemma 5.9, {lab_}")
         pts = [(1 / s**2, r[f"t_at_s{s:g}"]) for s in TARGETS if r[f"t_at_s{s:g}"] is not None and s >= r["two_eps"]]
         if pts:
             x, y = np.array(pts, float).T
-            a2.plot(x, y, "o", color=line.get_color(), label=f"measured, {lab_}")
-            if np.isfinite(r["fit_b"]):
-                a2.plot(x, r["fit_a"] + r["fit_b"] * x, "--", color=line.get_color(),
-                        label=f"fit t = {r['fit_a']:.2g} + {r['fit_b']:.2g}/s^2")
-    label(a1, "coverage gap along the certified greedy layer (dotted: 2 eps)", "neurons added t (count)",
-          "s_K(H_t) (unitless)", log=True)
-    label(a2, "neurons needed vs 1 / s^2 (targets s >= 2 eps)", "1 / s^2 (unitless)", "neurons t (count)")
+            a3.plot(x, y, "o", color=c, label=f"measured, {lab_}")
+            xs = np.array([x.min(), x.max()])
+            a3.plot(xs, r["theory_slope"] * xs, "--", color=c,
+                    label=f"Thm 5.10 slope {r['theory_slope']:.3g}")
+            if len(pts) >= 3 and np.isfinite(r["fit_b"]):  # a line through two points is no fit
+                a3.plot(xs, np.maximum(r["fit_a"] + r["fit_b"] * xs, 0.5), ":", color=c,
+                        label=f"fit {r['fit_a']:.2g} + {r['fit_b']:.2g}/s^2 ({len(pts)} pts)")
+    label(a1, "gap along the certified greedy layer (dotted: 2 eps; dashed: Thm 5.10)",
+          "neurons added t (count)", "s_K(H_t) (unitless)", log=True)
+    label(a2, "certified G*_t and Lemma 5.9's lower bound (kappa: kappa(chi) upper end)",
+          "greedy step t (count)", "best marginal gain G*_t (unitless)", log=True)
+    a2.xaxis.get_major_locator().set_params(integer=True)
+    label(a3, "neurons needed vs 1/s^2 (s >= 2 eps; dashed: Thm 5.10 t = 4K^2 kappa^2/(alpha s^2))", "1 / s^2 (unitless)", "neurons t (count)", log=True)
+    a3.set_xscale("log")
     save(fig, path)
 
 

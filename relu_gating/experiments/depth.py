@@ -220,18 +220,20 @@ def _checks(rows: list[dict], cert: list[dict], n: int, K: int, cdep: dict | Non
     out = [
         Check("N_K([H_l, 1]) nondecreasing in l with skips (Rem 5.7)", min(drops) >= -TOL,
               f"smallest layer-to-layer change {min(drops):.3g}", tests="that skip layers concatenate",
-              fails_if="a skip layer that replaces instead of concatenating", informative=False),
+              fails_if="a skip layer that replaces instead of concatenating", informative=False, kind="code test"),
         Check("N_K([H_l, 1]) <= Cor 5.2 ceiling N_K(V_P), both architectures", over <= TOL,
               f"max N_K - ceiling = {over:.3g}", tests="coverage_ceiling (class means of U_K)",
               fails_if="a ceiling computed from the wrong layer's rows (too few classes)"),
         Check("skips keep rows distinct: ceiling = K at every layer (Rem 5.7)",
               all(r["classes_out"] == n and abs(r["ceiling"] - K) <= 1e-9 for r in skip),
               f"distinct rows per skip layer: {sorted({r['classes_out'] for r in skip})} of n = {n}",
-              tests="row classes of skip networks", fails_if="merged rows in the input X"),
+              tests="row classes of skip networks", fails_if="merged rows in the input X", informative=False,
+              kind="code test"),
         Check("Thm 5.3 identity N_K(V_P) - N_K(H) = ||(Pi_P - Pi_H) U_K||_F^2",
               max(r["thm53_identity_residual"] for r in rows) <= 1e-8,
               f"max residual {max(r['thm53_identity_residual'] for r in rows):.3g}",
-              tests="the ceiling's basis against the projector difference", fails_if="a wrong V_P basis"),
+              tests="the ceiling's basis against the projector difference", fails_if="a wrong V_P basis",
+              informative=False, kind="code test"),
         Check("Thm 5.3 (a): a neuron with positive gain exists whenever N_K(H) < ceiling (Thm 5.1 b witness)",
               all(r["witness_gain"] > TOL for r in open_), f"{len(open_)} layers below the ceiling",
               tests="class_spanning_neurons", fails_if="spanning neurons that miss a class",
@@ -321,7 +323,12 @@ def figure(result: ExperimentResult) -> Any:
         band(axs[0], layers, grid(arch, "N_K"), f"{arch}: N_K([H_l, 1]) (median, range)", color=color, marker="o")
         axs[0].plot(layers, np.median(grid(arch, "ceiling"), axis=0), color=color, ls="--",
                     label=f"{arch}: Cor 5.2 ceiling N_K(V_P) of H_(l-1) (median)")
-        band(axs[1], layers, grid(arch, "classes_out"), f"{arch}: distinct rows of H_l", color=color, marker="o")
+    for arch, color, st in zip(ARCHS, ("tab:red", "tab:blue"), ({"marker": "o", "ms": 7, "lw": 2, "zorder": 3},
+                                                                {"marker": "s", "ms": 4, "ls": "--", "lw": 1,
+                                                                 "zorder": 4})):
+        # plain first (thick), skip on top (thin, dashed): where their medians coincide both stay visible
+        band(axs[1], layers, grid(arch, "classes_out"), f"{arch}: distinct rows of H_l (median, range)",
+             color=color, **st)
     axs[0].axhline(p["K"], color="gray", lw=0.8, label="K")
     label(axs[0], "captured low frequencies after each layer", "layer l", "N_K (captured dims, of K)")
     label(axs[1], "samples still told apart (Cor 5.2: merged rows stay merged)", "layer l",

@@ -158,7 +158,8 @@ def check_lemma21(rows: list[dict]) -> Check:
     return Check("||P_K^perp f|| <= E(f) / sqrt(lambda_K+1) (Lemma 2.1), every graph and operator", not bad,
                  f"{len(bad)} violations of {len(rows)}; largest ratio {tight:.3g}",
                  tests="that E(f) and lambda_K+1 come from the operator whose eigenvectors are U_K",
-                 fails_if="a wrong Laplacian (L instead of L_sym, another graph, a rescaled L)")
+                 fails_if="a wrong Laplacian (L instead of L_sym, another graph, a rescaled L)", informative=False,
+                 kind="code test")
 
 
 def check_cor31_first(rows: list[dict]) -> Check:
@@ -168,7 +169,8 @@ def check_cor31_first(rows: list[dict]) -> Check:
                  all(r["readout_error"] <= r["cor31_projection_bound"] + TOL for r in rows),
                  f"largest error - bound = {worst['readout_error'] - worst['cor31_projection_bound']:.3g}",
                  tests="s_K(Z) of the readout features and the least-squares residual",
-                 fails_if="s_K computed for other features than the readout's Z (or for another U_K)")
+                 fails_if="s_K computed for other features than the readout's Z (or for another U_K)", informative=False,
+                 kind="code test")
 
 
 def check_cor31(rows: list[dict]) -> Check:
@@ -176,7 +178,8 @@ def check_cor31(rows: list[dict]) -> Check:
     bad = [r for r in rows if r["readout_error"] > r["cor31_bound"] + TOL]
     return Check("readout error <= Cor 3.1 bound s||f|| + E(f)/sqrt(lambda_K+1)", not bad,
                  f"{len(bad)} violations of {len(rows)}", tests="the energy term and the gap together",
-                 fails_if="a wrong Laplacian (energy term too small) or a wrong gap")
+                 fails_if="a wrong Laplacian (energy term too small) or a wrong gap", informative=False,
+                 kind="code test")
 
 
 def check_rem61(rows: list[dict]) -> Check:
@@ -184,7 +187,8 @@ def check_rem61(rows: list[dict]) -> Check:
     bad = [r for r in rows if r["readout_error"] > r["rem61_bound"] + TOL or r["s_K"] ** 2 > r["K"] - r["N_K"] + 1e-9]
     return Check("readout error <= Rem 6.1 bound, and s_K^2 <= K - N_K (Lemma 3.5 iv)", not bad,
                  f"{len(bad)} violations of {len(rows)}", tests="N_K against s_K of the same features",
-                 fails_if="N_K and s_K of different features or bases")
+                 fails_if="N_K and s_K of different features or bases", informative=False,
+                 kind="code test")
 
 
 def run(*, seed: int = 0, quick: bool = False) -> ExperimentResult:

@@ -31,6 +31,7 @@ Def 5.8, Lemma 5.9, Thm 5.10, Example 5.12 of the paper.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -46,6 +47,10 @@ __all__ = ["VariationNorm", "variation_norm", "Representability", "representabil
 DEFAULT_TOL = 1e-4
 #: Cheap candidate atoms added to the master per round.
 ATOMS_PER_ROUND = 8
+#: Weight of the best dual so far in the dual the cone pricing prices (Wentges smoothing).
+SMOOTHING = 0.5
+#: Atoms kept in the master LP between rounds of the cone pricing.
+_MASTER_ATOMS = 400
 #: Master rounds between certified pricing calls while cheap candidates still violate.
 CERTIFY_EVERY = 8
 
@@ -235,7 +240,7 @@ class _Pricer:
 
 
 def variation_norm(v: Any, Phi: Any, *, tol: float = DEFAULT_TOL, max_iter: int = 200, patterns: Any = None,
-                   initial: Any = None, max_patterns: int | None = None) -> VariationNorm:
+                   initial: Any = None, max_patterns: int | None = None, pricing: str = "auto") -> VariationNorm:
     """``||v||_A`` (Def 5.8) as a certified interval that closes to ``tol``, with a decomposition.
 
     Parameters
@@ -253,6 +258,13 @@ def variation_norm(v: Any, Phi: Any, *, tol: float = DEFAULT_TOL, max_iter: int 
         Atom weights to start from (for example the ``thetas`` of an earlier call).
     max_patterns : int, optional
         Refuse larger pattern sets (:class:`~relu_gating.errors.ProblemTooLargeError`).
+    pricing : {"auto", "cone", "search"}
+        How each round's dual is priced.  ``"cone"``: every chamber bounded exactly by its cone's
+        dual (:mod:`relu_gating.layers._cone_pricing`; needs a dyadic ``Phi`` with at most 4
+        columns and 1,024 rows, as on the experiments' grid): a certified lower end every round,
+        and the best neuron of each violating chamber as new columns.  ``"search"``: cheap
+        candidates, and the certified best-neuron search when they find nothing (the earlier
+        method).  ``"auto"``: ``"cone"`` where it applies, else ``"search"``.
 
     Examples
     --------
@@ -264,6 +276,8 @@ def variation_norm(v: Any, Phi: Any, *, tol: float = DEFAULT_TOL, max_iter: int 
     """
     t0 = time.perf_counter()
     _check_options(tol, max_iter)
+    if pricing not in ("auto", "cone", "search"):
+        raise InputError(f"pricing must be 'auto', 'cone' or 'search', got {pricing!r}")
     P = as_matrix(Phi, "Phi")
     vv = as_vector(v, "v", size=P.shape[0])
     scale = float(np.linalg.norm(vv))
@@ -275,6 +289,10 @@ def variation_norm(v: Any, Phi: Any, *, tol: float = DEFAULT_TOL, max_iter: int 
         return VariationNorm(np.inf, np.inf, np.zeros((0, m)), np.zeros(0), np.zeros_like(vv), np.inf, 0, 0, True,
                              float(tol), time.perf_counter() - t0)
     pricer = _Pricer(P, patterns, max_patterns)
+    cone = _cone_pricer(P, pricer.patterns) if pricing in ("auto", "cone") else None
+    if pricing == "cone" and cone is None:
+        raise InputError("pricing='cone' needs a dyadic Phi (entries times 2^e integers below 2^20), "
+                         "at most 4 columns and 1,024 rows")
     span = _spanning_thetas(P)
     u = vv / scale
     pool = [pricer.W[pricer.idx], *([] if span is None else [span]),
@@ -282,14 +300,15 @@ def variation_norm(v: Any, Phi: Any, *, tol: float = DEFAULT_TOL, max_iter: int 
                                           np.zeros((0, m))])]
     thetas = np.vstack(pool)
     B = None if span is None else normalized_neurons(P, span)[0]
-    st = _solve(P, u, thetas, B, pricer, tol, max_iter)
+    st = (_solve(P, u, thetas, B, pricer, tol, max_iter) if cone is None else
+          _solve_cone(P, u, vv, thetas, B, cone, tol, max_iter))
     D, keep = normalized_neurons(P, st["thetas"])
     nz = np.abs(st["a"]) > 0
     th = np.vstack([st["thetas"][keep][nz], *([] if span is None else [span[normalized_neurons(P, span)[1]]])])
     w = np.r_[st["a"][nz], st["c"]] if span is not None else st["a"][nz]
     keepw = w != 0
     return VariationNorm(
-        lower=st["lower"] * scale, upper=st["upper"] * scale, thetas=th[keepw], weights=w[keepw] * scale,
+        lower=st.get("lower_v", st["lower"] * scale), upper=st["upper"] * scale, thetas=th[keepw], weights=w[keepw] * scale,
         dual=st["y"], residual=st["residual"] * scale, iterations=st["it"],
         certified_calls=pricer.calls, certified=bool(st["upper"] - st["lower"] <= tol * st["upper"]),
         tol=float(tol), seconds=time.perf_counter() - t0)
@@ -325,6 +344,68 @@ def _solve(P: np.ndarray, u: np.ndarray, thetas: np.ndarray, B: np.ndarray | Non
             new = np.vstack([new, theta[None, :]])
         thetas = np.vstack([thetas, new])
     out.update(lower=lower, y=best_y)
+    return out
+
+
+def _cone_pricer(P: np.ndarray, patterns: Any) -> Any:
+    """The exact chamber-by-chamber pricer of ``P``, or None where it does not apply."""
+    from relu_gating.layers._cone_pricing import ConePricer
+
+    try:
+        return ConePricer(P, patterns)
+    except ValueError:
+        return None
+
+
+def _lower_exact(yq: np.ndarray, v: np.ndarray, bound: float) -> float:
+    """A float at most ``<yq, v> / bound`` (exact rationals; rounded down)."""
+    from fractions import Fraction
+
+    q = sum((Fraction(a) * Fraction(b) for a, b in zip(yq.tolist(), v.tolist())), Fraction(0)) / Fraction(bound)
+    f = float(q)
+    return math.nextafter(f, -math.inf) if Fraction(f) > q else f
+
+
+def _solve_cone(P: np.ndarray, u: np.ndarray, v: np.ndarray, thetas: np.ndarray, B: np.ndarray | None, cone: Any,
+                tol: float, max_iter: int) -> dict:
+    """Column generation priced by :class:`~relu_gating.layers._cone_pricing.ConePricer` every round.
+
+    The master LP is degenerate (many optimal duals); the dual is smoothed (Wentges): the pricing is
+    at ``SMOOTHING * centre + (1 - SMOOTHING) * y``, the centre being the dual of the best lower end
+    so far (it proves ``max |<centre, d>| <= 1``).  Every priced dual gives a certified lower end.
+    ``lower_v`` is the certified lower end for ``v`` itself (``<y, v> / bound``, exact); the dual
+    ``y`` returned satisfies ``max_d |<y, d>| <= 1`` (the certified bound divided out, rounded up).
+    """
+    lower_v, best_y, M, nv = 0.0, np.zeros_like(u), 1e3, float(np.linalg.norm(v))
+    out: dict = {}
+    for it in range(1, max_iter + 1):
+        D, keep = normalized_neurons(P, thetas)
+        thetas = thetas[keep]
+        a, r, y = _master(D, u, M)
+        upper, c, residual = _upper(D, a, u, B)
+        out = {"thetas": thetas, "a": a, "c": c, "upper": upper, "residual": residual, "it": it}
+        if upper * nv - lower_v <= tol * upper * nv:
+            break
+        if it == 1 and thetas.shape[0] > _MASTER_ATOMS:  # the seed pool (one witness per chamber) cut once to
+            # the atoms used and those nearest the dual's limit; priced atoms are never dropped (dropping
+            # them lets the master's dual cycle between two extreme points)
+            score = np.abs(D.T @ y)
+            thetas = thetas[(a != 0) | (score >= np.sort(score)[-_MASTER_ATOMS])]
+        smoothed = lower_v > 0
+        ys = SMOOTHING * best_y + (1 - SMOOTHING) * y if smoothed else y
+        bound, yq, new, _ = cone.bound(ys, n_columns=32)
+        if bound > 0:
+            low = _lower_exact(yq, v, bound)
+            if low > lower_v:
+                lower_v, best_y = low, yq / math.nextafter(bound * (1 + 4e-16), math.inf)
+        if upper * nv - lower_v <= tol * upper * nv:
+            break
+        if bound <= 1.0 + tol / 4 and not smoothed:  # dual feasible, yet the primal uses the residual
+            M *= 10.0
+            continue
+        if new.size:
+            thetas = np.vstack([thetas, new])
+    out.update(lower=lower_v / nv, lower_v=lower_v, y=best_y)
     return out
 
 

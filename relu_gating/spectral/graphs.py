@@ -16,9 +16,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse import csgraph
 from scipy.spatial import cKDTree
-from scipy.spatial.distance import pdist, squareform
 
 from relu_gating._inputs.validate import as_matrix
 from relu_gating.errors import InputError
@@ -91,18 +89,14 @@ def sample_graph(
         W = _knn(X, n_neighbors, sigma, mutual)
         hint = "use a larger n_neighbors or mutual=False"
     elif kind == "gaussian":
-        if sigma is None:
-            d = pdist(X)
-            sigma = float(np.median(d)) if d.size else 1.0
-            if not sigma > 0:
-                sigma = float(d.max()) if d.size and d.max() > 0 else 1.0
-        D2 = squareform(pdist(X, "sqeuclidean"))
-        K = np.exp(-D2 / (2.0 * sigma**2))
-        np.fill_diagonal(K, 0.0)
-        W = sp.csr_matrix(K)
+        from relu_gating.spectral.pairwise_graphs import gaussian_graph  # all pairs: loaded for this kind only
+
+        W = gaussian_graph(X, sigma)
         hint = "use a larger sigma"
     else:
-        W = _epsilon(X, epsilon, sigma)
+        from relu_gating.spectral.pairwise_graphs import epsilon_graph
+
+        W = epsilon_graph(X, epsilon, lambda dist: _gauss(dist, sigma))
         hint = "use a larger epsilon"
     W = ((W + W.T) * 0.5).tocsr()  # exact symmetry
     W.eliminate_zeros()
@@ -167,26 +161,6 @@ def _knn(X: np.ndarray, k: int | None, sigma: float | None, mutual: bool) -> sp.
     r, c, dval = np.concatenate(rows), np.concatenate(cols), np.concatenate(vals)
     A = sp.csr_matrix((_gauss(dval, sigma), (r, c)), shape=(n, n))
     return A.minimum(A.T) if mutual else A.maximum(A.T)
-
-
-def _epsilon(X: np.ndarray, epsilon: float | None, sigma: float | None) -> sp.csr_matrix:
-    n = X.shape[0]
-    tree = cKDTree(X)
-    if epsilon is None:
-        D = squareform(pdist(X))
-        # tiny offset so that duplicates (distance 0) remain edges of the MST
-        mst = csgraph.minimum_spanning_tree(sp.csr_matrix(D + 1e-300 * (D == 0)))
-        epsilon = float(mst.max()) if mst.nnz else 0.0
-        epsilon *= 1 + 1e-12
-    elif not (np.isfinite(epsilon) and epsilon > 0):
-        raise InputError(f"epsilon must be a positive finite number, got {epsilon!r}")
-    pairs = tree.query_pairs(r=float(epsilon), output_type="ndarray")
-    if pairs.size == 0:
-        return sp.csr_matrix((n, n))
-    i, j = pairs[:, 0], pairs[:, 1]
-    w = _gauss(np.linalg.norm(X[i] - X[j], axis=1), sigma)
-    A = sp.csr_matrix((w, (i, j)), shape=(n, n))
-    return A + A.T
 
 
 def check_weights(W: Any, name: str = "W", *, rtol: float = 1e-10) -> sp.csr_matrix:

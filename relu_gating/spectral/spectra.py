@@ -31,7 +31,7 @@ from scipy.sparse import csgraph
 from relu_gating._inputs.validate import as_square_operator, check_K
 from relu_gating.errors import InputError
 
-__all__ = ["SpectralBasis", "SpectralTieWarning", "low_frequency_basis", "check_laplacian", "gap_Ks", "DENSE_LIMIT"]
+__all__ = ["SpectralBasis", "SpectralTieWarning", "low_frequency_basis", "check_laplacian", "DENSE_LIMIT"]
 
 #: Components up to this size are diagonalized densely (``numpy.linalg.eigh``).
 DENSE_LIMIT = 1000
@@ -203,9 +203,11 @@ def low_frequency_basis(
     ev, U, used = _assemble(lap, want, method, seed)
     tie_tol = tie_rtol * lap.scale
     nxt, tie = ev[K] if K < n else float("nan"), bool(K < n and abs(ev[K] - ev[K - 1]) <= tie_tol)
-    if tie:  # say which K would be at a gap: a few more eigenvalues (rare path)
+    if tie:  # say which K would be at a gap: a few more eigenvalues (rare path; relu_gating.spectral.ties)
+        from relu_gating.spectral.ties import tie_message
+
         more, _, _ = _assemble(lap, min(K + GAP_LOOKAHEAD, n), method, seed)
-        _warn_tie(more, K, tie_tol)
+        warnings.warn(tie_message(more, K, tie_tol), SpectralTieWarning, stacklevel=2)
     U_K = U[:, :K].copy()
     eigvals = ev[:K].copy()
     for arr in (U_K, eigvals, lap.labels):
@@ -295,23 +297,3 @@ def _assemble(lap: _Laplacian, want: int, method: str, seed: int) -> tuple[np.nd
     vals_arr = np.asarray(vals)
     order = np.lexsort((np.asarray(comps), vals_arr))[:want]  # ties broken by component
     return vals_arr[order], np.column_stack([vecs[i] for i in order]), used
-
-
-def gap_Ks(ev: np.ndarray, tol: float) -> list[int]:
-    """The ``K`` (1 <= K < len(ev)) with ``lambda_{K+1} - lambda_K > tol``: where ``U_K`` is unique."""
-    return [k for k in range(1, ev.size) if ev[k] - ev[k - 1] > tol]
-
-
-def _warn_tie(ev: np.ndarray, K: int, tie_tol: float) -> None:
-    """Warn (at the caller of :func:`low_frequency_basis`) that ``lambda_K = lambda_{K+1}``, naming K at gaps."""
-    gaps = gap_Ks(ev, tie_tol)
-    below = [k for k in gaps if k < K]
-    above = [k for k in gaps if k > K]
-    hint = ", ".join(f"K = {k}" for k in ([below[-1]] if below else []) + above[:1])
-    warnings.warn(
-        f"lambda_K = {ev[K - 1]:.6g} and lambda_(K+1) = {ev[K]:.6g} tie (K = {K}): span(U_K) is not "
-        f"unique; " + (f"the nearest K at a spectral gap: {hint}" if hint else
-                       f"no spectral gap among the first {ev.size} eigenvalues"),
-        SpectralTieWarning,
-        stacklevel=3,
-    )

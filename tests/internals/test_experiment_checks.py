@@ -337,18 +337,41 @@ def test_certification_checks_fail_on_wrong_inputs():
 def test_alpha_checks_fail_on_wrong_inputs():
     from relu_gating.experiments import alpha as AL
 
-    steps = [{"alpha": a, "gain": 0.9, "exact_value": 0.9, "exact_upper_bound": 0.9, "certified": True} for a in AL.ALPHAS]
-    summary = [{"exact_solves": k} for k in (5, 4, 3, 2)]
-    assert all(c.holds and c.tests and c.fails_if for c in AL._checks(steps, summary))
+    steps = [{"alpha": a, "gain": 0.9, "exact_value": 0.9, "exact_upper_bound": 0.9, "certified": True,
+              "upper_bound": 0.9 if a == 1.0 else 1.0} for a in AL.ALPHAS]
+    solves = [5, 4, 3, 2]
+    assert all(c.holds and c.tests and c.fails_if for c in AL._checks(steps, [{"exact_solves": k} for k in solves]))
+    summary = [{"exact_solves": k} for k in solves]
     low = [{**r, "gain": 0.3} for r in steps]  # a search that stopped too early
+    closed = [{**r, "upper_bound": r["gain"]} for r in steps]  # every search closed: alpha ignored
     assert not AL._checks(low, summary)[0].holds
     assert not AL._checks([{**steps[0], "certified": False}] + steps[1:], summary)[1].holds
     assert not AL._checks([{**steps[0], "exact_upper_bound": 0.5}] + steps[1:], summary)[2].holds
-    assert not AL._checks(steps, [{"exact_solves": k} for k in (2, 3, 4, 5)])[3].holds
+    assert not AL._checks(closed, summary)[3].holds
     _assert_each_fails(AL._checks(steps, summary), [
         AL._checks(low, summary), AL._checks([{**steps[0], "certified": False}] + steps[1:], summary),
         AL._checks([{**steps[0], "exact_upper_bound": 0.5}] + steps[1:], summary),
-        AL._checks(steps, [{"exact_solves": k} for k in (2, 3, 4, 5)])])
+        AL._checks(closed, summary)])
+
+
+def test_alpha_check_fails_when_the_stopping_rule_ignores_alpha(monkeypatch):
+    """The real greedy paths, once with the search and once with a search that ignores alpha (always 1)."""
+    import relu_gating.search.front as front
+    from relu_gating.experiments import alpha as AL
+    from relu_gating.experiments.certification import moons_problem
+    from relu_gating.patterns import enumerate_patterns
+
+    prob = moons_problem(16, 3, seed=0)
+    pats = enumerate_patterns(prob["Phi"])
+
+    def checks() -> object:
+        steps = [r for a in AL.ALPHAS for r in AL._path(prob["Phi"], prob["U_K"], pats, a, 2)]
+        return AL.check_alpha_used(steps, [0] * len(AL.ALPHAS))
+
+    assert checks().holds
+    real = front.best_neuron
+    monkeypatch.setattr(front, "best_neuron", lambda *a, **k: real(*a, **{**k, "alpha": 1.0}))
+    assert not checks().holds
 
 
 def test_depth_checks_fail_on_wrong_inputs():

@@ -1,0 +1,333 @@
+r"""The numbers of ``docs/experiments.md``, generated from the saved experiment runs.
+
+Renders, without running anything, one markdown block per name in :data:`BLOCKS` from the JSON
+files under ``benchmarks/results/experiments_*`` (the full runs in ``experiments_NAME/NAME.json``,
+the ``--quick`` runs in ``experiments_quick/NAME.json``, the kappa-against-n runs of
+``benchmarks/kappa_n.py`` in ``experiments_kappa_n/``).  Each block of ``docs/experiments.md`` sits
+between ``<!-- generated: NAME ... -->`` and ``<!-- end generated: NAME -->``;
+``tests/test_docs_tables.py`` checks that they match this script's output.
+
+Usage::
+
+    python benchmarks/experiments_doc.py                              # print every block
+    python benchmarks/experiments_doc.py --write docs/experiments.md  # replace the blocks in place
+
+Re-running the experiments (each records its commit, command, load and date)::
+
+    python -m relu_gating experiment NAME --out benchmarks/results/experiments_NAME
+    python -m relu_gating experiment NAME --quick --out benchmarks/results/experiments_quick
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"
+NAMES = ("greedy-rate", "certification", "clusters", "depth", "graph-choice", "alpha")
+
+
+def begin(name: str) -> str:
+    return f"<!-- generated: {name} (benchmarks/experiments_doc.py from benchmarks/results/; do not edit by hand) -->"
+
+
+def end(name: str) -> str:
+    return f"<!-- end generated: {name} -->"
+
+
+def load(name: str, quick: bool = False) -> dict | None:
+    """The saved run of experiment ``name`` (full or quick), or None when there is none."""
+    path = RESULTS / ("experiments_quick" if quick else f"experiments_{name}") / f"{name}.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+
+
+def _f(x: Any, digits: int = 4) -> str:
+    """A number with ``digits`` significant digits ("-" for None, "inf" for non-finite)."""
+    if x is None:
+        return "-"
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isinstance(x, int):
+        return f"{x:,}"
+    if isinstance(x, float) and not math.isfinite(x):
+        return "inf"
+    return f"{x:.{digits}g}" if isinstance(x, float) else str(x)
+
+
+def _table(head: list[str], rows: list[list[Any]]) -> str:
+    lines = ["| " + " | ".join(head) + " |", "| " + " | ".join("---" for _ in head) + " |"]
+    lines += ["| " + " | ".join(_f(v) for v in r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def _checks_cell(d: dict) -> str:
+    cs = d["checks"]
+    hold = sum(c["holds"] for c in cs)
+    fin = sum(1 for c in cs if c.get("kind", "finding") == "finding" and c["informative"])
+    code = sum(1 for c in cs if c.get("kind") == "code test")
+    return f"{hold}/{len(cs)} hold ({fin} informative findings, {code} code tests)"
+
+
+def runs() -> str:
+    """Every saved run: where, when, on which commit, under what load, how long, its checks."""
+    rows = []
+    for name in NAMES:
+        for quick in (True, False):
+            d = load(name, quick)
+            if d is None:
+                rows.append([name, "quick" if quick else "full", "not saved", "-", "-", "-", "-", "-", "-"])
+                continue
+            pv = d.get("provenance") or {}
+            commit = (pv.get("commit") or "")[:9] or "not recorded"
+            load_ = pv.get("load_start"), pv.get("load_end")
+            ld = "-" if None in load_ else f"{load_[0][0]:.1f} -> {load_[1][0]:.1f}"
+            rows.append([name, "quick" if quick else "full", commit + (" (dirty)" if pv.get("dirty") else ""),
+                         (pv.get("date") or "-")[:16], ld, f"{d['seconds']:.1f}", _checks_cell(d),
+                         d["version"], "`" + pv["command"] + "`" if pv.get("command") else "-"])
+    return _table(["experiment", "run", "commit", "date (UTC)", "load (1 min, start -> end)", "seconds",
+                   "checks", "version", "command"], rows)
+
+
+def checks() -> str:
+    """Every check of every saved full run (else quick run): kind, holds, informative, the numbers."""
+    rows = []
+    for name in NAMES:
+        d = load(name) or load(name, True)
+        if d is None:
+            continue
+        run = "quick" if d["params"].get("quick") else "full"
+        for c in d["checks"]:
+            rows.append([f"{name} ({run})", c["name"], c.get("kind", "finding"), c["holds"], c["informative"],
+                         c["detail"].replace("|", "/")[:220]])
+    return _table(["experiment", "check", "kind", "holds", "informative", "numbers"], rows)
+
+
+def greedy_rate() -> str:
+    """kappa intervals and certified steps of greedy-rate's runs."""
+    rows = []
+    for quick in (False, True):
+        d = load("greedy-rate", quick)
+        if d is None:
+            continue
+        steps = [r for r in d["tables"]["steps"] if r["t"]]
+        imp = {s: max(r["kappa_implied"] for r in steps if r["seed"] == s) for s in {r["seed"] for r in steps}}
+        for k in d["tables"]["kappa"]:
+            rows.append(["quick" if quick else "full", k["seed"], k["n"], k["K"],
+                         f"[{k['kappa_lower']:.4g}, {k['kappa_upper']:.4g}]", f"{k['rel_width']:.1%}",
+                         k["closed_5pct"], k["why_open"] or "-", f"{imp[k['seed']]:.3g}",
+                         f"{k['informative_4K2kappa2_over_n']:.3g}", k["spectral_ties"] or "-"])
+    return _table(["run", "seed", "n", "K", "kappa(U_K) interval", "relative width", "closed to 5%",
+                   "why open", "Lemma 5.9 lower end", "4 K^2 kappa^2 / n", "spectral tie"], rows)
+
+
+def clusters() -> str:
+    """Clusters' configurations (neurons to reach s, the rate's slope, the floor) and the kappa table."""
+    out = []
+    for quick in (False, True):
+        d = load("clusters", quick)
+        if d is None:
+            continue
+        tg = d["params"]["targets"]
+        rows = [[r["n"], r["rho"], r["sigma"], f"{r['epsilon']:.2g}", f"{r['lambda_K1']:.4g}",
+                 f"{r['omega_max']:.3g}", f"{r['kappa_chi_upper']:.3g}", f"{r['kappa_UK_lower_lemma59']:.3g}",
+                 " / ".join("-" if r[f"t_at_s{s:g}"] is None else str(r[f"t_at_s{s:g}"]) for s in tg),
+                 f"{r['theory_slope']:,.0f}", f"{r['t_pred_example_s0.1']:.3g}", f"{r['s_final2']:.2g}",
+                 f"{r['floor_4eps2']:.2g}", f"{r['alpha_eff']:.7f}"] for r in d["tables"]["configs"]]
+        cfg = d["tables"]["configs"]
+        ratio = [r[f"chi{c}_upper"] / r[f"omega_{c}"] for r in cfg for c in range(1, 4)]
+        out += [f"Example 5.12's two-atom decomposition with exact atom norms costs {min(ratio):.3g}-{max(ratio):.3g} "
+                f"omega_c at n = {cfg[0]['n']} (the example's bound: 2 omega_c).", ""]
+        out += [f"{'quick' if quick else 'full'} run (seed {d['params']['seed']}, {d['params']['T']} steps); "
+                f"targets s = {' / '.join(f'{s:g}' for s in tg)}:", "",
+                _table(["n", "rho", "sigma", "eps", "lambda_(K+1)", "max omega_c", "kappa(chi) <=",
+                        "kappa(U_K) >= (Lemma 5.9)", "neurons to reach each s", "Thm 5.10 slope 4K^2 kappa^2/alpha",
+                        "Example 5.12 count for s = 0.1", "s_T^2", "4 eps^2", "alpha_eff"], rows), ""]
+        krows = [[k["n"], f"{k['epsilon']:.2g}", f"[{k['kappa_UK_lower']:.3g}, {k['kappa_UK_upper']:.3g}]",
+                  f"{k['kappa_UK_rel_width']:.0%}", f"[{k['kappa_chi_lower']:.3g}, {k['kappa_chi_upper']:.3g}]",
+                  f"{k['kappa_chi_rel_width']:.0%}", f"{k['kappa_chi_explicit']:.3g}"] for k in d["tables"]["kappa"]]
+        out += [_table(["n (kappa table)", "eps", "kappa(U_K)", "width", "kappa(chi)", "width",
+                        "kappa(chi) explicit"], krows), ""]
+    return "\n".join(out).strip()
+
+
+def graph_choice() -> str:
+    """The ranking summary and the Lemma 2.1 ratios of graph-choice's run."""
+    d = load("graph-choice") or load("graph-choice", True)
+    if d is None:
+        return "(no saved run)"
+    rows = [[s["target"], f"{s['spearman_median']:.2f} [{s['spearman_min']:.2f}, {s['spearman_max']:.2f}]",
+             f"{s['kendall_median']:.2f} [{s['kendall_min']:.2f}, {s['kendall_max']:.2f}]",
+             s["argmin_agrees"], f"{s['median_error_L']:.3g} / {s['median_error_L_sym']:.3g}"]
+            for s in d["tables"]["summary"]]
+    cf = d["tables"]["configurations"]
+    ratio = [r["perp_norm"] / r["energy_term"] for r in cf if r["energy_term"] > 0]
+    share = [r["energy_term"] / r["cor31_bound"] for r in cf if r["cor31_bound"] > 0]
+    certified = sum(1 for r in cf if r["certified"])
+    return "\n".join([
+        _table(["target", "Spearman (median [range])", "Kendall (median [range])", "bound's best = error's best",
+                "median error, L / L_sym"], rows), "",
+        f"Lemma 2.1's ratio `||P_K^perp f|| / (E(f)/sqrt(lambda_(K+1)))` over the {len(ratio)} layers: largest "
+        f"{max(ratio):.3g}, median {statistics.median(ratio):.3g}, smallest {min(ratio):.3g}. Share of Lemma 2.1's "
+        f"term in the Cor 3.1 bound: median {statistics.median(share):.0%} (range {min(share):.0%}-{max(share):.0%}). "
+        f"Layers certified at alpha = 1: {certified}/{len(cf)} rows (one row per graph, operator, target, seed)."])
+
+
+def certification() -> str:
+    """Per method: the largest gap to the certified G* and where; the layers' N_K after T neurons."""
+    d = load("certification") or load("certification", True)
+    if d is None:
+        return "(no saved run)"
+    steps, layers = d["tables"]["steps"], d["tables"]["layers"]
+    T = max(r["t"] for r in layers)
+    rows = []
+    for m in dict.fromkeys(r["method"] for r in steps):
+        rs = [r for r in steps if r["method"] == m]
+        w = max(rs, key=lambda r: r["gap"])
+        fin = next(r["N_K"] for r in layers if r["method"] == m and r["t"] == T)
+        rows.append([m, f"{w['gap']:.3g}", w["t"], f"{w['gap'] / w['upper_bound']:.2%}",
+                     f"{statistics.median(r['gap'] for r in rs):.2g}", f"{fin:.4f}"])
+    p = d["params"]
+    methods = list(dict.fromkeys(r["method"] for r in layers))
+    nk = {(r["method"], r["t"]): r["N_K"] for r in layers}
+    beat = [[t] + [f"**{nk[m, t]:.5f}**" if m != "certified" and nk[m, t] > nk["certified", t] + 1e-9
+                   else f"{nk[m, t]:.5f}" for m in methods] for t in range(1, T + 1)]
+    where = [f"t = {t}: {', '.join(m for m in methods if nk[m, t] > nk['certified', t] + 1e-9)}"
+             for t in range(1, T + 1) if any(nk[m, t] > nk["certified", t] + 1e-9 for m in methods)]
+    return (f"Two moons n = {p['n']}, K = {p['K']}, {p['T']} steps, seed {p['seed']}:\n\n"
+            + _table(["method", "largest gap to G*", "at step", "of that step's G*", "median gap",
+                      f"N_K after {T} neurons"], rows)
+            + "\n\nN_K of each method's own layer of t neurons (bold: above the certified greedy layer):\n\n"
+            + _table(["t", *methods], beat)
+            + "\n\nLayers that beat the certified greedy layer: " + ("; ".join(where) or "none") + ".")
+
+
+def alpha() -> str:
+    """alpha's summary table (exact solves, seconds, final deficit) and the steps that stopped early."""
+    out = []
+    for quick in (False, True):
+        d = load("alpha", quick)
+        if d is None:
+            continue
+        st = d["tables"]["steps"]
+        rows = [[s["alpha"], s["exact_solves"], f"{s['total_seconds']:.2f}", f"{s['final_deficit']:.4f}",
+                 sum(1 for r in st if r["alpha"] == s["alpha"] and r["upper_bound"] > r["gain"] * (1 + 1e-6)),
+                 f"{min(r['gain'] / r['exact_value'] for r in st if r['alpha'] == s['alpha']):.4f}"]
+                for s in d["tables"]["summary"]]
+        p = d["params"]
+        out += [f"{'quick' if quick else 'full'} run: two moons n = {p['n']}, K = {p['K']}, {p['T']} neurons:", "",
+                _table(["alpha", "exact solves", "search seconds", "final deficit", "steps stopped with bound > gain",
+                        "smallest gain / exact optimum"], rows), ""]
+    return "\n".join(out).strip()
+
+
+def depth() -> str:
+    """Depth's certified layers against one layer of the same width, and the variation norms."""
+    out = []
+    for quick in (False, True):
+        d = load("depth", quick)
+        if d is None:
+            continue
+        pv = (d.get("provenance") or {}).get("commit") or "no commit recorded"
+        p = d["params"]
+        rows = [[r["arch"], r["layer"], r["width"], f"{r['N_K']:.4f}", f"{r['s_K']:.3g}"]
+                for r in d["tables"]["certified_layers"] if r["seed"] == p["seed"]]
+        out += [f"{'quick' if quick else 'full'} run ({pv[:9]}): two moons n = {p['n']}, K = {p['K']}, "
+                f"N_K([X, 1]) = {d['tables']['certified_layers'][0]['N_K_Phi1']:.4f}:", "",
+                _table(["architecture", "layer", "width", "N_K", "s_K"], rows), ""]
+        nrows = [[r["arch"], r["layer"], r["rank_Phi"]] + [
+            f"[{r[f'u{k}_lower']:.3g}, {r[f'u{k}_upper']:.3g}]" if r.get(f"u{k}_lower") is not None else "inf"
+            for k in range(1, p["K"] + 1)] + [f"{r['kappa_upper_CS']:.3g}" if r["kappa_upper_CS"] else "inf"]
+            for r in d["tables"]["variation_norms"]]
+        out += [_table(["input of", "layer", "rank", *[f"||u_{k}||_A" for k in range(1, p["K"] + 1)],
+                        "kappa <= (Cauchy-Schwarz)"], nrows), ""]
+        vn = d["tables"]["variation_norms"]
+        one = next((r for r in vn if r["layer"] == 1), None)
+        two = next((r for r in vn if r["layer"] == 2 and "skip" in r["arch"]), None)
+        if one and two:
+            ratios = [(k, one[f"u{k}_lower"] / two[f"u{k}_upper"], one[f"u{k}_upper"] / two[f"u{k}_lower"])
+                      for k in range(1, p["K"] + 1) if two.get(f"u{k}_upper") and two.get(f"u{k}_lower")]
+            out += ["Skip input's effect on `||u_k||_A`, certified (layer-1 lower end / layer-2 upper end, and "
+                    "upper / lower): " + "; ".join(f"u_{k}: {lo:.3g}x to {hi:.3g}x" for k, lo, hi in ratios) + ".", ""]
+    return "\n".join(out).strip()
+
+
+def kappa_n() -> str:
+    """kappa against n (``benchmarks/kappa_n.py``): certified intervals per family and n, over seeds."""
+    path = RESULTS / "experiments_kappa_n" / "kappa_n.json"
+    if not path.exists():
+        return "(no saved run)"
+    d = json.loads(path.read_text(encoding="utf-8"))
+    rows = []
+    for fam, what in dict.fromkeys((r["family"], r["what"]) for r in d["rows"]):
+        for n in sorted({r["n"] for r in d["rows"] if r["family"] == fam and r["what"] == what}):
+            sel = [r for r in d["rows"] if r["family"] == fam and r["what"] == what and r["n"] == n]
+            ex = [r["explicit_upper"] for r in sel if r.get("explicit_upper")]
+            rows.append([fam, what, n, ", ".join(str(r["seed"]) for r in sel),
+                         "; ".join(f"[{r['lower']:.3g}, {r['upper']:.3g}]" for r in sel),
+                         f"{min(r['lower'] for r in sel):.3g}", f"{max(r['upper'] for r in sel):.3g}",
+                         f"{min(ex):.3g}-{max(ex):.3g}" if ex else "-",
+                         all(r["norms_closed"] for r in sel), f"{statistics.median(r['seconds'] for r in sel):.0f}"])
+    pv = d.get("provenance") or {}
+    cmds = d.get("commands") or [pv.get("command", "-")]
+    return (" then ".join(f"`{c}`" for c in cmds) + f" at {(pv.get('commit') or '-')[:9]}, last row saved "
+            f"{(pv.get('date') or '-')[:16]} (rows saved as they came; d = 2):\n\n"
+            + _table(["family", "quantity", "n", "seeds", "certified interval per seed", "smallest lower end",
+                      "largest upper end", "Example 5.12 explicit upper end", "every norm closed to tol",
+                      "median seconds"], rows))
+
+
+def variation_speed() -> str:
+    """``benchmarks/variation_speed.py``: rounds and seconds to close, cone pricing beside search pricing."""
+    path = RESULTS / "variation_speed.json"
+    if not path.exists():
+        return "(no saved run)"
+    d = json.loads(path.read_text(encoding="utf-8"))
+    pv = d.get("provenance") or {}
+    rows = [[r["n"], r["patterns"], r["pricing"], r["rounds"], f"[{r['lower']:.4g}, {r['upper']:.4g}]",
+             r["closed"], f"{r['seconds']:.1f}", f"{r['cpu_seconds']:.1f}", f"{r['load'][0]:.1f}"] for r in d["rows"]]
+    return (f"`{pv.get('command', '-')}` at {(pv.get('commit') or '-')[:9]}, {(pv.get('date') or '-')[:16]}:\n\n"
+            + _table(["n", "chambers", "pricing", "master rounds", "interval of ||u_2||_A", "closed to 1e-3",
+                      "seconds", "CPU seconds", "load (1 min)"], rows))
+
+
+BLOCKS: dict[str, Callable[[], str]] = {
+    "runs": runs, "checks": checks, "greedy-rate": greedy_rate, "clusters": clusters,
+    "graph-choice": graph_choice, "certification": certification, "alpha": alpha, "depth": depth,
+    "kappa-n": kappa_n, "variation-speed": variation_speed,
+}
+
+
+def block(name: str) -> str:
+    """The generated markdown of block ``name``, markers included."""
+    return "\n".join([begin(name), "", BLOCKS[name](), "", end(name)])
+
+
+def replace_blocks(text: str) -> str:
+    """``text`` with each generated block it contains replaced by the current rendering."""
+    for name in BLOCKS:
+        if begin(name) in text:
+            a, b = text.index(begin(name)), text.index(end(name)) + len(end(name))
+            text = text[:a] + block(name) + text[b:]
+    return text
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--write", metavar="FILE.md", help="replace the generated blocks of this file")
+    args = ap.parse_args(argv)
+    if args.write:
+        path = Path(args.write)
+        path.write_text(replace_blocks(path.read_text(encoding="utf-8")), encoding="utf-8")
+    else:
+        print("\n\n".join(block(n) for n in BLOCKS))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

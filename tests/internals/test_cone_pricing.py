@@ -1,0 +1,103 @@
+"""The exact chamber-by-chamber pricing of the variation norm (relu_gating.layers._cone_pricing).
+
+Oracles: dense sampling of neurons (every sampled |<y, d>| must lie below the certified bound), the
+certified best-neuron search on the same dual (the bound must be as tight), and exact rationals for the
+two-row chambers.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from relu_gating.layers._cone_pricing import ConePricer, _sqrt_up, _two_row_bound, integer_scale
+from relu_gating.layers.variation import _Pricer, variation_norm
+from relu_gating.errors import InputError
+from relu_gating.patterns import enumerate_patterns
+
+
+def _phi(n: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.standard_normal((n, 2)) * 2.0**10) / 2.0**10  # dyadic
+    return np.c_[X, np.ones(n)]
+
+
+def _sampled_max(Phi: np.ndarray, y: np.ndarray, seed: int = 1, count: int = 60_000) -> float:
+    T = np.random.default_rng(seed).standard_normal((count, Phi.shape[1]))
+    H = np.maximum(Phi @ T.T, 0.0)
+    nrm = np.linalg.norm(H, axis=0)
+    ok = nrm > 0
+    return float(np.max(np.abs(y @ H[:, ok]) / nrm[ok]))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_bound_is_above_every_sampled_neuron_and_as_tight_as_the_certified_search(seed):
+    Phi = _phi(14, seed)
+    pats = enumerate_patterns(Phi)
+    cp = ConePricer(Phi, pats)
+    y = np.random.default_rng(10 + seed).standard_normal(14)
+    B, yq, thetas, exact = cp.bound(y)
+    assert Fraction(B) ** 2 >= exact
+    assert B >= _sampled_max(Phi, yq) * (1 - 1e-12)
+    g, _ = _Pricer(Phi, pats, None).certified(yq, 1.0)  # the certified search on the same (rounded) dual
+    assert B <= g * (1 + 1e-6) and B >= g * (1 - 1e-6)
+    assert thetas.shape[1] == 3 and thetas.shape[0] >= 1
+
+
+def test_warm_multipliers_across_rounds_keep_the_bound_valid():
+    Phi = _phi(16, 3)
+    cp = ConePricer(Phi, enumerate_patterns(Phi))
+    rng = np.random.default_rng(4)
+    y = rng.standard_normal(16)
+    for _ in range(4):  # a dual that moves: the stored multipliers are reused, then re-tightened
+        B, yq, _, _ = cp.bound(y)
+        assert B >= _sampled_max(Phi, yq, count=30_000) * (1 - 1e-12)
+        y = y + 0.3 * rng.standard_normal(16)
+
+
+def test_two_row_bound_is_exact_where_b_lies_in_the_row_space():
+    # rows a = (1, 0, 1), b = (0, 1, 1), and a third row c = (1, 1, 1) whose constraint (inactive side) binds
+    P = [[1, 0, 1], [0, 1, 1], [1, 1, 1]]
+    sg = [1, 1, -1]
+    c = [3, 4, 7]  # P_S^T y_S for y_S = (3, 4)
+    val = _two_row_bound(P, sg, 0, 1, c, np.zeros(3))  # mu = 0: b = c is in the row space, ||w|| = ||(3, 4)||
+    assert val == Fraction(25)
+    val2 = _two_row_bound(P, sg, 0, 1, c, np.array([0.0, 0.0, 2.0]))  # b = c - 2 (1, 1, 1) = (1, 2, 5): not in it
+    assert val2 is None  # no row can repair this mu: refused, never a wrong bound
+
+
+def test_sqrt_up_is_an_upper_root():
+    for x in (Fraction(2), Fraction(1, 3), Fraction(10**30 + 7, 10**12)):
+        s = _sqrt_up(x)
+        assert Fraction(s) ** 2 >= x and s <= float(x) ** 0.5 * (1 + 1e-15)
+
+
+def test_integer_scale_accepts_dyadic_data_only():
+    assert integer_scale(np.array([[0.5, 1.0], [0.25, 1.0]])) == 2
+    assert integer_scale(np.array([[0.1, 1.0]])) is None
+
+
+def test_variation_norm_cone_and_search_intervals_overlap_and_cone_closes():
+    Phi = _phi(12, 5)
+    pats = enumerate_patterns(Phi)
+    v = np.random.default_rng(6).standard_normal(12)
+    rc = variation_norm(v, Phi, patterns=pats, tol=1e-3, pricing="cone")
+    rs = variation_norm(v, Phi, patterns=pats, tol=1e-3, pricing="search")
+    assert rc.certified and rc.lower <= rc.upper
+    assert rc.lower <= rs.upper * (1 + 1e-9) and rs.lower <= rc.upper * (1 + 1e-9)
+    D = np.maximum(Phi @ rc.thetas.T, 0.0)
+    D = D / np.linalg.norm(D, axis=0)
+    assert np.allclose(D @ rc.weights, v, atol=1e-8) and abs(np.abs(rc.weights).sum() - rc.upper) <= 1e-9 * rc.upper
+    assert _sampled_max(Phi, rc.dual) <= 1 + 1e-12  # the returned dual proves the lower end
+
+
+def test_cone_pricing_refuses_non_dyadic_data_and_auto_falls_back():
+    Phi = np.c_[np.linspace(0.1, 0.9, 7), np.ones(7)] * (1 + 1e-12)
+    v = np.maximum(Phi[:, 0] - 0.5, 0.0)
+    with pytest.raises(InputError, match="pricing='cone'"):
+        variation_norm(v, Phi, pricing="cone")
+    assert variation_norm(v, Phi, pricing="auto").certified
+    with pytest.raises(InputError, match="pricing must be"):
+        variation_norm(v, Phi, pricing="fast")
