@@ -90,8 +90,8 @@ class Enumeration:
     """Every chamber listed, bounded, the best solved exactly: in memory, or streamed within
     ``options.memory``.  A budget ends it with a valid, complete certificate of the alpha reached."""
 
-    name = "enumerate"
-    options_type = EnumerateOptions
+    name: str = "enumerate"
+    options_type: type = EnumerateOptions
 
     def run(self, query: Query, options: EnumerateOptions) -> NeuronResult:
         from relu_gating.search._enum.memory import Deadline, enumerate_in_memory
@@ -114,8 +114,8 @@ class BranchAndBound:
     """Branch and bound over the arrangement, certified by its tree; anytime: a budget ends it
     with the incumbent and a valid certificate of the alpha reached."""
 
-    name = "branch-and-bound"
-    options_type = BranchAndBoundOptions
+    name: str = "branch-and-bound"
+    options_type: type = BranchAndBoundOptions
 
     def run(self, query: Query, options: BranchAndBoundOptions) -> NeuronResult:
         from relu_gating.search.bnb import branch_and_bound

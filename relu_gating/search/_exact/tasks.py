@@ -325,9 +325,9 @@ def solve_one(obj: Objective, mask: np.ndarray, method: str, witness: np.ndarray
         two = wedge_settle(obj, mask[None, :], target) if two_row else {}
         if two:
             return _by_evidence(two[0], w_val, theta0)
-        got = dual_prune(A, B, G, np.flatnonzero(np.any(obj.Phi != 0, axis=1)), x0, target)
-        if got is not None:
-            return _by_evidence(got, w_val, theta0)
+        pruned = dual_prune(A, B, G, np.flatnonzero(np.any(obj.Phi != 0, axis=1)), x0, target)
+        if pruned is not None:
+            return _by_evidence(pruned, w_val, theta0)
     problem = solvers.ConeEigProblem(A, B, G, interior=x0)
     tried = []
     end = None if max_seconds is None else time.perf_counter() + max_seconds

@@ -52,6 +52,8 @@ class Search(NodeBounds, TreeGrowth, Incumbent, Budget, Chambers):
                  lifted: bool = True) -> None:
         self.obj, self.alpha, self.tol, self.method = obj, alpha, tol, method
         self.writes: str | None = None  # the certificate the caller writes after the run (its time is reserved)
+        self.audit_workers = 1  # the audit's workers (set by the parallel driver: the reserve divides by them)
+        self.slowdown_fixed: float | None = None  # wall over CPU seconds fixed by the parallel driver (_budget.slowdown)
         self.P = node_problem(obj.Phi, obj.Psi, obj.M, obj.Q_H, obj.feature_matrix, obj.cap + 1e-12)
         self.Gn = obj.Psi / np.maximum(np.linalg.norm(obj.Psi, axis=1), 1e-300)[:, None]
         self.lp = ConeLP()
