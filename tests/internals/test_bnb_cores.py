@@ -8,7 +8,6 @@ import contextlib
 import copy
 import json
 import multiprocessing
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -122,18 +121,24 @@ def test_bad_workers_are_refused_naming_the_argument(bad):
 
 
 # ---------------------------------------------------------------------- the pool ends with the call
-def test_ctrl_c_ends_the_run_and_its_processes(early):
+def test_ctrl_c_ends_the_run_and_its_processes(early, monkeypatch):
     """Ctrl-C (the flag the command line sets) in the parallel phase: a valid certificate of the
     alpha reached, and the pool's processes are gone when the call returns."""
+    from relu_gating._runtime import executors
     from relu_gating._runtime.interrupt import STOP
 
     Phi, U = _instance("gauss", 40, 2, 14)
-    timer = threading.Timer(1.0, STOP.set)
-    timer.start()
+    submit = executors.LocalPool.submit
+
+    def submit_then_stop(self, fn, *args, **kwargs):  # Ctrl-C once the parallel phase has begun
+        future = submit(self, fn, *args, **kwargs)
+        STOP.set()
+        return future
+
+    monkeypatch.setattr(executors.LocalPool, "submit", submit_then_stop)
     try:
         res = best_neuron(Phi, U, strategy="branch-and-bound", options={"workers": 2})
     finally:
-        timer.cancel()
         STOP.clear()
     assert res.tree["stats"]["stop"] == "interrupted"
     _verified(res, Phi, U)
