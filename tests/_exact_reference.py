@@ -374,3 +374,23 @@ def _interp(xs: list, ys: list) -> list:
 def chamber_max(Phi: np.ndarray, U: np.ndarray, basis: list | None, mask: np.ndarray) -> float:
     """:func:`chamber_max_2d` or :func:`chamber_max_3d` by the number of columns of ``Phi``."""
     return (chamber_max_2d if Phi.shape[1] == 2 else chamber_max_3d)(Phi, U, basis, mask)
+
+
+def exact_psd(C: Any) -> bool:
+    """Whether the symmetric matrix ``C`` (exact values: Fractions, ints or floats read exactly) is
+    positive semidefinite: symmetric elimination in Fractions (exact LDL^T), a negative pivot refutes,
+    a zero pivot needs its row to vanish."""
+    C = [[Fraction(x) for x in row] for row in C]
+    live = list(range(len(C)))
+    while live:
+        if any(C[k][k] < 0 for k in live):
+            return False
+        k = next((k for k in live if C[k][k] > 0), None)
+        if k is None:
+            return all(C[a][b] == 0 for a in live for b in live)
+        live.remove(k)
+        for a in live:
+            f = C[a][k] / C[k][k]
+            for b in live:
+                C[a][b] -= f * C[k][b]
+    return True

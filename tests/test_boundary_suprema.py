@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 import relu_gating as rg
 from relu_gating.certificate import result_to_dict
+from _exact_reference import exact_psd as _psd
 
 VALUE_TOL = 1e-9
 
@@ -56,23 +57,6 @@ def _gram(U: np.ndarray) -> list[list[Fraction]]:
     F = [[Fraction(float(x)) for x in row] for row in U]
     return [[sum((a * b for a, b in zip(F[p], F[q])), Fraction(0)) for q in range(len(F))] for p in range(len(F))]
 
-
-def _psd(C: list[list[Fraction]]) -> bool:
-    """Exact LDL^T: a negative pivot refutes, a zero one needs its row to vanish."""
-    C = [row[:] for row in C]
-    live = list(range(len(C)))
-    while live:
-        if any(C[k][k] < 0 for k in live):
-            return False
-        k = next((k for k in live if C[k][k] > 0), None)
-        if k is None:
-            return all(C[a][b] == 0 for a in live for b in live)
-        live.remove(k)
-        for a in live:
-            f = C[a][k] / C[k][k]
-            for b in live:
-                C[a][b] -= f * C[k][b]
-    return True
 
 
 def _one_sample_optimum(U: np.ndarray, i: int) -> Fraction | None:

@@ -14,23 +14,8 @@ import numpy as np
 import pytest
 
 from relu_gating.search._exact.dual_polish import polish
+from _exact_reference import exact_psd as _psd
 
-
-def _psd(C) -> bool:
-    C = [[Fraction(float(x)) for x in row] for row in C]
-    live = list(range(len(C)))
-    while live:
-        if any(C[k][k] < 0 for k in live):
-            return False
-        k = next((k for k in live if C[k][k] > 0), None)
-        if k is None:
-            return all(C[a][b] == 0 for a in live for b in live)
-        live.remove(k)
-        for a in live:
-            f = C[a][k] / C[k][k]
-            for b in live:
-                C[a][b] -= f * C[k][b]
-    return True
 
 
 def _slack_exact(u, A, B, G, N):

@@ -8,24 +8,8 @@ import random
 from fractions import Fraction
 
 from relu_gating.checker._rational import is_psd
+from _exact_reference import exact_psd as _psd_fraction
 
-
-def _psd_fraction(C) -> bool:
-    """Symmetric elimination on Fractions (the checker's test before issue 37): the oracle."""
-    C = [[Fraction(x) for x in row] for row in C]
-    live = list(range(len(C)))
-    while live:
-        if any(C[i][i] < 0 for i in live):
-            return False
-        k = next((i for i in live if C[i][i] > 0), None)
-        if k is None:
-            return all(C[i][j] == 0 for i in live for j in live)
-        live.remove(k)
-        for i in live:
-            f = C[i][k] / C[k][k]
-            for j in live:
-                C[i][j] -= f * C[k][j]
-    return True
 
 
 def _entry(rng: random.Random, big: bool) -> Fraction:
