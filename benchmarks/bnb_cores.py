@@ -131,7 +131,10 @@ def main() -> None:
     ap.add_argument("--audit", action="store_true", help="first: the audit of one tree, 1 BLAS thread vs default")
     ap.add_argument("--save", default=None)
     args = ap.parse_args()
-    record: dict = {"cores": usable_cores(), "load_start": os.getloadavg(), "budget": args.budget, "cases": []}
+    import subprocess
+
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    record: dict = {"commit": commit, "cores": usable_cores(), "load_start": os.getloadavg(), "budget": args.budget, "cases": []}
     print(f"usable cores {usable_cores()}, load {os.getloadavg()[0]:.2f}; budget {args.budget:g} s", flush=True)
     if args.audit:
         Phi, U = instance(400, 3, args.seed, "clustered")

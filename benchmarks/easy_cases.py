@@ -132,9 +132,19 @@ def main(argv: list[str] | None = None) -> None:
         _save(args.save, args, results, text)
 
 
+def _commit(rev: str) -> str:
+    """``rev``'s short hash (``+dirty`` for the working tree with uncommitted edits)."""
+    import subprocess
+
+    out = subprocess.run(["git", "rev-parse", "--short", rev], capture_output=True, text=True).stdout.strip()
+    dirty = rev == "HEAD" and subprocess.run(["git", "status", "--porcelain", "-uno"], capture_output=True,
+                                             text=True).stdout.strip()
+    return out + ("+dirty" if dirty else "")
+
+
 def _save(path: str, args: argparse.Namespace, results: dict, text: str = "") -> None:
     with open(path, "w") as f:
-        json.dump({"against": args.against, "this": args.this or "working tree", "budget": args.budget, "repeats": args.repeats,
+        json.dump({"commit": _commit(args.this or "HEAD"), "against": args.against, "this": args.this or "working tree", "budget": args.budget, "repeats": args.repeats,
                    "load": os.getloadavg(), "results": results, "table": text}, f, indent=1, default=float)
 
 
