@@ -73,5 +73,16 @@ def features_from_spec(spec: str | None, data_H: np.ndarray | None, n: int) -> t
         raise InputError(f"--features {spec}: cannot read ({type(exc).__name__}: {exc})") from exc
 
 
+def problem_and_features(args: argparse.Namespace) -> tuple[Problem, object, str]:
+    """The stated problem and ``--features`` resolved, a features FILE read first: a bad file is told
+    before the input is read and its graph built (the heavy part for a large ``X``)."""
+    early = None
+    if args.features is not None and args.features not in ("none", "bias"):
+        early = features_from_spec(args.features, None, 0)
+    problem = problem_from_args(args)
+    features, spec = early if early is not None else features_from_spec(args.features, problem.H, problem.n)
+    return problem, features, spec
+
+
 #: Options of the stated problem that a certificate records and ``verify`` compares.
 PROBLEM_OPTIONS = ("source", "graph", "laplacian", "K", "n_neighbors", "sigma", "epsilon")

@@ -19,7 +19,7 @@ from relu_gating._runtime.threads import fit_blas
 from relu_gating._runtime.files import atomic_write, check_writable, file_sha256
 from relu_gating.search.state import check_checkpoint_path
 from relu_gating.errors import InputError
-from relu_gating.cli._common import PROBLEM_OPTIONS, add_input_arguments, features_from_spec, problem_from_args
+from relu_gating.cli._common import (PROBLEM_OPTIONS, add_input_arguments, features_from_spec, problem_and_features)
 
 __all__ = ["add_parser", "run", "features_from_spec", "summary_dict", "input_record", "PROBLEM_OPTIONS",
            "EXIT_OK", "EXIT_UNCERTIFIED", "EXIT_INTERRUPTED", "exit_code"]
@@ -170,8 +170,7 @@ def run(args: argparse.Namespace) -> int:
         from relu_gating.search.plan import parse_memory
 
         parse_memory(args.memory, "--memory")
-    problem = problem_from_args(args)
-    features, spec = features_from_spec(args.features, problem.H, problem.n)
+    problem, features, spec = problem_and_features(args)
     fit_blas()  # the input is valid: BLAS threads <= the usable cores and the user's OMP/OPENBLAS/MKL setting
     choice = _choice(args, problem.Phi, problem.U_K.shape[1])
     writes = None if not args.out else ("npz" if args.out.lower().endswith(".npz") else "json")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 
-from relu_gating.cli._common import PROBLEM_OPTIONS, add_input_arguments, features_from_spec, problem_from_args
+from relu_gating.cli._common import (PROBLEM_OPTIONS, add_input_arguments, problem_and_features)
 
 __all__ = ["add_parser", "run", "EXIT_OK", "EXIT_INVALID", "EXIT_WEAKER"]
 
@@ -114,8 +114,7 @@ def run(args: argparse.Namespace) -> int:
     cert = _meta(args.certificate, binary)
     say(f"checking {cert.get('n_patterns', '?'):,} patterns against the stated problem" if isinstance(
         cert.get("n_patterns"), int) else "checking the certificate against the stated problem")
-    problem = problem_from_args(args)
-    features, spec = features_from_spec(args.features, problem.H, problem.n)
+    problem, features, spec = problem_and_features(args)
     differ = _option_mismatch(cert, problem, spec)
     report = verify(args.certificate if binary else cert, problem.Phi, problem.U_K, features, exact=args.exact)
     reasons = (["certificate was made for other problem options: " + "; ".join(differ)] if differ else [])
