@@ -25,6 +25,7 @@ from fractions import Fraction
 import mpmath as mp
 import numpy as np
 import pytest
+from _exact_reference import exact_features, exact_objective
 from _fuzz_instances import instance, oracle_lower
 
 from relu_gating import best_neuron
@@ -81,7 +82,12 @@ def test_translated_instance_certified_and_exact_under_phi_R(seed):
     # the returned neuron is the support-{5, 8} optimum: its exact signs switch on 5 and 8 only
     on = _exact_signs(Phi, res.theta) > 0
     assert np.flatnonzero(on).tolist() == list(SUPPORT)
-    assert res.value == float(neuron_values(make_objective(Phi, I.U, I.features), res.theta[None, :])[0])
+    # the printed value is the objective of the returned theta: exact to the value tolerance (rationals),
+    # and the float recomputation agrees to rounding (the value is exact, not the float's last bit)
+    exact = exact_objective(Phi, I.U, exact_features(I.features, Phi.shape[0]), res.theta)
+    assert exact is not None and abs(Fraction(res.value) - exact) <= Fraction(1, 10**10), (res.value, float(exact))
+    recomputed = float(neuron_values(make_objective(Phi, I.U, I.features), res.theta[None, :])[0])
+    assert abs(res.value - recomputed) <= 1e-14 * recomputed, (res.value, recomputed)
 
 
 def _support_neuron_on_walls(Phi: np.ndarray, U: np.ndarray, wall6: float) -> np.ndarray:
