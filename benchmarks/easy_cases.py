@@ -23,12 +23,14 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 from contextlib import contextmanager
 from typing import Iterator
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+from compare import _checkout  # noqa: E402  (one worktree helper for the benchmarks that compare commits)
+
 CASES = "gauss:80x4,gauss:210x3,gauss:30x6,bc-pca3,iris,iris-dup"
 
 _GAUSS = r"""
@@ -43,18 +45,6 @@ st = b.tree["stats"]
 print(json.dumps({{"seconds": time.perf_counter() - t, "value": float(b.value), "certified": bool(b.certified),
                   "nodes": int(b.n_nodes), "stats": {{k: v for k, v in st.items() if isinstance(v, (int, float))}}}}))
 """
-
-
-@contextmanager
-def _checkout(rev: str) -> Iterator[str]:
-    """A temporary git worktree of ``rev`` (removed after)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        other = os.path.join(tmp, "other")
-        subprocess.run(["git", "worktree", "add", "--detach", "-q", other, rev], cwd=ROOT, check=True)
-        try:
-            yield other
-        finally:
-            subprocess.run(["git", "worktree", "remove", "--force", other], cwd=ROOT, check=False)
 
 
 @contextmanager
