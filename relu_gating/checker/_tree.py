@@ -33,7 +33,7 @@ from relu_gating.checker._read import as_int, multipliers, rational
 from relu_gating.checker._whiten import WHITEN_ABOVE, basis, basis_whitened
 from relu_gating.errors import CertificateError
 
-__all__ = ["walk", "node_bound"]
+__all__ = ["walk", "node_bound", "check_size", "PART"]
 
 
 class _Node:
@@ -320,16 +320,26 @@ def _rows(v: list, idx: int, n: int) -> list[int]:
     return [as_int(j, f"tree node {idx} row", 0, n - 1) for j in v]
 
 
-def walk(nodes: Any, P: StatedProblem, exact: bool = False, start: Any = None) -> tuple[list, list[str], dict]:
-    """Check the tree (from the signs ``start``) and every leaf: (leaves as (index, claim, proven), reasons, counts)."""
+def check_size(nodes: Any, most: int, exact: bool) -> None:
+    """Refuse, before any work, a tree that is not a list or exceeds the problem's limits (``most`` nodes;
+    FORMAT.md) or, in exact mode, the leaves exact mode decides."""
     if not isinstance(nodes, list) or len(nodes) > MAX_NODES:
         raise CertificateError("tree certificate: nodes must be a list of bounded length")
-    N = _Node(P)
     leaves = sum(1 for v in nodes if isinstance(v, list) and v and v[0] in ("b", "c", "d", "x")) if exact else 0
-    if len(nodes) > N.lim.nodes or leaves > EXACT_LIMIT:  # before any work: the problem's limits (FORMAT.md)
-        raise CertificateError(f"tree certificate: {len(nodes)} nodes exceed {N.lim.nodes}, 2 (n + 1) times Cover's "
-                               "count of chambers of the stated problem" if len(nodes) > N.lim.nodes else
+    if len(nodes) > most or leaves > EXACT_LIMIT:
+        raise CertificateError(f"tree certificate: {len(nodes)} nodes exceed {most}, 2 (n + 1) times Cover's "
+                               "count of chambers of the stated problem" if len(nodes) > most else
                                f"tree certificate: {leaves} leaves exceed the {EXACT_LIMIT} exact mode decides")
+
+
+#: Stands in the top of a tree walked in parts for a subtree walked elsewhere (by identity: no JSON is it).
+PART = ["part"]
+
+
+def walk(nodes: Any, P: StatedProblem, exact: bool = False, start: Any = None) -> tuple[list, list[str], dict]:
+    """Check the tree (from the signs ``start``) and every leaf: (leaves as (index, claim, proven), reasons, counts)."""
+    N = _Node(P)
+    check_size(nodes, N.lim.nodes, exact)
     signs = np.where(N.zero, -1, 0 if start is None else np.asarray(start)).astype(np.int8)
     sg, n = signs.tolist(), P.n  # the signs as a list too: the walk reads single entries (numpy's cost 10x)
     stack: list = [("visit",)]
@@ -345,6 +355,8 @@ def walk(nodes: Any, P: StatedProblem, exact: bool = False, start: Any = None) -
             break
         node, idx = nodes[pos], pos
         pos += 1
+        if node is PART:
+            continue
         kind = node[0] if isinstance(node, list) and node else None
         if kind in ("s", "i"):
             i = _rows([node[1] if len(node) > 1 else None], idx, n)[0]

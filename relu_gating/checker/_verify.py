@@ -21,11 +21,13 @@ from relu_gating.checker._limits import limits
 from relu_gating.checker._problem import StatedProblem, state_problem
 from relu_gating.checker._read import (FORMAT, Claim, is_binary, load_json, parse_claim,
                                        parse_patterns)
-from relu_gating.errors import CertificateError
+from relu_gating.errors import CertificateError, InputError
 
-__all__ = ["VerifyReport", "verify", "verdict_word"]
+__all__ = ["VerifyReport", "verify", "verdict_word", "PARALLEL_NODES"]
 
 _PRUNED = 3
+#: Tree certificates of fewer nodes are walked in one process (a fork pool costs more than it saves there).
+PARALLEL_NODES = 2000
 
 
 @dataclass(frozen=True)
@@ -226,7 +228,7 @@ def _verify_patterns(d: dict, P: StatedProblem, exact: bool) -> VerifyReport:
                     [f"pattern {i}" for i in bad_b[:5].tolist()], reasons, checks)
 
 
-def _verify_tree(d: dict, P: StatedProblem, exact: bool) -> VerifyReport:
+def _verify_tree(d: dict, P: StatedProblem, exact: bool, workers: int | None) -> VerifyReport:
     from relu_gating.checker._tree import walk
 
     c = parse_claim(d)
@@ -234,7 +236,13 @@ def _verify_tree(d: dict, P: StatedProblem, exact: bool) -> VerifyReport:
     if mismatch:
         return _refused(c, mismatch)
     tree = d.get("tree")
-    leaves, why, counts = walk(tree.get("nodes") if isinstance(tree, dict) else None, P, exact)
+    nodes = tree.get("nodes") if isinstance(tree, dict) else None
+    if workers != 1 and isinstance(nodes, list) and len(nodes) >= PARALLEL_NODES:
+        from relu_gating.checker._parallel import walk_in_parts  # large trees only: loaded then
+
+        leaves, why, counts = walk_in_parts(nodes, P, exact, workers)
+    else:
+        leaves, why, counts = walk(nodes, P, exact)
     live = any(np.isfinite(p) or p > 0 for _, _, p in leaves) or not leaves
     value, reasons = check_value(c, P, live, exact)
     checks: dict[str, Any] = {"problem": {"ok": True}, "value": {"ok": not reasons, "recomputed": value},
@@ -280,7 +288,8 @@ def _holds_tree(path: Any) -> bool:
         return False  # the binary reader reports it
 
 
-def verify(certificate: Any, Phi: Any, U_K: Any, features: Any = "bias", exact: bool = False) -> VerifyReport:
+def verify(certificate: Any, Phi: Any, U_K: Any, features: Any = "bias", exact: bool = False,
+           workers: int | None = None) -> VerifyReport:
     """Re-check a best-neuron certificate against the problem stated by the caller.
 
     Parameters
@@ -294,6 +303,10 @@ def verify(certificate: Any, Phi: Any, U_K: Any, features: Any = "bias", exact: 
     exact : bool, default False
         Decide every claim in exact rational arithmetic (the value, the witnesses, every bound,
         exclusion and implied sign): slow, for small ``n``; the oracle of the float path.
+    workers : int or None, default None
+        Processes that walk a tree certificate of at least :data:`PARALLEL_NODES` nodes in parts
+        (forked: where ``fork`` exists); None: every core this process may use; 1: serial.  The
+        report is the serial walk's, whatever the count.
 
     Returns
     -------
@@ -304,12 +317,14 @@ def verify(certificate: Any, Phi: Any, U_K: Any, features: Any = "bias", exact: 
     from relu_gating._runtime.alloc import warm_allocator
     from relu_gating._runtime.collector import paused_gc
 
+    if workers is not None and (type(workers) is not int or workers < 1):
+        raise InputError(f"workers must be a positive integer or None, got {workers!r}")
     warm_allocator()  # performance only (a large certificate is millions of small lists): see the modules
     with paused_gc():
-        return _verify(certificate, Phi, U_K, features, exact)
+        return _verify(certificate, Phi, U_K, features, exact, workers)
 
 
-def _verify(certificate: Any, Phi: Any, U_K: Any, features: Any, exact: bool) -> VerifyReport:
+def _verify(certificate: Any, Phi: Any, U_K: Any, features: Any, exact: bool, workers: int | None) -> VerifyReport:
     P = state_problem(Phi, U_K, features)
     if is_binary(certificate):
         if not _holds_tree(certificate):
@@ -321,5 +336,5 @@ def _verify(certificate: Any, Phi: Any, U_K: Any, features: Any, exact: bool) ->
     if d.get("format") != FORMAT:
         raise CertificateError(f"certificate format must be {FORMAT!r}, got {d.get('format')!r}")
     if d.get("kind") == "tree":
-        return _verify_tree(d, P, exact)
+        return _verify_tree(d, P, exact, workers)
     return _verify_patterns(d, P, exact)
