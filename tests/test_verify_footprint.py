@@ -29,7 +29,9 @@ LIMITS = {(mode, kind): checker_size.LIMITS[mode] for mode in checker_size.MODES
 _SLOW = {("cli", "json"), ("cli", "npz"), ("cli", "tree"), ("graph", "npz"), ("graph", "tree")}
 #: Over the limit today (issue 38 open for these): the X-only command on a binary and on a tree certificate,
 #: held at the figure measured (a ratchet), and the test says so the day one fits (then drop it from here).
-_OVER = {("graph", "npz"): 2345, ("graph", "tree"): 2359}  # +5: a --features FILE read before the input (cli._common)
+# +5: a --features FILE read before the input (cli._common); +11 / +16: verify's workers (issue 39: the option, its
+# check, the hook that loads the walk in parts for large trees only)
+_OVER = {("graph", "npz"): 2356, ("graph", "tree"): 2375}
 
 
 @pytest.fixture(scope="module")

@@ -43,7 +43,7 @@ def usable_workers(workers: int | None) -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
 
 
-def walk_in_parts(nodes: list, P: StatedProblem, exact: bool, workers: int | None) -> tuple[list, list[str], dict]:
+def walk_in_parts(nodes: list, P: StatedProblem, exact: bool, workers: int | None = None) -> tuple[list, list[str], dict]:
     """The walk of ``nodes`` (as :func:`~relu_gating.checker._tree.walk`: leaves, reasons, counts) in parts
     on ``workers`` forked processes; serial where that cannot run or anything is wrong."""
     from relu_gating.checker._limits import limits

@@ -336,8 +336,9 @@ def check_size(nodes: Any, most: int, exact: bool) -> None:
 PART = ["part"]
 
 
-def walk(nodes: Any, P: StatedProblem, exact: bool = False, start: Any = None) -> tuple[list, list[str], dict]:
-    """Check the tree (from the signs ``start``) and every leaf: (leaves as (index, claim, proven), reasons, counts)."""
+def walk(nodes: Any, P: StatedProblem, exact: bool = False, start: Any = None, workers: Any = 1) -> tuple[list, list[str], dict]:
+    """Check the tree (from the signs ``start``) and every leaf: (leaves as (index, claim, proven), reasons, counts).
+    ``workers``: ignored (this walk runs in one process; ``_parallel.walk_in_parts`` in several)."""
     N = _Node(P)
     check_size(nodes, N.lim.nodes, exact)
     signs = np.where(N.zero, -1, 0 if start is None else np.asarray(start)).astype(np.int8)

@@ -237,12 +237,9 @@ def _verify_tree(d: dict, P: StatedProblem, exact: bool, workers: int | None) ->
         return _refused(c, mismatch)
     tree = d.get("tree")
     nodes = tree.get("nodes") if isinstance(tree, dict) else None
-    if workers != 1 and isinstance(nodes, list) and len(nodes) >= PARALLEL_NODES:
-        from relu_gating.checker._parallel import walk_in_parts  # large trees only: loaded then
-
-        leaves, why, counts = walk_in_parts(nodes, P, exact, workers)
-    else:
-        leaves, why, counts = walk(nodes, P, exact)
+    if workers != 1 and isinstance(nodes, list) and len(nodes) >= PARALLEL_NODES:  # large trees only: loaded then
+        from relu_gating.checker._parallel import walk_in_parts as walk  # noqa: F811
+    leaves, why, counts = walk(nodes, P, exact, workers=workers)
     live = any(np.isfinite(p) or p > 0 for _, _, p in leaves) or not leaves
     value, reasons = check_value(c, P, live, exact)
     checks: dict[str, Any] = {"problem": {"ok": True}, "value": {"ok": not reasons, "recomputed": value},

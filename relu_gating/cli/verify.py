@@ -38,23 +38,12 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> argparse.ArgumentP
                    help="exit 3 unless the certificate proves value >= A * upper bound - 1e-9 (default 1: exact)")
     p.add_argument("--exact", action="store_true",
                    help="decide every claim in exact rational arithmetic (slow; for small n)")
-    p.add_argument("--workers", type=_positive_int, default=None, metavar="N",
-                   help="local processes that walk a large tree certificate in parts (default every core this "
-                        "process may use; 1: serial); the report is the same whatever the count")
+    p.add_argument("--workers", type=int, default=None, metavar="N", help="processes that walk a large tree "
+                   "certificate in parts (default every core this process may use; 1: serial; the same report)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress or warnings on stderr")
     p.set_defaults(run=run)
     return p
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
 
 
 def _option_mismatch(cert: dict, problem, spec: str) -> list[str]:
@@ -121,6 +110,8 @@ def run(args: argparse.Namespace) -> int:
 
     if not 0 < args.require_alpha <= 1:
         raise InputError(f"--require-alpha must be in (0, 1], got {args.require_alpha!r}")
+    if args.workers is not None and args.workers < 1:
+        raise InputError(f"--workers must be a positive integer, got {args.workers}")
     binary = is_binary(args.certificate)
     say = _stage_printer(args.quiet)
     say(f"reading {args.certificate} ({_size(args.certificate)})")
@@ -129,8 +120,7 @@ def run(args: argparse.Namespace) -> int:
         cert.get("n_patterns"), int) else "checking the certificate against the stated problem")
     problem, features, spec = problem_and_features(args)
     differ = _option_mismatch(cert, problem, spec)
-    report = verify(args.certificate if binary else cert, problem.Phi, problem.U_K, features, exact=args.exact,
-                    workers=args.workers)
+    report = verify(args.certificate if binary else cert, problem.Phi, problem.U_K, features, args.exact, args.workers)
     reasons = (["certificate was made for other problem options: " + "; ".join(differ)] if differ else [])
     reasons += list(report.reasons)
     valid = report.valid and not differ
