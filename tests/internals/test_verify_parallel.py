@@ -201,3 +201,22 @@ def test_small_tree_does_not_load_the_parallel_walk(case, tmp_path):
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "c.json"), str(tmp_path / "in.npz")],
                          capture_output=True, text=True, check=True).stdout
     assert len(cert["tree"]["nodes"]) < ver.PARALLEL_NODES and out.strip() == "False"
+
+
+def test_cli_workers(case, split_small, tmp_path, capsys):
+    from relu_gating.cli import main
+
+    cert, Phi, U = case
+    (tmp_path / "c.json").write_text(json.dumps(cert))
+    np.savez(tmp_path / "in.npz", Phi=Phi, U_K=U)
+    args = ["verify", str(tmp_path / "c.json"), str(tmp_path / "in.npz"), "--features", "bias", "--quiet"]
+    assert main(args + ["--workers", "2"]) == 0 and split_small[-1][1]
+    assert main(args + ["--workers", "1"]) == 0
+    capsys.readouterr()
+    for bad in ("0", "-3", "two", "1.5"):
+        with pytest.raises(SystemExit) as exc:
+            code = main(args + ["--workers", bad])
+            raise SystemExit(code)
+        assert exc.value.code == 2, bad
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "--workers" in err[0], err
