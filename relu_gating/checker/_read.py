@@ -22,8 +22,8 @@ import numpy as np
 from relu_gating.checker._constants import MAX_INT
 from relu_gating.errors import CertificateError
 
-__all__ = ["FORMAT", "BINARY_FORMAT", "Claim", "load_json", "parse_claim", "as_int", "int_list", "index", "rational",
-           "multipliers", "is_binary", "DIGITS", "reject_constant"]
+__all__ = ["FORMAT", "BINARY_FORMAT", "Claim", "load_json", "parse_claim", "as_int", "rational", "multipliers",
+           "is_binary", "DIGITS", "RATIONAL", "reject_constant"]
 
 FORMAT = "relu-gating-certificate/2"
 BINARY_FORMAT = "relu-gating-certificate-npz/1"
@@ -39,29 +39,16 @@ def as_int(x: Any, what: str, lo: int = 0, hi: int = MAX_INT) -> int:
     return x
 
 
-def int_list(v: Any, what: str, hi: int) -> np.ndarray:
-    """A list of integers in ``[0, hi)`` as int64."""
-    if not isinstance(v, list):
-        raise CertificateError(f"malformed certificate: {what} must be a list of integers")
-    return np.array([as_int(x, what, 0, hi - 1) for x in v], dtype=np.int64)
-
-
 #: Canonical decimal integers and rationals: ASCII digits, no sign on 0, no leading zeros, ``q >= 1``.
-_RATIONAL = re.compile(r"(0|-?[1-9][0-9]*)(?:/([1-9][0-9]*))?")
+RATIONAL = re.compile(r"(0|-?[1-9][0-9]*)(?:/([1-9][0-9]*))?")
 #: Digits per number before the problem is known (``FORMAT.md``: the limits are the problem's).
 DIGITS = 4000
-
-
-def index(k: Any, what: str, hi: int = MAX_INT) -> int:
-    """A key naming an index: a canonical decimal string (or a JSON integer) in ``[0, hi]``."""
-    mt = _RATIONAL.fullmatch(k) if isinstance(k, str) and len(k) < 20 else None
-    return as_int(int(k) if mt and not mt[2] else k, what, 0, hi)
 
 
 def rational(x: Any, what: str, digits: int = DIGITS, integer: bool = False) -> Fraction:
     """An exact rational (``integer``: an integer): a JSON integer or a canonical ``"p/q"`` (``"p"``) string in
     lowest terms, each part of at most ``digits`` digits (the problem's limit), else refused."""
-    mt = _RATIONAL.fullmatch(str(x) if type(x) is int else x if isinstance(x, str) else "")
+    mt = RATIONAL.fullmatch(str(x) if type(x) is int else x if isinstance(x, str) else "")
     if mt and len(mt[1].lstrip("-")) <= digits and len(mt[2] or "") <= digits and not (integer and mt[2]):
         f = Fraction(int(mt[1]), int(mt[2] or 1))
         if f.denominator == int(mt[2] or 1):

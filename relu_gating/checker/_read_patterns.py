@@ -14,12 +14,25 @@ from typing import Any
 import numpy as np
 
 from relu_gating.checker._constants import MAX_INT
-from relu_gating.checker._read import DIGITS, as_int, index, int_list, multipliers, rational
+from relu_gating.checker._read import DIGITS, RATIONAL, as_int, multipliers, rational
 from relu_gating.errors import CertificateError
 
-__all__ = ["SETTLEMENT_LETTERS", "Patterns", "parse_patterns", "exact_witnesses", "padding_ok"]
+__all__ = ["SETTLEMENT_LETTERS", "Patterns", "parse_patterns", "exact_witnesses", "padding_ok", "index", "int_list"]
 
 SETTLEMENT_LETTERS = "UBEP"
+
+
+def int_list(v: Any, what: str, hi: int) -> np.ndarray:
+    """A list of integers in ``[0, hi)`` as int64."""
+    if not isinstance(v, list):
+        raise CertificateError(f"malformed certificate: {what} must be a list of integers")
+    return np.array([as_int(x, what, 0, hi - 1) for x in v], dtype=np.int64)
+
+
+def index(k: Any, what: str, hi: int = MAX_INT) -> int:
+    """A key naming an index: a canonical decimal string (or a JSON integer) in ``[0, hi]``."""
+    mt = RATIONAL.fullmatch(k) if isinstance(k, str) and len(k) < 20 else None
+    return as_int(int(k) if mt and not mt[2] else k, what, 0, hi)
 
 
 def padding_ok(packed: np.ndarray, n: int) -> bool:
