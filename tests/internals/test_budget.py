@@ -34,6 +34,7 @@ def test_enumeration_stopped_in_the_bound_phase_is_valid_and_not_certified():
     assert res.strategy == "enumerate" and not res.certified and res.n_patterns == full.n_patterns
     assert res.upper_bound == memory.TRIVIAL_BOUND and 0 < res.value <= full.value + 1e-12
     assert any(n.startswith("enumeration stopped by max_seconds in the bound phase") for n in res.notes)
+    assert res.stats.stop == "time" and full.stats.stop == "settled"  # the reason is a field; notes are remarks
     rep = rg.verify(res.to_dict(), Phi, U)
     assert rep.valid and not rep.certified and rep.upper_bound <= res.upper_bound + 1e-7
 
@@ -71,6 +72,7 @@ def test_enumeration_stopped_in_the_exact_phase_keeps_the_open_bounds():
     rep = rg.verify(res.to_dict(), Phi, U)
     assert rep.valid and rep.certified == res.certified
     assert stopped and not res.certified, "this instance needs more than one exact round (pick another seed)"
+    assert res.stats.stop == "time"
 
 
 def test_a_named_enumeration_takes_a_budget_on_the_command_line(tmp_path, capsys):
