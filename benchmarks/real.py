@@ -8,6 +8,7 @@ rows dropped; kNN graph, K = 4 or the nearest K at a spectral gap, bias features
   two moons, n = 2000 (``relu_gating.data.real``);
 * the synthetic cases of the issue (``benchmarks/bnb.py``'s instances, seed 0):
   ``clustered-1000x3``, ``clustered-100x5``, ``gauss-60x8``;
+* ``gauss-40x3`` (``bnb.py``'s Gaussian instance, seed 0), small enough for a certified ``--greedy`` layer;
 * the hidden-style cases of issue 39 (seeded, 0): ``iris-dup`` iris standardized with its duplicate
   row kept (150 x 4, no PCA); ``clustered-400x3``, ``clustered-80x5`` (4 clusters, as ``bnb.py``) and
   ``clustered-1000x3-8c`` (8 clusters; centres N(0, 3^2), spread 0.5).
@@ -75,6 +76,7 @@ CASES = {
     "clustered-400x3": ("clustered", 3, 400),
     "clustered-80x5": ("clustered", 5, 80),
     "clustered-1000x3-8c": ("clustered8", 3, 1000),
+    "gauss-40x3": ("gauss", 3, 40),  # small: its greedy steps certify in seconds (--greedy, issue 39)
 }
 #: the cases of the issue-39 table (docs/real-data.md), in its order
 HIDDEN = "iris-dup,bc-pca3,wine-pca5,bc-pca5-n200,clustered-400x3,clustered-80x5,clustered-100x5,gauss-60x8"
