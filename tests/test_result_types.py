@@ -86,7 +86,8 @@ def test_a_tree_result_holds_its_tree_and_no_pattern_list(query):
     assert isinstance(c, TreeCertificate) and c.kind == "tree" and bb.tree is c.tree
     assert c.nodes is bb.tree["nodes"] and c.stats["stop"] == bb.stats.stop == "settled"
     assert bb.stats.strategy == "branch-and-bound" and bb.stats.n_nodes > 0 and bb.problem.objective == "marginal"
-    assert {f.name for f in dataclasses.fields(c)} == {"tree"}  # no pattern fields
+    assert {f.name for f in dataclasses.fields(c)} == {"tree", "candidates"}  # no pattern fields
+    assert c.candidates.shape[1] == Phi.shape[1]  # the search's best neurons (a greedy layer's next starts)
     assert bb.packed.shape == (0, (Phi.shape[0] + 7) // 8) and bb.witnesses.shape == (0, Phi.shape[1])
     assert bb.bounds.size == bb.lowers.size == bb.settlement.size == 0 and bb.methods == bb.evidence == {}
     assert bb.certified and bb.value == pytest.approx(res.value, abs=1e-9)

@@ -103,9 +103,13 @@ class TreeCertificate:
     ----------
     tree : dict
         ``nodes`` in preorder (``certificate/FORMAT.md``) and the run's statistics ``stats``.
+    candidates : ndarray, shape (k, m), or None
+        The best neurons of distinct patterns the search met, best first (not part of the
+        certificate and not written: a greedy layer's next step starts from them, issue 39).
     """
 
     tree: dict = field(repr=False)
+    candidates: Any = field(default=None, repr=False, compare=False)
 
     kind = "tree"
 
