@@ -31,7 +31,6 @@ import math
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
