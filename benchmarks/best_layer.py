@@ -87,7 +87,7 @@ def best_pairs(R: np.ndarray, B: np.ndarray, g: np.ndarray, top: int) -> list[tu
     out, seen = [], set()
     for k in idx:
         i, j = divmod(int(k), total.shape[1])
-        if (min(i, j), max(i, j)) not in seen:
+        if i != j and np.isfinite(total[i, j]) and (min(i, j), max(i, j)) not in seen:
             seen.add((min(i, j), max(i, j)))
             out.append((float(total[i, j]), i, j))
     return out[:top]
