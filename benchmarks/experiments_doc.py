@@ -301,7 +301,7 @@ def variation_speed() -> str:
 
 def _prov_line(pv: dict) -> str:
     ld = pv.get("load_start"), pv.get("load_end")
-    load_ = "-" if None in ld else f"{ld[0][0]:.1f} -> {ld[1][0]:.1f}"
+    load_ = (f"{ld[0][0]:.1f} -> {ld[1][0]:.1f}" if None not in ld else f"{ld[1][0]:.1f}" if ld[1] else "-")
     return (f"`{pv.get('command', '-')}` at {(pv.get('commit') or '-')[:9]}"
             f"{' (dirty)' if pv.get('dirty') else ''}, {(pv.get('date') or '-')[:16]}, load {load_}")
 
