@@ -132,6 +132,24 @@ def _one_seed(n: int, K: int, T: int, seed: int, n_directions: int, refine: int,
     return steps, starts, [krow], []
 
 
+def _call_one_seed(a: tuple) -> tuple:
+    return _one_seed(*a)
+
+
+def _map_seeds(args: list[tuple]) -> list[tuple]:
+    """``_one_seed`` for each draw, in order; the draws are independent, so with more than one draw
+    they run in up to ``os.cpu_count()`` processes (the results are the same, draw by draw)."""
+    import os
+
+    workers = min(len(args), os.cpu_count() or 1)
+    if workers <= 1:
+        return [_one_seed(*a) for a in args]
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(_call_one_seed, args))
+
+
 def step_rows(g: Any, eta: Any, key: dict, K: int, kappa: float, alpha: float, eps: float = 0.0) -> list[dict]:
     """One row per greedy step ``t``: deficit, gap, the certified gain and bound over ``H_{t-1}``, the bounds.
 
@@ -166,8 +184,9 @@ def run(*, seed: int = 0, quick: bool = False) -> ExperimentResult:
     p["K"] = gap_K([laplacian_spectrum(p["n"], seed + s, p["n_neighbors"]) for s in range(p["seeds"])],
                    p["K_requested"])
     steps, starts, kappas = [], [], []
-    for s in range(p["seeds"]):
-        st, sr, kr, _ = _one_seed(p["n"], p["K"], p["T"], seed + s, p["n_directions"], p["refine"], p["n_neighbors"])
+    args = [(p["n"], p["K"], p["T"], seed + s, p["n_directions"], p["refine"], p["n_neighbors"])
+            for s in range(p["seeds"])]
+    for st, sr, kr, _ in _map_seeds(args):
         steps += st
         starts += sr
         kappas += kr
