@@ -329,8 +329,12 @@ def rates() -> str:
         C = f"{max(p['C'] for p in pair):.3g} ({max(p['C'] for p in pair) / n:.2f} n)" if pair else "not computed"
         eps = f"{max(p['eps'] for p in pair):.2g}" if pair else "-"
         viol = sum(len(bound_violations(r)) for r in rs) if pair else "-"
+        st = [x for r in rs for x in r["steps"] if "s_fell" in x]
+        rem = (f"{sum(x['s_fell'] for x in st)} falls, {sum(x['s_fell'] and x['eta1_multiplicity_prev'] == 1 for x in st)}"
+               f" after a simple eta_1; {sum(x['eta1_multiplicity_prev'] > 1 for x in st)} steps after a multiple one, "
+               f"{sum(x['eta1_multiplicity_prev'] > 1 and not x['s_fell'] for x in st)} of them flat" if st else "not recorded")
         rows.append([fam, n, K, T, ", ".join(str(r["seed"]) for r in rs), f"{m:.2f} [{lo:.2f}, {hi:.2f}]",
-                     f"{m2:.2f} [{lo2:.2f}, {hi2:.2f}]", f"{cert[0]}/{cert[1]}", C, eps, viol])
+                     f"{m2:.2f} [{lo2:.2f}, {hi2:.2f}]", f"{cert[0]}/{cert[1]}", C, eps, viol, rem])
         for t in range(T + 1):
             at = [r["steps"][t] for r in rs if t < len(r["steps"])]
             if not at:
@@ -344,7 +348,7 @@ def rates() -> str:
     cmds = "; ".join(_prov_line(c) for c in d["commands"])
     return (cmds + "\n\n" + _table(["family", "n", "K", "T", "seeds", "exponent of delta_t (mean [95% t-interval])",
                                      "exponent of s_t^2", "steps certified", "Thm 5.10 constant 4K^2kappa^2 (largest)",
-                                     "eps (largest)", "Thm 5.10 violations"], rows)
+                                     "eps (largest)", "Thm 5.10 violations", "Rem 5.14: s_t fell only after a simple eta_1"], rows)
             + "\n\n" + _table(["family", "t", "delta_t median [range]", "Thm 5.13: sum_(i>t) eta_i^2",
                                 "Thm 5.13: eta_(t+1)^2", "Thm 5.10 bound on delta_t (median)"], steps))
 

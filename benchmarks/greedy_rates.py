@@ -158,12 +158,29 @@ def one_run(family: str, n: int, K: int, T: int, seed: int) -> dict:
             row["s2_bound"] = gap_bound(t, K, kap, alpha, eps) if t else None
             row["applies"] = bool(all(g.gap[: t + 1] >= 2 * eps))
         steps.append(row)
+    for t in range(1, g.deficit.size):  # Rem 5.14: a single neuron lowers s_K only if eta_1 of M_(H_(t-1)) is simple
+        sv = top_singular_values(g.features[:, :t], U)
+        steps[t]["eta1_multiplicity_prev"] = int(np.sum(sv >= sv[0] - 1e-9))
+        steps[t]["s_fell"] = bool(g.gap[t] < g.gap[t - 1] - 1e-9)
     ts = np.arange(1, g.deficit.size, dtype=float)
     return {"family": family, "n": n, "K": K, "T": T, "seed": seed, "lambda_K": float(ev[K - 1]),
             "lambda_K1": float(ev[K]), "alpha_eff": alpha, "certified": bool(g.certified),
             "steps_certified": int(np.sum(g.gains >= g.upper_bounds - 1e-7)), "steps": steps, "pair": pair,
             "slope_delta": slope(ts, g.deficit[1:]), "slope_s2": slope(ts, g.gap[1:] ** 2),
             "seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - c0}
+
+
+def top_singular_values(H: np.ndarray, U: np.ndarray) -> np.ndarray:
+    """Singular values (descending) of ``M_H = (I - Pi_H) U``."""
+    Q, r = np.linalg.qr(H)
+    Q = Q[:, np.abs(np.diag(r)) > 1e-10 * max(1.0, float(np.abs(r).max()))]
+    return np.linalg.svd(U - Q @ (Q.T @ U), compute_uv=False)
+
+
+def rem514_violations(run: dict) -> list[str]:
+    """Steps where ``s_t`` fell although ``eta_1`` of ``M_(H_(t-1))`` was not simple (Rem 5.14 forbids it)."""
+    return [f"t = {r['t']}: s fell with eta_1 of multiplicity {r['eta1_multiplicity_prev']}"
+            for r in run["steps"] if r.get("s_fell") and r.get("eta1_multiplicity_prev", 1) > 1]
 
 
 def bound_violations(run: dict) -> list[str]:
@@ -202,7 +219,8 @@ def main(argv: list[str] | None = None) -> int:
         saved["runs"].append(r)
         a.out.write_text(json.dumps(saved, indent=1))  # partial results saved as they come
         print(f"{a.family} n={a.n} K={K} seed={s}: slope {r['slope_delta']}, certified {r['steps_certified']}/"
-              f"{len(r['steps']) - 1}, {r['cpu_seconds']:.1f} s CPU; violations {bound_violations(r)}", flush=True)
+              f"{len(r['steps']) - 1}, {r['cpu_seconds']:.1f} s CPU; violations {bound_violations(r)}"
+              f" {rem514_violations(r)}", flush=True)
     return 0
 
 

@@ -86,3 +86,17 @@ def test_explicit_pair_is_tight_on_an_atom_and_valid_off_the_span():
     D = np.column_stack([np.ones_like(x)] + [np.maximum(s * (x - a), 0) for a in (0.25, 0.5, 0.75) for s in (1, -1)])
     resid = np.linalg.norm(w[:, 0] - D @ np.linalg.lstsq(D, w[:, 0], rcond=None)[0])
     assert eps >= resid - 1e-12 and eps > 0.1  # eps is at least the distance to the atoms' span
+
+
+def test_rem514_flags_a_fall_of_s_past_a_multiple_eta1():
+    gr = _bench("greedy_rates")
+    ok = {"steps": [{"t": 0}, {"t": 1, "s_fell": False, "eta1_multiplicity_prev": 2},
+                    {"t": 2, "s_fell": True, "eta1_multiplicity_prev": 1}]}
+    assert gr.rem514_violations(ok) == []
+    bad = {"steps": [{"t": 0}, {"t": 1, "s_fell": True, "eta1_multiplicity_prev": 2}]}
+    assert len(gr.rem514_violations(bad)) == 1
+    # the multiplicity itself: from the bias, M_H = [0, u_2, ..., u_K] has eta_1 = 1 of multiplicity K - 1
+    rng = np.random.default_rng(0)
+    U = np.linalg.qr(np.c_[np.ones(20), rng.standard_normal((20, 3))])[0]
+    sv = gr.top_singular_values(np.ones((20, 1)), U)
+    assert np.sum(sv >= sv[0] - 1e-9) == 3 and sv[-1] < 1e-12
