@@ -344,13 +344,14 @@ def rates() -> str:
             steps.append([fam, t, f"{statistics.median(dl):.3g} [{min(dl):.2g}, {max(dl):.2g}]",
                           f"{statistics.median(a['kyfan_delta'] for a in at):.3g}",
                           f"{statistics.median(a['eta_next2'] for a in at):.3g}",
-                          f"{statistics.median(rb):.3g}" if rb else "-"])
+                          f"{statistics.median(rb):.3g} (applies in {sum(a['applies'] for a in at)}/{len(at)})"
+                          if rb else "-"])
     cmds = "; ".join(_prov_line(c) for c in d["commands"])
     return (cmds + "\n\n" + _table(["family", "n", "K", "T", "seeds", "exponent of delta_t (mean [95% t-interval])",
                                      "exponent of s_t^2", "steps certified", "Thm 5.10 constant 4K^2kappa^2 (largest)",
                                      "eps (largest)", "Thm 5.10 violations", "Rem 5.14: s_t fell only after a simple eta_1"], rows)
             + "\n\n" + _table(["family", "t", "delta_t median [range]", "Thm 5.13: sum_(i>t) eta_i^2",
-                                "Thm 5.13: eta_(t+1)^2", "Thm 5.10 bound on delta_t (median)"], steps))
+                                "Thm 5.13: eta_(t+1)^2", "Thm 5.10 bound on delta_t (median; seeds with s_0..s_t >= 2 eps)"], steps))
 
 
 def best_layer() -> str:

@@ -138,10 +138,9 @@ def _call_one_seed(a: tuple) -> tuple:
 
 def _map_seeds(args: list[tuple]) -> list[tuple]:
     """``_one_seed`` for each draw, in order; the draws are independent, so with more than one draw
-    they run in up to ``os.cpu_count()`` processes (the results are the same, draw by draw)."""
-    import os
-
-    workers = min(len(args), os.cpu_count() or 1)
+    they run in one process each (the results are the same, draw by draw; on a shared machine the draws
+    then finish together instead of one after the other)."""
+    workers = len(args)
     if workers <= 1:
         return [_one_seed(*a) for a in args]
     from concurrent.futures import ProcessPoolExecutor
