@@ -120,7 +120,7 @@ def greedy_rate() -> str:
         for k in d["tables"]["kappa"]:
             gap = (f"{k['lambda_K']:.4g} / {k['lambda_K1']:.4g} ({k['rel_gap']:.0%})" if "rel_gap" in k else "-")
             rows.append(["quick" if quick else "full", k["seed"], k["n"], k["K"],
-                         d["params"].get("n_neighbors", 8), gap,
+                         d["params"].get("n_neighbors") or 10, gap,
                          f"[{k['kappa_lower']:.4g}, {k['kappa_upper']:.4g}]", f"{k['rel_width']:.1%}",
                          k["closed_5pct"], k["why_open"] or "-", f"{imp[k['seed']]:.3g}",
                          f"{k['informative_4K2kappa2_over_n']:.3g}", k["spectral_ties"] or "-"])
@@ -398,11 +398,25 @@ def real_gap() -> str:
     return "\n\n".join(out) or "(no saved run)"
 
 
+def prop41() -> str:
+    """``benchmarks/prop41.py``: Prop 4.1's active-set limits on the certified greedy neurons."""
+    path = RESULTS / "experiments_best_layer" / "prop41.json"
+    if not path.exists():
+        return "(no saved run)"
+    d = json.loads(path.read_text(encoding="utf-8"))
+    rows = [[r["instance"], r["t"], r["active"], f"{r['N_K']:.4f}", f"{r['spectral']:.4f}", f"{r['leverage']:.4f}",
+             f"{r['tightness']:.3f}", f"{r['R']:.4g}", f"{r['lambda_min_AA']:.4g}", f"{r['lambda_B1']:.4g}",
+             "; ".join(r["violations"]) or "none"] for r in d["rows"]]
+    return (_prov_line(d["provenance"]) + ":\n\n"
+            + _table(["instance", "neuron t", "active rows", "N_K(h)", "spectral norm^2 of U_K[A,:]", "min(1, sum_A l_i)",
+                      "N_K(h) / spectral norm^2", "R(h)", "lambda_min(L_AA)", "lambda_(|B|+1)", "violations"], rows))
+
+
 BLOCKS: dict[str, Callable[[], str]] = {
     "runs": runs, "checks": checks, "greedy-rate": greedy_rate, "clusters": clusters,
     "graph-choice": graph_choice, "certification": certification, "alpha": alpha, "depth": depth,
     "kappa-n": kappa_n, "variation-speed": variation_speed, "rates": rates, "best-layer": best_layer,
-    "real-gap": real_gap,
+    "real-gap": real_gap, "prop41": prop41,
 }
 
 

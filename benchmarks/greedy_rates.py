@@ -10,7 +10,7 @@ The exponent of a seed is the least-squares slope of ``log delta_t`` against ``l
 ``t = 1..T`` (steps with ``delta_t > 1e-12``); the interval is the two-sided 95% Student t-interval
 of the per-seed slopes (``mean +- t_(0.975, S-1) sd / sqrt(S)``, S seeds).
 
-Families (data on the 2^-16 grid, kNN graph of 8 neighbours, combinatorial Laplacian, ``K`` the
+Families (data on the 2^-16 grid, kNN graph of 10 neighbours (the default), combinatorial Laplacian, ``K`` the
 nearest to the requested one where every seed's spectrum has a 5% relative gap):
 
 * ``moons``: two moons (noise 0.1), d = 2;

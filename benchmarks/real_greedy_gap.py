@@ -2,7 +2,7 @@ r"""What certification changes on real data at d >= 3 (issue 40): sampling again
 per greedy step.
 
 A scikit-learn data set (standardized, ``--dims`` principal components, a class-stratified subsample
-of ``--n`` rows, ``relu_gating.data.real``), put on the 2^-16 grid; kNN graph (8 neighbours),
+of ``--n`` rows, ``relu_gating.data.real``), put on the 2^-16 grid; kNN graph (10 neighbours, the default),
 combinatorial Laplacian, ``K`` the nearest to ``--K`` with a 5% relative spectral gap; a certified
 greedy layer from the bias (``greedy_layer``, default strategy, ``--budget`` seconds a step).  At each
 step ``t``, on the same features ``H_(t-1)``: the certified gain and its certified bound on ``G*``,

@@ -176,7 +176,7 @@ def step_rows(g: Any, eta: Any, key: dict, K: int, kappa: float, alpha: float, e
 def run(*, seed: int = 0, quick: bool = False) -> ExperimentResult:
     """Greedy deficits/gaps for several seeds and three starts, with Thm 5.10 / 5.13 and Prop 5.5 checked."""
     t0 = time.perf_counter()
-    # kNN graphs of 3 / 4 neighbours: with the default 8 at n <= 14 the graph is nearly complete and its
+    # kNN graphs of 3 / 4 neighbours: with the default 10 at n <= 14 the graph is nearly complete and its
     # spectrum ties (lambda_3 = lambda_4 = 11 at n = 14), so U_K was the eigensolver's choice (issue 40)
     p = ({"n": 8, "K_requested": 2, "T": 3, "seeds": 1, "n_directions": 2, "refine": 0, "n_neighbors": 3} if quick
          else {"n": 14, "K_requested": 3, "T": 5, "seeds": 3, "n_directions": 3, "refine": 0, "n_neighbors": 4})

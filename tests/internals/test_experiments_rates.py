@@ -100,3 +100,21 @@ def test_rem514_flags_a_fall_of_s_past_a_multiple_eta1():
     U = np.linalg.qr(np.c_[np.ones(20), rng.standard_normal((20, 3))])[0]
     sv = gr.top_singular_values(np.ones((20, 1)), U)
     assert np.sum(sv >= sv[0] - 1e-9) == 3 and sv[-1] < 1e-12
+
+
+def test_prop41_violations_are_reported():
+    import sys
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    p41 = _bench("prop41")
+    rng = np.random.default_rng(2)
+    n, K = 16, 3
+    A = (rng.random((n, n)) < 0.4).astype(float)
+    W = np.triu(A, 1) + np.triu(A, 1).T
+    L = np.diag(W.sum(axis=1)) - W
+    U = np.linalg.eigh(L)[1][:, :K]
+    h = np.maximum(rng.standard_normal(n), 0.0)
+    row = p41.limits(h, U, L)
+    assert p41.violations(row) == []  # a theorem: holds on any h, U, L
+    assert row["N_K"] <= row["spectral"] + 1e-12 and row["R"] >= row["lambda_min_AA"] - 1e-12
+    assert len(p41.violations({**row, "N_K": row["spectral"] + 0.1, "R": row["lambda_min_AA"] - 0.1})) == 2
