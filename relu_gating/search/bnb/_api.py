@@ -17,7 +17,7 @@ from relu_gating.search.bnb._chamber import UNPROVEN_NOTE
 from relu_gating.search.bnb._tree_build import count_kinds, to_nodes
 from relu_gating.search.proofs import exact_rank
 from relu_gating.search.objectives import Objective, containment_remark, make_objective, with_rank
-from relu_gating.search.result import NeuronResult, TreeCertificate
+from relu_gating.search.result import NeuronResult, ProblemId, SearchStats, TreeCertificate
 
 __all__ = ["branch_and_bound"]
 
@@ -123,11 +123,11 @@ def _result(obj: Objective, search: Search, why: str, alpha: float, tol: float, 
 
     return confirmed(obj, NeuronResult(
         theta=theta, value=value, upper_bound=upper, alpha=alpha, certified=bool(value >= alpha * upper - tol) and refused is None,
-        pattern=obj.Phi @ theta > 0, objective=obj.kind, n_patterns=kinds["c"] + kinds["x"], n_exact=kinds["c"],
-        n_bound=kinds["b"], n_pruned=kinds["x"], seconds={"total": seconds, "bound": search.stats["t_bound"],
-                                                          "lp": search.stats["t_lp"],
-                                                          "chambers": search.stats["t_chamber"]},
-        tol=tol, certificate=TreeCertificate({"nodes": nodes, "stats": stats}), rank=obj.rank, notes=tuple(notes),
-        K=int(obj.U_K.shape[1]), features=obj.features, features_sha256=obj.features_sha256,
-        strategy="branch-and-bound", n_nodes=int(search.stats["nodes"]),
+        pattern=obj.Phi @ theta > 0, seconds={"total": seconds, "bound": search.stats["t_bound"],
+                                              "lp": search.stats["t_lp"], "chambers": search.stats["t_chamber"]},
+        tol=tol, certificate=TreeCertificate({"nodes": nodes, "stats": stats}), notes=tuple(notes),
+        problem=ProblemId(obj.kind, K=int(obj.U_K.shape[1]), rank=obj.rank, features=obj.features,
+                          features_sha256=obj.features_sha256),
+        stats=SearchStats("branch-and-bound", n_patterns=kinds["c"] + kinds["x"], n_exact=kinds["c"], n_bound=kinds["b"],
+                          n_pruned=kinds["x"], n_nodes=int(search.stats["nodes"]), stop=why),
     ))
