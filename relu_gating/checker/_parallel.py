@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+from typing import Any
 
 import numpy as np
 
 from relu_gating.checker._problem import StatedProblem
-from relu_gating.checker._tree import PART, check_size, walk
 
 __all__ = ["walk_in_parts", "split", "ends", "usable_workers", "TASKS_PER_WORKER", "MIN_PART"]
 
@@ -33,7 +33,7 @@ TASKS_PER_WORKER = 4
 #: A subtree of fewer nodes stays in this process's walk of the top.
 MIN_PART = 64
 
-_STATE: tuple | None = None  # (nodes, P, exact) while a walk in parts runs: the forked workers inherit it
+_STATE: tuple | None = None  # (nodes, P, exact, walk) while a walk in parts runs: the forked workers inherit it
 
 
 def usable_workers(workers: int | None) -> int:
@@ -43,12 +43,11 @@ def usable_workers(workers: int | None) -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
 
 
-def walk_in_parts(nodes: list, P: StatedProblem, exact: bool, workers: int | None = None) -> tuple[list, list[str], dict]:
-    """The walk of ``nodes`` (as :func:`~relu_gating.checker._tree.walk`: leaves, reasons, counts) in parts
-    on ``workers`` forked processes; serial where that cannot run or anything is wrong."""
-    from relu_gating.checker._limits import limits
-
-    check_size(nodes, limits(P).nodes, exact)  # the limits hold before any work, in parts too
+def walk_in_parts(nodes: list, P: StatedProblem, exact: bool, workers: int | None, walk: Any,
+                  part: Any) -> tuple[list, list[str], dict]:
+    """The walk of ``nodes`` (as :func:`relu_gating.checker._tree.walk`, given as ``walk`` with its
+    placeholder ``part``, the tree's size already checked: leaves, reasons, counts) in parts on ``workers``
+    forked processes; serial where that cannot run or anything is wrong."""
     W = usable_workers(workers)
     if W <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         return walk(nodes, P, exact)
@@ -56,23 +55,24 @@ def walk_in_parts(nodes: list, P: StatedProblem, exact: bool, workers: int | Non
         top, parts = split(nodes, P.n, TASKS_PER_WORKER * W)
     except Exception:  # noqa: BLE001 - a malformed tree: the serial walk says where (or raises)
         return walk(nodes, P, exact)
-    got = _run(nodes, P, exact, W, top, parts) if parts else None
+    got = _run(nodes, P, exact, walk, part, W, top, parts) if parts else None
     return walk(nodes, P, exact) if got is None else got
 
 
-def _run(nodes: list, P: StatedProblem, exact: bool, W: int, top: list[int], parts: list) -> tuple | None:
+def _run(nodes: list, P: StatedProblem, exact: bool, walk: Any, part: Any, W: int, top: list[int],
+         parts: list) -> tuple | None:
     """The parts on a fork pool of ``W`` and the top here: the merged walk, or None on any reason or failure."""
     from concurrent.futures import ProcessPoolExecutor
 
-    from relu_gating._runtime.threads import blas_threads
+    from relu_gating._runtime.blas_limit import limited_blas
 
     global _STATE
-    _STATE = (nodes, P, exact)
+    _STATE = (nodes, P, exact, walk)
     try:
         with ProcessPoolExecutor(W, mp_context=multiprocessing.get_context("fork")) as pool:
             futures = [pool.submit(_walk_group, g) for g in _groups(parts, TASKS_PER_WORKER * W)]
-            with blas_threads(1):
-                leaves, reasons, counts = walk([nodes[i] if i >= 0 else PART for i in top], P, exact)
+            with limited_blas(1):
+                leaves, reasons, counts = walk([nodes[i] if i >= 0 else part for i in top], P, exact)
             leaves = [(top[j], c, p) for j, c, p in leaves]
             for f in futures:
                 if reasons:  # the serial walk redoes it all: the work left is not started
@@ -94,11 +94,11 @@ def _run(nodes: list, P: StatedProblem, exact: bool, W: int, top: list[int], par
 def _walk_group(group: list) -> tuple:
     """The task (in a forked worker): the walk of each ``(first, end, signs)`` of ``group``, leaves in the
     whole tree's numbering as arrays, the reasons (any: the whole walk is redone), the counts."""
-    from relu_gating._runtime.threads import blas_threads
+    from relu_gating._runtime.blas_limit import limited_blas
 
-    nodes, P, exact = _STATE
+    nodes, P, exact, walk = _STATE
     out, reasons, counts = [], [], {"split": 0, "implied": 0, "leaves": 0}
-    with blas_threads(1):
+    with limited_blas(1):
         for first, end, signs in group:
             got, why, cnt = walk(nodes[first:end], P, exact, start=signs)
             out += [(first + i, c, p) for i, c, p in got]

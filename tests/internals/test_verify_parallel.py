@@ -14,7 +14,8 @@ import pytest
 
 from relu_gating import best_neuron, verify
 from relu_gating.checker import _parallel as par
-from relu_gating.checker import _verify as ver
+from relu_gating.checker import _tree as ver
+from relu_gating.checker import state_problem
 from relu_gating.errors import InputError
 
 
@@ -75,11 +76,11 @@ def test_honest_tree_same_report_in_parts(case, split_small):
 def test_every_node_walked_once_and_leaves_in_whole_numbering(case, split_small):
     cert, Phi, U = case
     nodes = cert["tree"]["nodes"]
-    P = ver.state_problem(Phi, U, "bias")
+    P = state_problem(Phi, U, "bias")
     from relu_gating.checker._tree import walk
 
     serial = walk(nodes, P)
-    parts = par.walk_in_parts(nodes, P, False, 2)
+    parts = par.walk_in_parts(nodes, P, False, 2, walk, ver.PART)
     assert split_small[-1][1]
     assert parts[0] == serial[0] and parts[2] == serial[2] and not parts[1]
     assert sorted(i for i, _, _ in parts[0]) == [k for k, v in enumerate(nodes) if v[0] in "bcdx"]
