@@ -137,8 +137,8 @@ def main(argv=None) -> None:
     print("| ---: | ---: | ---: | ---: | ---: | ---: |")
     for k in sorted({r["k"] for r in rows}) + ["all"]:
         g = [r for r in rows if k == "all" or r["k"] == k]
-        ms = lambda key: 1000 * float(np.mean([r[key] for r in g]))  # noqa: E731
-        cnt = lambda key: sum(r[key] for r in g)  # noqa: E731
+        ms = lambda key, g=g: 1000 * float(np.mean([r[key] for r in g]))  # noqa: E731
+        cnt = lambda key, g=g: sum(r[key] for r in g)  # noqa: E731
         print(f"| {k} | {len(g)} | {cnt('lifted_ok')}, {ms('t_lifted'):.2f} | {cnt('all_ok')}, {ms('t_all'):.2f} | "
               f"{np.mean([r['chambers'] for r in g]):.1f} | {cnt('cham_ok')}, {ms('t_cham'):.2f} |")
     if a.save:
