@@ -76,7 +76,7 @@ def expand_until(search: Search, end: float | None, bar: Any = None, pause: Any 
                 return "settled"
             if pause is not None and pause():
                 return "paused"
-            search.expand(heapq.heappop(search.heap)[-1])
+            search.expand_timed(heapq.heappop(search.heap)[-1])
             if bar is not None:
                 bar.update(1, note=_note(search, u))
     except KeyboardInterrupt:

@@ -14,7 +14,8 @@ valid certificate of the alpha reached.
 The search is one class composed of one mixin per idea: :class:`._node_bounds.NodeBounds` (a node's
 bound and the lifted bounds), :class:`._incumbent.Incumbent` (the best neuron so far),
 :class:`._growth.TreeGrowth` (forced rows, branching, expansion), :class:`._budget.Budget` (the reserve
-kept before a deadline) and :class:`._chamber.Chambers` (chamber leaves); this module holds the
+kept before a deadline), :class:`._chamber.Chambers` (chamber leaves) and :class:`._subtree.SubtreeCost`
+(what a split costs below a node, which decides where the lifted bound is tried); this module holds the
 state and the loop (:meth:`Search.run`).
 """
 
@@ -34,6 +35,7 @@ from relu_gating.search.bnb._growth import TreeGrowth
 from relu_gating.search.bnb._incumbent import Incumbent
 from relu_gating.search.bnb._lp import ConeLP
 from relu_gating.search.bnb._node_bounds import LIFTED_BAND, LIFTED_MAX_UNDECIDED, NodeBounds
+from relu_gating.search.bnb._subtree import SubtreeCost
 from relu_gating.search.bnb._thin import ExactChambers
 from relu_gating.search.bnb._tree_build import Node
 from relu_gating.search.objectives import Objective
@@ -45,7 +47,7 @@ __all__ = ["Search", "FREEZE_EVERY"]
 FREEZE_EVERY = 1024
 
 
-class Search(NodeBounds, TreeGrowth, Incumbent, Budget, Chambers):
+class Search(NodeBounds, TreeGrowth, Incumbent, Budget, Chambers, SubtreeCost):
     """One branch-and-bound run; :meth:`run` returns when settled, out of time or interrupted."""
 
     def __init__(self, obj: Objective, alpha: float, tol: float, method: str, seed: int = 0,
@@ -89,6 +91,7 @@ class Search(NodeBounds, TreeGrowth, Incumbent, Budget, Chambers):
         if self.settled(node.claim):
             node.settle("b")
             return
+        self.adopt(node)
         self.counter += 1
         heapq.heappush(self.heap, (-node.claim, -node.depth, self.counter, node))
 
@@ -116,7 +119,7 @@ class Search(NodeBounds, TreeGrowth, Incumbent, Budget, Chambers):
                 if self.settled(u):
                     return "settled"
                 node = heapq.heappop(self.heap)[-1]
-                self.expand(node)
+                self.expand_timed(node)
                 if bar is not None:
                     bar.update(1, note=self.progress_note(u))
         except KeyboardInterrupt:
