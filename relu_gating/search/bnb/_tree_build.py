@@ -51,7 +51,7 @@ class Node:
         """Make this node a leaf (or internal node): its signs are no longer needed."""
         self.kind = kind
         if kind not in ("open",):
-            self.signs, self.v, self.z, self.T, self.refuted = None, None, None, None, {}
+            self.signs, self.v, self.z, self.T, self.refuted, self.trk = None, None, None, None, {}, ()
 
 
 def _multipliers_json(N: Any) -> Any:
