@@ -248,13 +248,14 @@ def _leaf(node: list, signs: np.ndarray, N: _Node, exact: bool) -> tuple[float, 
     if not np.isfinite(claim):  # 1e999 (JSON's infinity) too: malformed in both modes
         raise CertificateError(f"malformed certificate: a tree leaf bound must be a finite number, got "
                                f"{str(node[1:2])[:40]}")
-    proven = min(node_bound(N, signs), N.cap)
+    proven = N.cap if exact else min(node_bound(N, signs), N.cap)  # exact mode: tried at the claim and the cap
     steps = sorted(set(ladder(claim) + (ladder(proven) if np.isfinite(proven) else [])))
-    if exact:  # the float bound only chooses where the exact proofs are tried
+    if exact:  # the float cap only chooses where the exact proofs are tried
         from relu_gating.checker._tree_exact import exact_node  # exact mode only: loaded then
 
         cap = _exact_cap(N, steps)  # a claim the cap proves costs no node proof; else tried below the cap only
-        proven = cap if cap <= claim + BOUND_SLACK else min(exact_node(P, signs, N.zero, [u for u in steps if u < cap]), cap)
+        proven = cap if cap <= claim + BOUND_SLACK else min(exact_node(P, signs, N.zero, [u for u in steps if u < cap],
+                                                                       N.meter), cap)
     if kind == "c" and decided and len(node) >= 4 and (proven > claim or exact):
         try:
             rows = np.array([as_int(j, "a chamber leaf's row", 0, P.n - 1) for j in node[2]], dtype=np.int64)
@@ -330,6 +331,10 @@ def walk(nodes: Any, P: StatedProblem, exact: bool = False, start: Any = None) -
         raise CertificateError(f"tree certificate: {len(nodes)} nodes exceed {N.lim.nodes}, 2 (n + 1) times Cover's "
                                "count of chambers of the stated problem" if len(nodes) > N.lim.nodes else
                                f"tree certificate: {leaves} leaves exceed the {EXACT_LIMIT} exact mode decides")
+    if exact:  # before any work: exact mode's cost bounded by the problem (FORMAT.md, Limits)
+        from relu_gating.checker._tree_exact import exact_work
+
+        N.meter = exact_work(nodes, P, N.zero)
     signs = np.where(N.zero, -1, 0 if start is None else np.asarray(start)).astype(np.int8)
     sg, n = signs.tolist(), P.n  # the signs as a list too: the walk reads single entries (numpy's cost 10x)
     stack: list = [("visit",)]

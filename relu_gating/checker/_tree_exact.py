@@ -9,22 +9,41 @@ from typing import Any
 import numpy as np
 
 from relu_gating.checker._bounds import psd_excluding
+from relu_gating.checker._constants import EXACT_ELIMINATION_WORK, EXACT_LEAF_WORK
 from relu_gating.checker._problem import StatedProblem
+from relu_gating.errors import CertificateError
 
 
-def exact_node(P: StatedProblem, signs: np.ndarray, zero: np.ndarray, ladder: list) -> float:
-    """The first ``u`` of ``ladder`` proven in rationals over the node's span ``col(D+ Phi) + span{e_i: i in U}``."""
-    E = P.exact
-    r = P.Phi_r.shape[1]
-    und = np.flatnonzero((signs == 0) & ~zero).tolist()
-    p = r + len(und)
-    zrows = [(i, E.Y[i] + [0] * len(und)) for i in np.flatnonzero((signs > 0) & ~zero).tolist()]
-    zrows += [(i, [0] * (r + k) + [1] + [0] * (len(und) - k - 1)) for k, i in enumerate(und)]
-    A, B, ZZ = E.forms(zrows, p)
-    for u in sorted(ladder):
-        if psd_excluding(float(u), A, B, ZZ, None):
-            return float(u)
-    return np.inf
+def exact_work(nodes: list, P: StatedProblem, zero: np.ndarray) -> Any:
+    """Before any work: refuse a tree whose leaves exact mode cannot decide within ``EXACT_LEAF_WORK``
+    (a leaf at depth ``d`` costs ``150 + p^2`` units, ``p = r + n' - d`` the dimension of its span, ``n'``
+    the nonzero rows; a unit is about a microsecond); the :class:`Meter` of the exact eliminations."""
+    from relu_gating.checker._int_pencil import Meter
+
+    r, nz = P.Phi_r.shape[1], int(np.count_nonzero(~zero))
+    todo, work = [0], 0
+    for v in nodes:
+        if not todo:
+            break
+        d = todo.pop()
+        kind = v[0] if isinstance(v, list) and v else None
+        if kind in ("s", "i"):
+            todo += [d + 1] * (2 if kind == "s" else 1)
+        elif kind in ("b", "c", "d"):
+            work += 150 + (r + max(nz - d, 0)) ** 2
+    if work > EXACT_LEAF_WORK:
+        raise CertificateError(f"tree certificate: its leaves need {work:,} units of exact work, more than the "
+                               f"{EXACT_LEAF_WORK:,} exact mode allows (FORMAT.md, Limits); verify without --exact")
+    return Meter(EXACT_ELIMINATION_WORK)
+
+
+def exact_node(P: StatedProblem, signs: np.ndarray, zero: np.ndarray, ladder: list, meter: Any) -> float:
+    """The first ``u`` of ``ladder`` proven exactly over the node's span ``col(D+ Phi) + span{e_i: i in U}``
+    (the forms in integers, :mod:`._int_pencil`; exact eliminations charged to ``meter``)."""
+    from relu_gating.checker._int_pencil import first_proven, node_forms
+
+    plus, und = np.flatnonzero((signs > 0) & ~zero).tolist(), np.flatnonzero((signs == 0) & ~zero).tolist()
+    return first_proven(ladder, node_forms(P.exact, plus, und), meter)
 
 
 def exact_lifted(P: StatedProblem, signs: np.ndarray, zero: np.ndarray, claims: list, got: Any) -> float:
