@@ -17,7 +17,8 @@ from relu_gating.errors import CertificateError
 def exact_work(nodes: list, P: StatedProblem, zero: np.ndarray) -> Any:
     """Before any work: refuse a tree whose leaves exact mode cannot decide within ``EXACT_LEAF_WORK``
     (a leaf at depth ``d`` costs ``150 + p^2`` units, ``p = r + n' - d`` the dimension of its span, ``n'``
-    the nonzero rows; a unit is about a microsecond); the :class:`Meter` of the exact eliminations."""
+    the nonzero rows, and a ``"d"`` leaf ``e p^2`` more for the ``e`` entries of its ``N``, each folded into
+    a ``p x p`` rational matrix; a unit is about a microsecond); the :class:`Meter` of the exact eliminations."""
     from relu_gating.checker._int_pencil import Meter
 
     r, nz = P.Phi_r.shape[1], int(np.count_nonzero(~zero))
@@ -30,11 +31,21 @@ def exact_work(nodes: list, P: StatedProblem, zero: np.ndarray) -> Any:
         if kind in ("s", "i"):
             todo += [d + 1] * (2 if kind == "s" else 1)
         elif kind in ("b", "c", "d"):
-            work += 150 + (r + max(nz - d, 0)) ** 2
+            p = r + max(nz - d, 0)
+            work += 150 + p * p + (_entries(v) * p * p if kind == "d" else 0)
     if work > EXACT_LEAF_WORK:
         raise CertificateError(f"tree certificate: its leaves need {work:,} units of exact work, more than the "
                                f"{EXACT_LEAF_WORK:,} exact mode allows (FORMAT.md, Limits); verify without --exact")
     return Meter(EXACT_ELIMINATION_WORK)
+
+
+def _entries(v: list) -> int:
+    """The entries of a ``"d"`` leaf's ``N`` as declared (sparse: its list; dense: its rows squared), 0 if malformed."""
+    N = v[3] if len(v) == 5 else None
+    got = N.get("entries") if isinstance(N, dict) else N
+    if not isinstance(got, list):
+        return 0
+    return len(got) if isinstance(N, dict) else len(got) ** 2
 
 
 def exact_node(P: StatedProblem, signs: np.ndarray, zero: np.ndarray, ladder: list, meter: Any) -> float:

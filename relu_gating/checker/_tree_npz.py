@@ -27,9 +27,10 @@ def _bad(path: str, what: str) -> CertificateError:
     return CertificateError(f"binary certificate {path}: truncated or corrupt ({what})")
 
 
-def tree_certificate(source: Any) -> dict | None:
+def tree_certificate(source: Any, most: int = MAX_MEMBER_BYTES) -> dict | None:
     """The tree certificate (its JSON form, parsed strictly) in the binary certificate ``source``, or
-    None when it holds none (a pattern certificate, or a file the binary reader will report)."""
+    None when it holds none (a pattern certificate, or a file the binary reader will report); a member
+    declaring more than ``most`` bytes (the stated problem's limit, ``FORMAT.md``) is refused unread."""
     path = os.fspath(source)
     try:
         zf = zipfile.ZipFile(path)
@@ -40,8 +41,9 @@ def tree_certificate(source: Any) -> dict | None:
             info = zf.getinfo(TREE_MEMBER)
         except KeyError:
             return None
-        if info.file_size > MAX_MEMBER_BYTES:
-            raise _bad(path, f"member {TREE_MEMBER!r} is larger than {MAX_MEMBER_BYTES} bytes")
+        if info.file_size > min(most, MAX_MEMBER_BYTES):
+            raise CertificateError(f"binary certificate {path}: member {TREE_MEMBER!r} holds {info.file_size} bytes, "
+                                   f"more than the {min(most, MAX_MEMBER_BYTES)} the stated problem allows (FORMAT.md)")
         try:
             with zf.open(info) as fh:
                 version = np.lib.format.read_magic(fh)

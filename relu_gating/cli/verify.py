@@ -76,15 +76,17 @@ def _stage_printer(quiet: bool):
     return say
 
 
-def _meta(path: str, binary: bool) -> dict:
-    """The certificate's JSON (for a binary one, its ``meta`` only; the checker streams the rest)."""
+def _meta(path: str, binary: bool, problem=None, features=None) -> dict:
+    """The certificate's JSON (for a binary one, its ``meta`` only, read within the digit limit of the
+    stated ``problem``, FORMAT.md "Limits"; the checker streams the rest)."""
     if not binary:
         from relu_gating.checker import load_json
 
         return load_json(path)
-    from relu_gating.checker import BinaryReader  # the .npz reader: loaded for binary certificates only
+    from relu_gating.checker import BinaryReader, state_problem  # the .npz reader: loaded for binary certificates only
+    from relu_gating.checker._limits import limits
 
-    with BinaryReader(path) as rd:
+    with BinaryReader(path, limits(state_problem(problem.Phi, problem.U_K, features)).digits) as rd:
         return rd.meta
 
 
@@ -110,11 +112,15 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--require-alpha must be in (0, 1], got {args.require_alpha!r}")
     binary = is_binary(args.certificate)
     say = _stage_printer(args.quiet)
+    problem = features = None
+    if binary:  # the problem first: its digit limit bounds the first read of the meta (FORMAT.md, "Limits")
+        problem, features, spec = problem_and_features(args)
     say(f"reading {args.certificate} ({_size(args.certificate)})")
-    cert = _meta(args.certificate, binary)
+    cert = _meta(args.certificate, binary, problem, features)
     say(f"checking {cert.get('n_patterns', '?'):,} patterns against the stated problem" if isinstance(
         cert.get("n_patterns"), int) else "checking the certificate against the stated problem")
-    problem, features, spec = problem_and_features(args)
+    if not binary:
+        problem, features, spec = problem_and_features(args)
     differ = _option_mismatch(cert, problem, spec)
     report = verify(args.certificate if binary else cert, problem.Phi, problem.U_K, features, exact=args.exact)
     reasons = (["certificate was made for other problem options: " + "; ".join(differ)] if differ else [])
