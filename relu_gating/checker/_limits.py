@@ -9,9 +9,10 @@ before any work, with one line naming the limit:
 * :func:`cover`: Cover's count, an upper bound on the chambers of any arrangement of ``q``
   hyperplanes of rank ``r``: a complete pattern list has at most that many patterns (a longer one
   is INVALID; past twice the count it is refused unread);
-* tree nodes: at most ``2 (n + 1)`` per chamber of that count (a split with both sides non-empty
-  adds leaves only as chambers do; the search's blind splits add at most one empty side per decided
-  row on a path of at most ``n``).
+* tree nodes: at most ``2 (n + 1)`` per chamber of that count: a policy, not a theorem (``FORMAT.md``
+  says why: leaves with interior are at most Cover's count, but a node without interior may carry any
+  subtree, which the checker does not detect; the search's trees stay far within it,
+  ``tests/internals/test_tree_limit.py``).
 """
 
 from __future__ import annotations
