@@ -29,10 +29,13 @@ The files (the hostile classes of issue 37):
 * ``npz-rows``: an input ``.npz`` whose deflated ``X`` declares 8.4M rows honestly
   (``best-neuron`` and ``report``).
 
-Extra, not counted in the last line (a limit of exact mode, not a hostile file refused):
-``tree-true-4096``, the blind tree of depth 12 (8,191 nodes, within the problem's 16,044) with every
-leaf claiming its own float node bound (true claims, 3,169 of 4,096 below the cap), verified
-``--exact`` (each leaf decided in rationals, five times the timeout) and in floats.
+* ``tree-true-4096``: the blind tree of depth 12 (8,191 nodes, within the problem's 16,044) with every
+  leaf claiming its own float node bound (true claims, 3,169 of 4,096 below the cap), verified
+  ``--exact`` (each leaf decided on its integer pencil) and in floats;
+* ``tree-npz-padded``: a binary tree certificate whose ``tree.npy`` is padded with 300 MiB of deflated
+  whitespace;
+* ``d-dense-exact``: a ``d`` leaf with a dense ``2n x 2n`` ``N``, verified ``--exact``;
+* ``implied-repeated``: an implied node repeating its two Farkas rows 100,000 times, ``--exact``.
 
 Run::
 
@@ -203,6 +206,15 @@ def d_dense(d: str, base: dict, n: int) -> str:
     return path
 
 
+def implied_repeated(d: str, base: dict, repeats: int = 100_000) -> str:
+    """An implied node whose Farkas rows repeat two decided rows ``repeats`` times."""
+    nodes = [["s", 0], ["s", 1], ["i", 5, 1, [0, 1] * repeats], ["b", 1.0], ["b", 1.0], ["b", 1.0]]
+    c = dict(base, tree={"nodes": nodes}, upper_bound=1.0 + 1e-6, certified=False)
+    path = os.path.join(d, "implied.json")
+    json.dump(c, open(path, "w"))
+    return path
+
+
 def _tree_base(d: str, inp: str) -> dict:
     return json.load(open(_honest(d, inp, "tree_base.json", "--strategy", "branch-and-bound")))
 
@@ -298,7 +310,8 @@ def build(d: str, quick: bool) -> list[tuple[str, str, list[str]]]:
     cases += [("tree-true-4096", tt := tree_true_claims(d, base, inp20, 12), ["verify", tt, inp20, "--exact"]),
               ("tree-true-4096-float", tt, ["verify", tt, inp20]),
               ("tree-npz-padded", tp := tree_padded(d, inp20), ["verify", tp, inp20]),
-              ("d-dense-exact", dx := d_dense(d, base, 20), ["verify", dx, inp20, "--exact"])]
+              ("d-dense-exact", dx := d_dense(d, base, 20), ["verify", dx, inp20, "--exact"]),
+              ("implied-repeated", ir := implied_repeated(d, base), ["verify", ir, inp20, "--exact"])]
     extra: list = []
     cases += [("d-quadratic", dd := d_leaf(d, base, 12_000, 20), ["verify", dd, inp20]),
               ("d-huge", ds := d_leaf(d, base, 1_000_000, 20), ["verify", ds, inp20]),

@@ -492,3 +492,12 @@ def test_padded_tree_member_refused_unread(tree, tmp_path):
     assert os.path.getsize(dst) < 400_000 and verify(str(src), Phi, U).valid
     with pytest.raises(CertificateError, match="tree.npy' holds .* bytes, more than"):
         verify(str(dst), Phi, U)
+
+
+@pytest.mark.parametrize("exact", [False, True])
+def test_implied_node_repeating_its_farkas_rows_proves_nothing(tree, exact):
+    """An implied node whose Farkas rows repeat (a small file, a long exact system): not proven, at once."""
+    Phi, U, d = tree
+    nodes = [["s", 0], ["s", 1], ["i", 5, 1, [0, 1] * 20_000], ["b", 1.0], ["b", 1.0], ["b", 1.0]]
+    rep = verify(dict(d, tree={"nodes": nodes}, upper_bound=1.0 + 1e-6, certified=False), Phi, U, exact=exact)
+    assert not rep.valid and any("implied sign of row 5" in r for r in rep.reasons), rep.reasons

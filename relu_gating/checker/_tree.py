@@ -362,7 +362,7 @@ def walk(nodes: Any, P: StatedProblem, exact: bool = False, start: Any = None) -
                 s = node[2] if len(node) == 4 else None
                 rows = _rows(node[3], idx, n) if len(node) == 4 and isinstance(node[3], list) else []
                 rs = [sg[j] for j in rows]
-                if type(s) is not int or s not in (1, -1) or not rows or 0 in rs or i in rows:
+                if type(s) is not int or s not in (1, -1) or not rows or 0 in rs or i in rows or len(set(rows)) < len(rows):
                     reasons.append(f"node {idx}: the implied sign of row {i} is not proven by its Farkas rows")
                     break
                 pending.append((idx, i, int(s), rows, rs))

@@ -6,7 +6,6 @@ exact chamber list and, in the slow tier, without it (blind splits of nodes with
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from _fuzz_instances import instance
 
