@@ -44,7 +44,7 @@ EXACT_LIMIT = 20_000
 #: Exact mode's work on a tree's leaves, before any of it (``checker/_tree_exact.exact_work``: ``150 + p^2``
 #: units a leaf, ``p`` the dimension of its span, about a microsecond each) and on the exact eliminations
 #: that floats leave (``checker/_int_pencil.Meter``: ``p^4 b / 64`` units each): past them, refused.
-EXACT_LEAF_WORK = 1_500_000
+EXACT_LEAF_WORK = 1_000_000
 EXACT_ELIMINATION_WORK = 20_000_000
 #: Patterns per batch of the bound proofs (bounded memory).
 CHUNK = 4096
