@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["VALUE_TOL", "BOUND_SLACK", "ROUNDING_STEP", "EXCLUDE_RTOL", "PATTERN_RTOL", "FORM_EPS_FACTOR",
-           "UK_ORTHONORMAL_TOL", "EXACT_LIMIT", "EXACT_LEAF_WORK", "EXACT_ELIMINATION_WORK", "CHUNK", "MAX_INT", "MAX_NODES", "FARKAS_BATCH", "MAX_MEMBER_BYTES", "EPS"]
+           "UK_ORTHONORMAL_TOL", "EXACT_LIMIT", "CHUNK", "MAX_INT", "MAX_NODES", "FARKAS_BATCH", "MAX_MEMBER_BYTES", "EPS"]
 
 EPS = float(np.finfo(float).eps)
 
@@ -41,11 +41,6 @@ UK_ORTHONORMAL_TOL = 1e-10
 #: At most this many claims are proven in exact arithmetic after their float proof falls short
 #: (each costs milliseconds at small ``n``); past it, such a claim counts as unproven.
 EXACT_LIMIT = 20_000
-#: Exact mode's work on a tree's leaves, before any of it (``checker/_tree_exact.exact_work``: ``150 + p^2``
-#: units a leaf, ``p`` the dimension of its span, about a microsecond each) and on the exact eliminations
-#: that floats leave (``checker/_int_pencil.Meter``: ``p^4 b / 64`` units each): past them, refused.
-EXACT_LEAF_WORK = 1_000_000
-EXACT_ELIMINATION_WORK = 20_000_000
 #: Patterns per batch of the bound proofs (bounded memory).
 CHUNK = 4096
 #: Largest integer accepted in a certificate's integer fields (sizes, counts, indices).

@@ -150,9 +150,7 @@ class ExactProblem:
         return A, B, ZZ
 
     def mtm(self) -> list:
-        """``M^T M = U^T (I - Pi_H) U`` (fractions, K x K; computed once)."""
-        if getattr(self, "_mtm", None) is not None:
-            return self._mtm
+        """``M^T M = U^T (I - Pi_H) U`` (fractions, K x K)."""
         K = self.K
         G = [[sum(u[a] * u[b] for u in self.Ui) for b in range(K)] for a in range(K)]
         if self.Hi is not None:
@@ -160,8 +158,7 @@ class ExactProblem:
             HU = [[sum(h[c] * u[k] for h, u in zip(self.Hi, self.Ui)) for k in range(K)] for c in range(q)]
             G = [[G[a][b] - sum(HU[c][a] * self.GinvHU[c][b] for c in range(q)) for b in range(K)] for a in range(K)]
         scale = Fraction(1, 1 << (2 * self.su))
-        self._mtm = [[x * scale for x in row] for row in G]
-        return self._mtm
+        return [[x * scale for x in row] for row in G]
 
     def pattern(self, mask: np.ndarray) -> list:
         """The nonzero rows of ``Z = S Phi_r`` for a mask ``S``."""

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from relu_gating.checker._bounds import cap_bound, exact_cap, exact_claim, excluded, ladder, prove
-from relu_gating.checker._constants import BOUND_SLACK, EXACT_LIMIT, FARKAS_BATCH, MAX_NODES
+from relu_gating.checker._constants import BOUND_SLACK, FARKAS_BATCH, MAX_NODES
 from relu_gating.checker._floats import allow, fro, gamma
 from relu_gating.checker._limits import limits
 from relu_gating.checker._problem import StatedProblem, pow2_scales
@@ -254,8 +254,7 @@ def _leaf(node: list, signs: np.ndarray, N: _Node, exact: bool) -> tuple[float, 
         from relu_gating.checker._tree_exact import exact_node  # exact mode only: loaded then
 
         cap = _exact_cap(N, steps)  # a claim the cap proves costs no node proof; else tried below the cap only
-        proven = cap if cap <= claim + BOUND_SLACK else min(exact_node(P, signs, N.zero, [u for u in steps if u < cap],
-                                                                       N.meter), cap)
+        proven = cap if cap <= claim + BOUND_SLACK else min(exact_node(P, signs, N.zero, steps, N.meter, cap), cap)
     if kind == "c" and decided and len(node) >= 4 and (proven > claim or exact):
         try:
             rows = np.array([as_int(j, "a chamber leaf's row", 0, P.n - 1) for j in node[2]], dtype=np.int64)
@@ -326,14 +325,10 @@ def walk(nodes: Any, P: StatedProblem, exact: bool = False, start: Any = None) -
     if not isinstance(nodes, list) or len(nodes) > MAX_NODES:
         raise CertificateError("tree certificate: nodes must be a list of bounded length")
     N = _Node(P)
-    leaves = sum(1 for v in nodes if isinstance(v, list) and v and v[0] in ("b", "c", "d", "x")) if exact else 0
-    if len(nodes) > N.lim.nodes or leaves > EXACT_LIMIT:  # before any work: the problem's limits (FORMAT.md)
-        raise CertificateError(f"tree certificate: {len(nodes)} nodes exceed {N.lim.nodes}, 2 (n + 1) times Cover's "
-                               "count of chambers of the stated problem" if len(nodes) > N.lim.nodes else
-                               f"tree certificate: {leaves} leaves exceed the {EXACT_LIMIT} exact mode decides")
-    if exact:  # before any work: exact mode's cost bounded by the problem (FORMAT.md, Limits)
+    if len(nodes) > N.lim.nodes:  # before any work: the problem's limits (FORMAT.md)
+        raise CertificateError(f"tree certificate: {len(nodes)} nodes exceed {N.lim.nodes}, 2 (n + 1) x Cover's count")
+    if exact:  # before any work: exact mode's leaves and eliminations bounded by the problem
         from relu_gating.checker._tree_exact import exact_work
-
         N.meter = exact_work(nodes, P, N.zero)
     signs = np.where(N.zero, -1, 0 if start is None else np.asarray(start)).astype(np.int8)
     sg, n = signs.tolist(), P.n  # the signs as a list too: the walk reads single entries (numpy's cost 10x)

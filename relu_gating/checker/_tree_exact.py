@@ -9,9 +9,16 @@ from typing import Any
 import numpy as np
 
 from relu_gating.checker._bounds import psd_excluding
-from relu_gating.checker._constants import EXACT_ELIMINATION_WORK, EXACT_LEAF_WORK
+from relu_gating.checker._constants import EXACT_LIMIT
 from relu_gating.checker._problem import StatedProblem
 from relu_gating.errors import CertificateError
+
+
+#: Exact mode's work on a tree's leaves, before any of it (:func:`exact_work`: ``150 + p^2`` units a leaf,
+#: ``p`` the dimension of its span, about a microsecond each) and on the exact eliminations that floats
+#: leave (:class:`relu_gating.checker._int_pencil.Meter`: ``p^4 b / 64`` units each): past them, refused.
+EXACT_LEAF_WORK = 1_000_000
+EXACT_ELIMINATION_WORK = 20_000_000
 
 
 def exact_work(nodes: list, P: StatedProblem, zero: np.ndarray) -> Any:
@@ -33,6 +40,9 @@ def exact_work(nodes: list, P: StatedProblem, zero: np.ndarray) -> Any:
         elif kind in ("b", "c", "d"):
             p = r + max(nz - d, 0)
             work += 150 + p * p + (_entries(v) * p * p if kind == "d" else 0)
+    leaves = sum(1 for v in nodes if isinstance(v, list) and v and v[0] in ("b", "c", "d", "x"))
+    if leaves > EXACT_LIMIT:
+        raise CertificateError(f"tree certificate: {leaves} leaves exceed the {EXACT_LIMIT} exact mode decides")
     if work > EXACT_LEAF_WORK:
         raise CertificateError(f"tree certificate: its leaves need {work:,} units of exact work, more than the "
                                f"{EXACT_LEAF_WORK:,} exact mode allows (FORMAT.md, Limits); verify without --exact")
@@ -48,13 +58,14 @@ def _entries(v: list) -> int:
     return len(got) if isinstance(N, dict) else len(got) ** 2
 
 
-def exact_node(P: StatedProblem, signs: np.ndarray, zero: np.ndarray, ladder: list, meter: Any) -> float:
-    """The first ``u`` of ``ladder`` proven exactly over the node's span ``col(D+ Phi) + span{e_i: i in U}``
+def exact_node(P: StatedProblem, signs: np.ndarray, zero: np.ndarray, ladder: list, meter: Any,
+               below: float = np.inf) -> float:
+    """The first ``u < below`` of ``ladder`` proven exactly over the node's span ``col(D+ Phi) + span{e_i: i in U}``
     (the forms in integers, :mod:`._int_pencil`; exact eliminations charged to ``meter``)."""
     from relu_gating.checker._int_pencil import first_proven, node_forms
 
     plus, und = np.flatnonzero((signs > 0) & ~zero).tolist(), np.flatnonzero((signs == 0) & ~zero).tolist()
-    return first_proven(ladder, node_forms(P.exact, plus, und), meter)
+    return first_proven([u for u in ladder if u < below], node_forms(P.exact, plus, und), meter)
 
 
 def exact_lifted(P: StatedProblem, signs: np.ndarray, zero: np.ndarray, claims: list, got: Any) -> float:

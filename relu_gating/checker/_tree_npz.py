@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from relu_gating.checker._constants import MAX_MEMBER_BYTES
+from relu_gating.checker._limits import limits
 from relu_gating.checker._read import load_json
 from relu_gating.errors import CertificateError
 
@@ -27,10 +28,12 @@ def _bad(path: str, what: str) -> CertificateError:
     return CertificateError(f"binary certificate {path}: truncated or corrupt ({what})")
 
 
-def tree_certificate(source: Any, most: int = MAX_MEMBER_BYTES) -> dict | None:
+def tree_certificate(source: Any, P: Any = None) -> dict | None:
     """The tree certificate (its JSON form, parsed strictly) in the binary certificate ``source``, or
     None when it holds none (a pattern certificate, or a file the binary reader will report); a member
-    declaring more than ``most`` bytes (the stated problem's limit, ``FORMAT.md``) is refused unread."""
+    declaring more bytes than the stated problem ``P`` allows (``FORMAT.md``, "Limits") is refused unread."""
+    lim = limits(P) if P is not None else None
+    most = MAX_MEMBER_BYTES if lim is None else 2**20 + lim.nodes * 32 * (P.n + 2) + 16 * P.n * P.n * (2 * lim.digits + 4)
     path = os.fspath(source)
     try:
         zf = zipfile.ZipFile(path)

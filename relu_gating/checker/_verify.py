@@ -316,9 +316,7 @@ def _verify(certificate: Any, Phi: Any, U_K: Any, features: Any, exact: bool) ->
             return _verify_binary(certificate, P, exact)
         from relu_gating.checker._tree_npz import tree_certificate
 
-        lim = limits(P)  # the member's size bounded by the problem (FORMAT.md, "Limits")
-        most = 2**20 + lim.nodes * 32 * (P.n + 2) + 16 * P.n * P.n * (2 * lim.digits + 4)
-        certificate = tree_certificate(certificate, most)  # a tree in the binary form: checked as its JSON form
+        certificate = tree_certificate(certificate, P)  # a tree in the binary form: checked as its JSON form
     d = load_json(certificate)
     if d.get("format") != FORMAT:
         raise CertificateError(f"certificate format must be {FORMAT!r}, got {d.get('format')!r}")

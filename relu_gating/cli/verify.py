@@ -83,10 +83,9 @@ def _meta(path: str, binary: bool, problem=None, features=None) -> dict:
         from relu_gating.checker import load_json
 
         return load_json(path)
-    from relu_gating.checker import BinaryReader, state_problem  # the .npz reader: loaded for binary certificates only
-    from relu_gating.checker._limits import limits
+    from relu_gating.checker import BinaryReader, _limits, state_problem  # the .npz reader: binary certificates only
 
-    with BinaryReader(path, limits(state_problem(problem.Phi, problem.U_K, features)).digits) as rd:
+    with BinaryReader(path, _limits.limits(state_problem(problem.Phi, problem.U_K, features)).digits) as rd:
         return rd.meta
 
 
@@ -112,15 +111,11 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--require-alpha must be in (0, 1], got {args.require_alpha!r}")
     binary = is_binary(args.certificate)
     say = _stage_printer(args.quiet)
-    problem = features = None
-    if binary:  # the problem first: its digit limit bounds the first read of the meta (FORMAT.md, "Limits")
-        problem, features, spec = problem_and_features(args)
+    problem, features, spec = problem_and_features(args)  # first: its digit limit bounds a binary meta's read
     say(f"reading {args.certificate} ({_size(args.certificate)})")
     cert = _meta(args.certificate, binary, problem, features)
     say(f"checking {cert.get('n_patterns', '?'):,} patterns against the stated problem" if isinstance(
         cert.get("n_patterns"), int) else "checking the certificate against the stated problem")
-    if not binary:
-        problem, features, spec = problem_and_features(args)
     differ = _option_mismatch(cert, problem, spec)
     report = verify(args.certificate if binary else cert, problem.Phi, problem.U_K, features, exact=args.exact)
     reasons = (["certificate was made for other problem options: " + "; ".join(differ)] if differ else [])
