@@ -179,17 +179,20 @@ def psd_excluding(u: float, forms: tuple, meter: Meter | None = None) -> bool | 
 
 
 def first_proven(ladder: list, forms: tuple, meter: Meter) -> float:
-    """The first ``u`` of ``ladder`` proven (``inf`` if none): floats and exact refutations first, where
-    they accept a ``u`` the undecided ones below it are skipped (a larger proven bound is still a bound);
-    exact elimination, charged to ``meter``, only when floats accept none."""
-    pending = []
-    for u in sorted(ladder):
-        got = psd_excluding(float(u), forms)
+    """The first ``u`` of ``ladder`` proven (``inf`` if none), to within a rounding step: floats and exact
+    refutations first; the undecided steps below the first step floats accept are eliminated exactly
+    (charged to ``meter``), except those within ``2 ROUNDING_STEP max(1, |u|)`` of it (skipped: a larger
+    proven bound is still a bound, and this one at most that much larger)."""
+    pending, accepted = [], np.inf
+    for u in sorted(float(v) for v in ladder):
+        got = psd_excluding(u, forms)
         if got:
-            return float(u)
+            accepted = u
+            pending = [v for v in pending if accepted - v > 2 * ROUNDING_STEP * max(1.0, abs(v))]
+            break
         if got is None:
-            pending.append(float(u))
+            pending.append(u)
     for u in pending:
         if psd_excluding(u, forms, meter):
             return u
-    return np.inf
+    return accepted

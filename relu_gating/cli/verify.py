@@ -76,17 +76,17 @@ def _stage_printer(quiet: bool):
     return say
 
 
-def _meta(path: str, binary: bool, problem=None, features=None) -> dict:
-    """The certificate's JSON (for a binary one, its ``meta`` only, read within the digit limit of the
-    stated ``problem``, FORMAT.md "Limits"; the checker streams the rest)."""
+def _meta(args: argparse.Namespace, binary: bool) -> tuple:
+    """The certificate's JSON (for a binary one, its ``meta`` only; the checker streams the rest) and, for a
+    binary one, the problem (stated first: its digit limit bounds the meta's read, FORMAT.md "Limits")."""
     if not binary:
         from relu_gating.checker import load_json
 
-        return load_json(path)
-    from relu_gating.checker import BinaryReader, _limits, state_problem  # the .npz reader: binary certificates only
+        return load_json(args.certificate), None
+    from relu_gating.checker import BinaryReader, state_problem  # the .npz reader: loaded for binary certificates only
 
-    with BinaryReader(path, _limits.limits(state_problem(problem.Phi, problem.U_K, features)).digits) as rd:
-        return rd.meta
+    with BinaryReader(args.certificate, state_problem((got := problem_and_features(args))[0].Phi, got[0].U_K, got[1])) as rd:
+        return rd.meta, got
 
 
 def _print_text(word: str, report, reasons: list, require: float) -> None:
@@ -111,11 +111,11 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--require-alpha must be in (0, 1], got {args.require_alpha!r}")
     binary = is_binary(args.certificate)
     say = _stage_printer(args.quiet)
-    problem, features, spec = problem_and_features(args)  # first: its digit limit bounds a binary meta's read
     say(f"reading {args.certificate} ({_size(args.certificate)})")
-    cert = _meta(args.certificate, binary, problem, features)
+    cert, got = _meta(args, binary)
     say(f"checking {cert.get('n_patterns', '?'):,} patterns against the stated problem" if isinstance(
         cert.get("n_patterns"), int) else "checking the certificate against the stated problem")
+    problem, features, spec = got or problem_and_features(args)
     differ = _option_mismatch(cert, problem, spec)
     report = verify(args.certificate if binary else cert, problem.Phi, problem.U_K, features, exact=args.exact)
     reasons = (["certificate was made for other problem options: " + "; ".join(differ)] if differ else [])
