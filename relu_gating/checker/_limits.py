@@ -26,8 +26,9 @@ import numpy as np
 __all__ = ["Limits", "limits", "data_bits", "number_digits", "generic_digits", "cover"]
 
 
-#: The limits of one stated problem: ``digits`` per number, ``patterns`` (twice Cover's count) and tree ``nodes``.
-Limits = namedtuple("Limits", "digits patterns nodes")
+#: The limits of one stated problem: ``digits`` per number, ``patterns`` (twice Cover's count), tree ``nodes`` and the
+#: bytes of a binary tree's JSON (``2^20 + 32 (n + 2)`` a node, room for 16 leaves of ``n^2`` exact multipliers).
+Limits = namedtuple("Limits", "digits patterns nodes tree_bytes")
 
 
 def limits(P: Any) -> Limits:
@@ -36,7 +37,7 @@ def limits(P: Any) -> Limits:
     q = 0 if P.H is None else P.H.shape[1]
     rows, r = int(np.count_nonzero(np.any(P.Phi != 0, axis=1))), P.Phi_r.shape[1]
     digits = number_digits(n, m, q, data_bits(P.Phi, P.Phi_r, P.U, P.H))
-    return Limits(digits, 2 * cover(rows, r), 2 * (n + 1) * cover(rows, r))
+    return Limits(digits, 2 * cover(rows, r), T := 2 * (n + 1) * cover(rows, r), 2**20 + 32 * (n + 2) * T + 16 * n * n * (2 * digits + 4))
 
 
 def data_bits(*arrays: np.ndarray | None) -> int:

@@ -253,8 +253,8 @@ def _leaf(node: list, signs: np.ndarray, N: _Node, exact: bool) -> tuple[float, 
     if exact:  # the float cap only chooses where the exact proofs are tried
         from relu_gating.checker._tree_exact import exact_node  # exact mode only: loaded then
 
-        cap = _exact_cap(N, steps)  # a claim the cap proves costs no node proof; else tried below the cap only
-        proven = cap if cap <= claim + BOUND_SLACK else min(exact_node(P, signs, N.zero, steps, N.meter, cap), cap)
+        # a claim the cap proves costs no node proof; else tried below the cap only
+        proven = cap if (cap := _exact_cap(N, steps)) <= claim + BOUND_SLACK else min(exact_node(P, signs, N.zero, steps, N.meter, cap), cap)
     if kind == "c" and decided and len(node) >= 4 and (proven > claim or exact):
         try:
             rows = np.array([as_int(j, "a chamber leaf's row", 0, P.n - 1) for j in node[2]], dtype=np.int64)

@@ -77,16 +77,22 @@ def _stage_printer(quiet: bool):
 
 
 def _meta(args: argparse.Namespace, binary: bool) -> tuple:
-    """The certificate's JSON (for a binary one, its ``meta`` only; the checker streams the rest) and, for a
-    binary one, the problem (stated first: its digit limit bounds the meta's read, FORMAT.md "Limits")."""
+    """The certificate's JSON, whether it is all of it (a binary pattern certificate: its ``meta`` only, the
+    checker streams the rest; a binary tree certificate: its JSON form, read once) and, for a binary one, the
+    problem: stated first, its limits bound those reads (FORMAT.md, "Limits")."""
     if not binary:
         from relu_gating.checker import load_json
 
-        return load_json(args.certificate), None
-    from relu_gating.checker import BinaryReader, state_problem  # the .npz reader: loaded for binary certificates only
+        return load_json(args.certificate), True, None
+    from relu_gating.checker import binary_tree, holds_tree, state_problem
+
+    tree = binary_tree(args.certificate, state_problem((got := problem_and_features(args))[0].Phi, got[0].U_K, got[1])) if holds_tree(args.certificate) else None
+    if tree is not None:
+        return tree, True, got
+    from relu_gating.checker import BinaryReader  # the .npz pattern reader: loaded for binary pattern certificates only
 
     with BinaryReader(args.certificate, state_problem((got := problem_and_features(args))[0].Phi, got[0].U_K, got[1])) as rd:
-        return rd.meta, got
+        return rd.meta, False, got
 
 
 def _print_text(word: str, report, reasons: list, require: float) -> None:
@@ -104,6 +110,8 @@ def _print_text(word: str, report, reasons: list, require: float) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from relu_gating._runtime.blas_env import user_thread_setting
+    from relu_gating._runtime.blas_limit import VERIFY_THREADS
     from relu_gating.checker import VALUE_TOL, is_binary, verdict_word, verify
     from relu_gating.errors import InputError
 
@@ -112,12 +120,13 @@ def run(args: argparse.Namespace) -> int:
     binary = is_binary(args.certificate)
     say = _stage_printer(args.quiet)
     say(f"reading {args.certificate} ({_size(args.certificate)})")
-    cert, got = _meta(args, binary)
+    cert, whole, got = _meta(args, binary)
     say(f"checking {cert.get('n_patterns', '?'):,} patterns against the stated problem" if isinstance(
         cert.get("n_patterns"), int) else "checking the certificate against the stated problem")
     problem, features, spec = got or problem_and_features(args)
     differ = _option_mismatch(cert, problem, spec)
-    report = verify(args.certificate if binary else cert, problem.Phi, problem.U_K, features, exact=args.exact)
+    report = verify(cert if whole else args.certificate, problem.Phi, problem.U_K, features, exact=args.exact,
+                    blas_threads=user_thread_setting() or VERIFY_THREADS)  # the user's own setting wins
     reasons = (["certificate was made for other problem options: " + "; ".join(differ)] if differ else [])
     reasons += list(report.reasons)
     valid = report.valid and not differ
