@@ -272,3 +272,45 @@ def test_property_ill_conditioned_features_no_false_certificates(inst):
 @given(st.one_of(wide_instances(), ill_instances()))
 def test_property_sweep_no_false_certificates(inst):
     _check_instance(*inst)
+
+
+# ---- features of condition 1e5 .. 1e6: the search's own bounds against exact chamber maxima -----
+
+def moderate_features(seed: int, d: int = 1):
+    """``H = [1, 1 + 2^-E r]`` with E = 17..20: condition 1e5 .. 1e6 (below the level where the
+    checker confirms every certified result), n = 8, d = 1 or 2, ``X`` on a 1/8 grid."""
+    rng = np.random.default_rng([37, seed, d])
+    n = 8
+    X = np.round(rng.normal(size=(n, d)) * 8) / 8
+    E = int(rng.integers(17, 21))
+    r = rng.integers(-3, 4, size=n).astype(float)
+    r[0] = r[0] or 1.0
+    H = np.c_[np.ones(n), 1 + 2.0**-E * r]
+    U = np.linalg.qr(rng.normal(size=(n, 2)))[0]
+    return np.c_[X, np.ones(n)], U, H
+
+
+@pytest.mark.parametrize("d", [1, 2])
+@pytest.mark.parametrize("seed", [0, 2, 5])  # d = 1, seed 0: a pattern bound was 2.3e-12 below its exact maximum
+def test_moderately_conditioned_features_bound_every_chamber(seed, d):
+    """Every pattern bound of the enumeration is at least its chamber's exact maximum (no tolerance:
+    the float bounds carry the proven error of the feature basis); both strategies' upper bounds are
+    at least the exact optimum, their values exact, and the checker agrees in floats and rationals."""
+    from _exact_reference import chamber_max, exact_features
+
+    Phi, U, H = moderate_features(seed, d)
+    Hs = H / np.abs(H).max(axis=0)
+    assert 1e5 <= np.linalg.cond(Hs) <= 2e6
+    basis = exact_features(H, Phi.shape[0])
+    res = rg.best_neuron(Phi, U, features=H, strategy="enumerate")
+    cert = res.certificate
+    masks = np.unpackbits(cert.packed, axis=1, count=Phi.shape[0]).astype(bool)
+    maxima = np.array([chamber_max(Phi, U, basis, mk) if mk.any() else 0.0 for mk in masks])
+    below = maxima - np.asarray(cert.bounds) * (1 + 4e-16)
+    assert below.max() <= 0.0, (int(np.argmax(below)), below.max())
+    best = float(maxima.max())
+    for strategy in STRATEGIES:
+        got = res if strategy == "enumerate" else rg.best_neuron(Phi, U, features=H, strategy=strategy)
+        assert got.upper_bound >= best * (1 - 4e-16), (strategy, got.upper_bound, best)
+        assert got.value <= best + TOL
+        assert_no_false_claims(got, Phi, U, H, [got.theta])
