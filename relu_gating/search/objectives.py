@@ -45,7 +45,6 @@ __all__ = [
     "make_objective",
     "with_rank",
     "column_basis",
-    "m_error",
     "feature_allowances",
     "pattern_matrices",
     "leverage_bounds",
@@ -194,7 +193,7 @@ def make_objective(Phi: Any, U_K: Any, features: Any = None, *, rank: int | None
     if H is None:
         Q_H, M, cap, kind = None, U_K.copy(), 1.0, "captured"
     else:
-        from relu_gating._inputs.feature_basis import feature_basis
+        from relu_gating._inputs.feature_basis import feature_basis, m_error
 
         basis = feature_basis(H)  # the rank of H decided exactly, never by a float threshold
         Q_H = basis.Q
@@ -216,45 +215,15 @@ def make_objective(Phi: Any, U_K: Any, features: Any = None, *, rank: int | None
 _EPS = float(np.finfo(float).eps)
 
 
-def _gamma(k: int) -> float:
-    return k * _EPS / (1 - k * _EPS)
-
-
-def m_error(U_K: np.ndarray, Q_H: np.ndarray, eta: float) -> float:
-    """A proven ``||M - (I - Pi_H) U_K||_2`` for the float ``M = U_K - Q_H (Q_H^T U_K)``:
-    ``eta ||U_K||_2`` (``eta >= ||Q_H Q_H^T - Pi_H||_2``, ``||U_K||_2^2 <= 1 + K`` times the
-    orthonormality tolerance) plus the rounding of ``M``, ``gamma_{n+q+2}`` times the Frobenius norm of
-    ``|U_K| + |Q_H| (|Q_H|^T |U_K|)`` (Higham's bound for the two products and the difference)."""
-    n, K = U_K.shape
-    q = Q_H.shape[1]
-    aU, aQ = np.abs(U_K), np.abs(Q_H)
-    nU = np.sqrt(1.0 + K * (UK_ORTHONORMAL_TOL + 1e-12))
-    rnd = _gamma(n + q + 2) * float(np.linalg.norm(aU + aQ @ (aQ.T @ aU)))
-    return float((eta * nU + rnd) * (1 + 1e-6)) if np.isfinite(eta) else float("inf")
-
-
 def feature_allowances(obj: "Objective", Psi: np.ndarray | None = None) -> tuple[float, float]:
-    """``(a, b)``: proven ``||A_S - A~_S||_2 <= a`` and ``||B_S - B~_S||_2 <= b`` for every pattern
-    ``S``, between the pencils of the true projector (``A_S = C^T C``, ``C = ((I - Pi_H) U_K)^T S Psi``;
-    ``B_S = Psi^T S (I - Pi_H) S Psi``) and those the float bounds form with ``M`` and ``Q_H``
-    (``C~ = M^T S Psi``, ``B~_S = Psi^T S (I - Q_H Q_H^T) S Psi``, each up to its own rounding).
+    """``(a, b)``: proven bounds on the distance of every pattern's true pencil from the one the float
+    bounds form with ``M`` and ``Q_H`` (:func:`relu_gating._inputs.feature_basis.pencil_allowances`
+    with the proven ``eta_H`` and ``M_error``); ``(0, 0)`` without features."""
+    from relu_gating._inputs.feature_basis import pencil_allowances
 
-    With ``p >= ||Psi||_2^2`` (``||S Psi|| <= ||Psi||``), ``d = M_error``, ``delta = d sqrt(p)``
-    ``>= ||C - C~||`` and ``||C~|| <= (||U_K|| + d) sqrt(p)``: ``b = eta_H p`` and
-    ``a = 2 ||C~|| delta + delta^2``.  ``(0, 0)`` without features; ``inf`` where ``eta_H`` is not
-    proven."""
     if obj.Q_H is None:
         return 0.0, 0.0
-    eta, d = obj.eta_H, obj.M_error
-    if not (np.isfinite(eta) and np.isfinite(d)):
-        return float("inf"), float("inf")
-    Psi = obj.Psi if Psi is None else Psi
-    r, K = Psi.shape[1], obj.U_K.shape[1]
-    p = 1.0 + float(np.linalg.norm(Psi.T @ Psi - np.eye(r))) + _gamma(Psi.shape[0]) * float(np.sum(Psi**2)) * 1.01
-    nU = np.sqrt(1.0 + K * (UK_ORTHONORMAL_TOL + 1e-12))
-    delta = d * np.sqrt(p)
-    a = (2.0 * (nU + d) * np.sqrt(p) * delta + delta * delta) * (1 + 1e-6)
-    return float(a), float(eta * p * (1 + 1e-6))
+    return pencil_allowances(obj.eta_H, obj.M_error, obj.Psi if Psi is None else Psi, obj.U_K.shape[1])
 
 
 def column_basis(Phi: np.ndarray, rank: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
