@@ -114,8 +114,10 @@ class FeatureBasis:
 #: work permitting (:data:`EXACT_BASIS_WORK`).
 EXACT_BASIS_ETA = 1e-12
 
-#: At most this many rational multiply-adds (``n q^2``) for :func:`orthogonal_basis`.
-EXACT_BASIS_WORK = 2_000_000
+#: At most this many integer multiply-adds (``n q^2``) for :func:`orthogonal_basis`, ...
+EXACT_BASIS_WORK = 200_000
+#: ... and integers of at most this many bits (beyond: the float basis stays).
+EXACT_BASIS_BITS = 20_000
 
 
 def feature_basis(H: np.ndarray) -> FeatureBasis:
@@ -130,7 +132,7 @@ def feature_basis(H: np.ndarray) -> FeatureBasis:
         piv = exact_pivots(Hs)
         O = np.linalg.svd(Hs[:, piv], full_matrices=False)[0][:, :len(piv)]
         eta, sigma = projector_gap(O, Hs[:, piv]) if piv else (0.0, 0.0)
-    if piv and not eta <= EXACT_BASIS_ETA and Hs.shape[0] * len(piv) ** 2 <= EXACT_BASIS_WORK:
+    if piv and not eta <= EXACT_BASIS_ETA and Hs.shape[0] * len(piv) ** 2 <= EXACT_BASIS_WORK and len(piv) <= 16:
         got = orthogonal_basis(Hs[:, piv])
         if got is not None and got[1] < eta:
             O, eta = got
@@ -138,9 +140,10 @@ def feature_basis(H: np.ndarray) -> FeatureBasis:
     return FeatureBasis(tuple(piv), Hs[:, piv], O, float(eta), float(sigma))
 
 
-def _exact_orthogonal(X: np.ndarray) -> list[list[int]]:
+def _exact_orthogonal(X: np.ndarray) -> list[list[int]] | None:
     """Integer columns with exactly the span of the (independent) float columns of ``X``, pairwise
-    orthogonal: fraction-free Gram-Schmidt on ``X 2^s`` taken as the integers it is."""
+    orthogonal: fraction-free Gram-Schmidt on ``X 2^s`` taken as the integers it is (None where an
+    integer would exceed :data:`EXACT_BASIS_BITS` bits)."""
     nz = X[X != 0]
     s = max(0, 53 - int(np.min(np.frexp(nz)[1]))) if nz.size else 0  # every entry times 2^s is an integer
     cols = [[int(Fraction(x) * (1 << s)) for x in col] for col in X.T.tolist()]
@@ -151,6 +154,8 @@ def _exact_orthogonal(X: np.ndarray) -> list[list[int]]:
             bb, cb = sum(x * x for x in b), sum(x * y for x, y in zip(w, b))
             if cb:
                 w = [bb * x - cb * y for x, y in zip(w, b)]
+            if max(abs(x) for x in w).bit_length() > EXACT_BASIS_BITS:
+                return None
         g = math.gcd(*w)
         out.append([x // g for x in w] if g > 1 else w)
     return out
@@ -167,6 +172,8 @@ def orthogonal_basis(X: np.ndarray) -> tuple[np.ndarray, float] | None:
     columns) and ``s <= sigma_min(W~)`` and ``eta_0 >= ||O O^T - P_{W~}||`` (:func:`projector_gap`),
     ``||P_W - P_{W~}|| <= ||W - W~|| max(1 / sigma_min(W), 1 / sigma_min(W~))`` (equal ranks)."""
     cols = _exact_orthogonal(X)
+    if cols is None:
+        return None
     Wf = np.empty((X.shape[0], len(cols)))
     for j, w in enumerate(cols):
         top = max(abs(x) for x in w).bit_length()
