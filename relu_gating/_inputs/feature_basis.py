@@ -179,7 +179,7 @@ def orthogonal_basis(X: np.ndarray) -> tuple[np.ndarray, float] | None:
         top = max(abs(x) for x in w).bit_length()
         Wf[:, j] = [x / (1 << top) for x in w]  # int / int: correctly rounded
     E = (_EPS / 2 * _fro(Wf) + Wf.size * 2.0**-1074) * (1 + 4 * _EPS)
-    smin_W = min(_fro(Wf[:, j]) for j in range(Wf.shape[1])) * (1 - 4 * _EPS) - E
+    smin_W = min(_fro(Wf[:, j]) for j in range(Wf.shape[1])) * (1 - _gamma(X.shape[0] + 2)) - E
     O = np.linalg.svd(Wf, full_matrices=False)[0]
     eta0, s = projector_gap(O, Wf)
     if not (np.isfinite(eta0) and s > 0 and smin_W > 0):
