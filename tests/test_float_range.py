@@ -359,3 +359,24 @@ def test_nearly_dependent_features_are_certified_at_the_exact_optimum(seed):
 def test_nearly_dependent_features_2d_are_certified_at_the_exact_optimum(seed):
     Phi, U, H, _ = ill_features(seed)
     _certified_at_exact_optimum(Phi, U, H)
+
+
+# found by scanning the dynamic-range family: the optimum lies in chamber {0, 2, 3}, whose scale is set by
+# the inactive row 1 (2^280 against 2^82 in the same column)
+PHI_SCALE = np.array([[1.4791513063353245e+82, 1.0], [1.8152061871066688e+280, 1.0], [0.0, 1.0], [0.0, 1.0]])
+U_SCALE = np.array([[-0.21424427007839486], [-0.5093606231982167], [-0.20485384406841475], [0.8078898754434873]])
+
+
+@pytest.mark.xfail(strict=True, reason="not found yet: the chamber's solve in the global basis of col(Phi), whose "
+                   "scale the inactive row sets, underflows (B_S ~ 1e-396); both strategies report a worse neuron, "
+                   "valid and not certified")
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_optimum_in_a_chamber_scaled_by_an_inactive_row_is_found(strategy):
+    from _exact_reference import chamber_max, exact_features
+
+    basis = exact_features("bias", 4)
+    best = max(chamber_max(PHI_SCALE, U_SCALE, basis, mk) for mk in rg.enumerate_patterns(PHI_SCALE).masks if mk.any())
+    res = rg.best_neuron(PHI_SCALE, U_SCALE, features="bias", strategy=strategy)
+    assert_no_false_claims(res, PHI_SCALE, U_SCALE, "bias", [res.theta])
+    assert res.upper_bound >= best - 1e-15
+    assert res.value >= best - TOL, (res.value, best)
