@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -174,14 +175,19 @@ def main(argv: list[str] | None = None) -> int:
             for d in args.d:
                 for name in args.families:
                     path = case_path(args.out_dir, name, d, n, seed) if args.out_dir else None
-                    if path is not None and path.exists():
-                        continue
+                    claim = path.with_suffix(".running") if path is not None else None
+                    if path is not None and (path.exists() or claim.exists()):
+                        continue  # done, or claimed by another process running the same command
+                    if claim is not None:
+                        claim.parent.mkdir(parents=True, exist_ok=True)
+                        claim.write_text(str(os.getpid()))
                     before = provenance()
                     rows = rows_for(name, n, seed, args, d)
                     if path is not None:
                         path.parent.mkdir(parents=True, exist_ok=True)
                         prov = {**before, "load_start": before["load_end"], "load_end": provenance()["load_end"]}
                         path.write_text(json.dumps({"provenance": prov, "args": vars(args), "rows": rows}, indent=1))
+                        claim.unlink()
     return 0
 
 
