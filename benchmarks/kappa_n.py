@@ -25,6 +25,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -121,17 +122,17 @@ def load_rows(out_dir: str) -> list[dict]:
     return [r for p in sorted(Path(out_dir).glob("*_d*_n*_s*.json")) for r in json.loads(p.read_text())["rows"]]
 
 
-def plot(path: str, png: str) -> None:
-    """kappa against n from a saved run: per family and quantity, the certified interval of each seed
-    (a band from the smallest lower end to the largest upper end over seeds, the seeds' intervals as bars)."""
-    from relu_gating.experiments._plotting import figure, label, save
+def _panel(ax: Any, rows: list[dict], d: int) -> None:
+    """One dimension's panel: per family and quantity a band (smallest lower end to largest upper end over
+    seeds) with each seed's certified interval as a bar, and Example 5.12's explicit upper end."""
+    from matplotlib.ticker import NullFormatter
 
-    rows = json.loads(Path(path).read_text())["rows"]
-    fig, (ax,) = figure("Certified bounds on kappa against n (d = 2; bars: each seed's interval; band: all seeds)", 1,
-                        width=7.0)
-    keys = list(dict.fromkeys((r["family"], r["what"]) for r in rows))
+    from relu_gating.experiments._plotting import label
+
+    sel_d = [r for r in rows if r["d"] == d]
+    keys = list(dict.fromkeys((r["family"], r["what"]) for r in sel_d))
     for j, (fam, what) in enumerate(keys):
-        sel = [r for r in rows if r["family"] == fam and r["what"] == what]
+        sel = [r for r in sel_d if r["family"] == fam and r["what"] == what]
         ns = sorted({r["n"] for r in sel})
         lo = [min(r["lower"] for r in sel if r["n"] == n) for n in ns]
         hi = [max(r["upper"] for r in sel if r["n"] == n) for n in ns]
@@ -139,13 +140,38 @@ def plot(path: str, png: str) -> None:
         ax.plot(ns, hi, marker="^", ls="--", color=line.get_color(), label=f"{fam}: {what}, upper ends (max)")
         ax.fill_between(ns, lo, hi, color=line.get_color(), alpha=0.15, lw=0)
         for r in sel:
-            x = r["n"] + 1.5 * (j - len(keys) / 2) + 0.6 * r["seed"]
-            ax.plot([x, x], [r["lower"], r["upper"]], color=line.get_color(), lw=1)
+            x = r["n"] * (1 + 0.025 * (j - len(keys) / 2) + 0.008 * r["seed"])
+            ax.plot([x, x], [r["lower"], r["upper"]], color=line.get_color(), lw=1.5)
         ex = [(r["n"], r["explicit_upper"]) for r in sel if r.get("explicit_upper")]
         if ex:
             ax.plot(*zip(*sorted(ex)), "x", color=line.get_color(), label=f"{fam}: Example 5.12's explicit upper end")
-    ax.set_xticks(sorted({r["n"] for r in rows}))
-    label(ax, "kappa(U_K) (moons K = 4, clusters K = 3) and kappa(chi), certified", "n (samples)", "kappa (unitless)")
+    ax.set_xscale("log")
+    ns = sorted({r["n"] for r in sel_d})
+    ax.set_xticks(ns, [str(n) for n in ns])
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    label(ax, f"d = {d}: certified kappa (moons K = 4, clusters K = 3)", "n (samples, log scale)", "kappa (unitless)")
+
+
+def plot(out_dir: str, png: str) -> None:
+    """kappa against n from the saved cases: one panel per dimension, and the variation norm's cost."""
+    from relu_gating.experiments._plotting import figure, label, save
+
+    rows = load_rows(out_dir)
+    dims = sorted({r["d"] for r in rows})
+    fig, axes = figure("Certified bounds on kappa against n (bars: each seed's interval; band: all seeds)",
+                       len(dims) + 1, width=5.6)
+    for ax, d in zip(axes, dims):
+        _panel(ax, rows, d)
+    ax = axes[-1]
+    for d in dims:
+        sel = [r for r in rows if r["d"] == d]
+        ax.plot([r["n"] for r in sel], [r["cpu_seconds"] / len(r["rounds"]) for r in sel], "o", alpha=0.6,
+                label=f"d = {d}: CPU seconds per norm")
+        ax.plot([r["n"] for r in sel], [float(np.median(r["rounds"])) for r in sel], "s", alpha=0.6,
+                label=f"d = {d}: median master rounds per norm")
+    ax.set_xscale("log")
+    label(ax, "variation norm to close (tol 1e-2): rounds and CPU seconds", "n (samples, log scale)",
+          "count / seconds", log=True)
     save(fig, png)
 
 
