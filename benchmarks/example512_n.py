@@ -58,6 +58,8 @@ def load_rows(out_dir: str) -> list[dict]:
 
 def plot(out_dir: str, png: str) -> None:
     """Neurons needed against n per target (each seed a point, the median a line) beside the predictions."""
+    from matplotlib.ticker import NullFormatter
+
     from relu_gating.experiments._plotting import figure, label, save
 
     rows = load_rows(out_dir)
@@ -73,7 +75,6 @@ def plot(out_dir: str, png: str) -> None:
         line, = a1.plot(x, [t for _, t in pts], "o", alpha=0.6)
         med = [(n, float(np.median([t for m, t in pts if m == n]))) for n in ns if any(m == n for m, _ in pts)]
         a1.plot(*zip(*med), "-", color=line.get_color(), label=f"s = {s:g}: measured (median; dots: seeds)")
-    a1.set_xscale("log")
     label(a1, "neurons needed to reach gap s (certified greedy, alpha = 1)", "n (samples)", "neurons t (count)")
     for s in (0.3, 0.1):
         for key, ls, what in (("t_pred_example", "--", "16 K^3 max omega^2 / (alpha s^2)"),
@@ -88,7 +89,10 @@ def plot(out_dir: str, png: str) -> None:
             a2.plot(*zip(*sorted(meas)), "o", label=f"s = {s:g}: measured (each seed)")
     label(a2, "the predictions (medians over seeds) against the measured counts", "n (samples)",
           "neurons t (count)", log=True)
-    a2.set_xscale("log")
+    for ax in (a1, a2):
+        ax.set_xscale("log")
+        ax.set_xticks(ns, [str(n) for n in ns])
+        ax.xaxis.set_minor_formatter(NullFormatter())
     save(fig, png)
 
 

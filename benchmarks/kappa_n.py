@@ -154,6 +154,8 @@ def _panel(ax: Any, rows: list[dict], d: int) -> None:
 
 def plot(out_dir: str, png: str) -> None:
     """kappa against n from the saved cases: one panel per dimension, and the variation norm's cost."""
+    from matplotlib.ticker import NullFormatter
+
     from relu_gating.experiments._plotting import figure, label, save
 
     rows = load_rows(out_dir)
@@ -170,6 +172,9 @@ def plot(out_dir: str, png: str) -> None:
         ax.plot([r["n"] for r in sel], [float(np.median(r["rounds"])) for r in sel], "s", alpha=0.6,
                 label=f"d = {d}: median master rounds per norm")
     ax.set_xscale("log")
+    ns = sorted({r["n"] for r in rows})
+    ax.set_xticks(ns, [str(n) for n in ns])
+    ax.xaxis.set_minor_formatter(NullFormatter())
     label(ax, "variation norm to close (tol 1e-2): rounds and CPU seconds", "n (samples, log scale)",
           "count / seconds", log=True)
     save(fig, png)
