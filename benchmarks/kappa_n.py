@@ -24,6 +24,7 @@ import json
 import os
 import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -81,8 +82,9 @@ def family(name: str, n: int, seed: int, d: int = 2) -> dict:
             "epsilon": float(np.linalg.norm(U - chi @ (chi.T @ U), 2))}
 
 
-def rows_for(name: str, n: int, seed: int, args: argparse.Namespace, d: int = 2) -> list[dict]:
-    """One row per bracketed basis of the case ``(name, d, n, seed)``."""
+def rows_for(name: str, n: int, seed: int, args: argparse.Namespace, d: int = 2,
+             on_row: Any = None) -> list[dict]:
+    """One row per bracketed basis of the case ``(name, d, n, seed)``; ``on_row(rows)`` after each."""
     from relu_gating.layers.variation import representability_constant
     from relu_gating.patterns import enumerate_patterns
 
@@ -107,6 +109,8 @@ def rows_for(name: str, n: int, seed: int, args: argparse.Namespace, d: int = 2)
             row.update(explicit_upper=f["explicit"], paper_upper=f["paper"], epsilon=f["epsilon"])
             row["upper"] = min(row["upper"], f["explicit"])
         out.append(row)
+        if on_row is not None:
+            on_row(out)
         print(f"{name} d={d} n={n} seed={seed} {what}: [{row['lower']:.4g}, {row['upper']:.4g}] "
               f"({row['seconds']:.1f} s, {len(row['rounds'])} norms, rounds {row['rounds']})", flush=True)
     return out
@@ -115,6 +119,19 @@ def rows_for(name: str, n: int, seed: int, args: argparse.Namespace, d: int = 2)
 def case_path(out_dir: str, name: str, d: int, n: int, seed: int) -> Path:
     """The JSON file of one case."""
     return Path(out_dir) / f"{name}_d{d}_n{n}_s{seed}.json"
+
+
+def _save(path: Path, before: dict, args: argparse.Namespace, rows: list[dict], done: bool = False) -> None:
+    """Write one case's file: the provenance from its start (load before and now), its rows so far."""
+    from relu_gating.experiments._base import provenance
+
+    prov = {**before, "load_start": before["load_end"], "load_end": provenance()["load_end"]}
+    path.write_text(json.dumps({"provenance": prov, "args": vars(args), "complete": done, "rows": rows}, indent=1))
+
+
+def _complete(path: Path) -> bool:
+    """A saved case with every quantity (files of older runs carry no flag: they were written complete)."""
+    return path.exists() and json.loads(path.read_text()).get("complete", True)
 
 
 def load_rows(out_dir: str) -> list[dict]:
@@ -194,8 +211,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--gap", type=float, default=0.03, help="stop the adaptive steps at this relative gap")
     ap.add_argument("--tol", type=float, default=1e-2)
     ap.add_argument("--max-iter", type=int, default=60)
-    ap.add_argument("--out-dir", default=None, help="one JSON per (family, d, n, seed), written when it completes; "
-                                                    "cases already there are skipped")
+    ap.add_argument("--out-dir", default=None, help="one JSON per (family, d, n, seed), rewritten after each "
+                                                    "quantity; complete cases already there are skipped")
     ap.add_argument("--plot", nargs=2, metavar=("DIR", "PNG"), help="only draw the figure of a saved run")
     args = ap.parse_args(argv)
     if args.plot:
@@ -207,17 +224,15 @@ def main(argv: list[str] | None = None) -> int:
                 for name in args.families:
                     path = case_path(args.out_dir, name, d, n, seed) if args.out_dir else None
                     claim = path.with_suffix(".running") if path is not None else None
-                    if path is not None and (path.exists() or claim.exists()):
+                    if path is not None and (_complete(path) or claim.exists()):
                         continue  # done, or claimed by another process running the same command
-                    if claim is not None:
-                        claim.parent.mkdir(parents=True, exist_ok=True)
-                        claim.write_text(str(os.getpid()))
-                    before = provenance()
-                    rows = rows_for(name, n, seed, args, d)
+                    save = partial(_save, path, provenance(), args)
                     if path is not None:
                         path.parent.mkdir(parents=True, exist_ok=True)
-                        prov = {**before, "load_start": before["load_end"], "load_end": provenance()["load_end"]}
-                        path.write_text(json.dumps({"provenance": prov, "args": vars(args), "rows": rows}, indent=1))
+                        claim.write_text(str(os.getpid()))
+                    rows = rows_for(name, n, seed, args, d, on_row=save if path is not None else None)
+                    if path is not None:  # each quantity was saved as it came; now the case is complete
+                        save(rows, done=True)
                         claim.unlink()
     return 0
 

@@ -49,7 +49,32 @@ def test_one_file_per_case_with_provenance_and_claims_skip(tmp_path):
     mtime = (tmp_path / "clusters_d2_n9_s0.json").stat().st_mtime_ns
     mod.main(argv)  # a saved case is not recomputed
     assert (tmp_path / "clusters_d2_n9_s0.json").stat().st_mtime_ns == mtime
-    assert len(mod.load_rows(str(tmp_path))) == 2
+    assert len(mod.load_rows(str(tmp_path))) == 2 and d["complete"] is True
+
+
+def test_a_case_is_saved_after_each_quantity_and_an_incomplete_one_is_redone(tmp_path, monkeypatch):
+    mod = _script("kappa_n")
+    argv = ["--n", "9", "--seeds", "0", "--families", "clusters", "--refine", "0", "--adaptive", "0",
+            "--out-dir", str(tmp_path)]
+    path = tmp_path / "clusters_d2_n9_s0.json"
+    real = mod.rows_for
+
+    def first_only(*a, on_row=None, **k):  # the run dies after its first quantity
+        def stop(rows):
+            on_row(rows)
+            raise KeyboardInterrupt
+        return real(*a, on_row=stop, **k)
+
+    monkeypatch.setattr(mod, "rows_for", first_only)
+    with pytest.raises(KeyboardInterrupt):
+        mod.main(argv)
+    d = json.loads(path.read_text())
+    assert d["complete"] is False and [r["what"] for r in d["rows"]] == ["kappa(U_K)"]
+    (tmp_path / "clusters_d2_n9_s0.running").unlink()  # the dead run's claim, removed by hand
+    monkeypatch.setattr(mod, "rows_for", real)
+    mod.main(argv)
+    d = json.loads(path.read_text())
+    assert d["complete"] is True and [r["what"] for r in d["rows"]] == ["kappa(U_K)", "kappa(chi)"]
 
 
 def test_doc_per_seed_cells():
