@@ -1,7 +1,8 @@
 r"""Benchmark: how much code a fresh process loads to verify a certificate.
 
 Writes a small problem (``Phi``, ``U_K`` in an ``.npz``; ``X`` alone in another) and its certificates
-(a pattern certificate as JSON and as binary ``.npz``, a tree certificate), then in a fresh
+(a pattern certificate as JSON and as binary ``.npz``, a tree certificate as JSON and as binary ``.npz``,
+kinds ``json``, ``npz``, ``tree``, ``treenpz``), then in a fresh
 subprocess for each certificate and each of
 
 * ``api``: ``relu_gating.verify(CERT, Phi, U_K, "bias")``, the public verify (the checker);
@@ -37,6 +38,8 @@ FORBIDDEN = ("relu_gating.search", "relu_gating.patterns", "solvers", "cvxpy", "
              "relu_gating.coverage", "relu_gating.layers")
 #: The modes measured, and the limits (code lines of relu_gating) of the issue 38 brief.
 MODES = ("api", "cli", "graph")
+#: The certificate kinds: a pattern certificate as JSON and binary, a tree certificate as JSON and binary.
+KINDS = ("json", "npz", "tree", "treenpz")
 LIMITS = {"api": 1500, "cli": 2200, "graph": 2200}
 _SKIP = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING,
          tokenize.ENDMARKER}
@@ -80,7 +83,7 @@ def code_lines(path: str) -> int:
 
 
 def _files(root: str) -> dict[str, str]:
-    """A small problem's certificates (``json``, ``npz``, ``tree``) and inputs (``input``: ``Phi``
+    """A small problem's certificates (:data:`KINDS`) and inputs (``input``: ``Phi``
     and ``U_K``; ``x``: ``X`` alone, with the certificates of the problem the command builds from it)."""
     import numpy as np
 
@@ -90,7 +93,7 @@ def _files(root: str) -> dict[str, str]:
     from relu_gating.data.io import load_input, resolve_problem
 
     out = {k: os.path.join(root, f) for k, f in (("json", "c.json"), ("npz", "c.npz"), ("tree", "t.json"),
-                                                  ("input", "x.npz"), ("x", "xonly.npz"))}
+                                                  ("treenpz", "t.npz"), ("input", "x.npz"), ("x", "xonly.npz"))}
     rng = np.random.default_rng(0)
     X = rng.normal(size=(24, 2))  # small: the certificates are built in a second or two (a tree of ~500 nodes)
     np.savez(out["x"], X=X)
@@ -99,12 +102,14 @@ def _files(root: str) -> dict[str, str]:
     graph = resolve_problem(load_input(out["x"]))
     for tag, (P, Q) in (("", (Phi, U)), ("x-", (graph.Phi, graph.U_K))):
         res = rg.best_neuron(P, Q, features="bias", strategy="enumerate")
-        name = {k: os.path.join(root, tag + os.path.basename(out[k])) for k in ("json", "npz", "tree")}
+        name = {k: os.path.join(root, tag + os.path.basename(out[k])) for k in KINDS}
         with open(name["json"], "w") as fh:
             json.dump(res.to_dict(), fh)
         save_binary(res, name["npz"])
+        tree = rg.best_neuron(P, Q, features="bias", strategy="branch-and-bound")
         with open(name["tree"], "w") as fh:
-            json.dump(rg.best_neuron(P, Q, features="bias", strategy="branch-and-bound").to_dict(), fh)
+            json.dump(tree.to_dict(), fh)
+        save_binary(tree, name["treenpz"])  # a tree in the binary form (write_binary_tree)
     return out
 
 
@@ -113,7 +118,7 @@ def _runs(files: dict[str, str]) -> list[tuple[str, str, str, str]]:
     root = os.path.dirname(files["json"])
     runs = []
     for mode in MODES:
-        for kind in ("json", "npz", "tree"):
+        for kind in KINDS:
             cert = files[kind] if mode != "graph" else os.path.join(root, "x-" + os.path.basename(files[kind]))
             runs.append((mode, kind, cert, files["x" if mode == "graph" else "input"]))
     return runs
@@ -146,7 +151,7 @@ def main(argv: list[str] | None = None) -> tuple[dict, list[str]]:
         for mode, kind, cert, inp in _runs(_files(root)):
             total, ours, bad = measure(mode, cert, inp)
             out[(mode, kind)] = total
-            print(f"{mode:5s} {kind:5s} {total:6d} code lines of relu_gating in {len(ours)} modules; "
+            print(f"{mode:5s} {kind:7s} {total:6d} code lines of relu_gating in {len(ours)} modules; "
                   f"forbidden loaded: {bad or 'none'}")
             if a.list:
                 for k in sorted(ours):

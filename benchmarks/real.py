@@ -8,6 +8,7 @@ rows dropped; kNN graph, K = 4 or the nearest K at a spectral gap, bias features
   two moons, n = 2000 (``relu_gating.data.real``);
 * the synthetic cases of the issue (``benchmarks/bnb.py``'s instances, seed 0):
   ``clustered-1000x3``, ``clustered-100x5``, ``gauss-60x8``;
+* ``gauss-40x3`` (``bnb.py``'s Gaussian instance, seed 0), small enough for a certified ``--greedy`` layer;
 * the hidden-style cases of issue 39 (seeded, 0): ``iris-dup`` iris standardized with its duplicate
   row kept (150 x 4, no PCA); ``clustered-400x3``, ``clustered-80x5`` (4 clusters, as ``bnb.py``) and
   ``clustered-1000x3-8c`` (8 clusters; centres N(0, 3^2), spread 0.5).
@@ -75,6 +76,7 @@ CASES = {
     "clustered-400x3": ("clustered", 3, 400),
     "clustered-80x5": ("clustered", 5, 80),
     "clustered-1000x3-8c": ("clustered8", 3, 1000),
+    "gauss-40x3": ("gauss", 3, 40),  # small: its greedy steps certify in seconds (--greedy, issue 39)
 }
 #: the cases of the issue-39 table (docs/real-data.md), in its order
 HIDDEN = "iris-dup,bc-pca3,wine-pca5,bc-pca5-n200,clustered-400x3,clustered-80x5,clustered-100x5,gauss-60x8"
@@ -193,26 +195,48 @@ def _verify(res, Phi: np.ndarray, U: np.ndarray) -> dict:
 
 
 def run_greedy(case: str, budget: float, steps: int = 8, default: bool = False, workers: int = 1) -> dict:
-    """An ``steps``-step greedy layer on ``case`` (each step ``budget`` s at most) beside ``steps``
-    independent queries on the layer's own feature matrices, in the same process."""
-    from relu_gating.layers.greedy import greedy_layer
+    """An ``steps``-step greedy layer on ``case`` (each step ``budget`` s at most, each step starting
+    from the previous step's candidate neurons, issue 39) beside ``steps`` independent queries on the
+    layer's own feature matrices, in the same process, alternating step by step (odd steps: the
+    layer's first; even steps: the independent query's first).  Both run ``greedy_steps`` with the
+    same options (``--default``: none named, every core; else the branch and bound on ``workers``
+    processes); the independent query is a one-step layer from the same features, with no starts."""
+    from relu_gating.layers.greedy import greedy_steps
+    from relu_gating.search.options import BranchAndBoundOptions
 
     Phi, U, K, what = case_problem(case)
-    t = time.perf_counter()
-    layer = greedy_layer(Phi, U, steps, max_seconds=budget)  # strategy "auto"
-    t_layer = time.perf_counter() - t
-    singles = []
-    for s in range(len(layer.gains)):
-        H = layer.features[:, : 1 + s]
-        t = time.perf_counter()
-        r = _search(Phi, U, budget, default, workers, features=H)
-        singles.append({"seconds": time.perf_counter() - t, "certified": bool(r.certified),
-                        "value": float(r.value), "alpha": float(r.value / r.upper_bound) if r.upper_bound > 0 else 1.0})
-    return {"case": f"greedy-{case}", "data": what, "K": K, "budget": budget, "steps": len(layer.gains),
-            "layer_seconds": t_layer, "step_seconds": layer.seconds.tolist(), "gains": layer.gains.tolist(),
-            "step_alpha": (layer.gains / np.maximum(layer.upper_bounds, 1e-300)).tolist(),
-            "layer_certified": bool(layer.certified), "singles": singles,
-            "singles_seconds": float(sum(x["seconds"] for x in singles))}
+    kw: dict = {"max_seconds": budget}
+    if not default:
+        kw.update(strategy="branch-and-bound", options=BranchAndBoundOptions(workers=workers))
+    layer = greedy_steps(Phi, U, steps, **kw)
+    H, per_step = np.ones((Phi.shape[0], 1)), []
+    for k in range(1, steps + 1):
+        alone = _step_record(next(greedy_steps(Phi, U, 1, initial=H, reuse=False, **kw), None)) if k % 2 == 0 else None
+        step = next(layer, None)
+        if step is None:
+            break
+        assert np.array_equal(step.features, H), "the layer's features are the benchmark's"
+        alone = alone or _step_record(next(greedy_steps(Phi, U, 1, initial=H, reuse=False, **kw), None))
+        per_step.append({"step": k, "first": "independent" if k % 2 == 0 else "layer", "layer": _step_record(step),
+                         "independent": alone, "load1": os.getloadavg()[0]})
+        H = np.c_[H, np.maximum(Phi @ step.result.theta, 0)]
+    lay = [r["layer"] for r in per_step]
+    singles = [r["independent"] for r in per_step]
+    return {"case": f"greedy-{case}", "data": what, "K": K, "budget": budget, "steps": len(per_step),
+            "default": default, "workers": None if default else workers, "per_step": per_step,
+            "layer_seconds": float(sum(x["seconds"] for x in lay)), "step_seconds": [x["seconds"] for x in lay],
+            "gains": [x["value"] for x in lay], "step_alpha": [x["alpha"] for x in lay],
+            "layer_certified": all(x["certified"] for x in lay), "singles": singles,
+            "singles_seconds": float(sum(x["seconds"] for x in singles if x))}
+
+
+def _step_record(step) -> dict | None:
+    """What the per-step table shows of one greedy step (None: the step gained nothing)."""
+    if step is None:
+        return None
+    r = step.result
+    return {"seconds": step.seconds, "cpu": step.cpu_seconds, "nodes": int(r.n_nodes), "certified": bool(r.certified),
+            "value": float(r.value), "alpha": float(r.value / r.upper_bound) if r.upper_bound > 0 else 1.0}
 
 
 def greedy_table(records: list[dict]) -> str:
@@ -225,8 +249,27 @@ def greedy_table(records: list[dict]) -> str:
             continue
         ok = sum(a >= 1 - 1e-9 for a in r["step_alpha"])
         out.append(f"| {r['case']} | {r.get('commit', '')} | {r['budget']:.0f} | {ok}/{r['steps']} | "
-                   f"{r['layer_seconds']:.1f} | {sum(x['certified'] for x in r['singles'])}/{len(r['singles'])} | "
+                   f"{r['layer_seconds']:.1f} | {sum(bool(x and x['certified']) for x in r['singles'])}/{len(r['singles'])} | "
                    f"{r['singles_seconds']:.1f} | " + ", ".join(f"{a:.6f}" for a in r["step_alpha"]) + " |")
+    return "\n".join(out)
+
+
+def greedy_steps_table(records: list[dict]) -> str:
+    """Per step: the layer (starting from the previous step's candidates) beside the independent query."""
+    out = ["| case | step | first | gain | layer: wall s | CPU s | nodes | certified | "
+           "independent: wall s | CPU s | nodes | certified | load |",
+           "| --- | ---: | --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | --- | ---: |"]
+    for r in records:
+        for p in r.get("per_step", []):
+            a, b = p["layer"], p["independent"] or {}
+
+            def cols(x: dict) -> str:
+                if not x:
+                    return "- | - | - | -"
+                ok = "**certified**" if x["certified"] else f"alpha {x['alpha']:.5f}"
+                return f"{x['seconds']:.1f} | {x['cpu']:.1f} | {x['nodes']:,} | {ok}"
+            out.append(f"| {r['case']} | {p['step']} | {p['first']} | {a['value']:.5f} | {cols(a)} | {cols(b)} | "
+                       f"{p['load1']:.1f} |")
     return "\n".join(out)
 
 
@@ -329,6 +372,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--against", default=None, help="also run every case on this commit, alternating")
     ap.add_argument("--greedy", action="store_true",
                     help=f"8-step greedy layers instead of single queries (cases default: {GREEDY})")
+    ap.add_argument("--steps", type=int, default=8, help="steps of each --greedy layer")
     ap.add_argument("--default", action="store_true",
                     help="run best_neuron with its defaults (no strategy named) instead of strategy='branch-and-bound'")
     ap.add_argument("--workers", type=int, default=1, help="worker processes of the search (an executor)")
@@ -354,7 +398,8 @@ def main(argv=None) -> None:
     args = parse_args(argv)
     if args.child is not None:
         if args.child.startswith("greedy:"):
-            row = run_greedy(args.child.split(":", 1)[1], args.budget, default=args.default, workers=args.workers)
+            row = run_greedy(args.child.split(":", 1)[1], args.budget, steps=args.steps, default=args.default,
+                             workers=args.workers)
         else:
             row = run_child(args.child, args.budget, not args.no_verify, args.random, args.default, args.workers)
         print(json.dumps(row, default=float))
@@ -371,6 +416,8 @@ def main(argv=None) -> None:
     greedy = [r for r in records if r.get("case", "").startswith("greedy-")]
     if greedy:
         print("\nGreedy layers beside independent queries:\n" + greedy_table(greedy))
+        print("\nPer step (the layer starts each step from the previous step's candidates):\n"
+              + greedy_steps_table(greedy))
     if args.write_docs:
         write_docs(text)
         if counted:
@@ -389,7 +436,8 @@ def run_all(args: argparse.Namespace) -> list[dict]:
     meta = {"started": datetime.now(timezone.utc).isoformat(timespec="seconds"), "load_start": os.getloadavg(),
             "budget": args.budget, "argv": sys.argv[1:]}
     records: list[dict] = []
-    child = ["--budget", str(args.budget), "--random", str(args.random), "--workers", str(args.workers)] + \
+    child = ["--budget", str(args.budget), "--random", str(args.random), "--workers", str(args.workers),
+             "--steps", str(args.steps)] + \
         (["--no-verify"] if args.no_verify else []) + (["--default"] if args.default else [])
     timeout = 2 * args.budget + 900 if not args.greedy else 20 * args.budget + 900
     with checkout("HEAD") as this, checkout(args.against) as other:

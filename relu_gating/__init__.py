@@ -1,7 +1,8 @@
 """relu-gating: exact, certified best-ReLU-neuron search on a sample graph.
 
 Public API (imported lazily so that ``import relu_gating`` stays cheap; cvxpy and
-the solvers load on first use).  docs/api.md gives a tour; the certificate format
+the solvers load on first use; ``__init__.pyi`` beside this file names every public name's
+type for IDEs and type checkers).  docs/api.md gives a tour; the certificate format
 is ``relu_gating/certificate/FORMAT.md`` and the JSON shapes are in
 ``relu_gating/schemas/``.  The mathematics and its numbering follow the paper
 "Propagation and Optimization of Low-Frequency Spectral Alignment in ReLU
@@ -11,7 +12,6 @@ Networks on a Fixed Sample Graph".
 from __future__ import annotations
 
 import importlib as _importlib
-from typing import TYPE_CHECKING
 from typing import Any as _Any
 
 from relu_gating.errors import (
@@ -25,28 +25,6 @@ from relu_gating.errors import (
 
 from relu_gating._version import __version__
 
-if TYPE_CHECKING:  # the lazy map, visible to IDEs and type checkers
-    from relu_gating.checker import VerifyReport, verify
-    from relu_gating.coverage.bounds import ActiveSetBound, CoverageCeiling, KyFanLimits, TargetBound, active_set_bound, coverage_ceiling, ky_fan_limits, row_partition, target_coverage_bound
-    from relu_gating.coverage.metrics import Readout, captured_features, coverage_deficit, coverage_gap, dirichlet_energy, leverage_scores, marginal_gain, orthonormal_basis, principal_angles, rayleigh_quotient, readout
-    from relu_gating.coverage.report import CoverageReport, coverage_report
-    from relu_gating.layers.variation import Representability, VariationNorm, representability_constant, variation_norm
-    from relu_gating.data.datasets import blobs, circles, two_moons
-    from relu_gating.data.io import InputData, Problem, load_input, resolve_problem
-    from relu_gating.layers.greedy import GreedyLayer, greedy_layer
-    from relu_gating.layers.networks import NetworkFeatures, PreservingLayer, class_spanning_neurons, copy_neurons, forward, layer_input, preserving_layer, relu
-    from relu_gating.patterns import CompletenessReport, PatternCount, PatternSet, check_completeness, count_patterns, enumerate_patterns
-    from relu_gating.search.baselines import local_search, random_search
-    from relu_gating.search.front import best_neuron
-    from relu_gating.search.from_samples import best_neuron_from_samples
-    from relu_gating.search.plan import QueryPlan, plan_query
-    from relu_gating.search.objectives import cone_constraints, neuron_value
-    from relu_gating.search.options import BranchAndBoundOptions, EnumerateOptions
-    from relu_gating.search.result import NeuronResult
-    from relu_gating.spectral.graphs import laplacian, sample_graph
-    from relu_gating.spectral.spectra import SpectralBasis, SpectralTieWarning, low_frequency_basis
-
-# public name -> submodule that defines it
 #: The lazy map: module (under relu_gating) -> the public names it provides.
 _BY_MODULE: tuple[tuple[str, str], ...] = (
     ("spectral.graphs", "sample_graph laplacian"),

@@ -115,16 +115,22 @@ def test_3_uncertified_enumeration(strategy, data, monkeypatch, capsys):
 
 def test_exit_code_of_results():
     """The mapping itself: certified, not certified, and a tree that stopped on Ctrl-C (even if certified)."""
+    from relu_gating.search.result import SearchStats
+
     @dataclasses.dataclass
     class R:
         certified: bool
-        tree: dict | None = None
+        stop: str = "settled"
+
+        @property
+        def stats(self):
+            return SearchStats("branch-and-bound", 0, 0, 0, 0, stop=self.stop)
 
     assert exit_code(R(True)) == 0 and exit_code(R(False)) == 3
-    assert exit_code(R(False, {"stats": {"stop": "time"}})) == 3
-    assert exit_code(R(True, {"stats": {"stop": "settled"}})) == 0
-    assert exit_code(R(True, {"stats": {"stop": "interrupted"}})) == 130
-    assert exit_code(R(False, {"stats": {"stop": "interrupted"}})) == 130
+    assert exit_code(R(False, "time")) == 3
+    assert exit_code(R(True, "settled")) == 0
+    assert exit_code(R(True, "interrupted")) == 130
+    assert exit_code(R(False, "interrupted")) == 130
 
 
 @pytest.mark.parametrize("strategy,marker", [

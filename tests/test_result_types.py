@@ -15,7 +15,7 @@ import pytest
 import relu_gating as rg
 import solvers
 from relu_gating.layers.variation import variation_norm
-from relu_gating.search.result import PatternCertificate, SearchStats, Status, TreeCertificate
+from relu_gating.search.result import STOP_REASONS, PatternCertificate, ProblemId, SearchStats, Status, TreeCertificate
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +45,36 @@ def test_certificate_and_stats_group_the_flat_attributes(query):
     assert (s.strategy, s.n_patterns, s.n_exact, s.n_bound, s.n_pruned, s.n_nodes) == (
         res.strategy, res.n_patterns, res.n_exact, res.n_bound, res.n_pruned, res.n_nodes)
     assert s.n_exact + s.n_bound + s.n_pruned <= s.n_patterns
-    assert s.timings == res.timings
+    assert s.stop == "settled" and s.strategy == "enumerate"
+
+
+def test_the_core_is_small_and_the_rest_grouped_with_the_old_names_read_only(query):
+    """The result's own fields are its core and three groups; release 0.3's flat names read the groups."""
+    Phi, U_K, res = query
+    assert {f.name for f in dataclasses.fields(res)} == {
+        "theta", "value", "upper_bound", "alpha", "certified", "pattern", "seconds", "tol", "notes",
+        "certificate", "problem", "stats"}
+    p = res.problem
+    assert isinstance(p, ProblemId) and dataclasses.is_dataclass(p)
+    assert (p.objective, p.K, p.rank, p.features) == ("marginal", U_K.shape[1], np.linalg.matrix_rank(Phi), "bias")
+    assert len(p.fingerprint) == 64 and p.features_sha256 is None
+    for name in ("objective", "K", "rank", "features", "features_sha256", "fingerprint"):
+        assert getattr(res, name) == getattr(p, name), name
+        with pytest.raises(AttributeError):
+            setattr(res, name, getattr(p, name))  # read-only
+    for name in ("strategy", "n_patterns", "n_exact", "n_bound", "n_pruned", "n_nodes"):
+        assert getattr(res, name) == getattr(res.stats, name), name
+        with pytest.raises(AttributeError):
+            setattr(res, name, 0)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        res.problem = p  # type: ignore[misc]
+
+
+def test_stop_is_a_field_from_a_closed_set():
+    assert STOP_REASONS == ("settled", "time", "interrupted")
+    assert SearchStats("enumerate", 1, 1, 0, 0, stop="time").stop == "time"
+    with pytest.raises(ValueError, match="stop must be one of"):
+        SearchStats("enumerate", 1, 1, 0, 0, stop="stopped by max_seconds")
 
 
 def test_a_tree_result_holds_its_tree_and_no_pattern_list(query):
@@ -55,8 +84,10 @@ def test_a_tree_result_holds_its_tree_and_no_pattern_list(query):
     bb = rg.best_neuron(Phi, U_K, features="bias", strategy="branch-and-bound")
     c = bb.certificate
     assert isinstance(c, TreeCertificate) and c.kind == "tree" and bb.tree is c.tree
-    assert c.nodes is bb.tree["nodes"] and c.stats["stop"] == "settled"
-    assert {f.name for f in dataclasses.fields(c)} == {"tree"}  # no pattern fields
+    assert c.nodes is bb.tree["nodes"] and c.stats["stop"] == bb.stats.stop == "settled"
+    assert bb.stats.strategy == "branch-and-bound" and bb.stats.n_nodes > 0 and bb.problem.objective == "marginal"
+    assert {f.name for f in dataclasses.fields(c)} == {"tree", "candidates"}  # no pattern fields
+    assert c.candidates.shape[1] == Phi.shape[1]  # the search's best neurons (a greedy layer's next starts)
     assert bb.packed.shape == (0, (Phi.shape[0] + 7) // 8) and bb.witnesses.shape == (0, Phi.shape[1])
     assert bb.bounds.size == bb.lowers.size == bb.settlement.size == 0 and bb.methods == bb.evidence == {}
     assert bb.certified and bb.value == pytest.approx(res.value, abs=1e-9)

@@ -10,6 +10,7 @@ loaded, against 6.0 s with one (``benchmarks/blas_threads.py``).
 (``os.sched_getaffinity``), never more than the user's own ``OMP_NUM_THREADS``,
 ``OPENBLAS_NUM_THREADS`` or ``MKL_NUM_THREADS`` (the smallest one set wins). :func:`fit_blas`
 applies it for the rest of the process (`best-neuron` and `demo` call it once the input is read);
+the variables set before numpy loads are :mod:`relu_gating._runtime.blas_env`'s (re-exported here);
 :func:`blas_threads` limits a block (the enumeration's bound pass: one thread, see
 :data:`BOUND_PASS_THREADS`). Both go through threadpoolctl, a dependency already.
 """
@@ -17,15 +18,13 @@ applies it for the rest of the process (`best-neuron` and `demo` call it once th
 from __future__ import annotations
 
 import contextlib
-import os
-import sys
 from typing import Iterator
+
+from relu_gating._runtime.blas_env import (THREAD_VARIABLES, blas_env, preset_blas_env, usable_cores,
+                                           user_thread_setting)
 
 __all__ = ["usable_cores", "thread_budget", "user_thread_setting", "fit_blas", "blas_threads", "preset_blas_env", "blas_env",
            "BOUND_PASS_THREADS", "THREAD_VARIABLES"]
-
-#: The environment variables through which a user sets the BLAS / OpenMP threads.
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 #: BLAS threads of the enumeration's bound pass (per process; ``--workers`` adds processes).
 #: Its products are skinny (inner dimension m = d + 1 <= 8): memory bound, where a second thread
@@ -35,46 +34,10 @@ BOUND_PASS_THREADS = 1
 _LIMITERS: list = []  # the process-wide limit of fit_blas, kept alive
 
 
-def user_thread_setting(environ: dict | None = None) -> int | None:
-    """The smallest positive integer among the user's thread variables, or None when none is set."""
-    environ = os.environ if environ is None else environ
-    values = []
-    for name in THREAD_VARIABLES:
-        text = str(environ.get(name, "")).split(",")[0].strip()  # OMP allows "4,2" (nested levels)
-        if text.isdigit() and int(text) > 0:
-            values.append(int(text))
-    return min(values) if values else None
-
-
-def usable_cores() -> int:
-    """The cores this process may run on (``os.sched_getaffinity``; ``os.cpu_count`` where that is missing)."""
-    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
-
-
 def thread_budget(environ: dict | None = None) -> int:
     """Threads this process should use: its usable cores, capped by the user's own setting."""
     user = user_thread_setting(environ)
     return max(1, min(usable_cores(), user) if user is not None else usable_cores())
-
-
-def blas_env(environ: dict, usable: int, total: int) -> dict:
-    """The thread variables to set before numpy loads: the usable cores when the user set none and
-    fewer cores are usable than the machine has; empty otherwise."""
-    if user_thread_setting(environ) is not None or usable >= total:
-        return {}
-    return {name: str(usable) for name in THREAD_VARIABLES}
-
-
-def preset_blas_env(environ: dict | None = None) -> int | None:
-    """Before numpy is imported, set :func:`blas_env` in ``environ`` (the command line calls it
-    first), so that BLAS starts with the right pool. Returns the count set, or None."""
-    environ = os.environ if environ is None else environ
-    if "numpy" in sys.modules:  # too late: the pools exist (fit_blas limits them instead)
-        return None
-    budget = thread_budget(environ)
-    env = blas_env(environ, budget, os.cpu_count() or budget)
-    environ.update(env)
-    return budget if env else None
 
 
 def _controller():

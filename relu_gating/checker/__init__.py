@@ -11,11 +11,11 @@ from relu_gating.checker._bounds import excluded, prove
 from relu_gating.checker._constants import BOUND_SLACK, CHUNK, EXCLUDE_RTOL, ROUNDING_STEP, VALUE_TOL
 from relu_gating.checker._problem import StatedProblem, array_sha256, state_problem
 from relu_gating.checker._read import BINARY_FORMAT, FORMAT, is_binary, load_json
-from relu_gating.checker._verify import VerifyReport, verdict_word, verify
+from relu_gating.checker._verify import VerifyReport, holds_tree, verdict_word, verify
 
 __all__ = ["verify", "VerifyReport", "verdict_word", "VALUE_TOL", "BOUND_SLACK", "EXCLUDE_RTOL", "ROUNDING_STEP", "CHUNK", "FORMAT",
            "BINARY_FORMAT", "is_binary", "load_json", "BinaryReader", "prove", "excluded", "StatedProblem",
-           "state_problem", "walk_tree", "array_sha256"]
+           "state_problem", "walk_tree", "array_sha256", "binary_tree", "holds_tree"]
 
 
 def walk_tree(nodes: list, P: StatedProblem, start: object = None) -> tuple[list, list[str], dict]:
@@ -23,6 +23,14 @@ def walk_tree(nodes: list, P: StatedProblem, start: object = None) -> tuple[list
     from relu_gating.checker._tree import walk
 
     return walk(nodes, P, start=start)
+
+
+def binary_tree(path: object) -> dict | None:
+    """The tree certificate (its JSON form, parsed strictly) held by the binary certificate ``path``, or
+    None when it holds none (a pattern certificate, or a file :class:`BinaryReader` reports)."""
+    from relu_gating.checker._tree_npz import tree_certificate
+
+    return tree_certificate(path)
 
 
 def __getattr__(name: str):  # BinaryReader (the .npz reader) is loaded on first use: JSON checks do without it

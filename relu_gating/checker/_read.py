@@ -1,10 +1,10 @@
 """Reading a certificate for checking (the checker's own reader; no writer lives here).
 
 JSON (``relu-gating-certificate/2``) is parsed strictly: every integer field is range
-checked (a literal ``1e999`` is refused, never an ``OverflowError``), masks must be canonical
-(``numpy.packbits`` with zero padding bits), numbers within the problem's limits
-(:mod:`._limits`).  The binary ``.npz`` form is read by :mod:`._read_npz` (loaded for binary
-certificates only).  Every failure is a one-line :class:`~relu_gating.errors.CertificateError`.
+checked (a literal ``1e999`` is refused, never an ``OverflowError``), numbers within the problem's
+limits (:mod:`._limits`).  A pattern certificate's list (canonical masks, witnesses, evidence) is
+read by :mod:`._read_patterns`, the binary ``.npz`` form by :mod:`._read_npz`: each loaded for
+those certificates only (a tree certificate needs neither).  Every failure is a one-line :class:`~relu_gating.errors.CertificateError`.
 """
 
 from __future__ import annotations
@@ -22,13 +22,11 @@ import numpy as np
 from relu_gating.checker._constants import MAX_INT
 from relu_gating.errors import CertificateError
 
-__all__ = ["FORMAT", "BINARY_FORMAT", "Claim", "Patterns", "load_json", "parse_claim", "parse_patterns",
-           "as_int", "int_list", "index", "rational", "multipliers", "exact_witnesses", "is_binary",
-           "padding_ok", "DIGITS", "reject_constant"]
+__all__ = ["FORMAT", "BINARY_FORMAT", "Claim", "load_json", "parse_claim", "as_int", "rational", "multipliers",
+           "is_binary", "DIGITS", "RATIONAL", "reject_constant"]
 
 FORMAT = "relu-gating-certificate/2"
 BINARY_FORMAT = "relu-gating-certificate-npz/1"
-SETTLEMENT_LETTERS = "UBEP"
 _MAX_DEPTH = 64
 
 
@@ -41,29 +39,16 @@ def as_int(x: Any, what: str, lo: int = 0, hi: int = MAX_INT) -> int:
     return x
 
 
-def int_list(v: Any, what: str, hi: int) -> np.ndarray:
-    """A list of integers in ``[0, hi)`` as int64."""
-    if not isinstance(v, list):
-        raise CertificateError(f"malformed certificate: {what} must be a list of integers")
-    return np.array([as_int(x, what, 0, hi - 1) for x in v], dtype=np.int64)
-
-
 #: Canonical decimal integers and rationals: ASCII digits, no sign on 0, no leading zeros, ``q >= 1``.
-_RATIONAL = re.compile(r"(0|-?[1-9][0-9]*)(?:/([1-9][0-9]*))?")
+RATIONAL = re.compile(r"(0|-?[1-9][0-9]*)(?:/([1-9][0-9]*))?")
 #: Digits per number before the problem is known (``FORMAT.md``: the limits are the problem's).
 DIGITS = 4000
-
-
-def index(k: Any, what: str, hi: int = MAX_INT) -> int:
-    """A key naming an index: a canonical decimal string (or a JSON integer) in ``[0, hi]``."""
-    mt = _RATIONAL.fullmatch(k) if isinstance(k, str) and len(k) < 20 else None
-    return as_int(int(k) if mt and not mt[2] else k, what, 0, hi)
 
 
 def rational(x: Any, what: str, digits: int = DIGITS, integer: bool = False) -> Fraction:
     """An exact rational (``integer``: an integer): a JSON integer or a canonical ``"p/q"`` (``"p"``) string in
     lowest terms, each part of at most ``digits`` digits (the problem's limit), else refused."""
-    mt = _RATIONAL.fullmatch(str(x) if type(x) is int else x if isinstance(x, str) else "")
+    mt = RATIONAL.fullmatch(str(x) if type(x) is int else x if isinstance(x, str) else "")
     if mt and len(mt[1].lstrip("-")) <= digits and len(mt[2] or "") <= digits and not (integer and mt[2]):
         f = Fraction(int(mt[1]), int(mt[2] or 1))
         if f.denominator == int(mt[2] or 1):
@@ -95,12 +80,6 @@ def multipliers(v: Any, p: int, what: str, digits: int = DIGITS) -> np.ndarray:
         raise CertificateError(f"{what}: N malformed ({exc})") from None
 
 
-def padding_ok(packed: np.ndarray, n: int) -> bool:
-    """The bits past ``n`` in the last byte of every packed mask are zero (canonical masks)."""
-    pad = 8 * packed.shape[1] - n
-    return pad == 0 or not np.any(packed[:, -1] & np.uint8((1 << pad) - 1))
-
-
 @dataclass(frozen=True)
 class Claim:
     """The claim of a certificate (pattern or tree form)."""
@@ -114,18 +93,6 @@ class Claim:
     upper_bound: float
     alpha: float
     certified: bool
-
-
-@dataclass(frozen=True)
-class Patterns:
-    """The pattern list of a JSON certificate: canonical packed masks and their columns."""
-
-    packed: np.ndarray
-    witnesses: np.ndarray
-    exact_witnesses: dict
-    bounds: np.ndarray
-    settlement: np.ndarray
-    evidence: dict
 
 
 def reject_constant(name: str) -> float:
@@ -188,71 +155,6 @@ def parse_claim(d: dict) -> Claim:
     if theta.size != m or pattern.size != n or not isinstance(d.get("certified"), bool):
         raise CertificateError("malformed certificate: theta must hold m numbers, pattern n bits, certified a boolean")
     return Claim(d, n, m, theta, pattern, *vals, d["certified"])
-
-
-def _evidence(ev: Any, n: int, digits: int) -> dict:
-    """Dual evidence by pattern index (an index past the list proves nothing and harms nothing)."""
-    if not isinstance(ev, dict):
-        raise CertificateError("malformed certificate: evidence must be an object")
-    out = {}
-    for k, e in ev.items():
-        i = index(k, "evidence index")
-        rows = int_list(e.get("rows") if isinstance(e, dict) else None, f"evidence {k} rows", n)
-        if np.unique(rows).size != rows.size:  # distinct rows: p <= n, the exact work bounded by the problem
-            raise CertificateError(f"malformed certificate: evidence {k} rows repeat a row")
-        out[i] = (rows, multipliers(e.get("N"), rows.size, f"evidence of pattern {k}", digits))
-    return out
-
-
-def exact_witnesses(v: Any, N: int, m: int, digits: int) -> dict:
-    """``{index: m integers}`` of the exact witnesses, each a JSON integer or a canonical decimal string."""
-    if not isinstance(v, dict) or not all(isinstance(w, list) for w in v.values()):
-        raise CertificateError("malformed certificate: exact_witnesses must map indices to lists of integers")
-    out = {index(k, "exact witness index", N - 1): tuple(rational(x, "an exact witness", digits, True).numerator
-                                                         for x in w) for k, w in v.items()}
-    if any(len(w) != m for w in out.values()):
-        raise CertificateError(f"malformed certificate: exact witnesses must hold m = {m} integers")
-    return out
-
-
-def _numbers(v: Any, depth: int) -> Any:
-    """``v``, a list (of lists, ``depth`` deep) of JSON numbers, else ``TypeError``."""
-    if not isinstance(v, list) or not all(_numbers(x, depth - 1) is x if depth > 1 else
-                                          isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
-        raise TypeError("pattern columns must be lists of numbers")
-    return v
-
-
-def parse_patterns(d: dict, n: int, m: int, digits: int = DIGITS, most: int = MAX_INT) -> Patterns:
-    """The pattern list and evidence of a JSON pattern certificate, strictly typed (``digits`` per
-    exact number, at most ``most`` patterns: the problem's limits)."""
-    N = as_int(d.get("n_patterns"), "n_patterns")
-    if N > most:
-        raise CertificateError(f"malformed certificate: n_patterns = {N} exceeds {most}, twice Cover's count of "
-                               "chambers of the stated problem (no arrangement of its rows has more than the count)")
-    nb = (n + 7) // 8
-    try:
-        p = d["patterns"]
-        if not isinstance(p["masks"], list) or len(p["masks"]) != N:
-            raise ValueError("masks must be a list of n_patterns hex strings")
-        masks = [bytes.fromhex(h) for h in p["masks"]]
-        if any(len(b) != nb for b in masks) or any(len(c) != 1 or c not in SETTLEMENT_LETTERS for c in p["settlement"]):
-            raise ValueError(f"each mask must be {nb} hex bytes, each settlement one of the letters {SETTLEMENT_LETTERS}")
-        packed = np.frombuffer(b"".join(masks), dtype=np.uint8).reshape(N, nb)
-        W = np.asarray(_numbers(p["witnesses"], 2), dtype=float).reshape(N, m)
-        bounds = np.asarray(_numbers(p["bounds"], 1), dtype=float).reshape(-1)
-        settlement = np.array([SETTLEMENT_LETTERS.index(c) for c in p["settlement"]], dtype=np.int8)
-        exact = exact_witnesses(p.get("exact_witnesses", {}), N, m, digits)
-    except CertificateError:
-        raise
-    except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
-        raise CertificateError(f"malformed certificate: {type(exc).__name__}: {str(exc)[:120]}") from None
-    if not (bounds.size == settlement.size == N) or not np.all(np.isfinite(W)) or not np.all(np.isfinite(bounds)):
-        raise CertificateError("malformed certificate: pattern arrays disagree with n_patterns, or witnesses or "
-                               "bounds not finite")
-    if not padding_ok(packed, n):
-        raise CertificateError("malformed certificate: a mask has nonzero padding bits (masks must be canonical)")
-    return Patterns(packed, W, exact, bounds, settlement, _evidence(d.get("evidence", {}), n, digits))
 
 
 def is_binary(source: Any) -> bool:

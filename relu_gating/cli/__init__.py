@@ -60,10 +60,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``relu-gating`` console script; returns the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    from relu_gating._runtime.threads import preset_blas_env
+    from relu_gating._runtime.blas_env import preset_blas_env
+    from relu_gating._runtime.blas_limit import VERIFY_THREADS
 
-    preset_blas_env()  # before numpy loads: BLAS pools sized to the usable cores (relu_gating._runtime.threads)
     command = next((a for a in argv if not a.startswith("-")), None)
+    # before numpy loads: BLAS pools sized to the usable cores, one thread for verify (relu_gating._runtime.blas_env)
+    preset_blas_env(limit=VERIFY_THREADS if command == "verify" else None)
     parser = build_parser(command if command in _COMMANDS else None)  # e.g. verify loads no search
     try:
         args = parser.parse_args(argv)

@@ -247,12 +247,9 @@ def _report(args: argparse.Namespace, res: Any, problem: Any, spec: str) -> int:
 
 
 def _stop(res: Any) -> str:
-    """Why the search ended: ``"settled"``, ``"time"`` (--max-seconds) or ``"interrupted"`` (Ctrl-C)."""
-    tree = getattr(res, "tree", None)
-    if tree is None:  # the enumeration says so in its notes (relu_gating.search._enum.memory)
-        notes = getattr(res, "notes", ())
-        return "time" if any(str(n).startswith("enumeration stopped by max_seconds") for n in notes) else "settled"
-    return str(tree.get("stats", {}).get("stop", "settled"))
+    """Why the search ended (``res.stats.stop``): ``"settled"``, ``"time"`` (--max-seconds) or ``"interrupted"``
+    (Ctrl-C); :data:`relu_gating.search.result.STOP_REASONS`."""
+    return res.stats.stop
 
 
 def exit_code(res: Any) -> int:

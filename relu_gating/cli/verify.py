@@ -76,16 +76,22 @@ def _stage_printer(quiet: bool):
     return say
 
 
-def _meta(path: str, binary: bool) -> dict:
-    """The certificate's JSON (for a binary one, its ``meta`` only; the checker streams the rest)."""
+def _meta(path: str, binary: bool) -> tuple[dict, bool]:
+    """The certificate's JSON and whether it is all of it (a binary pattern certificate: its ``meta``
+    only, the checker streams the rest; a binary tree certificate: its JSON form, read once)."""
     if not binary:
         from relu_gating.checker import load_json
 
-        return load_json(path)
-    from relu_gating.checker import BinaryReader  # the .npz reader: loaded for binary certificates only
+        return load_json(path), True
+    from relu_gating.checker import binary_tree, holds_tree
+
+    tree = binary_tree(path) if holds_tree(path) else None  # a tree: its reader only (no pattern reader)
+    if tree is not None:
+        return tree, True
+    from relu_gating.checker import BinaryReader  # the .npz pattern reader: loaded for binary pattern certificates only
 
     with BinaryReader(path) as rd:
-        return rd.meta
+        return rd.meta, False
 
 
 def _print_text(word: str, report, reasons: list, require: float) -> None:
@@ -103,6 +109,8 @@ def _print_text(word: str, report, reasons: list, require: float) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from relu_gating._runtime.blas_env import user_thread_setting
+    from relu_gating._runtime.blas_limit import VERIFY_THREADS
     from relu_gating.checker import VALUE_TOL, is_binary, verdict_word, verify
     from relu_gating.errors import InputError
 
@@ -111,12 +119,13 @@ def run(args: argparse.Namespace) -> int:
     binary = is_binary(args.certificate)
     say = _stage_printer(args.quiet)
     say(f"reading {args.certificate} ({_size(args.certificate)})")
-    cert = _meta(args.certificate, binary)
+    cert, whole = _meta(args.certificate, binary)
     say(f"checking {cert.get('n_patterns', '?'):,} patterns against the stated problem" if isinstance(
         cert.get("n_patterns"), int) else "checking the certificate against the stated problem")
     problem, features, spec = problem_and_features(args)
     differ = _option_mismatch(cert, problem, spec)
-    report = verify(args.certificate if binary else cert, problem.Phi, problem.U_K, features, exact=args.exact)
+    report = verify(cert if whole else args.certificate, problem.Phi, problem.U_K, features, exact=args.exact,
+                    blas_threads=user_thread_setting() or VERIFY_THREADS)  # the user's own setting wins
     reasons = (["certificate was made for other problem options: " + "; ".join(differ)] if differ else [])
     reasons += list(report.reasons)
     valid = report.valid and not differ

@@ -88,11 +88,16 @@ class BranchAndBoundOptions:
         None (default) every core this process may use (``os.sched_getaffinity``), 1 serial.  The
         processes start only when 2 s of serial search have not settled the query, and end with
         the call; the answer is the same whatever the count.  An ``executor`` takes precedence.
+    starts : array_like, shape (k, m), or None
+        Neurons tried first for the incumbent, each ascended and its value recomputed under the
+        query's own objective (a greedy layer passes its previous step's candidates, issue 39).
+        They only help pruning; the certificate is proven as without them.
     """
 
     seed: int = 0
     lifted: bool = True
     workers: int | None = None
+    starts: Any = dataclasses.field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:

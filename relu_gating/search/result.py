@@ -1,15 +1,22 @@
 """The result of a best-neuron query (:class:`NeuronResult`).
 
 A user reads the small core first, as SciPy's ``OptimizeResult``: ``theta``, ``value``,
-``upper_bound``, ``certified``, ``alpha``, :attr:`NeuronResult.status`, ``notes`` and ``seconds``.
-The proof is :attr:`NeuronResult.certificate`, one of two types, each complete (no half-empty
-fields): a :class:`PatternCertificate` (the enumeration: every chamber with its witness, bound and
-settlement) or a :class:`TreeCertificate` (the branch and bound: its tree).  The run's counts and
-timings are grouped in :attr:`NeuronResult.stats`.
+``upper_bound``, ``alpha``, ``certified`` and :attr:`NeuronResult.status`, ``notes`` (``remarks``)
+and ``seconds`` (``timings``).  The rest is grouped, each group its own type:
+
+* :attr:`NeuronResult.certificate`, the proof, one of two types, each complete (no half-empty
+  fields): a :class:`PatternCertificate` (the enumeration: every chamber with its witness, bound and
+  settlement) or a :class:`TreeCertificate` (the branch and bound: its tree);
+* :attr:`NeuronResult.problem`, a :class:`ProblemId`: which problem it answers (objective, ``K``,
+  rank, features, fingerprint), what the certificate records and the checker compares;
+* :attr:`NeuronResult.stats`, a :class:`SearchStats`: how the run went (the strategy, its counts,
+  and why it stopped, :data:`STOP_REASONS`).
 
 The flat attributes of release 0.3 (``packed``, ``witnesses``, ``bounds``, ``lowers``,
-``settlement``, ``methods``, ``evidence``, ``exact_witnesses``, ``store``, ``tree``) stay, as
-read-only properties over the certificate (a tree result's per-pattern arrays read as empty).
+``settlement``, ``methods``, ``evidence``, ``exact_witnesses``, ``store``, ``tree``; ``objective``,
+``K``, ``rank``, ``features``, ``features_sha256``, ``fingerprint``; ``strategy``, ``n_patterns``,
+``n_exact``, ``n_bound``, ``n_pruned``, ``n_nodes``) stay for one release, as read-only properties
+over the groups (a tree result's per-pattern arrays read as empty).
 
 Names shared by every result of the package (``NeuronResult``, ``VariationNorm``,
 ``ConeEigResult``): ``lower`` and ``upper`` for the bounds, ``remarks`` for the notes, reasons or
@@ -25,7 +32,13 @@ from typing import Any, Union
 
 import numpy as np
 
-__all__ = ["NeuronResult", "Status", "PatternCertificate", "TreeCertificate", "SearchStats"]
+__all__ = ["NeuronResult", "Status", "PatternCertificate", "TreeCertificate", "SearchStats", "ProblemId",
+           "STOP_REASONS"]
+
+#: Why a search ended (:attr:`SearchStats.stop`): every chamber or node settled (``"settled"``), the time
+#: budget ``max_seconds`` ran out (``"time"``), or Ctrl-C (``"interrupted"``, the branch and bound's;
+#: an interrupted enumeration raises).  Human remarks stay in ``notes``.
+STOP_REASONS = ("settled", "time", "interrupted")
 
 
 class Status(str, enum.Enum):
@@ -90,9 +103,13 @@ class TreeCertificate:
     ----------
     tree : dict
         ``nodes`` in preorder (``certificate/FORMAT.md``) and the run's statistics ``stats``.
+    candidates : ndarray, shape (k, m), or None
+        The best neurons of distinct patterns the search met, best first (not part of the
+        certificate and not written: a greedy layer's next step starts from them, issue 39).
     """
 
     tree: dict = field(repr=False)
+    candidates: Any = field(default=None, repr=False, compare=False)
 
     kind = "tree"
 
@@ -110,15 +127,62 @@ Certificate = Union[PatternCertificate, TreeCertificate]
 
 @dataclass(frozen=True)
 class SearchStats:
-    """How a best-neuron query ran: the strategy, what was settled and how, and the time per phase."""
+    """How a best-neuron query ran: the strategy, what was settled and how, and why it stopped.
+
+    Attributes
+    ----------
+    strategy : {"enumerate", "branch-and-bound"}
+        How the query was answered.
+    n_patterns : int
+        Chambers listed (the enumeration) or solved and found empty (the branch and bound).
+    n_exact, n_bound, n_pruned : int
+        Patterns settled by an exact per-pattern solve (or an attained unconstrained bound), by an
+        upper bound below ``value / alpha`` (branch and bound: leaves), and excluded outright.
+    n_nodes : int
+        Branch and bound only: nodes created.
+    stop : {"settled", "time", "interrupted"}
+        Why the search ended (:data:`STOP_REASONS`); ``notes`` say it in words.
+    """
 
     strategy: str
     n_patterns: int
     n_exact: int
     n_bound: int
     n_pruned: int
-    n_nodes: int
-    timings: dict
+    n_nodes: int = 0
+    stop: str = "settled"
+
+    def __post_init__(self) -> None:
+        if self.stop not in STOP_REASONS:
+            raise ValueError(f"stop must be one of {STOP_REASONS}, got {self.stop!r}")
+
+
+@dataclass(frozen=True)
+class ProblemId:
+    """Which problem a result answers: what its certificate records and the checker compares.
+
+    Attributes
+    ----------
+    objective : {"captured", "marginal"}
+        ``N_K`` (no features) or the marginal gain ``G_H``.
+    K : int
+        Number of columns of ``U_K``.
+    rank : int
+        Rank of ``Phi``.
+    features : {"none", "bias", "array"}
+        The features the objective was computed with.
+    features_sha256 : str or None
+        SHA-256 of a features array (``features == "array"``).
+    fingerprint : str
+        SHA-256 of the inputs (Phi, U_K, features); empty where the strategy records none.
+    """
+
+    objective: str
+    K: int = 0
+    rank: int = 0
+    features: str = "none"
+    features_sha256: str | None = None
+    fingerprint: str = ""
 
 
 def _empty(n: int, m: int) -> dict:
@@ -148,38 +212,25 @@ class NeuronResult:
         ``value >= alpha * upper_bound - tol``.
     pattern : ndarray of bool, shape (n,)
         The gating pattern (chamber) in whose closed cone ``theta`` lies.
-    objective : {"captured", "marginal"}
-        ``N_K`` (no features) or the marginal gain ``G_H``.
-    n_patterns : int
-    n_exact, n_bound, n_pruned : int
-        Patterns settled by an exact per-pattern solve (or an attained
-        unconstrained bound), by an upper bound below ``value / alpha``, and
-        excluded outright (only ``h = 0``).
     seconds : dict
-        Wall time per phase.
+        Wall time per phase (:attr:`timings` adds ``"total"``).
     tol : float
         Absolute tolerance of the certificate.
     certificate : PatternCertificate or TreeCertificate
         The proof, complete in its own type: every chamber (the enumeration; a
         streamed query's arrays are read-only memory maps of files kept alive by
-        ``certificate.store``) or the tree (the branch and bound).  The release
-        0.3 names ``packed``, ``witnesses``, ``bounds``, ``lowers``,
-        ``settlement``, ``methods``, ``evidence``, ``exact_witnesses``, ``store``
-        and ``tree`` are read-only properties over it.
-    rank : int
-    fingerprint : str
-        SHA-256 of the inputs (Phi, U_K, features).
-    K : int
-        Number of columns of ``U_K``.
-    features : {"none", "bias", "array"}
-        The features the objective was computed with.
+        ``certificate.store``) or the tree (the branch and bound).
+    problem : ProblemId
+        Which problem it answers: objective, ``K``, rank, features, fingerprint.
+    stats : SearchStats
+        How the run went: strategy, counts, and why it stopped (``stats.stop``).
     notes : tuple of str
-        Near-ties, solver failures and other remarks.
-    strategy : {"enumerate", "branch-and-bound"}
-        How the query was answered.
-    (branch and bound: ``n_patterns`` counts the chambers solved or found empty)
-    n_nodes : int
-        Branch and bound only: nodes created.
+        Near-ties, solver failures and other remarks (:attr:`remarks`).
+
+    The release 0.3 names (``packed``, ``witnesses``, ``bounds``, ``lowers``, ``settlement``,
+    ``methods``, ``evidence``, ``exact_witnesses``, ``store``, ``tree``; ``objective``, ``K``, ``rank``,
+    ``features``, ``features_sha256``, ``fingerprint``; ``strategy``, ``n_patterns``, ``n_exact``,
+    ``n_bound``, ``n_pruned``, ``n_nodes``) are read-only properties over these, for one release.
     """
 
     theta: np.ndarray
@@ -188,22 +239,26 @@ class NeuronResult:
     alpha: float
     certified: bool
     pattern: np.ndarray
-    objective: str
-    n_patterns: int
-    n_exact: int
-    n_bound: int
-    n_pruned: int
     seconds: dict
     tol: float
     certificate: Certificate = field(repr=False)
-    rank: int = 0
-    fingerprint: str = ""
+    problem: ProblemId = field(repr=False)
+    stats: SearchStats = field(repr=False)
     notes: tuple = ()
-    K: int = 0
-    features: str = "none"
-    features_sha256: str | None = None
-    strategy: str = "enumerate"
-    n_nodes: int = 0
+
+    # release 0.3's flat names, read-only over the groups (one release)
+    objective = property(lambda self: self.problem.objective, doc="``problem.objective``.")
+    K = property(lambda self: self.problem.K, doc="``problem.K``.")
+    rank = property(lambda self: self.problem.rank, doc="``problem.rank``.")
+    features = property(lambda self: self.problem.features, doc="``problem.features``.")
+    features_sha256 = property(lambda self: self.problem.features_sha256, doc="``problem.features_sha256``.")
+    fingerprint = property(lambda self: self.problem.fingerprint, doc="``problem.fingerprint``.")
+    strategy = property(lambda self: self.stats.strategy, doc="``stats.strategy``.")
+    n_patterns = property(lambda self: self.stats.n_patterns, doc="``stats.n_patterns``.")
+    n_exact = property(lambda self: self.stats.n_exact, doc="``stats.n_exact``.")
+    n_bound = property(lambda self: self.stats.n_bound, doc="``stats.n_bound``.")
+    n_pruned = property(lambda self: self.stats.n_pruned, doc="``stats.n_pruned``.")
+    n_nodes = property(lambda self: self.stats.n_nodes, doc="``stats.n_nodes``.")
 
     def _listed(self, name: str) -> Any:
         """A field of the pattern certificate; for a tree, what release 0.3 held there (empty)."""
@@ -242,13 +297,6 @@ class NeuronResult:
         if not self.certified:
             return Status.NOT_CERTIFIED
         return Status.OPTIMAL if self.alpha >= 1 else Status.CERTIFIED
-
-    @property
-    def stats(self) -> SearchStats:
-        """The run's strategy, counts and timings, grouped."""
-        return SearchStats(strategy=self.strategy, n_patterns=self.n_patterns, n_exact=self.n_exact,
-                           n_bound=self.n_bound, n_pruned=self.n_pruned, n_nodes=self.n_nodes,
-                           timings=self.timings)
 
     @property
     def lower(self) -> float:

@@ -34,6 +34,7 @@ def test_enumeration_stopped_in_the_bound_phase_is_valid_and_not_certified():
     assert res.strategy == "enumerate" and not res.certified and res.n_patterns == full.n_patterns
     assert res.upper_bound == memory.TRIVIAL_BOUND and 0 < res.value <= full.value + 1e-12
     assert any(n.startswith("enumeration stopped by max_seconds in the bound phase") for n in res.notes)
+    assert res.stats.stop == "time" and full.stats.stop == "settled"  # the reason is a field; notes are remarks
     rep = rg.verify(res.to_dict(), Phi, U)
     assert rep.valid and not rep.certified and rep.upper_bound <= res.upper_bound + 1e-7
 
@@ -71,6 +72,7 @@ def test_enumeration_stopped_in_the_exact_phase_keeps_the_open_bounds():
     rep = rg.verify(res.to_dict(), Phi, U)
     assert rep.valid and rep.certified == res.certified
     assert stopped and not res.certified, "this instance needs more than one exact round (pick another seed)"
+    assert res.stats.stop == "time"
 
 
 def test_a_named_enumeration_takes_a_budget_on_the_command_line(tmp_path, capsys):
@@ -119,3 +121,20 @@ def test_the_command_line_budget_includes_writing_the_certificate(tmp_path, caps
         assert code == 3 and json.loads(capsys.readouterr().out)["strategy"] == "branch-and-bound"
         assert wall <= 4 + 2.0, (name, wall)
         assert (tmp_path / name).stat().st_size > 0
+
+
+def test_the_streamed_enumeration_stopped_in_its_exact_phase_says_so_in_stats():
+    """The streamed search's stop reason is the same field: ``stats.stop == "time"`` with its note; the
+    certificate stays valid and not certified."""
+    from relu_gating.search._stream.run import stream_best_neuron
+    from relu_gating.search.objectives import make_objective
+
+    Phi, U = _instance(60, 2, seed=3)
+    obj = make_objective(Phi, U, "bias")
+    res = stream_best_neuron(obj, alpha=1.0, method="auto", chunk_size=8192, batch_size=1, tol=1e-9, executor=None,
+                             progress=False, memory=2**30, deadline=_AfterCalls(2))  # one exact round
+    stopped = any(n.startswith("enumeration stopped by max_seconds in the exact phase") for n in res.notes)
+    assert stopped and not res.certified, "this instance needs more than one exact round (pick another seed)"
+    assert res.stats.stop == "time" and res.stats.strategy == "enumerate"
+    rep = rg.verify(res.to_dict(), Phi, U)
+    assert rep.valid and not rep.certified

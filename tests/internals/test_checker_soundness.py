@@ -295,7 +295,7 @@ def test_near_duplicates_no_accepted_bound_beaten_by_an_exact_interior_point(see
     whose witness has exact objective 0.194), and a certified answer is at least every witness."""
     from relu_gating.checker._bounds import prove
     from relu_gating.checker._problem import state_problem
-    from relu_gating.checker._read import parse_patterns
+    from relu_gating.checker._read_patterns import parse_patterns
 
     Phi, U = _near_duplicates(seed)
     d = json.loads(json.dumps(best_neuron(Phi, U).to_dict()))

@@ -18,7 +18,7 @@ from relu_gating.search._enum.store import SCAN, PatternStore
 from relu_gating.search._exact.polish import polish_theta
 from relu_gating.search._value import confirmed, reported_value
 from relu_gating.search.objectives import Objective, containment_remark, normalized_theta
-from relu_gating.search.result import NeuronResult, PatternCertificate
+from relu_gating.search.result import NeuronResult, PatternCertificate, ProblemId, SearchStats
 from relu_gating.search.state import BOUND, EXACT, PRUNED, UNSETTLED
 
 __all__ = ["finish", "raise_claims"]
@@ -133,12 +133,13 @@ def _final_scan(store: PatternStore, z: np.ndarray | None, value: float) -> dict
 
 def finish(obj: Objective, store: PatternStore, best_theta: np.ndarray | None, best_index: int, *, notes: Iterable[str],
            methods: dict, evidence: dict, exact_witnesses: dict, alpha: float, tol: float, key: str, seconds: dict,
-           resumed: bool = False, tail: Iterable[str] = ()) -> NeuronResult:
+           resumed: bool = False, tail: Iterable[str] = (), stop: str = "settled") -> NeuronResult:
     """The :class:`NeuronResult` of a search whose patterns are in ``store`` (lent to the result,
     not copied) and whose incumbent is ``best_theta`` in pattern ``best_index``.
 
     ``notes`` are the search's (repeats dropped), ``resumed`` adds that it resumed from a
-    checkpoint, ``tail`` ends the notes; ``evidence`` is changed in place.
+    checkpoint, ``tail`` ends the notes, ``stop`` is why the search ended (``"time"``: stopped by
+    ``max_seconds``; :data:`relu_gating.search.result.STOP_REASONS`); ``evidence`` is changed in place.
     """
     notes = list(dict.fromkeys(notes))
     evaluated = True
@@ -168,12 +169,13 @@ def finish(obj: Objective, store: PatternStore, best_theta: np.ndarray | None, b
     cols, keep = store.lend()
     return confirmed(obj, NeuronResult(
         theta=theta, value=float(value), upper_bound=upper, alpha=float(alpha),
-        certified=bool(value >= alpha * upper - tol) and evaluated, pattern=pattern, objective=obj.kind,
-        n_patterns=int(store.N), n_exact=sc["exact"], n_bound=sc["bound"], n_pruned=sc["pruned"],
-        seconds=seconds, tol=float(tol),
+        certified=bool(value >= alpha * upper - tol) and evaluated, pattern=pattern, seconds=seconds, tol=float(tol),
         certificate=PatternCertificate(packed=cols["packed"], witnesses=cols["witnesses"], bounds=cols["upper"],
                                        lowers=cols["lower"], settlement=cols["status"], methods=dict(methods),
                                        evidence=dict(evidence), exact_witnesses=dict(exact_witnesses), store=keep),
-        rank=int(obj.rank), fingerprint=key, notes=tuple(notes), K=int(obj.U_K.shape[1]), features=obj.features,
-        features_sha256=obj.features_sha256,
+        notes=tuple(notes),
+        problem=ProblemId(obj.kind, K=int(obj.U_K.shape[1]), rank=int(obj.rank), features=obj.features,
+                          features_sha256=obj.features_sha256, fingerprint=key),
+        stats=SearchStats("enumerate", n_patterns=int(store.N), n_exact=sc["exact"], n_bound=sc["bound"],
+                          n_pruned=sc["pruned"], stop=stop),
     ))

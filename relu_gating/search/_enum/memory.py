@@ -144,7 +144,7 @@ def enumerate_in_memory(obj: Objective, options: Any, *, alpha: float, tol: floa
             f"chambers still open (alpha reached below)"] if stopped else []
     return finish(obj, store, state.best_theta, state.best_index, notes=state.notes, methods=state.methods,
                   evidence=state.evidence, exact_witnesses=getattr(patterns, "exact_witnesses", None) or {},
-                  alpha=alpha, tol=tol, key=key, resumed=resumed, tail=tail,
+                  alpha=alpha, tol=tol, key=key, resumed=resumed, tail=tail, stop="time" if stopped else "settled",
                   seconds={"enumerate": t_enum - t0, "bounds": t_bounds - t_enum, "solve": t_solve - t_bounds,
                            "total": time.perf_counter() - t0})
 

@@ -157,7 +157,7 @@ def stream_best_neuron(obj: Objective, *, alpha: float, method: str, chunk_size:
              "chambers still open"] if early else []
     res = finish(obj, store, best.theta, best.index, notes=state["notes"], methods=state["methods"],
                  evidence=state["evidence"], exact_witnesses=dict(sorted(info["exact"].items())), alpha=alpha,
-                 tol=tol, key=key, seconds=seconds, tail=tail)
+                 tol=tol, key=key, seconds=seconds, tail=tail, stop="time" if early else "settled")
     res.seconds["total"] = time.perf_counter() - t0
     return res
 

@@ -17,7 +17,7 @@ from relu_gating.search.bnb._chamber import UNPROVEN_NOTE
 from relu_gating.search.bnb._tree_build import count_kinds, to_nodes
 from relu_gating.search.proofs import exact_rank
 from relu_gating.search.objectives import Objective, containment_remark, make_objective, with_rank
-from relu_gating.search.result import NeuronResult, TreeCertificate
+from relu_gating.search.result import NeuronResult, ProblemId, SearchStats, TreeCertificate
 
 __all__ = ["branch_and_bound"]
 
@@ -28,7 +28,8 @@ SEED_RANDOM = 10_000
 def branch_and_bound(Phi: Any, U_K: Any, *, features: Any = "bias", alpha: float = 1.0, method: str = "auto",
                      tol: float = 1e-9, max_seconds: float | None = None, progress: bool | None = False,
                      seed: int = 0, executor: Any = None, lifted: bool = True,
-                     deadline: float | None = None, writes: str | None = None, workers: int | None = None) -> NeuronResult:
+                     deadline: float | None = None, writes: str | None = None, workers: int | None = None,
+                     starts: Any = None) -> NeuronResult:
     """Certified best neuron by branch and bound; the certificate is the search tree.
 
     Same problem and result type as :func:`relu_gating.best_neuron` (which dispatches here for
@@ -47,6 +48,10 @@ def branch_and_bound(Phi: Any, U_K: Any, *, features: Any = "bias", alpha: float
     ``deadline`` (a ``time.perf_counter()`` time, for :class:`relu_gating.search.strategy.BranchAndBound`)
     replaces ``max_seconds`` by an end fixed by the caller, whose call began earlier; ``writes``
     (``"json"`` or ``"npz"``): the caller writes the certificate after, within that budget.
+    ``starts`` (array_like, shape (k, m)): neurons tried first for the incumbent, each after a few
+    fixed-gating ascent steps under this query's objective, its value recomputed (a greedy layer
+    passes the previous step's candidates, issue 39); like every incumbent they only help pruning.
+    The result's ``certificate.candidates`` holds the best neurons of distinct patterns the search met.
     """
     t0 = time.perf_counter()
     from relu_gating.search.options import check_max_seconds
@@ -58,7 +63,7 @@ def branch_and_bound(Phi: Any, U_K: Any, *, features: Any = "bias", alpha: float
         raise InputError(f"lifted must be True or False, got {lifted!r}")
     search = Search(obj, float(alpha), float(tol), method, seed, lifted)
     search.writes = writes
-    _seed_incumbent(search, obj, seed)
+    _seed_incumbent(search, obj, seed, _starts(starts, obj.Phi.shape[1]))
     if deadline is None and max_seconds is not None:
         deadline = t0 + max_seconds
     from relu_gating.search.bnb._parallel import run_executor, run_parallel
@@ -72,11 +77,33 @@ def branch_and_bound(Phi: Any, U_K: Any, *, features: Any = "bias", alpha: float
         return _result(obj, search, why, float(alpha), float(tol), time.perf_counter() - t0, ex)
 
 
-def _seed_incumbent(search: Search, obj: Objective, seed: int = 0) -> None:
-    """A first incumbent from random neurons and fixed-gating local search (uncertified, only
-    lower bounds: they can only help pruning)."""
-    from relu_gating.search.baselines import local_search, random_search
+def _starts(starts: Any, m: int) -> np.ndarray:
+    """``starts`` as a finite float array of shape (k, m) (k = 0 for None), or InputError."""
+    if starts is None:
+        return np.zeros((0, m))
+    try:
+        arr = np.array(starts, dtype=float)
+    except (TypeError, ValueError):
+        raise InputError(f"starts must be an array of neurons of shape (k, {m}), got {type(starts).__name__}") from None
+    arr = arr.reshape(1, -1) if arr.ndim == 1 else arr
+    if arr.ndim != 2 or arr.shape[1] != m or not np.isfinite(arr).all():
+        raise InputError(f"starts must be a finite array of neurons of shape (k, {m}), got shape {np.shape(starts)}")
+    return arr
 
+
+def _seed_incumbent(search: Search, obj: Objective, seed: int = 0, starts: Any = ()) -> None:
+    """A first incumbent from ``starts`` (each ascended), random neurons and fixed-gating local
+    search (uncertified, only lower bounds: they can only help pruning)."""
+    from relu_gating.search._exact.pilot import ascend
+    from relu_gating.search.baselines import local_search, random_search
+    from relu_gating.search.objectives import neuron_values
+
+    if len(starts):
+        vals = np.nan_to_num(neuron_values(obj, starts), nan=-np.inf)
+        for theta, v in zip(starts, vals):
+            search._take(theta, float(v))
+            if np.isfinite(v):
+                search._take(*ascend(obj, theta, float(v)))
     features = obj.stated_features
     for res in (random_search(obj.Phi, obj.U_K, features=features, n_samples=SEED_RANDOM, seed=seed),
                 local_search(obj.Phi, obj.U_K, features=features, n_starts=20, max_iter=30, seed=seed)):
@@ -123,11 +150,11 @@ def _result(obj: Objective, search: Search, why: str, alpha: float, tol: float, 
 
     return confirmed(obj, NeuronResult(
         theta=theta, value=value, upper_bound=upper, alpha=alpha, certified=bool(value >= alpha * upper - tol) and refused is None,
-        pattern=obj.Phi @ theta > 0, objective=obj.kind, n_patterns=kinds["c"] + kinds["x"], n_exact=kinds["c"],
-        n_bound=kinds["b"], n_pruned=kinds["x"], seconds={"total": seconds, "bound": search.stats["t_bound"],
-                                                          "lp": search.stats["t_lp"],
-                                                          "chambers": search.stats["t_chamber"]},
-        tol=tol, certificate=TreeCertificate({"nodes": nodes, "stats": stats}), rank=obj.rank, notes=tuple(notes),
-        K=int(obj.U_K.shape[1]), features=obj.features, features_sha256=obj.features_sha256,
-        strategy="branch-and-bound", n_nodes=int(search.stats["nodes"]),
+        pattern=obj.Phi @ theta > 0, seconds={"total": seconds, "bound": search.stats["t_bound"],
+                                              "lp": search.stats["t_lp"], "chambers": search.stats["t_chamber"]},
+        tol=tol, certificate=TreeCertificate({"nodes": nodes, "stats": stats}, search.candidates()), notes=tuple(notes),
+        problem=ProblemId(obj.kind, K=int(obj.U_K.shape[1]), rank=obj.rank, features=obj.features,
+                          features_sha256=obj.features_sha256),
+        stats=SearchStats("branch-and-bound", n_patterns=kinds["c"] + kinds["x"], n_exact=kinds["c"], n_bound=kinds["b"],
+                          n_pruned=kinds["x"], n_nodes=int(search.stats["nodes"]), stop=why),
     ))

@@ -1,7 +1,10 @@
 """The branch and bound's incumbent: the best neuron found so far, and when it settles a bound (private).
 
 A mixin of :class:`relu_gating.search.bnb._search.Search`: it uses ``obj``, ``alpha``, ``tol``,
-``best_value`` and ``best_theta``.  Every value is recomputed from ``relu(Phi theta)``.
+``best_value`` and ``best_theta``.  Every value is recomputed from ``relu(Phi theta)``.  It also
+keeps :attr:`Incumbent.pool`, the best neurons of distinct patterns it was offered (at most
+:data:`POOL`): a greedy layer's next step starts from them (issue 39; they are only candidates there,
+rescored under that step's features).
 """
 
 from __future__ import annotations
@@ -13,7 +16,10 @@ import numpy as np
 from relu_gating.search._exact.pilot import ascend
 from relu_gating.search.objectives import neuron_values
 
-__all__ = ["Incumbent"]
+__all__ = ["Incumbent", "POOL"]
+
+#: Neurons of distinct patterns kept in :attr:`Incumbent.pool`.
+POOL = 16
 
 
 class Incumbent:
@@ -35,9 +41,27 @@ class Incumbent:
 
     def _take(self, theta: np.ndarray, value: float) -> None:
         """``theta`` becomes the incumbent if its value (recomputed from ``relu(Phi theta)`` by the
-        caller) is better."""
+        caller) is better; it enters the pool if it beats the pool's worst pattern."""
         if value > self.best_value:
             self.best_value, self.best_theta = float(value), np.asarray(theta, dtype=float).copy()
+        self._pool(theta, value)
+
+    def _pool(self, theta: np.ndarray, value: float) -> None:
+        """Keep ``theta`` among the :data:`POOL` best neurons of distinct patterns offered."""
+        pool: dict = self.__dict__.setdefault("pool", {})
+        if not np.isfinite(value) or (len(pool) >= POOL and value <= min(v for v, _ in pool.values())):
+            return
+        key = (self.obj.Phi @ theta > 0).tobytes()
+        if key in pool and pool[key][0] >= value:
+            return
+        pool[key] = (float(value), np.asarray(theta, dtype=float).copy())
+        if len(pool) > POOL:
+            del pool[min(pool, key=lambda k: pool[k][0])]
+
+    def candidates(self) -> np.ndarray:
+        """The pool's neurons, best first, shape (k, m)."""
+        pool = sorted(self.__dict__.get("pool", {}).values(), key=lambda vt: -vt[0])
+        return np.array([t for _, t in pool]).reshape(len(pool), self.obj.Phi.shape[1])
 
     def ascend(self, thetas: np.ndarray, steps: int = 3) -> None:
         """Offer the best of ``thetas`` after a few fixed-gating ascent steps from it
