@@ -118,11 +118,14 @@ def greedy_rate() -> str:
         steps = [r for r in d["tables"]["steps"] if r["t"]]
         imp = {s: max(r["kappa_implied"] for r in steps if r["seed"] == s) for s in {r["seed"] for r in steps}}
         for k in d["tables"]["kappa"]:
+            gap = (f"{k['lambda_K']:.4g} / {k['lambda_K1']:.4g} ({k['rel_gap']:.0%})" if "rel_gap" in k else "-")
             rows.append(["quick" if quick else "full", k["seed"], k["n"], k["K"],
+                         d["params"].get("n_neighbors") or 10, gap,
                          f"[{k['kappa_lower']:.4g}, {k['kappa_upper']:.4g}]", f"{k['rel_width']:.1%}",
                          k["closed_5pct"], k["why_open"] or "-", f"{imp[k['seed']]:.3g}",
                          f"{k['informative_4K2kappa2_over_n']:.3g}", k["spectral_ties"] or "-"])
-    return _table(["run", "seed", "n", "K", "kappa(U_K) interval", "relative width", "closed to 5%",
+    return _table(["run", "seed", "n", "K", "kNN neighbours", "lambda_K / lambda_(K+1) (relative gap)",
+                   "kappa(U_K) interval", "relative width", "closed to 5%",
                    "why open", "Lemma 5.9 lower end", "4 K^2 kappa^2 / n", "spectral tie"], rows)
 
 
@@ -257,29 +260,93 @@ def depth() -> str:
     return "\n".join(out).strip()
 
 
+def _cases(sub: str, pattern: str) -> list[dict]:
+    """The saved per-case files of ``benchmarks/results/SUB`` (each: provenance, args, rows or row)."""
+    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted((RESULTS / sub).glob(pattern))]
+
+
+def _provenance_line(cases: list[dict]) -> str:
+    """Commits, commands, dates and loads of a set of per-case files."""
+    pv = [c["provenance"] for c in cases]
+    commits = sorted({(p.get("commit") or "-")[:9] + (" (dirty)" if p.get("dirty") else "") for p in pv})
+    cmds = sorted({p.get("command", "-") for p in pv})
+    loads = [x for p in pv for x in (p.get("load_start") or [None])[:1] + (p.get("load_end") or [None])[:1] if x]
+    dates = sorted(p.get("date") or "-" for p in pv)
+    return (f"{len(cases)} cases saved at commit(s) {', '.join(commits)}, {dates[0][:16]} to {dates[-1][:16]} UTC, "
+            f"load (1 min) {min(loads):.1f}-{max(loads):.1f}; command(s): " + "; ".join(f"`{c}`" for c in cmds))
+
+
 def kappa_n() -> str:
-    """kappa against n (``benchmarks/kappa_n.py``): certified intervals per family and n, over seeds."""
-    path = RESULTS / "experiments_kappa_n" / "kappa_n.json"
-    if not path.exists():
+    """kappa against n (``benchmarks/kappa_n.py``): certified intervals per family, d and n, over seeds."""
+    cases = _cases("experiments_kappa_n", "*_d*_n*_s*.json")
+    if not cases:
         return "(no saved run)"
-    d = json.loads(path.read_text(encoding="utf-8"))
+    allr = [r for c in cases for r in c["rows"]]
     rows = []
-    for fam, what in dict.fromkeys((r["family"], r["what"]) for r in d["rows"]):
-        for n in sorted({r["n"] for r in d["rows"] if r["family"] == fam and r["what"] == what}):
-            sel = [r for r in d["rows"] if r["family"] == fam and r["what"] == what and r["n"] == n]
+    for fam, d, what in sorted(dict.fromkeys((r["family"], r["d"], r["what"]) for r in allr)):
+        for n in sorted({r["n"] for r in allr if (r["family"], r["d"], r["what"]) == (fam, d, what)}):
+            sel = sorted((r for r in allr if (r["family"], r["d"], r["what"], r["n"]) == (fam, d, what, n)),
+                         key=lambda r: r["seed"])
             ex = [r["explicit_upper"] for r in sel if r.get("explicit_upper")]
-            rows.append([fam, what, n, ", ".join(str(r["seed"]) for r in sel),
+            rows.append([fam, d, what, n, ", ".join(str(r["seed"]) for r in sel),
                          "; ".join(f"[{r['lower']:.3g}, {r['upper']:.3g}]" for r in sel),
                          f"{min(r['lower'] for r in sel):.3g}", f"{max(r['upper'] for r in sel):.3g}",
-                         f"{min(ex):.3g}-{max(ex):.3g}" if ex else "-",
-                         all(r["norms_closed"] for r in sel), f"{statistics.median(r['seconds'] for r in sel):.0f}"])
-    pv = d.get("provenance") or {}
-    cmds = d.get("commands") or [pv.get("command", "-")]
-    return (" then ".join(f"`{c}`" for c in cmds) + f" at {(pv.get('commit') or '-')[:9]}, last row saved "
-            f"{(pv.get('date') or '-')[:16]} (rows saved as they came; d = 2):\n\n"
-            + _table(["family", "quantity", "n", "seeds", "certified interval per seed", "smallest lower end",
-                      "largest upper end", "Example 5.12 explicit upper end", "every norm closed to tol",
-                      "median seconds"], rows))
+                         f"{max((r['upper'] - r['lower']) / r['upper'] for r in sel):.0%}",
+                         "; ".join(f"{r['upper_parts']['basis']:.3g}" for r in sel),
+                         f"{min(ex):.3g}-{max(ex):.3g}" if ex else "-", all(r["norms_closed"] for r in sel)])
+    return (_provenance_line(cases) + ":\n\n"
+            + _table(["family", "d", "quantity", "n", "seeds", "certified interval per seed", "smallest lower end",
+                      "largest upper end", "widest (upper - lower) / upper", "Cauchy-Schwarz upper end per seed",
+                      "Example 5.12 explicit upper end", "every norm closed to tol"], rows))
+
+
+def kappa_speed() -> str:
+    """The variation norm's rounds and CPU seconds to close against n, from the kappa-against-n cases."""
+    cases = _cases("experiments_kappa_n", "*_d*_n*_s*.json")
+    if not cases:
+        return "(no saved run)"
+    allr = [r for c in cases for r in c["rows"]]
+    rows = []
+    for d, n in sorted({(r["d"], r["n"]) for r in allr}):
+        sel = [r for r in allr if (r["d"], r["n"]) == (d, n)]
+        rounds = [x for r in sel for x in r["rounds"]]
+        cpu = [r["cpu_seconds"] / len(r["rounds"]) for r in sel]
+        rows.append([d, n, f"{statistics.median(r['patterns'] for r in sel):,.0f}", len(rounds),
+                     f"{statistics.median(rounds):g}", max(rounds), f"{statistics.median(cpu):.3g}",
+                     f"{max(cpu):.3g}", f"{statistics.median(r['seconds'] / len(r['rounds']) for r in sel):.0f}",
+                     sum(not r["norms_closed"] for r in sel)])
+    return _table(["d", "n", "chambers", "norms computed", "median master rounds", "most rounds",
+                   "median CPU seconds per norm", "most CPU seconds per norm", "median wall seconds per norm",
+                   "brackets with a norm left open"], rows)
+
+
+def _per_seed(sel: list[dict], s: float, key: str = "t_needed") -> str:
+    """``key`` at target ``s`` for each case of ``sel`` ("-": not reached, or ``s`` below ``2 eps``)."""
+    return " / ".join("-" if s not in r["targets"] or r[key][r["targets"].index(s)] is None
+                      else f"{r[key][r['targets'].index(s)]:.3g}" for r in sel)
+
+
+def example512() -> str:
+    """Example 5.12 across n (``benchmarks/example512_n.py``): neurons to reach s against the predictions."""
+    cases = _cases("experiments_example512", "n*_s*.json")
+    if not cases:
+        return "(no saved run)"
+    allr = [c["row"] for c in cases]
+    show = (0.3, 0.2, 0.1, 0.05)
+    rows = []
+    for n in sorted({r["n"] for r in allr}):
+        sel = sorted((r for r in allr if r["n"] == n), key=lambda r: r["seed"])
+        rows.append([n, ", ".join(str(r["seed"]) for r in sel),
+                     f"{min(r['epsilon'] for r in sel):.2g}-{max(r['epsilon'] for r in sel):.2g}",
+                     f"{min(r['omega_max'] for r in sel):.3g}-{max(r['omega_max'] for r in sel):.3g}",
+                     *[_per_seed(sel, s) for s in show], _per_seed(sel, 0.1, "t_pred_example"),
+                     _per_seed(sel, 0.1, "t_pred_kappa_chi"),
+                     f"{min(r['alpha_eff'] for r in sel):.7f}", all(r["certified"] for r in sel)])
+    return (_provenance_line(cases) + ":\n\n"
+            + _table(["n", "seeds", "eps", "max omega_c", *[f"neurons to s = {s:g} (per seed)" for s in show],
+                      "Example 5.12's count at s = 0.1 (16 K^3 max omega^2 / (alpha s^2))",
+                      "Thm 5.10's count at s = 0.1 with the explicit kappa(chi)", "smallest alpha_eff",
+                      "every step certified"], rows))
 
 
 def variation_speed() -> str:
@@ -296,10 +363,124 @@ def variation_speed() -> str:
                       "seconds", "CPU seconds", "load (1 min)"], rows))
 
 
+def _prov_line(pv: dict) -> str:
+    ld = pv.get("load_start"), pv.get("load_end")
+    load_ = (f"{ld[0][0]:.1f} -> {ld[1][0]:.1f}" if None not in ld else f"{ld[1][0]:.1f}" if ld[1] else "-")
+    return (f"`{pv.get('command', '-')}` at {(pv.get('commit') or '-')[:9]}"
+            f"{' (dirty)' if pv.get('dirty') else ''}, {(pv.get('date') or '-')[:16]}, load {load_}")
+
+
+def rates() -> str:
+    """``benchmarks/greedy_rates.py``: deficit exponents with t-intervals; Thm 5.13 and Thm 5.10 beside."""
+    sys.path.insert(0, str(HERE))
+    from greedy_rates import bound_violations, t_interval
+
+    path = RESULTS / "experiments_rates" / "rates.json"
+    if not path.exists():
+        return "(no saved run)"
+    d = json.loads(path.read_text(encoding="utf-8"))
+    groups: dict = {}
+    for r in d["runs"]:
+        groups.setdefault((r["family"], r["n"], r["K"], r["T"]), []).append(r)
+    rows, steps = [], []
+    for (fam, n, K, T), rs in groups.items():
+        sl = [r["slope_delta"] for r in rs if r["slope_delta"] is not None]
+        m, lo, hi = t_interval(sl) if sl else (math.nan, math.nan, math.nan)
+        s2 = [r["slope_s2"] for r in rs if r["slope_s2"] is not None]
+        m2, lo2, hi2 = t_interval(s2) if s2 else (math.nan, math.nan, math.nan)
+        cert = sum(r["steps_certified"] for r in rs), sum(len(r["steps"]) - 1 for r in rs)
+        pair = [r["pair"]["chosen"] for r in rs if r.get("pair")]
+        C = f"{max(p['C'] for p in pair):.3g} ({max(p['C'] for p in pair) / n:.2f} n)" if pair else "not computed"
+        eps = f"{max(p['eps'] for p in pair):.2g}" if pair else "-"
+        viol = sum(len(bound_violations(r)) for r in rs) if pair else "-"
+        st = [x for r in rs for x in r["steps"] if "s_fell" in x]
+        rem = (f"{sum(x['s_fell'] for x in st)} falls, {sum(x['s_fell'] and x['eta1_multiplicity_prev'] == 1 for x in st)}"
+               f" after a simple eta_1; {sum(x['eta1_multiplicity_prev'] > 1 for x in st)} steps after a multiple one, "
+               f"{sum(x['eta1_multiplicity_prev'] > 1 and not x['s_fell'] for x in st)} of them flat" if st else "not recorded")
+        rows.append([fam, n, K, T, ", ".join(str(r["seed"]) for r in rs), f"{m:.2f} [{lo:.2f}, {hi:.2f}]",
+                     f"{m2:.2f} [{lo2:.2f}, {hi2:.2f}]", f"{cert[0]}/{cert[1]}", C, eps, viol, rem])
+        for t in range(T + 1):
+            at = [r["steps"][t] for r in rs if t < len(r["steps"])]
+            if not at:
+                continue
+            dl = [a["delta"] for a in at]
+            rb = [a["rate_bound"] for a in at if "rate_bound" in a]
+            steps.append([fam, t, f"{statistics.median(dl):.3g} [{min(dl):.2g}, {max(dl):.2g}]",
+                          f"{statistics.median(a['kyfan_delta'] for a in at):.3g}",
+                          f"{statistics.median(a['eta_next2'] for a in at):.3g}",
+                          f"{statistics.median(rb):.3g} (applies in {sum(a['applies'] for a in at)}/{len(at)})"
+                          if rb else "-"])
+    cmds = "; ".join(_prov_line(c) for c in d["commands"])
+    return (cmds + "\n\n" + _table(["family", "n", "K", "T", "seeds", "exponent of delta_t (mean [95% t-interval])",
+                                     "exponent of s_t^2", "steps certified", "Thm 5.10 constant 4K^2kappa^2 (largest)",
+                                     "eps (largest)", "Thm 5.10 violations", "Rem 5.14: s_t fell only after a simple eta_1"], rows)
+            + "\n\n" + _table(["family", "t", "delta_t median [range]", "Thm 5.13: sum_(i>t) eta_i^2",
+                                "Thm 5.13: eta_(t+1)^2", "Thm 5.10 bound on delta_t (median; seeds with s_0..s_t >= 2 eps)"], steps))
+
+
+def best_layer() -> str:
+    """``benchmarks/best_layer.py``: best pair / triple found against greedy layers and Thm 5.13."""
+    out = []
+    for inst in ("moons", "line"):
+        path = RESULTS / "experiments_best_layer" / f"{inst}.json"
+        if not path.exists():
+            continue
+        d = json.loads(path.read_text(encoding="utf-8"))
+        rows = []
+        for r in d["rows"]:
+            g1 = r["greedy_alpha_1.0"]
+            rows.append([r["t"], f"{r['kyfan_upper']:.5f}", f"{r['best_found']:.5f}", f"{g1:.5f}",
+                         f"{r['greedy_alpha_0.9']:.5f}", f"{r['greedy_alpha_0.5']:.5f}",
+                         f"{r['best_found'] - g1:.2e}", f"{(d['K'] - g1) / (d['K'] - r['best_found']):.3f}"])
+        cert = ", ".join(f"alpha {k}: {'yes' if v['certified'] else 'no'}" for k, v in d["greedy"].items())
+        out.append(f"{d['data']}, n = {d['n']}, K = {d['K']}, from the bias (N_K = {d['N_K_H0']:.5f}); pool of "
+                   f"{d['pool']:,} neurons, beam {d['beam']}; greedy certified: {cert}; "
+                   + _prov_line(d["provenance"]) + ":\n\n"
+                   + _table(["t", "Thm 5.13 upper bound", "best layer found", "greedy alpha = 1 (certified)",
+                             "greedy alpha = 0.9", "greedy alpha = 0.5", "best found - greedy",
+                             "greedy deficit / best-found deficit"], rows))
+    return "\n\n".join(out) or "(no saved run)"
+
+
+def real_gap() -> str:
+    """``benchmarks/real_greedy_gap.py``: the best of N random neurons against the certified optimum."""
+    out = []
+    for path in sorted((RESULTS / "experiments_real").glob("*.json")):
+        d = json.loads(path.read_text(encoding="utf-8"))
+        Ns = sorted({int(k.split("_")[1]) for r in d["steps"] for k in r if k.endswith("_shortfall")})
+        rows = [[r["t"], f"{r['gain']:.4g}", f"{r['bound_G']:.4g}", r["certified"],
+                 *[f"{r[f'random_{N}_shortfall']:.1%}" for N in Ns]] for r in d["steps"]]
+        lay = [[f"best of {int(N):,} each step", f"{v[-1]:.4g}", f"{v[-1] / d['deficit'][-1]:.2f}"]
+               for N, v in d["sampled_layers"].items()]
+        out.append(f"{d['name']} PCA {d['dims']}, n = {d['n']}, K = {d['K']} (lambda_K / lambda_(K+1) = "
+                   f"{d['lambda_K']:.4g} / {d['lambda_K1']:.4g}), {len(d['steps'])} certified greedy steps from the bias "
+                   f"({d['greedy_cpu_seconds']:.0f} CPU seconds); " + _prov_line(d["provenance"]) + ":\n\n"
+                   + _table(["t", "certified gain", "certified bound on G*", "certified",
+                             *[f"best of {N:,} random: shortfall" for N in Ns]], rows)
+                   + f"\n\nLayer of {d['T']} neurons, final deficit (certified greedy: {d['deficit'][-1]:.4g}):\n\n"
+                   + _table(["layer", "final deficit", "/ certified greedy's"], lay))
+    return "\n\n".join(out) or "(no saved run)"
+
+
+def prop41() -> str:
+    """``benchmarks/prop41.py``: Prop 4.1's active-set limits on the certified greedy neurons."""
+    path = RESULTS / "experiments_best_layer" / "prop41.json"
+    if not path.exists():
+        return "(no saved run)"
+    d = json.loads(path.read_text(encoding="utf-8"))
+    rows = [[r["instance"], r["t"], r["active"], f"{r['N_K']:.4f}", f"{r['spectral']:.4f}", f"{r['leverage']:.4f}",
+             f"{r['tightness']:.3f}", f"{r['R']:.4g}", f"{r['lambda_min_AA']:.4g}", f"{r['lambda_B1']:.4g}",
+             "; ".join(r["violations"]) or "none"] for r in d["rows"]]
+    return (_prov_line(d["provenance"]) + ":\n\n"
+            + _table(["instance", "neuron t", "active rows", "N_K(h)", "spectral norm^2 of U_K[A,:]", "min(1, sum_A l_i)",
+                      "N_K(h) / spectral norm^2", "R(h)", "lambda_min(L_AA)", "lambda_(|B|+1)", "violations"], rows))
+
+
 BLOCKS: dict[str, Callable[[], str]] = {
     "runs": runs, "checks": checks, "greedy-rate": greedy_rate, "clusters": clusters,
     "graph-choice": graph_choice, "certification": certification, "alpha": alpha, "depth": depth,
-    "kappa-n": kappa_n, "variation-speed": variation_speed,
+    "kappa-n": kappa_n, "kappa-speed": kappa_speed, "example512": example512, "variation-speed": variation_speed,
+    "rates": rates, "best-layer": best_layer, "real-gap": real_gap, "prop41": prop41,
 }
 
 

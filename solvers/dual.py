@@ -291,18 +291,18 @@ def _sdp_data(red: _Reduced, margin: float) -> tuple[Any, np.ndarray, Any, np.nd
     Bd = np.zeros((d, d))
     Bd[np.arange(red.r), np.arange(red.r)] = 1.0
     D = red.Ar + margin * (np.eye(d) - Bd)  # slack >= margin on the seen ker B block
-    npair, nsvec = K.size, I.size
-    Ad = np.zeros((nsvec + npair, 1 + npair))
-    Ad[:nsvec, 0] = -(w * Bd[I, J])
-    Ad[:nsvec, 1:] = E.T
-    Ad[nsvec + np.arange(npair), 1 + np.arange(npair)] = -1.0
+    npair = K.size
+    # sparse: the sign block is -I (q = 400 cone rows make 80,200 pairs: dense, 48 GB)
+    top = sp.csc_matrix(np.hstack([-(w * Bd[I, J])[:, None], E.T]))
+    low = sp.hstack([sp.csc_matrix((npair, 1)), -sp.identity(npair, format="csc")], format="csc")
+    Ad = sp.vstack([top, low], format="csc")
     b = np.concatenate([-(w * D[I, J]), np.zeros(npair)])
     c = np.zeros(1 + npair)
     c[0] = 1.0
     P = sp.csc_matrix((np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(2 + npair, dtype=np.int64)),
                       shape=(1 + npair, 1 + npair))
     cones = [clarabel.PSDTriangleConeT(d), clarabel.NonnegativeConeT(npair)]
-    return P, c, sp.csc_matrix(Ad), b, cones
+    return P, c, Ad, b, cones
 
 
 def _solve_sdp(red: _Reduced, margin: float) -> tuple[np.ndarray | None, str]:

@@ -37,7 +37,37 @@ CERT_TOL = 1e-7
 STARTS = ("bias", "copy (Prop 3.3c)", "Prop 5.5")
 
 
-def _problem(n: int, K: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
+#: Smallest relative spectral gap ``(lambda_(K+1) - lambda_K) / lambda_(K+1)`` at which a K is used.
+REL_GAP = 0.05
+
+
+def laplacian_spectrum(n: int, seed: int, n_neighbors: int | None = None) -> np.ndarray:
+    """Eigenvalues (ascending) of the combinatorial Laplacian of the kNN graph of ``_problem``'s draw."""
+    from relu_gating.data.datasets import two_moons
+    from relu_gating.experiments._theory import dyadic
+    from relu_gating.spectral import laplacian, sample_graph
+
+    X = dyadic(two_moons(n, noise=0.1, seed=seed))
+    L = laplacian(sample_graph(X, kind="knn", n_neighbors=n_neighbors), kind="combinatorial")
+    return np.linalg.eigvalsh(L.toarray() if hasattr(L, "toarray") else np.asarray(L))
+
+
+def gap_K(spectra: list[np.ndarray], K: int, rel_gap: float = REL_GAP) -> int:
+    """The K nearest to ``K`` (the smaller on a draw) where every spectrum has a spectral gap.
+
+    A gap: ``lambda_(K+1) - lambda_K >= rel_gap * lambda_(K+1)``, so ``span(U_K)`` is fixed by the
+    graph (not by the eigensolver's choice inside an eigenspace) with some margin.  Raises
+    ``ValueError`` when no ``K`` qualifies.
+    """
+    m = min(ev.size for ev in spectra)
+    ok = [k for k in range(1, m) if all(ev[k] - ev[k - 1] >= rel_gap * abs(ev[k]) and ev[k] > 0 for ev in spectra)]
+    if not ok:
+        raise ValueError(f"no K in 1..{m - 1} has a relative spectral gap >= {rel_gap} in every draw")
+    return min(ok, key=lambda k: (abs(k - K), k))
+
+
+def _problem(n: int, K: int, seed: int, n_neighbors: int | None = None
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
     """Samples, ``Phi``, ``U_K`` and the spectral-tie warnings raised (recorded, not suppressed)."""
     from relu_gating.data.datasets import two_moons
     from relu_gating.data.io import InputData, resolve_problem
@@ -48,7 +78,7 @@ def _problem(n: int, K: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndar
     X = dyadic(two_moons(n, noise=0.1, seed=seed))  # exact identities in the starts: see dyadic
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", SpectralTieWarning)
-        prob = resolve_problem(InputData(path="<two_moons>", X=X), K=K)
+        prob = resolve_problem(InputData(path="<two_moons>", X=X), K=K, n_neighbors=n_neighbors)
     ties = [str(w.message) for w in caught if issubclass(w.category, SpectralTieWarning)]
     return X, prob.Phi, prob.U_K, ties
 
@@ -65,7 +95,8 @@ def _starts(X: np.ndarray, Phi: np.ndarray, U: np.ndarray, seed: int) -> dict[st
             STARTS[2]: column_basis(np.c_[np.maximum(exact_product(Phi, pl.Theta)[2], 0), one])}
 
 
-def _one_seed(n: int, K: int, T: int, seed: int, n_directions: int, refine: int) -> tuple[list, list, list, list]:
+def _one_seed(n: int, K: int, T: int, seed: int, n_directions: int, refine: int,
+              n_neighbors: int | None = None) -> tuple[list, list, list, list]:
     from relu_gating.coverage.bounds import ky_fan_limits
     from relu_gating.coverage.metrics import captured_features, coverage_gap
     from relu_gating.experiments._theory import closed_kappa
@@ -73,7 +104,8 @@ def _one_seed(n: int, K: int, T: int, seed: int, n_directions: int, refine: int)
     from relu_gating.search.options import EnumerateOptions
     from relu_gating.patterns import enumerate_patterns
 
-    X, Phi, U, ties = _problem(n, K, seed)
+    X, Phi, U, ties = _problem(n, K, seed, n_neighbors)
+    ev = laplacian_spectrum(n, seed, n_neighbors)
     pats = enumerate_patterns(Phi)
     t0 = time.perf_counter()
     kap, how = closed_kappa(U, Phi, patterns=pats, start=n_directions, max_directions=max(n_directions, 4 * K),
@@ -83,7 +115,8 @@ def _one_seed(n: int, K: int, T: int, seed: int, n_directions: int, refine: int)
             "n_directions": how["n_directions"], "refine": how["refine"],
             "paper_sqrtK_max": float(np.sqrt(K) * kap.basis_norms[:, 1].max()), "net_radius": kap.radius,
             "norms_closed": kap.certified, "seconds": time.perf_counter() - t0,
-            "spectral_ties": " | ".join(ties), "informative_4K2kappa2_over_n": 4 * K**2 * kap.upper**2 / n,
+            "spectral_ties": " | ".join(ties), "lambda_K": float(ev[K - 1]), "lambda_K1": float(ev[K]),
+            "rel_gap": float((ev[K] - ev[K - 1]) / ev[K]), "informative_4K2kappa2_over_n": 4 * K**2 * kap.upper**2 / n,
             **{f"norm_u{k + 1}_upper": float(kap.basis_norms[k, 1]) for k in range(K)}}
     NPhi, sPhi = captured_features(Phi, U), coverage_gap(Phi, U)
     steps, starts = [], []
@@ -97,6 +130,23 @@ def _one_seed(n: int, K: int, T: int, seed: int, n_directions: int, refine: int)
                        "alpha_eff": alpha})
         steps += step_rows(g, ky_fan_limits(H0, U), {"seed": seed, "start": name}, K, kap.upper, alpha)
     return steps, starts, [krow], []
+
+
+def _call_one_seed(a: tuple) -> tuple:
+    return _one_seed(*a)
+
+
+def _map_seeds(args: list[tuple]) -> list[tuple]:
+    """``_one_seed`` for each draw, in order; the draws are independent, so with more than one draw
+    they run in one process each (the results are the same, draw by draw; on a shared machine the draws
+    then finish together instead of one after the other)."""
+    workers = len(args)
+    if workers <= 1:
+        return [_one_seed(*a) for a in args]
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(_call_one_seed, args))
 
 
 def step_rows(g: Any, eta: Any, key: dict, K: int, kappa: float, alpha: float, eps: float = 0.0) -> list[dict]:
@@ -126,11 +176,16 @@ def step_rows(g: Any, eta: Any, key: dict, K: int, kappa: float, alpha: float, e
 def run(*, seed: int = 0, quick: bool = False) -> ExperimentResult:
     """Greedy deficits/gaps for several seeds and three starts, with Thm 5.10 / 5.13 and Prop 5.5 checked."""
     t0 = time.perf_counter()
-    p = ({"n": 8, "K": 2, "T": 3, "seeds": 2, "n_directions": 2, "refine": 0} if quick else
-         {"n": 14, "K": 3, "T": 5, "seeds": 3, "n_directions": 3, "refine": 0})
+    # kNN graphs of 3 / 4 neighbours: with the default 10 at n <= 14 the graph is nearly complete and its
+    # spectrum ties (lambda_3 = lambda_4 = 11 at n = 14), so U_K was the eigensolver's choice (issue 40)
+    p = ({"n": 8, "K_requested": 2, "T": 3, "seeds": 1, "n_directions": 2, "refine": 0, "n_neighbors": 3} if quick
+         else {"n": 14, "K_requested": 3, "T": 5, "seeds": 3, "n_directions": 3, "refine": 0, "n_neighbors": 4})
+    p["K"] = gap_K([laplacian_spectrum(p["n"], seed + s, p["n_neighbors"]) for s in range(p["seeds"])],
+                   p["K_requested"])
     steps, starts, kappas = [], [], []
-    for s in range(p["seeds"]):
-        st, sr, kr, _ = _one_seed(p["n"], p["K"], p["T"], seed + s, p["n_directions"], p["refine"])
+    args = [(p["n"], p["K"], p["T"], seed + s, p["n_directions"], p["refine"], p["n_neighbors"])
+            for s in range(p["seeds"])]
+    for st, sr, kr, _ in _map_seeds(args):
         steps += st
         starts += sr
         kappas += kr
@@ -139,7 +194,7 @@ def run(*, seed: int = 0, quick: bool = False) -> ExperimentResult:
         name="greedy-rate",
         title=f"Certified greedy coverage vs Thm 5.10 (computed kappa) and Thm 5.13, two moons n = {p['n']}, "
               f"K = {p['K']}",
-        params={"seed": seed, "quick": quick, "data": "two_moons(noise=0.1)", "graph": "knn",
+        params={"seed": seed, "quick": quick, "data": "two_moons(noise=0.1)", "graph": "knn", "rel_gap_min": REL_GAP,
                 "laplacian": "combinatorial", "alpha_requested": 1.0, "starts": list(STARTS), **p,
                 "data_seeds": [seed + s for s in range(p["seeds"])]},
         tables={"steps": steps, "starts": starts, "kappa": kappas}, checks=tuple(checks),
