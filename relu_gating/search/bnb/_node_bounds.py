@@ -107,7 +107,7 @@ class NodeBounds:
         self.stats["t_bound"] += time.perf_counter() - t0
         self.stats["n_bound"] += 1
         self.stats["nodes"] += 1
-        node = Node(signs, v, min(u, self.P.cap), z, depth)
+        node = Node(signs, v, self.P.cap if getattr(self, "chamber_leaves", False) else min(u, self.P.cap), z, depth)
         node.T = T
         return node
 
