@@ -260,29 +260,93 @@ def depth() -> str:
     return "\n".join(out).strip()
 
 
+def _cases(sub: str, pattern: str) -> list[dict]:
+    """The saved per-case files of ``benchmarks/results/SUB`` (each: provenance, args, rows or row)."""
+    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted((RESULTS / sub).glob(pattern))]
+
+
+def _provenance_line(cases: list[dict]) -> str:
+    """Commits, commands, dates and loads of a set of per-case files."""
+    pv = [c["provenance"] for c in cases]
+    commits = sorted({(p.get("commit") or "-")[:9] + (" (dirty)" if p.get("dirty") else "") for p in pv})
+    cmds = sorted({p.get("command", "-") for p in pv})
+    loads = [x for p in pv for x in (p.get("load_start") or [None])[:1] + (p.get("load_end") or [None])[:1] if x]
+    dates = sorted(p.get("date") or "-" for p in pv)
+    return (f"{len(cases)} cases saved at commit(s) {', '.join(commits)}, {dates[0][:16]} to {dates[-1][:16]} UTC, "
+            f"load (1 min) {min(loads):.1f}-{max(loads):.1f}; command(s): " + "; ".join(f"`{c}`" for c in cmds))
+
+
 def kappa_n() -> str:
-    """kappa against n (``benchmarks/kappa_n.py``): certified intervals per family and n, over seeds."""
-    path = RESULTS / "experiments_kappa_n" / "kappa_n.json"
-    if not path.exists():
+    """kappa against n (``benchmarks/kappa_n.py``): certified intervals per family, d and n, over seeds."""
+    cases = _cases("experiments_kappa_n", "*_d*_n*_s*.json")
+    if not cases:
         return "(no saved run)"
-    d = json.loads(path.read_text(encoding="utf-8"))
+    allr = [r for c in cases for r in c["rows"]]
     rows = []
-    for fam, what in dict.fromkeys((r["family"], r["what"]) for r in d["rows"]):
-        for n in sorted({r["n"] for r in d["rows"] if r["family"] == fam and r["what"] == what}):
-            sel = [r for r in d["rows"] if r["family"] == fam and r["what"] == what and r["n"] == n]
+    for fam, d, what in sorted(dict.fromkeys((r["family"], r["d"], r["what"]) for r in allr)):
+        for n in sorted({r["n"] for r in allr if (r["family"], r["d"], r["what"]) == (fam, d, what)}):
+            sel = sorted((r for r in allr if (r["family"], r["d"], r["what"], r["n"]) == (fam, d, what, n)),
+                         key=lambda r: r["seed"])
             ex = [r["explicit_upper"] for r in sel if r.get("explicit_upper")]
-            rows.append([fam, what, n, ", ".join(str(r["seed"]) for r in sel),
+            rows.append([fam, d, what, n, ", ".join(str(r["seed"]) for r in sel),
                          "; ".join(f"[{r['lower']:.3g}, {r['upper']:.3g}]" for r in sel),
                          f"{min(r['lower'] for r in sel):.3g}", f"{max(r['upper'] for r in sel):.3g}",
-                         f"{min(ex):.3g}-{max(ex):.3g}" if ex else "-",
-                         all(r["norms_closed"] for r in sel), f"{statistics.median(r['seconds'] for r in sel):.0f}"])
-    pv = d.get("provenance") or {}
-    cmds = d.get("commands") or [pv.get("command", "-")]
-    return (" then ".join(f"`{c}`" for c in cmds) + f" at {(pv.get('commit') or '-')[:9]}, last row saved "
-            f"{(pv.get('date') or '-')[:16]} (rows saved as they came; d = 2):\n\n"
-            + _table(["family", "quantity", "n", "seeds", "certified interval per seed", "smallest lower end",
-                      "largest upper end", "Example 5.12 explicit upper end", "every norm closed to tol",
-                      "median seconds"], rows))
+                         f"{max((r['upper'] - r['lower']) / r['upper'] for r in sel):.0%}",
+                         "; ".join(f"{r['upper_parts']['basis']:.3g}" for r in sel),
+                         f"{min(ex):.3g}-{max(ex):.3g}" if ex else "-", all(r["norms_closed"] for r in sel)])
+    return (_provenance_line(cases) + ":\n\n"
+            + _table(["family", "d", "quantity", "n", "seeds", "certified interval per seed", "smallest lower end",
+                      "largest upper end", "widest (upper - lower) / upper", "Cauchy-Schwarz upper end per seed",
+                      "Example 5.12 explicit upper end", "every norm closed to tol"], rows))
+
+
+def kappa_speed() -> str:
+    """The variation norm's rounds and CPU seconds to close against n, from the kappa-against-n cases."""
+    cases = _cases("experiments_kappa_n", "*_d*_n*_s*.json")
+    if not cases:
+        return "(no saved run)"
+    allr = [r for c in cases for r in c["rows"]]
+    rows = []
+    for d, n in sorted({(r["d"], r["n"]) for r in allr}):
+        sel = [r for r in allr if (r["d"], r["n"]) == (d, n)]
+        rounds = [x for r in sel for x in r["rounds"]]
+        cpu = [r["cpu_seconds"] / len(r["rounds"]) for r in sel]
+        rows.append([d, n, f"{statistics.median(r['patterns'] for r in sel):,.0f}", len(rounds),
+                     f"{statistics.median(rounds):g}", max(rounds), f"{statistics.median(cpu):.3g}",
+                     f"{max(cpu):.3g}", f"{statistics.median(r['seconds'] / len(r['rounds']) for r in sel):.0f}",
+                     sum(not r["norms_closed"] for r in sel)])
+    return _table(["d", "n", "chambers", "norms computed", "median master rounds", "most rounds",
+                   "median CPU seconds per norm", "most CPU seconds per norm", "median wall seconds per norm",
+                   "brackets with a norm left open"], rows)
+
+
+def _per_seed(sel: list[dict], s: float, key: str = "t_needed") -> str:
+    """``key`` at target ``s`` for each case of ``sel`` ("-": not reached, or ``s`` below ``2 eps``)."""
+    return " / ".join("-" if s not in r["targets"] or r[key][r["targets"].index(s)] is None
+                      else f"{r[key][r['targets'].index(s)]:.3g}" for r in sel)
+
+
+def example512() -> str:
+    """Example 5.12 across n (``benchmarks/example512_n.py``): neurons to reach s against the predictions."""
+    cases = _cases("experiments_example512", "n*_s*.json")
+    if not cases:
+        return "(no saved run)"
+    allr = [c["row"] for c in cases]
+    show = (0.3, 0.2, 0.1, 0.05)
+    rows = []
+    for n in sorted({r["n"] for r in allr}):
+        sel = sorted((r for r in allr if r["n"] == n), key=lambda r: r["seed"])
+        rows.append([n, ", ".join(str(r["seed"]) for r in sel),
+                     f"{min(r['epsilon'] for r in sel):.2g}-{max(r['epsilon'] for r in sel):.2g}",
+                     f"{min(r['omega_max'] for r in sel):.3g}-{max(r['omega_max'] for r in sel):.3g}",
+                     *[_per_seed(sel, s) for s in show], _per_seed(sel, 0.1, "t_pred_example"),
+                     _per_seed(sel, 0.1, "t_pred_kappa_chi"),
+                     f"{min(r['alpha_eff'] for r in sel):.7f}", all(r["certified"] for r in sel)])
+    return (_provenance_line(cases) + ":\n\n"
+            + _table(["n", "seeds", "eps", "max omega_c", *[f"neurons to s = {s:g} (per seed)" for s in show],
+                      "Example 5.12's count at s = 0.1 (16 K^3 max omega^2 / (alpha s^2))",
+                      "Thm 5.10's count at s = 0.1 with the explicit kappa(chi)", "smallest alpha_eff",
+                      "every step certified"], rows))
 
 
 def variation_speed() -> str:
@@ -415,8 +479,8 @@ def prop41() -> str:
 BLOCKS: dict[str, Callable[[], str]] = {
     "runs": runs, "checks": checks, "greedy-rate": greedy_rate, "clusters": clusters,
     "graph-choice": graph_choice, "certification": certification, "alpha": alpha, "depth": depth,
-    "kappa-n": kappa_n, "variation-speed": variation_speed, "rates": rates, "best-layer": best_layer,
-    "real-gap": real_gap, "prop41": prop41,
+    "kappa-n": kappa_n, "kappa-speed": kappa_speed, "example512": example512, "variation-speed": variation_speed,
+    "rates": rates, "best-layer": best_layer, "real-gap": real_gap, "prop41": prop41,
 }
 
 

@@ -21,9 +21,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -31,7 +34,32 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # this checkout's relu_gating
 
 
-def family(name: str, n: int, seed: int) -> dict:
+def _moons(n: int, d: int, seed: int) -> np.ndarray:
+    """Two moons (noise 0.1) in the plane; at ``d = 3`` a third coordinate of the same noise."""
+    from relu_gating.data.datasets import two_moons
+
+    X = two_moons(n, noise=0.1, seed=seed)
+    if d == 3:
+        X = np.c_[X, 0.1 * np.random.default_rng(seed + 10_000).standard_normal(n)]
+    return X
+
+
+def _clusters(n: int, d: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The clusters experiment's discs (d = 2) or balls (d = 3) of radius 0.4 at a unit triangle's vertices."""
+    from relu_gating.experiments.clusters import K, cluster_data
+
+    if d == 2:
+        return cluster_data(n, 0.4, seed)
+    rng = np.random.default_rng(seed)
+    ang = np.pi / 2 + 2 * np.pi * np.arange(K) / K
+    C = np.c_[np.cos(ang), np.sin(ang), np.zeros(K)]
+    lab = np.arange(n) % K
+    g = rng.standard_normal((n, 3))
+    r = 0.4 * rng.uniform(size=n) ** (1 / 3)  # uniform in the ball
+    return C[lab] + g / np.linalg.norm(g, axis=1, keepdims=True) * r[:, None], lab, C
+
+
+def family(name: str, n: int, seed: int, d: int = 2) -> dict:
     """``Phi``, the bases to bracket and (clusters) the explicit kappa(chi) upper end."""
     from relu_gating.experiments._theory import dyadic
     from relu_gating.layers.networks import layer_input
@@ -39,56 +67,89 @@ def family(name: str, n: int, seed: int) -> dict:
     from relu_gating.spectral.spectra import low_frequency_basis
 
     if name == "moons":
-        from relu_gating.data.datasets import two_moons
-
-        X = dyadic(two_moons(n, noise=0.1, seed=seed))
+        X = dyadic(_moons(n, d, seed))
         U = low_frequency_basis(laplacian(sample_graph(X, kind="knn", n_neighbors=8)), 4).U_K
         return {"Phi": layer_input(X), "bases": {"kappa(U_K)": U}, "explicit": None}
-    from relu_gating.experiments.clusters import K, chi_upper, cluster_data
+    from relu_gating.experiments.clusters import K, chi_upper, omegas
 
-    X, lab, W = cluster_data(n, 0.4, seed)
+    X, lab, W = _clusters(n, d, seed)
     X = dyadic(X)
     U = low_frequency_basis(laplacian(sample_graph(X, kind="gaussian", sigma=0.4)), K).U_K
     chi = np.stack([(lab == c) / np.sqrt(np.sum(lab == c)) for c in range(K)], axis=1)
     return {"Phi": layer_input(X), "bases": {"kappa(U_K)": U, "kappa(chi)": chi},
-            "explicit": float(np.sqrt(np.sum(chi_upper(X, lab, W) ** 2)))}
+            "explicit": float(np.sqrt(np.sum(chi_upper(X, lab, W) ** 2))),
+            "paper": float(2 * np.sqrt(K) * omegas(X, lab, W).max()),
+            "epsilon": float(np.linalg.norm(U - chi @ (chi.T @ U), 2))}
 
 
-def rows_for(name: str, n: int, seed: int, args: argparse.Namespace) -> list[dict]:
+def rows_for(name: str, n: int, seed: int, args: argparse.Namespace, d: int = 2,
+             on_row: Any = None) -> list[dict]:
+    """One row per bracketed basis of the case ``(name, d, n, seed)``; ``on_row(rows)`` after each."""
     from relu_gating.layers.variation import representability_constant
     from relu_gating.patterns import enumerate_patterns
 
-    f = family(name, n, seed)
+    f = family(name, n, seed, d)
+    t0 = time.perf_counter()
     pats = enumerate_patterns(f["Phi"])
+    t_pat = time.perf_counter() - t0
     out = []
     for what, B in f["bases"].items():
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         kap = representability_constant(B, f["Phi"], n_directions=args.directions, refine=args.refine,
-                                        tol=args.tol, patterns=pats, max_iter=args.max_iter)
-        row = {"family": name, "d": 2, "n": n, "seed": seed, "K": B.shape[1], "what": what, "lower": kap.lower,
-               "upper": kap.upper, "norms_closed": bool(kap.certified), "directions": int(kap.coefficients.shape[0]),
+                                        tol=args.tol, patterns=pats, max_iter=args.max_iter,
+                                        adaptive=args.adaptive, gap=args.gap)
+        row = {"family": name, "d": d, "n": n, "seed": seed, "K": B.shape[1], "what": what, "lower": kap.lower,
+               "upper": kap.upper, "upper_parts": kap.upper_parts, "norms_closed": bool(kap.certified),
+               "directions": int(kap.coefficients.shape[0]), "coefficients": kap.coefficients.tolist(),
+               "norms": kap.norms.tolist(), "rounds": [int(x) for x in kap.rounds],
+               "solve_seconds": [float(x) for x in kap.solve_seconds],
                "basis_norm_upper": [float(x) for x in kap.basis_norms[:, 1]], "patterns": int(pats.masks.shape[0]),
-               "seconds": time.perf_counter() - t0}
+               "pattern_seconds": t_pat, "seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - c0}
         if what == "kappa(chi)":
-            row["explicit_upper"] = f["explicit"]
+            row.update(explicit_upper=f["explicit"], paper_upper=f["paper"], epsilon=f["epsilon"])
             row["upper"] = min(row["upper"], f["explicit"])
         out.append(row)
-        print(f"{name} n={n} seed={seed} {what}: [{row['lower']:.4g}, {row['upper']:.4g}] "
-              f"({row['seconds']:.1f} s)", flush=True)
+        if on_row is not None:
+            on_row(out)
+        print(f"{name} d={d} n={n} seed={seed} {what}: [{row['lower']:.4g}, {row['upper']:.4g}] "
+              f"({row['seconds']:.1f} s, {len(row['rounds'])} norms, rounds {row['rounds']})", flush=True)
     return out
 
 
-def plot(path: str, png: str) -> None:
-    """kappa against n from a saved run: per family and quantity, the certified interval of each seed
-    (a band from the smallest lower end to the largest upper end over seeds, the seeds' intervals as bars)."""
-    from relu_gating.experiments._plotting import figure, label, save
+def case_path(out_dir: str, name: str, d: int, n: int, seed: int) -> Path:
+    """The JSON file of one case."""
+    return Path(out_dir) / f"{name}_d{d}_n{n}_s{seed}.json"
 
-    rows = json.loads(Path(path).read_text())["rows"]
-    fig, (ax,) = figure("Certified bounds on kappa against n (d = 2; bars: each seed's interval; band: all seeds)", 1,
-                        width=7.0)
-    keys = list(dict.fromkeys((r["family"], r["what"]) for r in rows))
+
+def _save(path: Path, before: dict, args: argparse.Namespace, rows: list[dict], done: bool = False) -> None:
+    """Write one case's file: the provenance from its start (load before and now), its rows so far."""
+    from relu_gating.experiments._base import provenance
+
+    prov = {**before, "load_start": before["load_end"], "load_end": provenance()["load_end"]}
+    path.write_text(json.dumps({"provenance": prov, "args": vars(args), "complete": done, "rows": rows}, indent=1))
+
+
+def _complete(path: Path) -> bool:
+    """A saved case with every quantity (files of older runs carry no flag: they were written complete)."""
+    return path.exists() and json.loads(path.read_text()).get("complete", True)
+
+
+def load_rows(out_dir: str) -> list[dict]:
+    """Every saved case's rows (each file: one ``(family, d, n, seed)``)."""
+    return [r for p in sorted(Path(out_dir).glob("*_d*_n*_s*.json")) for r in json.loads(p.read_text())["rows"]]
+
+
+def _panel(ax: Any, rows: list[dict], d: int) -> None:
+    """One dimension's panel: per family and quantity a band (smallest lower end to largest upper end over
+    seeds) with each seed's certified interval as a bar, and Example 5.12's explicit upper end."""
+    from matplotlib.ticker import NullFormatter
+
+    from relu_gating.experiments._plotting import label
+
+    sel_d = [r for r in rows if r["d"] == d]
+    keys = list(dict.fromkeys((r["family"], r["what"]) for r in sel_d))
     for j, (fam, what) in enumerate(keys):
-        sel = [r for r in rows if r["family"] == fam and r["what"] == what]
+        sel = [r for r in sel_d if r["family"] == fam and r["what"] == what]
         ns = sorted({r["n"] for r in sel})
         lo = [min(r["lower"] for r in sel if r["n"] == n) for n in ns]
         hi = [max(r["upper"] for r in sel if r["n"] == n) for n in ns]
@@ -96,13 +157,43 @@ def plot(path: str, png: str) -> None:
         ax.plot(ns, hi, marker="^", ls="--", color=line.get_color(), label=f"{fam}: {what}, upper ends (max)")
         ax.fill_between(ns, lo, hi, color=line.get_color(), alpha=0.15, lw=0)
         for r in sel:
-            x = r["n"] + 1.5 * (j - len(keys) / 2) + 0.6 * r["seed"]
-            ax.plot([x, x], [r["lower"], r["upper"]], color=line.get_color(), lw=1)
+            x = r["n"] * (1 + 0.025 * (j - len(keys) / 2) + 0.008 * r["seed"])
+            ax.plot([x, x], [r["lower"], r["upper"]], color=line.get_color(), lw=1.5)
         ex = [(r["n"], r["explicit_upper"]) for r in sel if r.get("explicit_upper")]
         if ex:
             ax.plot(*zip(*sorted(ex)), "x", color=line.get_color(), label=f"{fam}: Example 5.12's explicit upper end")
-    ax.set_xticks(sorted({r["n"] for r in rows}))
-    label(ax, "kappa(U_K) (moons K = 4, clusters K = 3) and kappa(chi), certified", "n (samples)", "kappa (unitless)")
+    ax.set_xscale("log")
+    ns = sorted({r["n"] for r in sel_d})
+    ax.set_xticks(ns, [str(n) for n in ns])
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    label(ax, f"d = {d}: certified kappa (moons K = 4, clusters K = 3)", "n (samples, log scale)", "kappa (unitless)")
+
+
+def plot(out_dir: str, png: str) -> None:
+    """kappa against n from the saved cases: one panel per dimension, and the variation norm's cost."""
+    from matplotlib.ticker import NullFormatter
+
+    from relu_gating.experiments._plotting import figure, label, save
+
+    rows = load_rows(out_dir)
+    dims = sorted({r["d"] for r in rows})
+    fig, axes = figure("Certified bounds on kappa against n (bars: each seed's interval; band: all seeds)",
+                       len(dims) + 1, width=5.6)
+    for ax, d in zip(axes, dims):
+        _panel(ax, rows, d)
+    ax = axes[-1]
+    for d in dims:
+        sel = [r for r in rows if r["d"] == d]
+        ax.plot([r["n"] for r in sel], [r["cpu_seconds"] / len(r["rounds"]) for r in sel], "o", alpha=0.6,
+                label=f"d = {d}: CPU seconds per norm")
+        ax.plot([r["n"] for r in sel], [float(np.median(r["rounds"])) for r in sel], "s", alpha=0.6,
+                label=f"d = {d}: median master rounds per norm")
+    ax.set_xscale("log")
+    ns = sorted({r["n"] for r in rows})
+    ax.set_xticks(ns, [str(n) for n in ns])
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    label(ax, "variation norm to close (tol 1e-2): rounds and CPU seconds", "n (samples, log scale)",
+          "count / seconds", log=True)
     save(fig, png)
 
 
@@ -112,35 +203,37 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--families", nargs="+", default=["clusters", "moons"], choices=["clusters", "moons"])
     ap.add_argument("--n", type=int, nargs="+", default=[50, 100, 200])
+    ap.add_argument("--d", type=int, nargs="+", default=[2], choices=[2, 3])
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--directions", type=int, default=1, help="net size (at least K: the basis)")
-    ap.add_argument("--refine", type=int, default=2)
+    ap.add_argument("--refine", type=int, default=2, help="dual ascent steps (the lower end)")
+    ap.add_argument("--adaptive", type=int, default=6, help="steps where the upper end is attained")
+    ap.add_argument("--gap", type=float, default=0.03, help="stop the adaptive steps at this relative gap")
     ap.add_argument("--tol", type=float, default=1e-2)
     ap.add_argument("--max-iter", type=int, default=60)
-    ap.add_argument("--out", default=None, help="JSON file (rewritten after every row)")
-    ap.add_argument("--append", action="store_true", help="keep the rows already in --out (skip those cases)")
-    ap.add_argument("--plot", nargs=2, metavar=("JSON", "PNG"), help="only draw the figure of a saved run")
+    ap.add_argument("--out-dir", default=None, help="one JSON per (family, d, n, seed), rewritten after each "
+                                                    "quantity; complete cases already there are skipped")
+    ap.add_argument("--plot", nargs=2, metavar=("DIR", "PNG"), help="only draw the figure of a saved run")
     args = ap.parse_args(argv)
     if args.plot:
         plot(*args.plot)
         return 0
-    rows: list[dict] = []
-    if args.append and args.out and Path(args.out).exists():
-        rows = json.loads(Path(args.out).read_text())["rows"]
-    done = {(r["family"], r["n"], r["seed"]) for r in rows}
-    saved = json.loads(Path(args.out).read_text()) if rows and args.out else {}
-    commands = saved.get("commands", [saved["provenance"]["command"]] if saved.get("provenance") else [])
     for n in args.n:
         for seed in args.seeds:
-            for name in args.families:
-                if (name, n, seed) in done:
-                    continue
-                rows += rows_for(name, n, seed, args)
-                if args.out:
-                    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-                    Path(args.out).write_text(json.dumps({"provenance": provenance(), "args": vars(args),
-                                                          "commands": commands + [provenance()["command"]],
-                                                          "rows": rows}, indent=1))
+            for d in args.d:
+                for name in args.families:
+                    path = case_path(args.out_dir, name, d, n, seed) if args.out_dir else None
+                    claim = path.with_suffix(".running") if path is not None else None
+                    if path is not None and (_complete(path) or claim.exists()):
+                        continue  # done, or claimed by another process running the same command
+                    save = partial(_save, path, provenance(), args)
+                    if path is not None:
+                        path.parent.mkdir(parents=True, exist_ok=True)
+                        claim.write_text(str(os.getpid()))
+                    rows = rows_for(name, n, seed, args, d, on_row=save if path is not None else None)
+                    if path is not None:  # each quantity was saved as it came; now the case is complete
+                        save(rows, done=True)
+                        claim.unlink()
     return 0
 
 

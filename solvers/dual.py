@@ -291,7 +291,7 @@ def _sdp_data(red: _Reduced, margin: float) -> tuple[Any, np.ndarray, Any, np.nd
     Bd = np.zeros((d, d))
     Bd[np.arange(red.r), np.arange(red.r)] = 1.0
     D = red.Ar + margin * (np.eye(d) - Bd)  # slack >= margin on the seen ker B block
-    npair, nsvec = K.size, I.size
+    npair = K.size
     # sparse: the sign block is -I (q = 400 cone rows make 80,200 pairs: dense, 48 GB)
     top = sp.csc_matrix(np.hstack([-(w * Bd[I, J])[:, None], E.T]))
     low = sp.hstack([sp.csc_matrix((npair, 1)), -sp.identity(npair, format="csc")], format="csc")

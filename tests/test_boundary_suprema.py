@@ -106,6 +106,52 @@ def test_one_sample_optimum_on_chamber_boundaries_sweep(seed, n, K):
     _check(Phi, U, i, li)
 
 
+# ---------------------------------------------------------------- the marginal gain G_H
+
+
+def _gh_one_sample_optimum(U: np.ndarray, H: np.ndarray, i: int) -> Fraction | None:
+    """``G_H(e_i) = (M M^T)_ii / (I - Pi_H)_ii`` (exact, ``M = (I - Pi_H) U_K``, ``Pi_H`` of the one
+    feature column in rationals) when it provably bounds ``G_H`` over every ``h >= 0``, else None:
+    ``C = g (I - Pi_H) - M M^T`` is copositive when ``C`` less its positive off-diagonal entries (a
+    nonnegative matrix, ``h^T N h >= 0`` on the orthant) is positive semidefinite."""
+    n, K = U.shape
+    F = [[Fraction(float(x)) for x in row] for row in U]
+    h = [Fraction(float(x)) for x in H[:, 0]]
+    hh = sum(x * x for x in h)
+    R = [[(1 if a == b else 0) - h[a] * h[b] / hh for b in range(n)] for a in range(n)]
+    M = [[sum((R[a][c] * F[c][k] for c in range(n) if R[a][c]), Fraction(0)) for k in range(K)] for a in range(n)]
+    MM = [[sum((M[a][k] * M[b][k] for k in range(K)), Fraction(0)) for b in range(n)] for a in range(n)]
+    g = MM[i][i] / R[i][i]
+    C = [[g * R[a][b] - MM[a][b] for b in range(n)] for a in range(n)]
+    return g if _psd([[C[a][b] if a == b or C[a][b] < 0 else 0 for b in range(n)] for a in range(n)]) else None
+
+
+@settings(max_examples=3, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.filter_too_much])
+@given(seed=st.integers(0, 2**20), n=st.integers(6, 10), K=st.sampled_from([1, 2]))
+def test_gh_one_sample_optimum_on_chamber_boundaries_certified(seed, n, K):
+    """``G_H`` with the feature ``e_j`` (``j`` the sample of least first coordinate): the one-sample
+    neuron of sample ``i`` is proven optimal exactly; both strategies certify its value, float and
+    exact verify agree, and several chambers besides ``{i}`` claim it (suprema on their boundaries)."""
+    Phi, U, i = _instance(seed, n, K)
+    H = np.zeros((n, 1))
+    H[int(np.argmin(Phi[:, 0]))] = 1.0
+    g = _gh_one_sample_optimum(U, H, i)
+    assume(g is not None)
+    for strategy in ("enumerate", "branch-and-bound"):
+        res = rg.best_neuron(Phi, U, features=H, strategy=strategy)
+        assert res.certified, (strategy, res.value, res.upper_bound, float(g))
+        assert abs(Fraction(res.value) - g) <= Fraction(1, 10**12), (strategy, res.value, float(g))
+        assert Fraction(res.upper_bound) >= g and res.upper_bound - float(g) <= VALUE_TOL
+        for exact in (False, True):
+            rep = rg.verify(res, Phi, U, H, exact=exact)
+            assert rep.valid and rep.certified, (strategy, exact, rep.reasons)
+            assert Fraction(rep.upper_bound) >= g
+        if strategy == "enumerate":
+            masks, bounds = res.masks, np.asarray(res.bounds)
+            shared = [k for k in range(bounds.size) if masks[k, i] and masks[k].sum() > 1 and bounds[k] >= float(g) - 1e-12]
+            assert len(shared) >= 2, shared
+
+
 # ---------------------------------------------------------------- the issue's kind of query
 
 

@@ -416,3 +416,88 @@ def test_binary_evidence_members_bounded_before_reading(pat, tmp_path):
     np.savez_compressed(tmp_path / "f.npz", **arrs)
     with pytest.raises(CertificateError, match="member 'evidence_N' declares .* entries, more than"):
         verify(str(tmp_path / "f.npz"), Phi, U)
+
+
+# ---- trust III, the checker's side: exact trees, the tree member, the command line's first read ----------
+
+
+def _true_claims(Phi, U, d, depth):
+    """The blind tree of ``depth`` with each leaf claiming its own float node bound (true claims, most below
+    the cap): exact mode decides every such leaf in integers."""
+    from relu_gating.checker import state_problem, walk_tree
+
+    nodes = _blind(depth)
+    leaves, _, _ = walk_tree(nodes, state_problem(Phi, U, "bias"))
+    for i, _, proven in leaves:
+        nodes[i] = ["b", float(proven)]
+    return dict(d, tree={"nodes": nodes}, upper_bound=max(p for _, _, p in leaves), certified=False)
+
+
+def test_blind_tree_of_true_claims_verified_alike_in_both_modes(tree):
+    Phi, U, d = tree
+    f = _true_claims(Phi, U, d, 7)
+    below = sum(1 for v in f["tree"]["nodes"] if v[0] == "b" and v[1] < 0.999)
+    a, b = verify(f, Phi, U), verify(f, Phi, U, exact=True)
+    assert below > 30 and a.valid and b.valid, (below, a.reasons, b.reasons)
+    assert abs(a.upper_bound - b.upper_bound) <= 1e-7
+
+
+def test_blind_tree_of_false_claims_invalid_in_exact_mode(tree):
+    """Leaf claims 1e-3 under their node bounds: exact mode refutes them (an exact integer vector, or
+    elimination), never accepts."""
+    Phi, U, d = tree
+    f = _true_claims(Phi, U, d, 5)
+    for v in f["tree"]["nodes"]:
+        if v[0] == "b" and v[1] < 0.999:
+            v[1] -= 1e-3
+    assert not verify(f, Phi, U, exact=True).valid
+
+
+def test_dense_lifted_leaf_in_exact_mode_bounded_before_the_work(tree):
+    """A ``d`` leaf whose dense ``N`` would cost more exact work than the problem allows: refused unread
+    in exact mode (a one-line error), checked in floats."""
+    Phi, U, d = tree
+    n = Phi.shape[0]
+    N = np.random.default_rng(5).random((2 * n, 2 * n)).tolist()
+    f = dict(d, tree={"nodes": [["d", 0.5, [], N, [0.0] * n] for _ in range(1)]})
+    many = dict(d, tree={"nodes": [["s", 0], ["d", 0.5, [], N, [0.0] * n], ["d", 0.5, [], N, [0.0] * n]]})
+    assert not verify(f, Phi, U).valid
+    for g in (f, many):
+        try:
+            assert not verify(g, Phi, U, exact=True).valid
+        except CertificateError as exc:
+            assert "exact work" in str(exc)
+
+
+def test_padded_tree_member_refused_unread(tree, tmp_path):
+    """A binary tree certificate whose ``tree.npy`` is padded with deflated whitespace: its declared size
+    exceeds what the stated problem allows (refused before one byte is decompressed)."""
+    Phi, U, d = tree
+    res = best_neuron(Phi, U, strategy="branch-and-bound")
+    src, dst = tmp_path / "t.npz", tmp_path / "padded.npz"
+    save_binary(res, src)
+    with zipfile.ZipFile(src) as zi:
+        assert "tree.npy" in zi.namelist()
+        text = np.load(src)["tree"].tobytes()
+        pad = 64 * 2**20
+        with zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as zo:
+            for info in zi.infolist():
+                if info.filename != "tree.npy":
+                    zo.writestr(info.filename, zi.read(info))
+                    continue
+                hdr = {"descr": "|u1", "fortran_order": False, "shape": (len(text) + pad,)}
+                with zo.open("tree.npy", "w", force_zip64=True) as fh:
+                    np.lib.format.write_array_header_1_0(fh, hdr)
+                    fh.write(text[:-1] + b" " * pad + text[-1:])
+    assert os.path.getsize(dst) < 400_000 and verify(str(src), Phi, U).valid
+    with pytest.raises(CertificateError, match="tree.npy' holds .* bytes, more than"):
+        verify(str(dst), Phi, U)
+
+
+@pytest.mark.parametrize("exact", [False, True])
+def test_implied_node_repeating_its_farkas_rows_proves_nothing(tree, exact):
+    """An implied node whose Farkas rows repeat (a small file, a long exact system): not proven, at once."""
+    Phi, U, d = tree
+    nodes = [["s", 0], ["s", 1], ["i", 5, 1, [0, 1] * 20_000], ["b", 1.0], ["b", 1.0], ["b", 1.0]]
+    rep = verify(dict(d, tree={"nodes": nodes}, upper_bound=1.0 + 1e-6, certified=False), Phi, U, exact=exact)
+    assert not rep.valid and any("implied sign of row 5" in r for r in rep.reasons), rep.reasons

@@ -33,9 +33,9 @@ _SLOW = {("cli", "json"), ("cli", "npz"), ("cli", "tree"), ("cli", "treenpz"), (
 #: binary tree, held at the figure measured (a ratchet), and the test says so the day one fits (then drop it from here).
 #: The checker's exact proofs (``_rational``, ``ExactProblem``) stay on every path: dual evidence the floats prove
 #: only to rounding above its claim is decided exactly, on ordinary certificates too.
-#: +4 / +15 / +15: verify's workers (issue 39: the option and its check; the tree walk's hook that loads the walk
+#: +4 / +12 / +13: verify's workers (issue 39: the option and its check; the tree walk's hook that loads the walk
 #: in parts for large trees only, the limits checked before it)
-_OVER = {("graph", "npz"): 2353, ("graph", "tree"): 2231, ("graph", "treenpz"): 2275}
+_OVER = {("graph", "npz"): 2353, ("graph", "tree"): 2228, ("graph", "treenpz"): 2273}
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,11 @@ import numpy as np
 
 from relu_gating._inputs.scaling import pow2_column_scales
 
-__all__ = ["FeatureBasis", "feature_basis", "exact_pivots", "projector_gap"]
+__all__ = ["FeatureBasis", "feature_basis", "exact_pivots", "projector_gap", "m_error", "pencil_allowances",
+           "UK_ORTHONORMAL_TOL"]
+
+#: ``U_K`` is orthonormal to this (checked on input by the search and the checker): ``||U_K||_2^2 <= 1 + K`` times it.
+UK_ORTHONORMAL_TOL = 1e-10
 
 _EPS = float(np.finfo(float).eps)
 
@@ -105,8 +109,21 @@ class FeatureBasis:
     sigma: float
 
 
+#: Where the float basis's proven ``eta_H`` exceeds this (features of condition about 1e4 and more),
+#: an orthogonal basis of ``col(H)`` is built in exact rationals instead (:func:`orthogonal_basis`),
+#: work permitting (:data:`EXACT_BASIS_WORK`).
+EXACT_BASIS_ETA = 1e-12
+
+#: At most this many integer multiply-adds (``n q^2``) for :func:`orthogonal_basis`, ...
+EXACT_BASIS_WORK = 200_000
+#: ... and integers of at most this many bits (beyond: the float basis stays).
+EXACT_BASIS_BITS = 20_000
+
+
 def feature_basis(H: np.ndarray) -> FeatureBasis:
-    """The :class:`FeatureBasis` of ``H`` (module docstring)."""
+    """The :class:`FeatureBasis` of ``H`` (module docstring); with nearly dependent features (``eta``
+    above :data:`EXACT_BASIS_ETA` or unproven) ``Q`` comes from :func:`orthogonal_basis`, whose
+    ``eta`` is of the order of the rounding whatever the condition of ``H``."""
     Hs = H * pow2_column_scales(H, "features")
     piv = list(range(Hs.shape[1]))
     O = np.linalg.svd(Hs, full_matrices=False)[0]
@@ -115,4 +132,89 @@ def feature_basis(H: np.ndarray) -> FeatureBasis:
         piv = exact_pivots(Hs)
         O = np.linalg.svd(Hs[:, piv], full_matrices=False)[0][:, :len(piv)]
         eta, sigma = projector_gap(O, Hs[:, piv]) if piv else (0.0, 0.0)
+    if piv and not eta <= EXACT_BASIS_ETA and Hs.shape[0] * len(piv) ** 2 <= EXACT_BASIS_WORK and len(piv) <= 16:
+        got = orthogonal_basis(Hs[:, piv])
+        if got is not None and got[1] < eta:
+            O, eta = got
+            sigma = projector_gap(O, Hs[:, piv])[1]
     return FeatureBasis(tuple(piv), Hs[:, piv], O, float(eta), float(sigma))
+
+
+def _exact_orthogonal(X: np.ndarray) -> list[list[int]] | None:
+    """Integer columns with exactly the span of the (independent) float columns of ``X``, pairwise
+    orthogonal: fraction-free Gram-Schmidt on ``X 2^s`` taken as the integers it is (None where an
+    integer would exceed :data:`EXACT_BASIS_BITS` bits)."""
+    nz = X[X != 0]
+    s = max(0, 53 - int(np.min(np.frexp(nz)[1]))) if nz.size else 0  # every entry times 2^s is an integer
+    cols = [[int(Fraction(x) * (1 << s)) for x in col] for col in X.T.tolist()]
+    out: list[list[int]] = []
+    for c in cols:
+        w = c
+        for b in out:
+            bb, cb = sum(x * x for x in b), sum(x * y for x, y in zip(w, b))
+            if cb:
+                w = [bb * x - cb * y for x, y in zip(w, b)]
+            if max(abs(x) for x in w).bit_length() > EXACT_BASIS_BITS:
+                return None
+        g = math.gcd(*w)
+        out.append([x // g for x in w] if g > 1 else w)
+    return out
+
+
+def orthogonal_basis(X: np.ndarray) -> tuple[np.ndarray, float] | None:
+    """``(O, eta)``: a float orthonormal basis ``O`` of ``col(X)`` (independent columns) with a proven
+    ``eta >= ||O O^T - P_X||_2`` of the order of the rounding, whatever the condition of ``X``; None
+    where none is proven.
+
+    ``W`` (exact, pairwise orthogonal integer columns spanning ``col(X)``, :func:`_exact_orthogonal`),
+    each column scaled by a power of two to a largest entry in [1/2, 1), is rounded once to ``W~``
+    (``||W - W~||_F <= u ||W~||_F`` plus underflow); with ``sigma_min(W) >= min_j ||w_j||`` (orthogonal
+    columns) and ``s <= sigma_min(W~)`` and ``eta_0 >= ||O O^T - P_{W~}||`` (:func:`projector_gap`),
+    ``||P_W - P_{W~}|| <= ||W - W~|| max(1 / sigma_min(W), 1 / sigma_min(W~))`` (equal ranks)."""
+    cols = _exact_orthogonal(X)
+    if cols is None:
+        return None
+    Wf = np.empty((X.shape[0], len(cols)))
+    for j, w in enumerate(cols):
+        top = max(abs(x) for x in w).bit_length()
+        Wf[:, j] = [x / (1 << top) for x in w]  # int / int: correctly rounded
+    E = (_EPS / 2 * _fro(Wf) + Wf.size * 2.0**-1074) * (1 + 4 * _EPS)
+    smin_W = min(_fro(Wf[:, j]) for j in range(Wf.shape[1])) * (1 - _gamma(X.shape[0] + 2)) - E
+    O = np.linalg.svd(Wf, full_matrices=False)[0]
+    eta0, s = projector_gap(O, Wf)
+    if not (np.isfinite(eta0) and s > 0 and smin_W > 0):
+        return None
+    return O, float((eta0 + E * max(1.0 / smin_W, 1.0 / s)) * (1 + 4 * _EPS))
+
+
+def _norm_U(K: int) -> float:
+    """``||U_K||_2`` bound: ``U_K^T U_K`` within :data:`UK_ORTHONORMAL_TOL` of ``I`` entrywise."""
+    return math.sqrt(1.0 + K * (UK_ORTHONORMAL_TOL + 1e-12))
+
+
+def m_error(U_K: np.ndarray, Q_H: np.ndarray, eta: float) -> float:
+    """A proven ``||M - (I - Pi_H) U_K||_2`` for the float ``M = U_K - Q_H (Q_H^T U_K)``:
+    ``eta ||U_K||_2`` (``eta >= ||Q_H Q_H^T - Pi_H||_2``) plus the rounding of ``M``,
+    ``gamma_{n+q+2}`` times the Frobenius norm of ``|U_K| + |Q_H| (|Q_H|^T |U_K|)`` (Higham's bound
+    for the two products and the difference); ``inf`` where ``eta`` is."""
+    n, K = U_K.shape
+    aU, aQ = np.abs(U_K), np.abs(Q_H)
+    rnd = _gamma(n + Q_H.shape[1] + 2) * _fro(aU + aQ @ (aQ.T @ aU))
+    return float((eta * _norm_U(K) + rnd) * (1 + 1e-6)) if math.isfinite(eta) else math.inf
+
+
+def pencil_allowances(eta: float, d: float, Psi: np.ndarray, K: int) -> tuple[float, float]:
+    """``(a, b)``: proven ``||A_S - A~_S||_2 <= a`` and ``||B_S - B~_S||_2 <= b`` for every 0/1
+    diagonal ``S``, between the pencils of the true projector (``A_S = C^T C``,
+    ``C = ((I - Pi_H) U_K)^T S Psi``, ``B_S = Psi^T S (I - Pi_H) S Psi``) and those formed with a float
+    ``M`` (``||M - (I - Pi_H) U_K|| <= d``) and ``Q_H`` (``||Q_H Q_H^T - Pi_H|| <= eta``), each up to
+    its own rounding: with ``p >= ||Psi||_2^2`` (``||S Psi|| <= ||Psi||``), ``delta = d sqrt(p) >=
+    ||C - C~||`` and ``||C~|| <= (||U_K|| + d) sqrt(p)``, ``b = eta p`` and ``a = 2 ||C~|| delta +
+    delta^2``.  ``inf`` where ``eta`` or ``d`` is."""
+    if not (math.isfinite(eta) and math.isfinite(d)):
+        return math.inf, math.inf
+    r = Psi.shape[1]
+    p = 1.0 + _fro(Psi.T @ Psi - np.eye(r)) + _gamma(Psi.shape[0]) * _fro(Psi) ** 2 * 1.01
+    delta = d * math.sqrt(p)
+    a = (2.0 * (_norm_U(K) + d) * math.sqrt(p) * delta + delta * delta) * (1 + 1e-6)
+    return float(a), float(eta * p * (1 + 1e-6))

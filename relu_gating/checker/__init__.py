@@ -25,12 +25,13 @@ def walk_tree(nodes: list, P: StatedProblem, start: object = None) -> tuple[list
     return walk(nodes, P, start=start)
 
 
-def binary_tree(path: object) -> dict | None:
+def binary_tree(path: object, P: object = None) -> dict | None:
     """The tree certificate (its JSON form, parsed strictly) held by the binary certificate ``path``, or
-    None when it holds none (a pattern certificate, or a file :class:`BinaryReader` reports)."""
-    from relu_gating.checker._tree_npz import tree_certificate
+    None when it holds none (a pattern certificate, or a file :class:`BinaryReader` reports); its member's
+    size bounded by the stated problem ``P`` when given (``FORMAT.md``, "Limits")."""
+    from relu_gating.checker._tree_npz import limits, tree_certificate
 
-    return tree_certificate(path)
+    return tree_certificate(path, None if P is None else limits(P).tree_bytes)
 
 
 def __getattr__(name: str):  # BinaryReader (the .npz reader) is loaded on first use: JSON checks do without it

@@ -9,9 +9,10 @@ before any work, with one line naming the limit:
 * :func:`cover`: Cover's count, an upper bound on the chambers of any arrangement of ``q``
   hyperplanes of rank ``r``: a complete pattern list has at most that many patterns (a longer one
   is INVALID; past twice the count it is refused unread);
-* tree nodes: at most ``2 (n + 1)`` per chamber of that count (a split with both sides non-empty
-  adds leaves only as chambers do; the search's blind splits add at most one empty side per decided
-  row on a path of at most ``n``).
+* tree nodes: at most ``2 (n + 1)`` per chamber of that count: a policy, not a theorem (``FORMAT.md``
+  says why: leaves with interior are at most Cover's count, but a node without interior may carry any
+  subtree, which the checker does not detect; the search's trees stay far within it,
+  ``tests/internals/test_tree_limit.py``).
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ import numpy as np
 __all__ = ["Limits", "limits", "data_bits", "number_digits", "generic_digits", "cover"]
 
 
-#: The limits of one stated problem: ``digits`` per number, ``patterns`` (twice Cover's count) and tree ``nodes``.
-Limits = namedtuple("Limits", "digits patterns nodes")
+#: The limits of one stated problem: ``digits`` per number, ``patterns`` (twice Cover's count), tree ``nodes`` and the
+#: bytes of a binary tree's JSON (``2^20 + 32 (n + 2)`` a node, room for 16 leaves of ``n^2`` exact multipliers).
+Limits = namedtuple("Limits", "digits patterns nodes tree_bytes")
 
 
 def limits(P: Any) -> Limits:
@@ -35,7 +37,7 @@ def limits(P: Any) -> Limits:
     q = 0 if P.H is None else P.H.shape[1]
     rows, r = int(np.count_nonzero(np.any(P.Phi != 0, axis=1))), P.Phi_r.shape[1]
     digits = number_digits(n, m, q, data_bits(P.Phi, P.Phi_r, P.U, P.H))
-    return Limits(digits, 2 * cover(rows, r), 2 * (n + 1) * cover(rows, r))
+    return Limits(digits, 2 * cover(rows, r), T := 2 * (n + 1) * cover(rows, r), 2**20 + 32 * (n + 2) * T + 16 * n * n * (2 * digits + 4))
 
 
 def data_bits(*arrays: np.ndarray | None) -> int:

@@ -119,8 +119,9 @@ class BinaryReader:
     def _meta_limit(self) -> int:
         """Most bytes of ``meta`` (``FORMAT.md``), from the other members' declared shapes: 1 MiB, 64 a sample,
         and an exact witness per pattern and an exact multiplier per evidence entry, of ``digits`` digits each
-        (the problem's, else :func:`~relu_gating.checker._limits.generic_digits` of the declared sizes)."""
-        from relu_gating.checker._limits import generic_digits
+        (the problem's, given or from a stated problem, else :func:`~relu_gating.checker._limits.generic_digits`
+        of the declared sizes)."""
+        from relu_gating.checker._limits import generic_digits, limits
 
         shapes = []
         for name in ("masks", "witnesses", "evidence_N"):
@@ -128,7 +129,7 @@ class BinaryReader:
             fh.close()
             shapes.append([int(v) for v in shp] + [0, 0])
         (N, nb), m, E = shapes[0][:2], shapes[1][1], shapes[2][0]
-        self.digits = self.digits or generic_digits(8 * nb, m)
+        self.digits = limits(self.digits).digits if hasattr(self.digits, "Phi") else self.digits or generic_digits(8 * nb, m)
         return 2**20 + 512 * nb + (N * (m + 1) + 2 * E) * (self.digits + 4)
 
     def _meta(self) -> dict:

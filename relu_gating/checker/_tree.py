@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from relu_gating.checker._bounds import cap_bound, exact_cap, exact_claim, excluded, ladder, prove
-from relu_gating.checker._constants import BOUND_SLACK, EXACT_LIMIT, FARKAS_BATCH, MAX_NODES
+from relu_gating.checker._constants import BOUND_SLACK, FARKAS_BATCH, MAX_NODES
 from relu_gating.checker._floats import allow, fro, gamma
 from relu_gating.checker._limits import limits
 from relu_gating.checker._problem import StatedProblem, pow2_scales
@@ -33,7 +33,7 @@ from relu_gating.checker._read import as_int, multipliers, rational
 from relu_gating.checker._whiten import WHITEN_ABOVE, basis, basis_whitened
 from relu_gating.errors import CertificateError, InputError
 
-__all__ = ["walk", "node_bound", "check_size", "PART", "PARALLEL_NODES"]
+__all__ = ["walk", "node_bound", "PART", "PARALLEL_NODES"]
 
 
 class _Node:
@@ -248,13 +248,13 @@ def _leaf(node: list, signs: np.ndarray, N: _Node, exact: bool) -> tuple[float, 
     if not np.isfinite(claim):  # 1e999 (JSON's infinity) too: malformed in both modes
         raise CertificateError(f"malformed certificate: a tree leaf bound must be a finite number, got "
                                f"{str(node[1:2])[:40]}")
-    proven = min(node_bound(N, signs), N.cap)
+    proven = N.cap if exact else min(node_bound(N, signs), N.cap)  # exact mode: tried at the claim and the cap
     steps = sorted(set(ladder(claim) + (ladder(proven) if np.isfinite(proven) else [])))
-    if exact:  # the float bound only chooses where the exact proofs are tried
+    if exact:  # the float cap only chooses where the exact proofs are tried
         from relu_gating.checker._tree_exact import exact_node  # exact mode only: loaded then
 
-        cap = _exact_cap(N, steps)  # a claim the cap proves costs no node proof; else tried below the cap only
-        proven = cap if cap <= claim + BOUND_SLACK else min(exact_node(P, signs, N.zero, [u for u in steps if u < cap]), cap)
+        # a claim the cap proves costs no node proof; else tried below the cap only
+        proven = cap if (cap := _exact_cap(N, steps)) <= claim + BOUND_SLACK else min(exact_node(P, signs, N.zero, steps, N.meter, cap), cap)
     if kind == "c" and decided and len(node) >= 4 and (proven > claim or exact):
         try:
             rows = np.array([as_int(j, "a chamber leaf's row", 0, P.n - 1) for j in node[2]], dtype=np.int64)
@@ -320,18 +320,6 @@ def _rows(v: list, idx: int, n: int) -> list[int]:
     return [as_int(j, f"tree node {idx} row", 0, n - 1) for j in v]
 
 
-def check_size(nodes: Any, most: int, exact: bool) -> None:
-    """Refuse, before any work, a tree that is not a list or exceeds the problem's limits (``most`` nodes;
-    FORMAT.md) or, in exact mode, the leaves exact mode decides."""
-    if not isinstance(nodes, list) or len(nodes) > MAX_NODES:
-        raise CertificateError("tree certificate: nodes must be a list of bounded length")
-    leaves = sum(1 for v in nodes if isinstance(v, list) and v and v[0] in ("b", "c", "d", "x")) if exact else 0
-    if len(nodes) > most or leaves > EXACT_LIMIT:
-        raise CertificateError(f"tree certificate: {len(nodes)} nodes exceed {most}, 2 (n + 1) times Cover's "
-                               "count of chambers of the stated problem" if len(nodes) > most else
-                               f"tree certificate: {leaves} leaves exceed the {EXACT_LIMIT} exact mode decides")
-
-
 #: Trees of fewer nodes are walked in one process: about where a fork pool starts to pay (a 1,812-node tree,
 #: 5 alternating runs, one BLAS thread, load ~20: 1.10 s on 2 workers against 1.20 s in one process).
 PARALLEL_NODES = 2000
@@ -341,16 +329,22 @@ PART = ["part"]
 
 def walk(nodes: Any, P: StatedProblem, exact: bool = False, start: Any = None, workers: Any = 1) -> tuple[list, list[str], dict]:
     """Check the tree (from the signs ``start``) and every leaf: (leaves as (index, claim, proven), reasons, counts).
-    ``workers`` (None: every usable core): a tree of at least :data:`PARALLEL_NODES` nodes in parts
-    (:func:`relu_gating.checker._parallel.walk_in_parts`, loaded then)."""
+    ``workers`` (None: every usable core): a float walk of at least :data:`PARALLEL_NODES` nodes in parts
+    (:func:`relu_gating.checker._parallel.walk_in_parts`, loaded then; exact mode walks in one process)."""
     if workers is not None and (type(workers) is not int or workers < 1):
         raise InputError(f"workers must be a positive integer or None, got {workers!r}")
-    check_size(nodes, limits(P).nodes, exact)  # before any work, in parts too
-    if workers != 1 and len(nodes) >= PARALLEL_NODES:
+    if not isinstance(nodes, list) or len(nodes) > MAX_NODES:
+        raise CertificateError("tree certificate: nodes must be a list of bounded length")
+    N = _Node(P)
+    if len(nodes) > N.lim.nodes:  # before any work: the problem's limits (FORMAT.md)
+        raise CertificateError(f"tree certificate: {len(nodes)} nodes exceed {N.lim.nodes}, 2 (n + 1) x Cover's count")
+    if exact:  # before any work: exact mode's leaves and eliminations bounded by the problem
+        from relu_gating.checker._tree_exact import exact_work
+        N.meter = exact_work(nodes, P, N.zero)
+    elif workers != 1 and len(nodes) >= PARALLEL_NODES:
         from relu_gating.checker._parallel import walk_in_parts
 
         return walk_in_parts(nodes, P, exact, workers, walk, PART)
-    N = _Node(P)
     signs = np.where(N.zero, -1, 0 if start is None else np.asarray(start)).astype(np.int8)
     sg, n = signs.tolist(), P.n  # the signs as a list too: the walk reads single entries (numpy's cost 10x)
     stack: list = [("visit",)]
@@ -380,7 +374,7 @@ def walk(nodes: Any, P: StatedProblem, exact: bool = False, start: Any = None, w
                 s = node[2] if len(node) == 4 else None
                 rows = _rows(node[3], idx, n) if len(node) == 4 and isinstance(node[3], list) else []
                 rs = [sg[j] for j in rows]
-                if type(s) is not int or s not in (1, -1) or not rows or 0 in rs or i in rows:
+                if type(s) is not int or s not in (1, -1) or not rows or 0 in rs or i in rows or len(set(rows)) < len(rows):
                     reasons.append(f"node {idx}: the implied sign of row {i} is not proven by its Farkas rows")
                     break
                 pending.append((idx, i, int(s), rows, rs))

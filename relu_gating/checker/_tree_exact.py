@@ -9,22 +9,63 @@ from typing import Any
 import numpy as np
 
 from relu_gating.checker._bounds import psd_excluding
+from relu_gating.checker._constants import EXACT_LIMIT
 from relu_gating.checker._problem import StatedProblem
+from relu_gating.errors import CertificateError
 
 
-def exact_node(P: StatedProblem, signs: np.ndarray, zero: np.ndarray, ladder: list) -> float:
-    """The first ``u`` of ``ladder`` proven in rationals over the node's span ``col(D+ Phi) + span{e_i: i in U}``."""
-    E = P.exact
-    r = P.Phi_r.shape[1]
-    und = np.flatnonzero((signs == 0) & ~zero).tolist()
-    p = r + len(und)
-    zrows = [(i, E.Y[i] + [0] * len(und)) for i in np.flatnonzero((signs > 0) & ~zero).tolist()]
-    zrows += [(i, [0] * (r + k) + [1] + [0] * (len(und) - k - 1)) for k, i in enumerate(und)]
-    A, B, ZZ = E.forms(zrows, p)
-    for u in sorted(ladder):
-        if psd_excluding(float(u), A, B, ZZ, None):
-            return float(u)
-    return np.inf
+#: Exact mode's work on a tree's leaves, before any of it (:func:`exact_work`: ``150 + p^2`` units a leaf,
+#: ``p`` the dimension of its span, about a microsecond each) and on the exact eliminations that floats
+#: leave (:class:`relu_gating.checker._int_pencil.Meter`: ``p^4 b / 64`` units each): past them, refused.
+EXACT_LEAF_WORK = 1_000_000
+EXACT_ELIMINATION_WORK = 20_000_000
+
+
+def exact_work(nodes: list, P: StatedProblem, zero: np.ndarray) -> Any:
+    """Before any work: refuse a tree whose leaves exact mode cannot decide within ``EXACT_LEAF_WORK``
+    (a leaf at depth ``d`` costs ``150 + p^2`` units, ``p = r + n' - d`` the dimension of its span, ``n'``
+    the nonzero rows, and a ``"d"`` leaf ``e p^2`` more for the ``e`` entries of its ``N``, each folded into
+    a ``p x p`` rational matrix; a unit is about a microsecond); the :class:`Meter` of the exact eliminations."""
+    from relu_gating.checker._int_pencil import Meter
+
+    r, nz = P.Phi_r.shape[1], int(np.count_nonzero(~zero))
+    todo, work = [0], 0
+    for v in nodes:
+        if not todo:
+            break
+        d = todo.pop()
+        kind = v[0] if isinstance(v, list) and v else None
+        if kind in ("s", "i"):
+            todo += [d + 1] * (2 if kind == "s" else 1)
+        elif kind in ("b", "c", "d"):
+            p = r + max(nz - d, 0)
+            work += 150 + p * p + (_entries(v) * p * p if kind == "d" else 0)
+    leaves = sum(1 for v in nodes if isinstance(v, list) and v and v[0] in ("b", "c", "d", "x"))
+    if leaves > EXACT_LIMIT:
+        raise CertificateError(f"tree certificate: {leaves} leaves exceed the {EXACT_LIMIT} exact mode decides")
+    if work > EXACT_LEAF_WORK:
+        raise CertificateError(f"tree certificate: its leaves need {work:,} units of exact work, more than the "
+                               f"{EXACT_LEAF_WORK:,} exact mode allows (FORMAT.md, Limits); verify without --exact")
+    return Meter(EXACT_ELIMINATION_WORK)
+
+
+def _entries(v: list) -> int:
+    """The entries of a ``"d"`` leaf's ``N`` as declared (sparse: its list; dense: its rows squared), 0 if malformed."""
+    N = v[3] if len(v) == 5 else None
+    got = N.get("entries") if isinstance(N, dict) else N
+    if not isinstance(got, list):
+        return 0
+    return len(got) if isinstance(N, dict) else len(got) ** 2
+
+
+def exact_node(P: StatedProblem, signs: np.ndarray, zero: np.ndarray, ladder: list, meter: Any,
+               below: float = np.inf) -> float:
+    """The first ``u < below`` of ``ladder`` proven exactly over the node's span ``col(D+ Phi) + span{e_i: i in U}``
+    (the forms in integers, :mod:`._int_pencil`; exact eliminations charged to ``meter``)."""
+    from relu_gating.checker._int_pencil import first_proven, node_forms
+
+    plus, und = np.flatnonzero((signs > 0) & ~zero).tolist(), np.flatnonzero((signs == 0) & ~zero).tolist()
+    return first_proven([u for u in ladder if u < below], node_forms(P.exact, plus, und), meter)
 
 
 def exact_lifted(P: StatedProblem, signs: np.ndarray, zero: np.ndarray, claims: list, got: Any) -> float:

@@ -15,10 +15,11 @@ from typing import Any
 import numpy as np
 
 from relu_gating.checker._constants import MAX_MEMBER_BYTES
+from relu_gating.checker._limits import limits
 from relu_gating.checker._read import load_json
 from relu_gating.errors import CertificateError
 
-__all__ = ["TREE_MEMBER", "tree_certificate"]
+__all__ = ["TREE_MEMBER", "tree_certificate", "limits"]
 
 TREE_MEMBER = "tree.npy"
 
@@ -27,9 +28,10 @@ def _bad(path: str, what: str) -> CertificateError:
     return CertificateError(f"binary certificate {path}: truncated or corrupt ({what})")
 
 
-def tree_certificate(source: Any) -> dict | None:
+def tree_certificate(source: Any, most: int | None = None) -> dict | None:
     """The tree certificate (its JSON form, parsed strictly) in the binary certificate ``source``, or
-    None when it holds none (a pattern certificate, or a file the binary reader will report)."""
+    None when it holds none (a pattern certificate, or a file the binary reader will report); a member
+    declaring more than ``most`` bytes (the stated problem's ``Limits.tree_bytes``, ``FORMAT.md``) is refused unread."""
     path = os.fspath(source)
     try:
         zf = zipfile.ZipFile(path)
@@ -40,8 +42,8 @@ def tree_certificate(source: Any) -> dict | None:
             info = zf.getinfo(TREE_MEMBER)
         except KeyError:
             return None
-        if info.file_size > MAX_MEMBER_BYTES:
-            raise _bad(path, f"member {TREE_MEMBER!r} is larger than {MAX_MEMBER_BYTES} bytes")
+        if info.file_size > (most := min(most or MAX_MEMBER_BYTES, MAX_MEMBER_BYTES)):
+            raise CertificateError(f"binary certificate {path}: member {TREE_MEMBER!r} holds {info.file_size} bytes, more than {most}")
         try:
             with zf.open(info) as fh:
                 version = np.lib.format.read_magic(fh)

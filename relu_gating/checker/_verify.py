@@ -96,9 +96,9 @@ def _verify(certificate: Any, Phi: Any, U_K: Any, features: Any, exact: bool, wo
             from relu_gating.checker._verify_patterns import verify_binary  # pattern certificates only
 
             return verify_binary(certificate, P, exact)
-        from relu_gating.checker._tree_npz import tree_certificate
+        from relu_gating.checker._tree_npz import limits, tree_certificate
 
-        certificate = tree_certificate(certificate)  # a tree in the binary form: checked as its JSON form
+        certificate = tree_certificate(certificate, limits(P).tree_bytes)  # a tree in the binary form: checked as its JSON form
     d = load_json(certificate)
     if d.get("format") != FORMAT:
         raise CertificateError(f"certificate format must be {FORMAT!r}, got {d.get('format')!r}")

@@ -78,22 +78,23 @@ def _stage_printer(quiet: bool):
     return say
 
 
-def _meta(path: str, binary: bool) -> tuple[dict, bool]:
-    """The certificate's JSON and whether it is all of it (a binary pattern certificate: its ``meta``
-    only, the checker streams the rest; a binary tree certificate: its JSON form, read once)."""
+def _meta(args: argparse.Namespace, binary: bool) -> tuple:
+    """The certificate's JSON, whether it is all of it (a binary pattern certificate: its ``meta`` only, the
+    checker streams the rest; a binary tree certificate: its JSON form, read once) and, for a binary one, the
+    problem: stated first, its limits bound those reads (FORMAT.md, "Limits")."""
     if not binary:
         from relu_gating.checker import load_json
 
-        return load_json(path), True
-    from relu_gating.checker import binary_tree, holds_tree
+        return load_json(args.certificate), True, None
+    from relu_gating.checker import binary_tree, holds_tree, state_problem
 
-    tree = binary_tree(path) if holds_tree(path) else None  # a tree: its reader only (no pattern reader)
+    tree = binary_tree(args.certificate, state_problem((got := problem_and_features(args))[0].Phi, got[0].U_K, got[1])) if holds_tree(args.certificate) else None
     if tree is not None:
-        return tree, True
+        return tree, True, got
     from relu_gating.checker import BinaryReader  # the .npz pattern reader: loaded for binary pattern certificates only
 
-    with BinaryReader(path) as rd:
-        return rd.meta, False
+    with BinaryReader(args.certificate, state_problem((got := problem_and_features(args))[0].Phi, got[0].U_K, got[1])) as rd:
+        return rd.meta, False, got
 
 
 def _print_text(word: str, report, reasons: list, require: float) -> None:
@@ -123,10 +124,10 @@ def run(args: argparse.Namespace) -> int:
     binary = is_binary(args.certificate)
     say = _stage_printer(args.quiet)
     say(f"reading {args.certificate} ({_size(args.certificate)})")
-    cert, whole = _meta(args.certificate, binary)
+    cert, whole, got = _meta(args, binary)
     say(f"checking {cert.get('n_patterns', '?'):,} patterns against the stated problem" if isinstance(
         cert.get("n_patterns"), int) else "checking the certificate against the stated problem")
-    problem, features, spec = problem_and_features(args)
+    problem, features, spec = got or problem_and_features(args)
     differ = _option_mismatch(cert, problem, spec)
     report = verify(cert if whole else args.certificate, problem.Phi, problem.U_K, features, exact=args.exact,
                     blas_threads=user_thread_setting() or VERIFY_THREADS, workers=args.workers)  # the user's own setting wins

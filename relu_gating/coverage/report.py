@@ -40,7 +40,12 @@ class CoverageReport:
     """Coverage of a feature matrix (see :func:`coverage_report`).
 
     ``to_dict()`` is JSON-safe (non-finite floats become ``None``); ``format()``
-    is a human-readable summary.
+    is a human-readable summary.  ``rank`` and every projection are the float ones of
+    :func:`~relu_gating.coverage.metrics.orthonormal_basis` (singular values above
+    ``max(n, N) eps sigma_max``), not an exact rank: features built from float products
+    (``H = A B`` of rank ``r``) are of full exact rank by rounding alone, and their coverage is that
+    of the ``r`` directions the floats resolve.  The search decides the rank of its features
+    exactly (:func:`relu_gating._inputs.feature_basis.feature_basis`).
     """
 
     n: int
@@ -85,7 +90,8 @@ class CoverageReport:
 
     def format(self) -> str:
         lines = [
-            f"coverage of {self.features} (rank {self.rank}) against U_K: n = {self.n}, K = {self.K}",
+            f"coverage of {self.features} (rank {self.rank}, a float rank: singular values above max(n, N) eps "
+            f"sigma_max) against U_K: n = {self.n}, K = {self.K}",
             f"  coverage gap       s_K   = {self.coverage_gap:.6g}",
             f"  captured features  N_K   = {self.captured_features:.6g}   (of K = {self.K})",
             f"  coverage deficit   delta = {self.coverage_deficit:.6g}",

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -430,6 +430,13 @@ class Representability:
     certified : bool
         Every norm interval closed.
     seconds : float
+    rounds : ndarray of int, shape (J,)
+        Master rounds of each norm's column generation.
+    solve_seconds : ndarray, shape (J,)
+        Seconds of each norm.
+    upper_parts : dict
+        The upper ends of each argument: ``"basis"`` (Cauchy-Schwarz on the basis), ``"net"`` (the
+        net's largest upper end over its inradius) and ``"gauge"`` (the weighted hull, the smallest).
     """
 
     lower: float
@@ -441,6 +448,9 @@ class Representability:
     radius: float
     certified: bool
     seconds: float
+    rounds: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
+    solve_seconds: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    upper_parts: dict = field(default_factory=dict)
 
 
 def _net(K: int, n_directions: int, seed: int) -> np.ndarray:
@@ -470,17 +480,64 @@ def _inradius(C: np.ndarray) -> float:
     return float(max(0.0, -hull.equations[:, -1].max()))
 
 
+#: Relative margin on the float hull computations of :func:`_gauge_upper` (qhull's facets, a solve per facet).
+_HULL_MARGIN = 1e-9
+
+
+def _gauge_upper(C: np.ndarray, ups: np.ndarray) -> tuple[float, np.ndarray]:
+    r"""An upper end on ``max ||U c||_A`` over unit ``c`` from upper ends ``ups`` on ``||U c_j||_A``, and where.
+
+    ``c -> ||U c||_A`` is a seminorm, so it is at most 1 on ``V = conv(±c_j / ups_j)``: on the cone of a
+    facet ``F`` of ``V`` (vertices ``v_1..v_K``, plane ``a^T x = 1``, ``F a = 1``) every ``c = sum
+    lambda_i v_i`` (``lambda >= 0``) has ``||U c||_A <= sum lambda_i = a^T c <= ||a||``.  The bound is
+    the largest ``||a||`` over the facets (``1 / inradius`` of ``V``; with the basis alone it is
+    Cauchy-Schwarz on the basis) and the direction ``a / ||a||`` attaining it.  The hull is computed in
+    floats: every facet is checked to support all ``±v_j`` (within ``_HULL_MARGIN``) and the bound is
+    raised by ``_HULL_MARGIN``; ``inf`` if a check fails or ``V`` is not full-dimensional.
+    """
+    K = C.shape[1]
+    if np.any(~np.isfinite(ups)) or np.any(ups <= 0):
+        return math.inf, C[0]
+    V = C / ups[:, None]
+    if K == 1:
+        return float(1.0 / np.abs(V).max()), np.ones(1)
+    from scipy.spatial import ConvexHull, QhullError
+
+    pts = np.vstack([V, -V])
+    try:
+        hull = ConvexHull(pts)
+    except (QhullError, ValueError):
+        return math.inf, C[0]
+    A = np.array([np.linalg.lstsq(pts[f], np.ones(K), rcond=None)[0] for f in hull.simplices])
+    if np.any(pts @ A.T > 1.0 + _HULL_MARGIN) or np.any(np.abs(np.einsum("fkm,fm->fk", pts[hull.simplices], A) - 1)
+                                                        > _HULL_MARGIN):
+        return math.inf, C[0]
+    norms = np.linalg.norm(A, axis=1)
+    j = int(np.argmax(norms))
+    return float(norms[j]) * (1 + 4 * _HULL_MARGIN), A[j] / norms[j]
+
+
+def _kappa_direction(Ub: np.ndarray, c: np.ndarray, P: np.ndarray, atoms: np.ndarray, opts: dict) -> tuple:
+    """``||U c||_A`` with its dual's lower ends on kappa: (result, [(value, direction), ...])."""
+    r = variation_norm(Ub @ c, P, initial=atoms, **opts)
+    g = Ub.T @ r.dual
+    return r, [(float(np.linalg.norm(g)), g / max(np.linalg.norm(g), 1e-300)), (r.lower, c)]
+
+
 def representability_constant(U: Any, Phi: Any, *, n_directions: int = 12, refine: int = 2, tol: float = 1e-5,
                               seed: int = 0, patterns: Any = None, max_iter: int = 200,
-                              max_patterns: int | None = None) -> Representability:
+                              max_patterns: int | None = None, adaptive: int = 0,
+                              gap: float = 0.0) -> Representability:
     r"""Bounds on :math:`\kappa(U)`, the largest ``||u||_A`` over unit ``u`` in ``col(U)`` (Def 5.8, ``epsilon = 0``).
 
     ``U`` is ``(kappa, 0)``-representable exactly for ``kappa >= kappa(U)``.  The maximum of a norm
-    over a sphere is computed on a net of unit coefficient vectors ``c`` (``u = U c``): every unit
-    ``c`` lies in ``conv(±net) / radius``, so ``kappa <= max_net upper / radius``; also
-    ``kappa <= sqrt(sum_k ||u_k||_A^2)`` (Cauchy-Schwarz on the basis; the paper's
-    ``sqrt(K) max_k ||u_k||_A`` is weaker).  Each certified dual ``y`` (``|<y, d>| <= 1`` on every
-    atom) gives ``kappa >= ||U^T y||``; ``refine`` ascent steps move to ``c = U^T y / ||U^T y||``.
+    over a sphere is bounded on a net of unit coefficient vectors ``c`` (``u = U c``): the seminorm
+    ``c -> ||U c||_A`` is at most 1 on ``conv(±c_j / upper_j)``, so ``kappa`` is at most the inverse
+    inradius of that hull (:func:`_gauge_upper`; never above Cauchy-Schwarz on the basis,
+    ``sqrt(sum_k ||u_k||_A^2)``, nor the paper's ``sqrt(K) max_k ||u_k||_A``).  Each certified dual
+    ``y`` (``|<y, d>| <= 1`` on every atom) gives ``kappa >= ||U^T y||``; ``refine`` ascent steps
+    move to ``c = U^T y / ||U^T y||``, ``adaptive`` steps evaluate the direction where the hull's
+    bound is attained (the upper end's worst point).
 
     Parameters
     ----------
@@ -495,6 +552,10 @@ def representability_constant(U: Any, Phi: Any, *, n_directions: int = 12, refin
         As in :func:`variation_norm`.
     seed : int
         Seed of the random directions (K >= 3).
+    adaptive : int
+        Extra directions, each where the current upper end is attained (after the ascent steps).
+    gap : float
+        Stop the adaptive steps once ``upper - lower <= gap * upper``.
     """
     from relu_gating.coverage.metrics import check_basis
     from relu_gating.patterns import enumerate_patterns
@@ -503,39 +564,52 @@ def representability_constant(U: Any, Phi: Any, *, n_directions: int = 12, refin
     P = as_matrix(Phi, "Phi")
     Ub = check_basis(U, "U", n=P.shape[0])
     K = Ub.shape[1]
-    if isinstance(n_directions, bool) or not isinstance(n_directions, (int, np.integer)) or n_directions < 1:
-        raise InputError(f"n_directions must be a positive integer, got {n_directions!r}")
-    if isinstance(refine, bool) or not isinstance(refine, (int, np.integer)) or refine < 0:
-        raise InputError(f"refine must be a nonnegative integer, got {refine!r}")
-    pats = enumerate_patterns(P, max_patterns=max_patterns) if patterns is None else patterns
-    C = [c for c in np.eye(K)]
-    for c in _net(K, max(n_directions, K), seed):
-        if not any(np.allclose(c, d) or np.allclose(c, -d) for d in C):
-            C.append(c)
+    for name, val in (("n_directions", n_directions), ("refine", refine), ("adaptive", adaptive)):
+        if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < (name == "n_directions"):
+            raise InputError(f"{name} must be a {'positive' if name == 'n_directions' else 'nonnegative'} "
+                             f"integer, got {val!r}")
+    opts = {"tol": tol, "max_iter": max_iter,
+            "patterns": enumerate_patterns(P, max_patterns=max_patterns) if patterns is None else patterns}
+    C: list[np.ndarray] = []
+    rows: list[tuple] = []  # (lower, upper, certified, rounds, seconds) of each direction
+    lows: list[tuple] = []  # certified lower ends on kappa: (value, direction)
     atoms = np.zeros((0, P.shape[1]))
-    rows, lows = [], []  # (c, lower, upper); dual lower bounds (value, direction)
-    steps = len(C) + refine
-    for k in range(steps):
-        if k >= len(C):  # ascent: the best dual's direction
-            c = lows[int(np.argmax([lv for lv, _ in lows]))][1]
-            if any(np.allclose(c, d) for d in C):
-                break
-            C.append(c)
-        r = variation_norm(Ub @ C[k], P, tol=tol, max_iter=max_iter, patterns=pats, initial=atoms)
+
+    def evaluate(c: np.ndarray) -> bool:
+        nonlocal atoms
+        if any(np.allclose(c, d) or np.allclose(c, -d) for d in C):
+            return False
+        C.append(c)
+        r, new_lows = _kappa_direction(Ub, c, P, atoms, opts)
         atoms = np.vstack([atoms, r.thetas])[-400:]
-        rows.append((r.lower, r.upper, r.certified))
-        g = Ub.T @ r.dual
-        lows.append((float(np.linalg.norm(g)), g / max(np.linalg.norm(g), 1e-300)))
-        lows.append((r.lower, C[k]))
-    Cm = np.array(C[:len(rows)])
-    norms = np.array([[lo, up] for lo, up, _ in rows])
+        rows.append((r.lower, r.upper, r.certified, r.iterations, r.seconds))
+        lows.extend(new_lows)
+        return True
+
+    for c in [*np.eye(K), *_net(K, max(n_directions, K), seed)]:
+        evaluate(c)
+    for _ in range(refine):  # dual ascent: the best dual's direction
+        if not evaluate(lows[int(np.argmax([lv for lv, _ in lows]))][1]):
+            break
+    for _ in range(adaptive):  # where the upper end is attained
+        up, worst = _gauge_upper(np.array(C), np.array([r[1] for r in rows]))
+        if up - max(lv for lv, _ in lows) <= gap * up or not evaluate(worst):
+            break
+    return _representability(Ub, np.array(C), rows, lows, t0)
+
+
+def _representability(Ub: np.ndarray, Cm: np.ndarray, rows: list[tuple], lows: list[tuple], t0: float) -> Representability:
+    """The bounds of :func:`representability_constant` from its evaluated directions."""
+    K = Ub.shape[1]
+    norms = np.array([[lo, up] for lo, up, *_ in rows])
     basis = norms[:K]
     radius = _inradius(Cm)
-    ups = [float(np.sqrt(np.sum(basis[:, 1] ** 2)))]
-    if radius > 0:
-        ups.append(float(norms[:, 1].max()) / radius)
+    parts = {"basis": float(np.sqrt(np.sum(basis[:, 1] ** 2))),
+             "net": float(norms[:, 1].max()) / radius if radius > 0 else math.inf,
+             "gauge": _gauge_upper(Cm, norms[:, 1])[0]}
     best = int(np.argmax([lv for lv, _ in lows]))
     return Representability(
-        lower=float(lows[best][0]), upper=float(min(ups)), direction=Ub @ lows[best][1], coefficients=Cm,
-        norms=norms, basis_norms=basis, radius=radius, certified=all(ok for *_, ok in rows),
-        seconds=time.perf_counter() - t0)
+        lower=float(lows[best][0]), upper=float(min(parts.values())), direction=Ub @ lows[best][1], coefficients=Cm,
+        norms=norms, basis_norms=basis, radius=radius, certified=all(ok for _, _, ok, *_ in rows),
+        seconds=time.perf_counter() - t0, rounds=np.array([r[3] for r in rows], dtype=int),
+        solve_seconds=np.array([r[4] for r in rows]), upper_parts=parts)

@@ -90,7 +90,8 @@ def _float_bounds(S: Any, masks: np.ndarray, claims: np.ndarray, ev: list) -> np
             G = np.where(masks[k, rows], 1.0, -1.0)[:, None] * S.Q[rows]
             N = np.asarray(N, dtype=float).reshape(rows.size, rows.size)
             D[k] = G.T @ np.maximum(0.5 * (N + N.T), 0.0) @ G
-    return pencil_bounds(A, B, claims, S.n, D, None if S.QH is None else gross_scale(masks.astype(float), S.Q))
+    return pencil_bounds(A, B, claims, S.n, D, None if S.QH is None else gross_scale(masks.astype(float), S.Q),
+                         S.allowances())
 
 
 def proven_claim(obj: Any, S: Any, mask: np.ndarray, claim: float, rows: np.ndarray, N: np.ndarray,
@@ -123,10 +124,10 @@ def _fallback(S: Any, masks: np.ndarray) -> np.ndarray:
     """Claim-free bounds valid whatever a solver said: the support bound and the cap."""
     from relu_gating.search.proofs import cap_bound, support_bounds
 
-    cap = cap_bound(S.M, S.QH is not None)
+    cap = cap_bound(S.M, S.QH is not None, S.d_M)
     if masks.shape[0] == 0:
         return np.zeros(0)
-    return np.minimum(support_bounds(masks.astype(float), S.U, S.M, S.QH), cap)
+    return np.minimum(support_bounds(masks.astype(float), S.U, S.M, S.QH, (S.eta_H, S.d_M)), cap)
 
 
 #: Relative width at which :func:`pencil_bound` stops bisecting.

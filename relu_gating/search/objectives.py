@@ -45,6 +45,7 @@ __all__ = [
     "make_objective",
     "with_rank",
     "column_basis",
+    "feature_allowances",
     "pattern_matrices",
     "leverage_bounds",
     "support_bounds",
@@ -93,6 +94,9 @@ class Objective:
         The features as given.
     H_basis : relu_gating._inputs.feature_basis.FeatureBasis or None
         ``col(H)`` with its rank decided exactly, ``Q_H`` its float basis, with proven error bounds.
+    M_error : float
+        Proven ``||M - (I - Pi_H) U_K||_2`` (the float basis ``Q_H``'s error ``eta_H`` and the
+        rounding of ``M``; 0 without features): :func:`feature_allowances`.
     """
 
     Phi: np.ndarray
@@ -108,6 +112,7 @@ class Objective:
     features_sha256: str | None = None
     H: np.ndarray | None = None
     H_basis: Any = None
+    M_error: float = 0.0
 
     @property
     def H_pivots(self) -> tuple:
@@ -188,12 +193,14 @@ def make_objective(Phi: Any, U_K: Any, features: Any = None, *, rank: int | None
     if H is None:
         Q_H, M, cap, kind = None, U_K.copy(), 1.0, "captured"
     else:
-        from relu_gating._inputs.feature_basis import feature_basis
+        from relu_gating._inputs.feature_basis import feature_basis, m_error
 
         basis = feature_basis(H)  # the rank of H decided exactly, never by a float threshold
         Q_H = basis.Q
         M = U_K - Q_H @ (Q_H.T @ U_K)
-        cap = float(min(1.0, np.linalg.norm(M, 2) ** 2))
+        m_err = m_error(U_K, Q_H, basis.eta)
+        # ||(I - Pi_H) U_K||_2 <= ||M||_2 + M_error (the float 2-norm taken to within 1e-12)
+        cap = float(min(1.0, (np.linalg.norm(M, 2) * (1 + 1e-12) + m_err) ** 2))
         kind = "marginal"
     spec = "none" if H is None else ("bias" if isinstance(features, str) else "array")
     sha = None
@@ -201,7 +208,22 @@ def make_objective(Phi: Any, U_K: Any, features: Any = None, *, rank: int | None
         a = np.ascontiguousarray(H, dtype=np.float64)
         sha = hashlib.sha256(str(a.shape).encode() + a.tobytes()).hexdigest()
     return Objective(Phi=Phi, U_K=U_K, Psi=Psi, to_theta=to_theta, to_coords=to_coords, M=M, Q_H=Q_H,
-                     cap=cap, kind=kind, features=spec, features_sha256=sha, H=H, H_basis=basis)
+                     cap=cap, kind=kind, features=spec, features_sha256=sha, H=H, H_basis=basis,
+                     M_error=0.0 if H is None else m_err)
+
+
+_EPS = float(np.finfo(float).eps)
+
+
+def feature_allowances(obj: "Objective", Psi: np.ndarray | None = None) -> tuple[float, float]:
+    """``(a, b)``: proven bounds on the distance of every pattern's true pencil from the one the float
+    bounds form with ``M`` and ``Q_H`` (:func:`relu_gating._inputs.feature_basis.pencil_allowances`
+    with the proven ``eta_H`` and ``M_error``); ``(0, 0)`` without features."""
+    from relu_gating._inputs.feature_basis import pencil_allowances
+
+    if obj.Q_H is None:
+        return 0.0, 0.0
+    return pencil_allowances(obj.eta_H, obj.M_error, obj.Psi if Psi is None else Psi, obj.U_K.shape[1])
 
 
 def column_basis(Phi: np.ndarray, rank: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -365,8 +387,29 @@ def support_bounds(obj: Objective, masks: np.ndarray, max_support: int = 32) -> 
         Ma, Qa = obj.M[idx], obj.Q_H[idx]  # (k, a, K), (k, a, q)
         A = Ma @ np.transpose(Ma, (0, 2, 1))
         B = np.eye(a) - Qa @ np.transpose(Qa, (0, 2, 1))
-        out[rows] = top_generalized_eig(A, B).upper
+        out[rows] = _with_basis_error(obj, A, B, top_generalized_eig(A, B).upper)
     return out
+
+
+def _with_basis_error(obj: Objective, A: np.ndarray, B: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    """Bounds ``mu`` of the float support pencils ``(M_A M_A^T, I - Q_A Q_A^T)`` (k, a, a) made bounds
+    of the true ones (``(I - Pi_H) U_K`` and ``Pi_H`` in place of ``M`` and ``Q_H Q_H^T``): with
+    ``||A' - A|| <= alpha``, ``||B' - B|| <= beta`` and ``w <= lambda_min(B)`` (a float eigenvalue
+    less its allowance), ``v^T A' v <= mu v^T B' v + (mu beta + alpha) |v|^2`` and
+    ``v^T B' v >= (w - beta) |v|^2`` give ``mu + (mu beta + alpha) / (w - beta)``; ``inf`` where
+    ``w <= beta``."""
+    if not np.any(np.isfinite(mu)):
+        return mu
+    a, K = A.shape[1], obj.M.shape[1]
+    nU = np.sqrt(1.0 + K * (UK_ORTHONORMAL_TOL + 1e-12))
+    d = obj.M_error
+    alpha = (2.0 * (nU + d) * d + d * d) * (1 + 1e-6)
+    beta = obj.eta_H * (1 + 1e-6)
+    w = np.linalg.eigvalsh(B)[:, 0] - 8.0 * (obj.n + a * a) * _EPS * np.abs(np.einsum("kii->k", B)) - 1e-300
+    ok = np.isfinite(mu) & (w > beta)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        out = mu + (np.abs(mu) * beta + alpha) / np.where(ok, w - beta, 1.0) * (1 + 1e-6)
+    return np.where(ok, out, np.inf)
 
 
 #: ``col(Phi)`` within this (spectral norm, orthonormal bases) of ``col(features)`` is "contained to

@@ -225,6 +225,7 @@ def test_the_cheap_test_skips_bands_where_the_lifted_bound_does_not_settle():
     s.stats = {f"{k}_{lo}": 0 for lo in range(0, _node_bounds.LIFTED_MAX_UNDECIDED + 1, _node_bounds.LIFTED_BAND)
                for k in ("lifted_tried", "lifted_settled")}
     s.lifted_skipped = {}
+    s.lifted_costs = False  # the rate test alone (the cost test: tests/internals/test_bnb_subtree.py)
     assert s.lifted_pays(3) and s.lifted_pays(20)  # nothing tried yet: the prior
     s.stats["lifted_tried_16"] = 10  # band 16-23 settled none of 10
     tries = [s.lifted_pays(20) for _ in range(3 * _node_bounds.LIFTED_RETRY)]

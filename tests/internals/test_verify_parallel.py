@@ -169,12 +169,18 @@ def test_pool_failure_and_no_fork_fall_back_to_serial(case, split_small, monkeyp
     assert _same(cert, Phi, U).certified and len(split_small) == count  # no pool tried
 
 
-def test_exact_mode_in_parts(case, split_small, monkeypatch):
+def test_exact_mode_walks_in_one_process(case, split_small, monkeypatch):
+    """Exact mode meters its work over the whole tree before any, and is never split."""
     cert, Phi, U = case
-    monkeypatch.setattr("relu_gating.checker._tree.EXACT_LIMIT", 10)  # the limit holds before any work, in parts too
-    from relu_gating.errors import CertificateError
 
-    with pytest.raises(CertificateError, match="exact mode decides"):
+    class Metered(Exception):
+        pass
+
+    def meter(nodes, P, zero):
+        assert len(nodes) == len(cert["tree"]["nodes"])  # the whole tree
+        raise Metered
+    monkeypatch.setattr("relu_gating.checker._tree_exact.exact_work", meter)
+    with pytest.raises(Metered):
         verify(copy.deepcopy(cert), Phi, U, exact=True, workers=2)
     assert not split_small
 
@@ -182,7 +188,7 @@ def test_exact_mode_in_parts(case, split_small, monkeypatch):
 @pytest.mark.slow
 def test_exact_mode_same_report_in_parts(case, split_small):
     cert, Phi, U = case
-    assert _same(cert, Phi, U, exact=True).certified
+    assert _same(cert, Phi, U, exact=True).certified and not split_small
 
 
 @pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2"])

@@ -42,8 +42,10 @@ factorization ``R`` of ``Y`` satisfies ``R^T R = Y + E``,
 trace(R^T R) <= gamma_{r+1} / (1 - gamma_{r+1}) trace(Y)`` and
 ``Y >= -||E||_2 I``.  The neurons are ``S Phi to_theta v = S (Psi + E) v``
 with ``E`` the (bounded) error of the float basis ``Psi`` of ``col(Phi)``; that
-error is added to both allowances (``Plan.basis``).  ``M``, ``Q_H`` and ``U_K``
-are taken as exact (as stored).
+error is added to both allowances (``Plan.basis``).  ``M`` and ``Q_H`` are a float basis of the
+features: their proven error (``eta_H`` and the rounding of ``M``,
+:func:`relu_gating.search.objectives.feature_allowances`) is added to the allowances too; ``U_K``
+is taken as exact (as stored).
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from relu_gating.search._kernels.mirror import mirror_products
+from relu_gating.search.objectives import feature_allowances
 from relu_gating.search._kernels.stacks import backward, cholesky, cholesky_ok, forward, frob, gram, sym
 from solvers import sym_eigmax_small
 
@@ -148,7 +151,10 @@ def _make_plan(obj) -> Plan:
     m = obj.Phi.shape[1]
     E = np.linalg.norm(obj.Phi @ obj.to_theta - Psi) + _gamma(m + 2) * np.linalg.norm(np.abs(obj.Phi) @ np.abs(obj.to_theta))
     basis = 1.01 * (2 * E * (1 + 1e-6) + E * E) + 1e-300
-    return Plan(V=V, err=err, r=r, K=K, q=q, iu=iu, captured=captured, n=n, KU=KU, dropped=dropped + basis, basis=basis)
+    # and M, Q_H are a float basis of the features (error eta_H): the true pencils are within (aH, bH)
+    aH, bH = feature_allowances(obj)
+    return Plan(V=V, err=err, r=r, K=K, q=q, iu=iu, captured=captured, n=n, KU=KU, dropped=dropped + basis + aH,
+                basis=basis + bH)
 
 
 def unpacked(masks: np.ndarray, n: int) -> tuple[np.ndarray, bool]:

@@ -17,6 +17,7 @@ from relu_gating.search.proofs import implied_exact, node_bound
 from relu_gating.search.bnb._blind import blind_row, expand_pointless, split
 from relu_gating.search.bnb._forced import exhaustive_farkas, float_clear, forced_rows
 from relu_gating.search.bnb._lp import WITNESS_MARGIN
+from relu_gating.search.bnb._node_bounds import LIFTED_BAND
 from relu_gating.search.bnb._rows import sample_interior
 from relu_gating.search.bnb._score import child_bounds
 from relu_gating.search.bnb._tree_build import Node
@@ -50,6 +51,7 @@ class TreeGrowth:
     ascend: Callable[..., None]
     chamber: Callable[[Node], None]
     try_lifted: Callable[[Node], bool]
+    track: Callable[[int, int], None]
     _node: Callable[[np.ndarray, Any, int], Node]
 
     def expand(self, node: Node) -> None:
@@ -60,6 +62,8 @@ class TreeGrowth:
             return
         if self.try_lifted(node):
             return
+        k = int(np.sum((node.signs == 0) & ~self.P.zero_rows))
+        self.track(k, k // LIFTED_BAND * LIFTED_BAND)  # split below: what that costs, measured (bnb/_subtree.py)
         signs = node.signs.copy()
         dec = np.flatnonzero((signs != 0) & ~self.P.zero_rows)
         G = signs[dec, None] * self.Gn[dec]

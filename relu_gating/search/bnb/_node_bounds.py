@@ -51,6 +51,11 @@ LIFTED_BAND = 8
 LIFTED_MIN_RATE = 0.5
 #: In a band below the rate, every this many-th node is tried anyway.
 LIFTED_RETRY = 20
+#: The cost test (:meth:`NodeBounds.lifted_pays`), after this many tries in a band: try the lifted bound
+#: while its seconds per node settled are at most ``LIFTED_COST_FACTOR`` times the seconds a split of
+#: the band spends in its subtree, measured on the splits made (:mod:`relu_gating.search.bnb._subtree`).
+LIFTED_COST_AFTER = 4
+LIFTED_COST_FACTOR = 1.0
 
 
 def lifted_claim(u: float, target: float, room: float) -> float:
@@ -86,11 +91,14 @@ class NodeBounds:
     tol: float
     best_value: float
     lifted: bool
+    lifted_costs: bool = True  # the cost test of :meth:`lifted_pays` (class-level: a switch for benchmarks)
     lifted_skipped: dict
     plain_bands: dict
     t_start: float
     settled: Callable[[float], bool]
     push: Callable[[Node], None]
+    split_seconds: Callable[[int], float | None]
+    explore: Callable[[int], bool]
 
     def _node(self, signs: np.ndarray, v: np.ndarray | None, depth: int) -> Node:
         """A node with its bound (its interior points ``v`` are offered as neurons by the caller)."""
@@ -99,7 +107,7 @@ class NodeBounds:
         self.stats["t_bound"] += time.perf_counter() - t0
         self.stats["n_bound"] += 1
         self.stats["nodes"] += 1
-        node = Node(signs, v, min(u, self.P.cap), z, depth)
+        node = Node(signs, v, self.P.cap if getattr(self, "chamber_leaves", False) else min(u, self.P.cap), z, depth)
         node.T = T
         return node
 
@@ -121,12 +129,24 @@ class NodeBounds:
         least ``LIFTED_MIN_RATE`` of the nodes tried in its band of ``LIFTED_BAND`` undecided counts (a
         prior of one in two; every ``LIFTED_RETRY``-th node of a band below the rate is tried anyway,
         as the incumbent may have risen since).  The counts by band are in the stats
-        (``lifted_tried_<lo>``, ``lifted_settled_<lo>``, ``t_lifted_<lo>``, ``lo`` the band's least count)."""
+        (``lifted_tried_<lo>``, ``lifted_settled_<lo>``, ``t_lifted_<lo>``, ``lo`` the band's least count).
+        Then the cost test, after ``LIFTED_COST_AFTER`` tries in the band: its seconds per node settled at
+        most ``LIFTED_COST_FACTOR`` times the seconds a split of the band spends below it, measured on the
+        splits made (:meth:`relu_gating.search.bnb._subtree.SubtreeCost.split_seconds`; a band with none
+        measured yet splits a few nodes to measure; ``lifted_cost_skips`` counts the nodes it turns down)."""
         lo = k // LIFTED_BAND * LIFTED_BAND
         if k > LIFTED_LARGE and self.stats["t_lifted_large"] > LIFTED_LARGE_SHARE * (time.perf_counter() - self.t_start):
             return False
-        if self.stats[f"lifted_settled_{lo}"] + 1 >= LIFTED_MIN_RATE * (self.stats[f"lifted_tried_{lo}"] + 2):
-            return True
+        tried, won = self.stats[f"lifted_tried_{lo}"], self.stats[f"lifted_settled_{lo}"]
+        if won + 1 >= LIFTED_MIN_RATE * (tried + 2):
+            if not self.lifted_costs or tried < LIFTED_COST_AFTER:
+                return True
+            split = self.split_seconds(lo)
+            if split is None:  # no split of the band measured yet: split this one (a few times per band)
+                return not self.explore(lo)
+            if self.stats[f"t_lifted_{lo}"] <= LIFTED_COST_FACTOR * split * max(won, 1):
+                return True  # a node settled costs less than the subtree its split grows
+            self.stats["lifted_cost_skips"] = self.stats.get("lifted_cost_skips", 0) + 1
         self.lifted_skipped[lo] = self.lifted_skipped.get(lo, 0) + 1
         return self.lifted_skipped[lo] % LIFTED_RETRY == 0
 

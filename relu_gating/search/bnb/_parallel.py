@@ -76,7 +76,7 @@ def expand_until(search: Search, end: float | None, bar: Any = None, pause: Any 
                 return "settled"
             if pause is not None and pause():
                 return "paused"
-            search.expand(heapq.heappop(search.heap)[-1])
+            search.expand_timed(heapq.heappop(search.heap)[-1])
             if bar is not None:
                 bar.update(1, note=_note(search, u))
     except KeyboardInterrupt:
@@ -170,6 +170,7 @@ def subtree_task(obj: Any, roots: list[tuple], incumbent: np.ndarray | None, alp
     t0, cpu0 = time.perf_counter(), time.process_time()
     end = t0 + seconds
     search = Search(obj, alpha, tol, method, seed, lifted)
+    search.lifted_costs = False  # a task is a fresh search, too short to measure its splits (bnb/_subtree.py)
     base, lp0 = dict(search.stats), search.lp.calls
     if incumbent is not None:
         search.offer(incumbent)  # recomputed here: the task trusts no value it is sent

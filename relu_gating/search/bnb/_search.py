@@ -14,7 +14,8 @@ valid certificate of the alpha reached.
 The search is one class composed of one mixin per idea: :class:`._node_bounds.NodeBounds` (a node's
 bound and the lifted bounds), :class:`._incumbent.Incumbent` (the best neuron so far),
 :class:`._growth.TreeGrowth` (forced rows, branching, expansion), :class:`._budget.Budget` (the reserve
-kept before a deadline) and :class:`._chamber.Chambers` (chamber leaves); this module holds the
+kept before a deadline), :class:`._chamber.Chambers` (chamber leaves) and :class:`._subtree.SubtreeCost`
+(what a split costs below a node, which decides where the lifted bound is tried); this module holds the
 state and the loop (:meth:`Search.run`).
 """
 
@@ -34,18 +35,41 @@ from relu_gating.search.bnb._growth import TreeGrowth
 from relu_gating.search.bnb._incumbent import Incumbent
 from relu_gating.search.bnb._lp import ConeLP
 from relu_gating.search.bnb._node_bounds import LIFTED_BAND, LIFTED_MAX_UNDECIDED, NodeBounds
+from relu_gating.search.bnb._subtree import SubtreeCost
 from relu_gating.search.bnb._thin import ExactChambers
 from relu_gating.search.bnb._tree_build import Node
 from relu_gating.search.objectives import Objective
 
-__all__ = ["Search", "FREEZE_EVERY"]
+__all__ = ["Search", "FREEZE_EVERY", "CHAMBER_LEAVES_ETA", "CHAMBER_LEAVES_MAX", "chamber_leaves_only"]
+
+#: With features on which the checker's float proofs of node bounds widen past usefulness (its proven
+#: ``eta_H`` above this: features of condition about 1e7 and more), the tree ends in chamber leaves only
+#: (no ``b`` or ``d`` leaf closes a node by its float bound), whose claims are decided exactly...
+CHAMBER_LEAVES_ETA = 1e-9
+#: ... when the query has at most this many chambers (Cover's count).
+CHAMBER_LEAVES_MAX = 4096
 
 #: Expansions between two ``gc.freeze()`` calls: the cyclic collector then skips the tree built so far
 #: (its nodes form no cycles and are freed by reference counting); 36% more nodes measured at n = 819, d = 3.
 FREEZE_EVERY = 1024
 
 
-class Search(NodeBounds, TreeGrowth, Incumbent, Budget, Chambers):
+def chamber_leaves_only(obj: Objective) -> bool:
+    """Whether the tree ends in chamber leaves only (:data:`CHAMBER_LEAVES_ETA`, :data:`CHAMBER_LEAVES_MAX`)."""
+    from math import comb
+
+    from relu_gating.search.proofs import checker_eta
+
+    if obj.Q_H is None:
+        return False
+    q = int(np.count_nonzero(np.any(obj.Phi != 0, axis=1)))
+    if 2 * sum(comb(max(q - 1, 0), k) for k in range(obj.rank)) > CHAMBER_LEAVES_MAX:
+        return False
+    features = {"bias": "bias"}.get(obj.features, obj.H)
+    return not checker_eta(obj.Phi, obj.U_K, features) <= CHAMBER_LEAVES_ETA
+
+
+class Search(NodeBounds, TreeGrowth, Incumbent, Budget, Chambers, SubtreeCost):
     """One branch-and-bound run; :meth:`run` returns when settled, out of time or interrupted."""
 
     def __init__(self, obj: Objective, alpha: float, tol: float, method: str, seed: int = 0,
@@ -79,6 +103,11 @@ class Search(NodeBounds, TreeGrowth, Incumbent, Budget, Chambers):
         self.thin = ExactChambers(self)
         self.notes: list[str] = []
         self.rng = np.random.default_rng(seed)
+        self.chamber_leaves = chamber_leaves_only(obj)
+        if self.chamber_leaves:
+            self.lifted = False
+            self.notes.append("features nearly dependent (the checker's float node bounds would not hold): the "
+                              "tree ends in chamber leaves, decided exactly")
         signs = np.where(self.P.zero_rows, -1, 0).astype(np.int8)
         v0 = self.rng.standard_normal((1, obj.rank))
         self.root = self._node(signs, v0, 0)
@@ -89,6 +118,7 @@ class Search(NodeBounds, TreeGrowth, Incumbent, Budget, Chambers):
         if self.settled(node.claim):
             node.settle("b")
             return
+        self.adopt(node)
         self.counter += 1
         heapq.heappush(self.heap, (-node.claim, -node.depth, self.counter, node))
 
@@ -116,7 +146,7 @@ class Search(NodeBounds, TreeGrowth, Incumbent, Budget, Chambers):
                 if self.settled(u):
                     return "settled"
                 node = heapq.heappop(self.heap)[-1]
-                self.expand(node)
+                self.expand_timed(node)
                 if bar is not None:
                     bar.update(1, note=self.progress_note(u))
         except KeyboardInterrupt:

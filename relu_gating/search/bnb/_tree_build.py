@@ -29,7 +29,7 @@ class Node:
     """
 
     __slots__ = ("kind", "row", "sign", "rows", "children", "claim", "bound", "evidence", "signs", "v", "z", "T", "depth",
-                 "refuted")
+                 "refuted", "trk")
 
     def __init__(self, signs: np.ndarray | None, v: np.ndarray | None, claim: float, z: np.ndarray | None,
                  depth: int = 0) -> None:
@@ -45,12 +45,13 @@ class Node:
         self.children: list[Node] = []
         self.evidence: tuple | None = None
         self.refuted: dict = {}  # row -> {side: decided rows} an exhaustive search here or above found nothing in
+        self.trk: tuple = ()  # the split subtrees measured around it (bnb/_subtree.py; the search's policy only)
 
     def settle(self, kind: str) -> None:
         """Make this node a leaf (or internal node): its signs are no longer needed."""
         self.kind = kind
         if kind not in ("open",):
-            self.signs, self.v, self.z, self.T, self.refuted = None, None, None, None, {}
+            self.signs, self.v, self.z, self.T, self.refuted, self.trk = None, None, None, None, {}, ()
 
 
 def _multipliers_json(N: Any) -> Any:

@@ -11,7 +11,7 @@ import numpy as np
 
 from relu_gating.checker import BOUND_SLACK, CHUNK, EXCLUDE_RTOL, VALUE_TOL
 
-__all__ = ["prove_bounds", "checker_excluded", "VALUE_TOL", "BOUND_SLACK", "EXCLUDE_RTOL", "CHUNK"]
+__all__ = ["prove_bounds", "checker_excluded", "checker_eta", "VALUE_TOL", "BOUND_SLACK", "EXCLUDE_RTOL", "CHUNK"]
 
 
 _STATED: dict = {}
@@ -73,3 +73,11 @@ def _stated(Phi: Any, U_K: Any, features: Any) -> Any:
         if len(_BY_CONTENT) > 4:
             _BY_CONTENT.pop(next(iter(_BY_CONTENT)))
     return got
+
+
+def checker_eta(Phi: Any, U_K: Any, features: Any) -> float:
+    """The checker's proven ``||QH QH^T - Pi_H||_2`` for the query (0 without features; ``inf`` where it
+    proves none): how much its float proofs of node bounds widen on nearly dependent features."""
+    if features is None or (isinstance(features, str) and features == "none"):
+        return 0.0
+    return float(_stated(Phi, U_K, features).eta_H)

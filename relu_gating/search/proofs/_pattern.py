@@ -94,19 +94,24 @@ def gross_scale(masks: np.ndarray, Q: np.ndarray) -> np.ndarray:
 
 
 def pencil_bounds(A: np.ndarray, B: np.ndarray, ub: np.ndarray, n: int,
-                  D: np.ndarray | None = None, gross: np.ndarray | None = None) -> np.ndarray:
+                  D: np.ndarray | None = None, gross: np.ndarray | None = None,
+                  allowance: tuple[float, float] = (0.0, 0.0)) -> np.ndarray:
     """Proven bounds from the claims ``ub`` (k,): ``ub`` itself when ``ub B - A - D ⪰ 0`` holds
     with margin, else ``ub`` plus the shortfall over ``lambda_min(B)``, else ``+inf``.  ``gross``
-    (:func:`gross_scale`): the size of the terms ``B`` was formed from, when it cancels."""
+    (:func:`gross_scale`): the size of the terms ``B`` was formed from, when it cancels.
+    ``allowance = (a, b)``: the true pencils are within ``a`` and ``b`` of ``A`` and ``B`` (the float
+    basis of the features, :meth:`StatedProblem.allowances`): the margin grows by ``|ub| b + a`` and
+    ``lambda_min(B)``'s bound shrinks by ``b``."""
     r = A.shape[1]
     ubc = np.where(np.isfinite(ub), ub, 0.0)
     C = ubc[:, None, None] * B - A - (0.0 if D is None else D)
     tB = _trace(B) if gross is None else np.maximum(_trace(B), gross)
     mag = np.abs(ubc) * tB + _trace(A) + (0.0 if D is None else np.abs(D).sum(axis=(1, 2)))
-    delta = _allow(n, r) * mag + np.finfo(float).tiny
+    a_H, b_H = allowance
+    delta = _allow(n, r) * mag + np.finfo(float).tiny + (np.abs(ubc) * b_H + a_H) * (1 + 1e-6)
     lam = np.linalg.eigvalsh(C)[:, 0]
     wB = np.linalg.eigvalsh(B)
-    beta = wB[:, 0] - _allow(n, r) * tB
+    beta = wB[:, 0] - _allow(n, r) * tB - b_H
     ok_beta = beta > SINGULAR_RTOL * np.maximum(wB[:, -1], np.finfo(float).tiny)
     short = np.maximum(delta - lam, 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -115,14 +120,18 @@ def pencil_bounds(A: np.ndarray, B: np.ndarray, ub: np.ndarray, n: int,
     return np.where(np.isfinite(ub), out, np.inf)
 
 
-def support_bounds(masks: np.ndarray, U: np.ndarray, M: np.ndarray, QH: np.ndarray | None) -> np.ndarray:
+def support_bounds(masks: np.ndarray, U: np.ndarray, M: np.ndarray, QH: np.ndarray | None,
+                   err: tuple[float, float] = (0.0, 0.0)) -> np.ndarray:
     """Max of the objective over all ``h`` supported on the active samples (k,).
 
     ``N_K``: ``||U_A||_2^2``.  ``G_H``: the top eigenvalue of
     ``M_A^T M_A + X (I - QH_A^T QH_A)^{-1} X^T`` with ``X = M_A^T QH_A``
     (Woodbury form of the pencil ``(M_A M_A^T, I - QH_A QH_A^T)``); ``+inf``
     where ``I - QH_A^T QH_A`` is singular (a vector on the support lies in
-    ``col(H)``).
+    ``col(H)``).  ``err = (eta, d)``: ``QH QH^T`` within ``eta`` of ``Pi_H`` and ``M`` within ``d`` of
+    ``(I - Pi_H) U``: the bound ``t`` of the float pencil becomes ``t + (t eta + a) / (w - eta)``,
+    ``a = 2 (||U|| + d) d + d^2``, ``w`` a bound on ``lambda_min(I - QH_A QH_A^T) = 1 -
+    lambda_max(QH_A^T QH_A)`` (``+inf`` where ``w <= eta``).
     """
     n, K = U.shape
     if QH is None:
@@ -137,15 +146,24 @@ def support_bounds(masks: np.ndarray, U: np.ndarray, M: np.ndarray, QH: np.ndarr
     T = MM + X @ np.linalg.solve(Gs, np.transpose(X, (0, 2, 1)))
     top = np.linalg.eigvalsh(0.5 * (T + np.transpose(T, (0, 2, 1))))[:, -1]
     allowance = _allow(n, K + q) * (_trace(T) + 1.0) / np.where(ok, wq, 1.0)
-    return np.where(ok, top + allowance, np.inf)
+    t = top + allowance
+    eta, d = err
+    if eta == 0 and d == 0:
+        return np.where(ok, t, np.inf)
+    a = (2.0 * (math.sqrt(1.0 + K * 1.01e-10) + d) * d + d * d) * (1 + 1e-6)
+    ok = ok & (wq > eta) & np.isfinite(eta + d)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        t = t + (np.abs(t) * eta + a) / np.where(ok, wq - eta, 1.0) * (1 + 1e-6)
+    return np.where(ok, t, np.inf)
 
 
-def cap_bound(M: np.ndarray, features: bool) -> float:
-    """``1`` for ``N_K``; ``||M||_2^2 = s_K(H)^2`` (plus rounding) for the marginal gain."""
+def cap_bound(M: np.ndarray, features: bool, d: float = 0.0) -> float:
+    """``1`` for ``N_K``; ``||M||_2^2 = s_K(H)^2`` (plus rounding) for the marginal gain, ``M``
+    within ``d`` of ``(I - Pi_H) U_K``."""
     if not features:
         return 1.0
     n, K = M.shape
-    return float(min(1.0, np.linalg.norm(M, 2) ** 2 + _allow(n, K) * K))
+    return float(min(1.0, (np.linalg.norm(M, 2) + d) ** 2 + _allow(n, K) * K))
 
 
 def dual_bound(A: np.ndarray, B: np.ndarray, D: np.ndarray, n: int) -> float:

@@ -35,6 +35,18 @@ class StatedProblem:
     features: str
     features_sha256: str | None
     H: np.ndarray | None = None  # the features as a matrix (the ones column for "bias")
+    eta_H: float = 0.0  # proven ||QH QH^T - Pi_H||_2 (inf where none is found)
+    d_M: float = 0.0  # proven ||M - (I - Pi_H) U||_2 (inf where eta_H is)
+
+    def allowances(self) -> tuple[float, float]:
+        """``(a, b)``: proven distances of every pattern's true pencil from the one formed with ``M``
+        and ``QH`` (:func:`relu_gating._inputs.feature_basis.pencil_allowances`); ``(0, 0)`` without
+        features."""
+        from relu_gating._inputs.feature_basis import pencil_allowances
+
+        if self.QH is None:
+            return 0.0, 0.0
+        return pencil_allowances(self.eta_H, self.d_M, self.Q, self.U.shape[1])
 
     @property
     def n(self) -> int:
@@ -110,9 +122,12 @@ def state_problem(Phi: Any, U_K: Any, features: Any) -> StatedProblem:
     H, spec, sha = _features(features, n)
     QH = None
     M = U
+    eta, d = 0.0, 0.0
     if H is not None:
-        from relu_gating._inputs.feature_basis import feature_basis
+        from relu_gating._inputs.feature_basis import feature_basis, m_error
 
-        QH = feature_basis(H).Q  # the rank of H decided exactly, never by a float threshold
+        fb = feature_basis(H)  # the rank of H decided exactly, never by a float threshold
+        QH, eta = fb.Q, fb.eta
         M = U - QH @ (QH.T @ U)
-    return StatedProblem(Phi, U, _basis(Phi), M, QH, spec, sha, H)
+        d = m_error(U, QH, eta)
+    return StatedProblem(Phi, U, _basis(Phi), M, QH, spec, sha, H, float(eta), float(d))

@@ -1,0 +1,86 @@
+"""benchmarks/kappa_n.py and example512_n.py: the families, one file per case, claims, and the doc tables."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _script(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("d", [2, 3])
+@pytest.mark.parametrize("name", ["moons", "clusters"])
+def test_families_are_dyadic_orthonormal_and_the_explicit_end_is_below_the_papers(name, d):
+    f = _script("kappa_n").family(name, 30, 1, d)
+    Phi = f["Phi"]
+    assert Phi.shape == (30, d + 1) and np.all(Phi * 2.0**16 == np.round(Phi * 2.0**16))
+    for B in f["bases"].values():
+        assert np.allclose(B.T @ B, np.eye(B.shape[1]), atol=1e-10)
+    if name == "clusters":  # Example 5.12: sqrt(sum_c chi_upper_c^2) <= sqrt(K) max_c 2 omega_c
+        assert 0 < f["explicit"] <= f["paper"] * (1 + 1e-12) and 0 <= f["epsilon"] < 1
+
+
+def test_one_file_per_case_with_provenance_and_claims_skip(tmp_path):
+    mod = _script("kappa_n")
+    argv = ["--n", "9", "--seeds", "0", "--families", "clusters", "--refine", "0", "--adaptive", "1",
+            "--out-dir", str(tmp_path)]
+    (tmp_path / "clusters_d2_n9_s1.running").write_text("1")  # claimed by another process: skipped
+    assert mod.main(argv + ["--seeds", "0", "1"]) == 0
+    files = sorted(p.name for p in tmp_path.iterdir())
+    assert files == ["clusters_d2_n9_s0.json", "clusters_d2_n9_s1.running"]
+    d = json.loads((tmp_path / "clusters_d2_n9_s0.json").read_text())
+    assert len(d["provenance"]["commit"]) == 40 and d["provenance"]["load_start"] is not None
+    for r in d["rows"]:
+        assert r["lower"] <= r["upper"] <= r["upper_parts"]["basis"] * (1 + 1e-9)
+        assert len(r["rounds"]) == len(r["norms"]) == r["directions"]
+    chi = next(r for r in d["rows"] if r["what"] == "kappa(chi)")
+    assert chi["upper"] <= chi["explicit_upper"] <= chi["paper_upper"] * (1 + 1e-12)
+    mtime = (tmp_path / "clusters_d2_n9_s0.json").stat().st_mtime_ns
+    mod.main(argv)  # a saved case is not recomputed
+    assert (tmp_path / "clusters_d2_n9_s0.json").stat().st_mtime_ns == mtime
+    assert len(mod.load_rows(str(tmp_path))) == 2 and d["complete"] is True
+
+
+def test_a_case_is_saved_after_each_quantity_and_an_incomplete_one_is_redone(tmp_path, monkeypatch):
+    mod = _script("kappa_n")
+    argv = ["--n", "9", "--seeds", "0", "--families", "clusters", "--refine", "0", "--adaptive", "0",
+            "--out-dir", str(tmp_path)]
+    path = tmp_path / "clusters_d2_n9_s0.json"
+    real = mod.rows_for
+
+    def first_only(*a, on_row=None, **k):  # the run dies after its first quantity
+        def stop(rows):
+            on_row(rows)
+            raise KeyboardInterrupt
+        return real(*a, on_row=stop, **k)
+
+    monkeypatch.setattr(mod, "rows_for", first_only)
+    with pytest.raises(KeyboardInterrupt):
+        mod.main(argv)
+    d = json.loads(path.read_text())
+    assert d["complete"] is False and [r["what"] for r in d["rows"]] == ["kappa(U_K)"]
+    (tmp_path / "clusters_d2_n9_s0.running").unlink()  # the dead run's claim, removed by hand
+    monkeypatch.setattr(mod, "rows_for", real)
+    mod.main(argv)
+    d = json.loads(path.read_text())
+    assert d["complete"] is True and [r["what"] for r in d["rows"]] == ["kappa(U_K)", "kappa(chi)"]
+
+
+def test_doc_per_seed_cells():
+    doc = _script("experiments_doc")
+    rows = [{"targets": [0.3, 0.1], "t_needed": [2, None], "t_pred_example": [1e4, 9e4]},
+            {"targets": [0.3], "t_needed": [3], "t_pred_example": [2e4]}]
+    assert doc._per_seed(rows, 0.3) == "2 / 3"
+    assert doc._per_seed(rows, 0.1) == "- / -"  # not reached; below 2 eps
+    assert doc._per_seed(rows, 0.1, "t_pred_example") == "9e+04 / -"
