@@ -185,12 +185,6 @@ def test_exact_mode_walks_in_one_process(case, split_small, monkeypatch):
     assert not split_small
 
 
-@pytest.mark.slow
-def test_exact_mode_same_report_in_parts(case, split_small):
-    cert, Phi, U = case
-    assert _same(cert, Phi, U, exact=True).certified and not split_small
-
-
 @pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2"])
 def test_bad_workers_refused(case, bad):
     cert, Phi, U = case
