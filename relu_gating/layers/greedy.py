@@ -100,13 +100,7 @@ def greedy_layer(Phi: Any, U_K: Any, t: int, *, initial: Any = "bias", alpha: fl
         the arrangement is enumerated once for all ``t`` queries; otherwise every step is a branch
         and bound, whose certificate is its own tree.  ``max_seconds`` is each step's budget.
     """
-    if isinstance(t, bool) or not isinstance(t, (int, np.integer)) or t < 0:
-        raise InputError(f"t must be a nonnegative integer, got {t!r}")
-    Phi = as_matrix(Phi, "Phi")
-    U = as_matrix(U_K, "U_K")
-    H = resolve_features(initial, Phi.shape[0])
-    if H is None:
-        raise InputError("initial must be 'bias' or a feature matrix (the greedy gain needs features)")
+    Phi, U, H = _checked(Phi, U_K, t, initial)
     thetas, gains, ubs, secs, cpus, nodes = [], [], [], [], [], []
     captured = [captured_features(H, U)]
     gap = [coverage_gap(H, U)]
@@ -157,15 +151,9 @@ def greedy_steps(Phi: Any, U_K: Any, t: int, *, initial: Any = "bias", alpha: fl
                  min_gain: float = 1e-10, reuse: bool = False, **search_options: Any) -> Iterator[GreedyStep]:
     """The steps of :func:`greedy_layer` one at a time (same parameters), each with its query's
     result and certificate; ends after ``t`` steps or when no neuron gains more than ``min_gain``."""
-    if isinstance(t, bool) or not isinstance(t, (int, np.integer)) or t < 0:
-        raise InputError(f"t must be a nonnegative integer, got {t!r}")
     if not isinstance(reuse, bool):
         raise InputError(f"reuse must be True or False, got {reuse!r}")
-    Phi = as_matrix(Phi, "Phi")
-    U = as_matrix(U_K, "U_K")
-    H = resolve_features(initial, Phi.shape[0])
-    if H is None:
-        raise InputError("initial must be 'bias' or a feature matrix (the greedy gain needs features)")
+    Phi, U, H = _checked(Phi, U_K, t, initial)
     search_options = _per_step_options(Phi, U.shape[1], search_options)
     starts = None
     t_step, c_step = time.perf_counter(), _cpu()  # the first step's time includes the layer's enumeration
@@ -236,3 +224,15 @@ def _per_step_options(Phi: np.ndarray, K: int, search_options: dict) -> dict:
     if auto and "max_seconds" not in search_options:
         search_options["max_seconds"] = choice.max_seconds  # auto's limit is each step's budget
     return dict(search_options, strategy="enumerate", options=dataclasses.replace(eo, patterns=patterns))
+
+
+def _checked(Phi: Any, U_K: Any, t: Any, initial: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(Phi, U_K, H^(0))`` as arrays, ``t`` a nonnegative integer (InputError naming the argument)."""
+    if isinstance(t, bool) or not isinstance(t, (int, np.integer)) or t < 0:
+        raise InputError(f"t must be a nonnegative integer, got {t!r}")
+    Phi = as_matrix(Phi, "Phi")
+    U = as_matrix(U_K, "U_K")
+    H = resolve_features(initial, Phi.shape[0])
+    if H is None:
+        raise InputError("initial must be 'bias' or a feature matrix (the greedy gain needs features)")
+    return Phi, U, H
