@@ -72,9 +72,12 @@ def main(argv: list[str] | None = None) -> int:
                          "plan_patterns": plan.patterns, "cpu_seconds": seconds})
     two_cores()
     if a.save:
+        from relu_gating.experiments._base import provenance  # commit, command, load
+
         Path(a.save).write_text(json.dumps({"what": "benchmarks/plan_real.py --save: the certified real-data runs "
                                             "(seconds: docs/real-data.md's 600-s table, wall time on a quiet "
-                                            "machine, one BLAS thread) with the plan's sizes", "runs": runs}, indent=1))
+                                            "machine, one BLAS thread) with the plan's sizes", "runs": runs,
+                                            **provenance()}, indent=1))
     return 0
 
 

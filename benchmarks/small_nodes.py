@@ -142,7 +142,9 @@ def main(argv=None) -> None:
         print(f"| {k} | {len(g)} | {cnt('lifted_ok')}, {ms('t_lifted'):.2f} | {cnt('all_ok')}, {ms('t_all'):.2f} | "
               f"{np.mean([r['chambers'] for r in g]):.1f} | {cnt('cham_ok')}, {ms('t_cham'):.2f} |")
     if a.save:
-        Path(a.save).write_text(json.dumps({"case": a.case, "collect": a.collect, "rows": rows}, indent=1, default=lambda o: o.item() if hasattr(o, "item") else str(o)))
+        from relu_gating.experiments._base import provenance  # commit, command, load
+
+        Path(a.save).write_text(json.dumps({"case": a.case, "collect": a.collect, "rows": rows, **provenance()}, indent=1, default=lambda o: o.item() if hasattr(o, "item") else str(o)))
 
 
 if __name__ == "__main__":

@@ -11,10 +11,10 @@ import sys
 import numpy as np
 import pytest
 
-threadpoolctl = pytest.importorskip("threadpoolctl")
+import threadpoolctl  # a dependency (pyproject.toml): no skip when it is missing
 
-import relu_gating as rg  # noqa: E402
-import relu_gating.checker._verify as _verify  # noqa: E402
+import relu_gating as rg
+import relu_gating.checker._verify as _verify
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), os.pardir, os.pardir))
 
