@@ -369,3 +369,22 @@ U_SCALE = np.array([[-0.21424427007839486], [-0.5093606231982167], [-0.204853844
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_optimum_in_a_chamber_scaled_by_an_inactive_row_is_found(strategy):
     _certified_at_exact_optimum(PHI_SCALE, U_SCALE, "bias")
+
+
+# the extreme-range example: the chamber of rows 1 and 2 is 2^-52 wide (relative); no float near the
+# optimum's direction (1, -2^-520 (1 + 2^-53)) lies in it, but its multiple by 2^53 - 1 rounds to (2^53 - 1, -2^-467),
+# strictly inside, with G = 1 (before: 0.5 against an upper bound 1, not certified, both strategies)
+@pytest.mark.parametrize("features", [None, "bias"])
+@pytest.mark.parametrize("name", ["range", "flushed"])
+def test_extreme_range_example_certifies_at_the_exact_optimum(name, features):
+    Phi = PHI_RANGE if name == "range" else PHI_FLUSHED
+    _certified_at_exact_optimum(Phi, U_PAIR, features)
+
+
+def test_extreme_range_optimum_is_one():
+    from _exact_reference import chamber_max
+
+    best = max(chamber_max(PHI_RANGE, U_PAIR, None, mk) for mk in rg.enumerate_patterns(PHI_RANGE).masks if mk.any())
+    assert best == 1 or abs(best - 1) <= 1e-15
+    res = rg.best_neuron(PHI_RANGE, U_PAIR, features=None, strategy="enumerate")
+    assert exact_objective(PHI_RANGE, U_PAIR, None, res.theta) >= 1 - 1e-15
