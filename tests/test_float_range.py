@@ -388,3 +388,52 @@ def test_extreme_range_optimum_is_one():
     assert best == 1 or abs(best - 1) <= 1e-15
     res = rg.best_neuron(PHI_RANGE, U_PAIR, features=None, strategy="enumerate")
     assert exact_objective(PHI_RANGE, U_PAIR, None, res.theta) >= 1 - 1e-15
+
+
+@st.composite
+def thin_instances(draw):
+    """The extreme-range example's family: rows 1 and 2 within ``k 2^-52`` (relative) of exact negatives
+    at ``2^-b``, an inactive row ``-2^a`` in the same column, either orientation; ``U_K`` the pair."""
+    a, b, k = draw(st.integers(0, 1000)), draw(st.integers(-1000, 1000)), draw(st.integers(1, 8))
+    s = draw(st.sampled_from([1.0, -1.0]))
+    lo = math.ldexp(1.0 + k * 2.0**-52, -b)
+    Phi = np.array([[-s * math.ldexp(1.0, a), 0.0], [s * lo, 1.0], [-s * math.ldexp(1.0, -b), -1.0], [0.0, 0.0]])
+    # an exact neuron with h_1 = h_2 > 0 (G = 2 u^2, u = float(1/sqrt 2)): theta = (s, -2^-b (1 + k 2^-53))
+    exact = (Fraction(s), -Fraction(2) ** -b * (1 + k * Fraction(2) ** -53))
+    return Phi, exact
+
+
+@settings(max_examples=25, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
+@given(thin_instances())
+def test_property_thin_chambers_certify_at_the_exact_optimum(inst):
+    """Every instance of the family whose column can be scaled exactly is certified by both strategies at
+    the exact optimum (the exhibited exact neuron's value, 1 to rounding; the cap is 1), and float and exact
+    verify accept; none certifies falsely."""
+    Phi, exact = inst
+    try:
+        res = {s: rg.best_neuron(Phi, U_PAIR, features=None, strategy=s) for s in STRATEGIES}
+    except rg.InputError as e:  # a column spanning more than the float range: refused in one line
+        assert "\n" not in str(e) and "spans" in str(e)
+        return
+    best = exact_objective(Phi, U_PAIR, None, exact)
+    assert best >= 1 - 1e-15
+    for strategy, got in res.items():
+        assert_no_false_claims(got, Phi, U_PAIR, None, [exact, got.theta])
+        assert got.certified, (strategy, got.value, got.upper_bound, got.notes)
+        assert exact_objective(Phi, U_PAIR, None, got.theta) >= best - TOL, strategy
+        for ex in (False, True):
+            assert rg.verify(got, Phi, U_PAIR, features=None, exact=ex).certified, (strategy, ex)
+
+
+@settings(max_examples=15, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
+@given(thin_instances())
+def test_property_thin_chambers_with_bias_no_false_certificates(inst):
+    Phi, exact = inst
+    try:
+        ref = rg.best_neuron(Phi, U_PAIR, features="bias", strategy="enumerate")
+    except rg.InputError as e:
+        assert "\n" not in str(e)
+        return
+    for strategy in STRATEGIES:
+        res = ref if strategy == "enumerate" else rg.best_neuron(Phi, U_PAIR, features="bias", strategy=strategy)
+        assert_no_false_claims(res, Phi, U_PAIR, "bias", [exact, ref.theta, res.theta] + list(ref.witnesses))

@@ -68,9 +68,11 @@ def _numeric_rank(R: np.ndarray) -> int:
 
 
 def needs_local(obj: Objective, mask: np.ndarray, k_global: int) -> bool:
-    """Whether the chamber's own scaling resolves more of its pencil than the global basis: the
-    numerical rank of ``(I - Pi_H) S Phi D_S`` (``D_S`` the powers of two of the active rows) above
-    ``k_global``, the rank the global pattern problem kept.  Only for ``Phi`` of full column rank."""
+    """Whether the chamber's own coordinates may resolve more of its pencil than the global basis:
+    the numerical rank of ``(I - Pi_H) S Phi D_S`` (``D_S`` the powers of two of the active rows)
+    above ``k_global``, the rank the global pattern problem kept, or the active rows numerically
+    dependent (a thin chamber; whether they are exactly is decided by :func:`local_basis`).  Only for
+    ``Phi`` of full column rank."""
     n, m = obj.Phi.shape
     if obj.rank != m or int(mask.sum()) < m or n * m * m > MAX_LOCAL_WORK:
         return False
@@ -78,7 +80,9 @@ def needs_local(obj: Objective, mask: np.ndarray, k_global: int) -> bool:
     with np.errstate(all="ignore"):
         Pa[mask] = _scaled_active(obj.Phi, mask)
         R = Pa if obj.Q_H is None else Pa - obj.Q_H @ (obj.Q_H.T @ Pa)
-    return bool(np.all(np.isfinite(R))) and _numeric_rank(R) > k_global
+    if not (np.all(np.isfinite(R)) and np.all(np.isfinite(Pa))):
+        return False
+    return _numeric_rank(R) > k_global or _numeric_rank(Pa) < m
 
 
 def _independent_rows(Phi: np.ndarray, mask: np.ndarray) -> list[int] | None:
