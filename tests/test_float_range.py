@@ -230,6 +230,21 @@ def _check_instance(Phi, U, features, seed):
     for strategy in STRATEGIES:
         res = ref if strategy == "enumerate" else rg.best_neuron(Phi, U, features=features, strategy=strategy)
         assert_no_false_claims(res, Phi, U, features, exhibit + [ref.theta, res.theta])
+        if res.certified:  # what the search certifies, the checker certifies (before: enumerator witnesses of
+            for exact in (False, True):  # columns 2^1000 apart underflowed out of their chambers, refused)
+                assert rg.verify(res, Phi, U, features=features, exact=exact).certified, (strategy, exact)
+
+
+def test_witnesses_of_columns_far_apart_stay_in_their_chambers():
+    """Columns scaled by 2^-988 and 2^176: a witness's weight of 1e-350 underflowed to 0 when mapped back
+    (the witness left its chamber); the search certified and the checker refused the certificate."""
+    from _exact_reference import interior
+
+    Phi = np.array([[-2.2156e-53, 0.0, 1.0], [5.3389e-129, -1.6136e+297, 1.0], [0.0, 0.0, 1.0], [0.0, 0.0, 1.0]])
+    ps = rg.enumerate_patterns(Phi)
+    assert len(ps.masks) == 8 and all(interior(Phi, mk, w) for mk, w in zip(ps.masks, ps.witnesses))
+    U = np.linalg.qr(np.random.default_rng(5).normal(size=(4, 1)))[0]
+    _check_instance(Phi, U, None, 5)
 
 
 def test_wide_column_with_thin_chambers_regression():
