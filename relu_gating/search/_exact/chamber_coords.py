@@ -97,7 +97,8 @@ def _independent_rows(Phi: np.ndarray, mask: np.ndarray) -> list[int] | None:
     order = list(range(act.size))
     if np.all(np.isfinite(Pa)):
         order = scipy.linalg.qr(Pa.T, pivoting=True, mode="r")[1].tolist()
-    chosen, basis = [], []  # basis: echelon rows in rationals
+    chosen: list[int] = []
+    basis: list[tuple[int, list[Fraction]]] = []  # echelon rows in rationals
     for j in order:
         v = [Fraction(float(x)) for x in Phi[act[j]]]
         for piv, b in basis:
