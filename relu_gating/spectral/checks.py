@@ -1,5 +1,5 @@
-"""Checks of a graph or a Laplacian given by the caller (loaded by :func:`relu_gating.laplacian` and
-:func:`relu_gating.low_frequency_basis` when they are called).
+"""Checks of a graph, a Laplacian or a square operator given by the caller (loaded by :func:`relu_gating.laplacian` and
+:func:`relu_gating.low_frequency_basis` when they are called, and by the coverage metrics).
 
 A graph built here from samples (:func:`relu_gating.sample_graph`) is symmetric, nonnegative and
 of positive degrees by construction, and its Laplacian a valid one: the pipeline from samples to a
@@ -14,10 +14,23 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from relu_gating._inputs.validate import as_matrix, as_square_operator
+from relu_gating._inputs.validate import as_matrix
 from relu_gating.errors import InputError
 
-__all__ = ["check_weights", "check_laplacian"]
+__all__ = ["as_square_operator", "check_weights", "check_laplacian"]
+
+
+def as_square_operator(x: Any, name: str) -> Any:
+    """A finite, nonempty square matrix: scipy.sparse input stays sparse (csr), else dense."""
+    if sp.issparse(x):
+        A = sp.csr_matrix(x, dtype=float)
+        if not np.all(np.isfinite(A.data)):
+            raise InputError(f"{name} contains NaN or inf")
+    else:
+        A = as_matrix(x, name)
+    if A.shape[0] != A.shape[1] or A.shape[0] < 1:
+        raise InputError(f"{name} must be square and nonempty, got shape {A.shape}")
+    return A
 
 
 def check_weights(W: Any, name: str = "W", *, rtol: float = 1e-10) -> sp.csr_matrix:
