@@ -203,9 +203,20 @@ def laplacian(W: Any, *, kind: str = "combinatorial", normalized: bool | None = 
 
 
 def graph_laplacian(A: sp.csr_matrix, kind: str) -> sp.csr_matrix:
-    """``L`` or ``L_sym`` (``kind``) of a valid weight matrix: csr, symmetric, nonnegative, every degree
-    positive, as :func:`sample_graph` builds it and :func:`relu_gating.spectral.checks.check_weights`
-    returns it (the checked step of :func:`laplacian`; the pipeline from samples calls it directly)."""
+    """The Laplacian of a valid weight matrix, unchecked (the step of :func:`laplacian` after its check;
+    the pipeline from samples calls it directly on the graph :func:`sample_graph` built).
+
+    Parameters
+    ----------
+    A : scipy.sparse.csr_matrix, shape (n, n)
+        Exactly symmetric, nonnegative, every degree positive: as :func:`sample_graph` builds it and
+        :func:`relu_gating.spectral.checks.check_weights` returns it.
+    kind : {"combinatorial", "sym"}
+
+    Returns
+    -------
+    L : scipy.sparse.csr_matrix, shape (n, n)
+    """
     deg = np.asarray(A.sum(axis=1)).ravel()
     L = (sp.diags(deg) - A).tocsr()
     if kind == "sym":

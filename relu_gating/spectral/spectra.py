@@ -185,10 +185,21 @@ def low_frequency_basis(
 
 def laplacian_basis(A: sp.csr_matrix, K: Any, *, method: str = "auto", tie_rtol: float = 1e-8,
                     seed: int = 0) -> SpectralBasis:
-    """:func:`low_frequency_basis` of a valid Laplacian: csr, exactly symmetric, as
-    :func:`relu_gating.spectral.graphs.graph_laplacian` builds it and
-    :func:`relu_gating.spectral.checks.check_laplacian` returns it (the pipeline from samples calls
-    this directly)."""
+    """:func:`low_frequency_basis` of a valid Laplacian, unchecked (the pipeline from samples calls it
+    directly on the Laplacian it built).
+
+    Parameters
+    ----------
+    A : scipy.sparse.csr_matrix, shape (n, n)
+        A graph Laplacian, exactly symmetric: as :func:`relu_gating.spectral.graphs.graph_laplacian`
+        builds it and :func:`relu_gating.spectral.checks.check_laplacian` returns it.
+    K, method, tie_rtol, seed
+        As for :func:`low_frequency_basis` (``K`` and ``method`` are checked).
+
+    Returns
+    -------
+    SpectralBasis
+    """
     lap, K = _validated(A, K, method)
     n = lap.A.shape[0]
     want = min(K + 1, n)
