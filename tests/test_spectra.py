@@ -214,9 +214,6 @@ def test_the_unchecked_basis_still_checks_its_own_arguments():
         laplacian_basis(sp.csr_matrix(L), 2, method="qr")
 
 
-@pytest.mark.xfail(strict=True, reason="known defect, left for its own fix (it changes U_K's last bits): the "
-                   "combinatorial Laplacian's null vector is pinned to the constant while the other eigenvectors "
-                   "stay orthogonal to the computed one, off by about eps ||L|| / lambda_2")
 def test_the_basis_of_a_nearly_disconnected_graph_is_orthonormal():
     """Two clusters joined by one edge of weight ``exp(-72)`` (an epsilon graph, ``sigma = 0.5``): ``lambda_2``
     is below rounding, and ``U_K`` came out with ``max |U^T U - I| = 0.74`` (``relu-gating best-neuron X.npy
@@ -228,3 +225,23 @@ def test_the_basis_of_a_nearly_disconnected_graph_is_orthonormal():
     X[5] = X[4]
     U = resolve_problem(InputData(path="x", X=X), graph="epsilon", sigma=0.5).U_K
     assert np.abs(U.T @ U - np.eye(U.shape[1])).max() <= 1e-10
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("gap", [5.0, 6.0, 8.0])
+def test_a_nearly_disconnected_basis_is_orthonormal_and_spans_eigenvectors(seed, gap):
+    """Two clusters ``gap`` apart on an epsilon graph with ``sigma = 0.5``: the edges between them
+    weigh ``exp(-gap^2 / 0.5)`` or less, so ``lambda_2`` is at or below rounding. The basis must be
+    orthonormal, start with the constant vector, and its columns be eigenvectors of ``L`` to
+    rounding (residual against ``||L||``)."""
+    rng = np.random.default_rng(seed)
+    X = np.r_[rng.normal(size=(25, 2)), rng.normal(size=(25, 2)) + gap][rng.permutation(50)]
+    L = laplacian(sample_graph(X, kind="epsilon", sigma=0.5))
+    basis = low_frequency_basis(L, 4)
+    U, lam = basis.U_K, basis.eigenvalues
+    Ld = L.toarray() if sp.issparse(L) else np.asarray(L)
+    scale = np.abs(Ld).sum(axis=1).max()
+    assert np.abs(U.T @ U - np.eye(4)).max() <= 1e-10
+    assert np.allclose(U[:, 0], 1 / np.sqrt(50), atol=1e-12) and lam[0] == 0.0
+    assert np.abs(Ld @ U - U * lam).max() <= 1e-10 * scale
+    assert np.all(np.diff(lam) >= 0)
