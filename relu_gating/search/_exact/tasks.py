@@ -346,9 +346,9 @@ def solve_one(obj: Objective, mask: np.ndarray, method: str, witness: np.ndarray
         if np.isnan(val) or (not np.isnan(w_val) and w_val > val):
             val, theta = w_val, theta0
         got = _settle_exact(obj, mask, val, theta, mth, theta0, (A, B, G, T, Ti), _solver_facets(res))
-        return _with_local(obj, mask, method, got, w_val, B, lost, max_seconds)
+        return _with_local(obj, mask, method, got, w_val, B, lost, None if end is None else end - time.perf_counter())
     got = _dual_fallback(obj, A, B, G, Ti, theta0, w_val, tried)
-    return _with_local(obj, mask, method, got, w_val, B, True, max_seconds)
+    return _with_local(obj, mask, method, got, w_val, B, True, None if end is None else end - time.perf_counter())
 
 
 def _with_local(obj: Objective, mask: np.ndarray, method: str, got: _Solved, w_val: float, B: np.ndarray,
@@ -356,11 +356,12 @@ def _with_local(obj: Objective, mask: np.ndarray, method: str, got: _Solved, w_v
     """``got`` improved by the chamber's own coordinates (:mod:`relu_gating.search._exact.chamber_coords`)
     where the global basis loses part of its pencil (``B``: the global pattern problem's) or the solver's
     neuron fell outside the chamber (``lost``): a better neuron strictly inside (decided exactly) and
-    tighter dual evidence are taken; the claim is then proven like any other."""
+    tighter dual evidence are taken; the claim is then proven like any other.  ``max_seconds``: what is
+    left of the pattern's time budget (none left: ``got`` as it is)."""
     from relu_gating.search._exact.chamber_coords import needs_local
 
     k_global = int(round(float(np.trace(B))))
-    if not (lost or needs_local(obj, mask, k_global)):
+    if (max_seconds is not None and max_seconds <= 0) or not (lost or needs_local(obj, mask, k_global)):
         return got
     local = _local_solve(obj, mask, method, w_val, max_seconds)
     if local is None:
@@ -393,8 +394,12 @@ def _local_solve(obj: Objective, mask: np.ndarray, method: str, w_val: float, ma
     if not (np.all(np.isfinite(A)) and np.all(np.isfinite(B)) and np.all(np.isfinite(G))):
         return None
     problem = solvers.ConeEigProblem(A, B, G)
+    end = None if max_seconds is None else time.perf_counter() + max_seconds
     for mth in (method,) + tuple(x for x in FALLBACK_METHODS if x != method):
-        res, _ = _try_method(lobj, problem, mth, w_val, max_seconds)
+        left = None if end is None else end - time.perf_counter()
+        if left is not None and left <= 0:  # the pattern's time budget (max_seconds) is spent
+            return None
+        res, _ = _try_method(lobj, problem, mth, w_val, left)
         if res is not None:
             break
     else:
