@@ -11,7 +11,7 @@ with ``A_S = Q^T S M M^T S Q``, ``B_S = Q^T S (I - Pi_H) S Q``.  A claim ``u`` i
   shortfall proves ``u + shortfall / beta``.  Where floats cannot accept, the inequality is
   decided in exact rationals, in the coordinates ``theta`` of ``Phi`` itself
   (:meth:`ExactProblem.forms`): at the claim, at the float estimate of the supremum, and at
-  ``claim + BOUND_SLACK``.  No direction is ever dropped as a "kernel";
+  ``claim + BOUND_SLACK`` (exact mode decides every claim in integers, :mod:`._exact_claims`).  No direction is ever dropped as a "kernel";
 * **support**: the maximum over all ``h`` supported on the active samples (``K x K`` form);
 * **cap**: ``1`` for ``N_K``, ``||M||_2^2`` for ``G_H``.
 
@@ -30,7 +30,7 @@ from relu_gating.checker._floats import allow
 from relu_gating.checker._problem import StatedProblem
 from relu_gating.checker._rational import is_psd
 
-__all__ = ["prove", "excluded", "exact_claim", "exact_cap", "ladder", "psd_excluding", "pattern_pencils", "cap_bound", "pencil_bounds"]
+__all__ = ["prove", "excluded", "exact_claim", "ladder", "psd_excluding", "pattern_pencils", "cap_bound", "pencil_bounds"]
 
 _TINY = np.finfo(float).tiny
 
@@ -114,17 +114,6 @@ def cap_bound(P: StatedProblem) -> float:
 def ladder(claim: float) -> list:
     """Where exact proofs of a claim are tried, in order (see ``ROUNDING_STEP``)."""
     return [claim, claim + ROUNDING_STEP * max(1.0, abs(claim)), claim + BOUND_SLACK]
-
-
-def exact_cap(P: StatedProblem, claims: list) -> float:
-    """The first of ``claims`` at least ``lambda_max(M^T M)`` (the global cap), decided exactly."""
-    G = P.exact.mtm()
-    K = len(G)
-    for u in sorted(claims):
-        U = Fraction(float(u))
-        if np.isfinite(u) and is_psd([[U * (i == j) - G[i][j] for j in range(K)] for i in range(K)]):
-            return float(u)
-    return np.inf
 
 
 def _estimate(A: np.ndarray, B: np.ndarray, D: np.ndarray) -> float:
@@ -225,8 +214,10 @@ def prove(P: StatedProblem, masks: np.ndarray, claims: np.ndarray, evidence: dic
           exact: bool = False) -> np.ndarray:
     """The bound proven per pattern (min of pencil, support, cap and dual evidence; ``-inf`` where
     no neuron is admissible; ``+inf`` where that is claimed (``pruned``) and false).  ``exact``: every claim decided in exact rationals."""
-    if exact:  # the float proofs only choose where the exact ones are tried
-        return _prove_exact(P, masks, claims, evidence, pruned, prove(P, masks, claims, evidence, pruned))
+    if exact:  # the float proofs only choose where the exact ones are tried (exact mode's code loaded then)
+        from relu_gating.checker._exact_claims import prove_exact
+
+        return prove_exact(P, masks, claims, evidence, pruned, prove(P, masks, claims, evidence, pruned))
     out = np.empty(claims.size)
     cap = cap_bound(P)
     for s in range(0, claims.size, CHUNK):
@@ -252,21 +243,4 @@ def prove(P: StatedProblem, masks: np.ndarray, claims: np.ndarray, evidence: dic
             out[i] = -np.inf
         elif pruned[i]:  # a false claim of no admissible neuron: unproven, whatever its bound
             out[i] = np.inf
-    return out
-
-
-def _prove_exact(P: StatedProblem, masks: np.ndarray, claims: np.ndarray, evidence: dict,
-                 pruned: np.ndarray, floats: np.ndarray) -> np.ndarray:
-    out = np.full(claims.size, np.inf)
-    for i in range(claims.size):
-        if pruned[i]:
-            out[i] = -np.inf if excluded(P, masks[i]) else np.inf
-            continue
-        steps = sorted(set(ladder(claims[i]) + (ladder(floats[i]) if np.isfinite(floats[i]) else [])))
-        rows, N = evidence.get(i, (None, None))
-        out[i] = min(exact_claim(P, masks[i], steps, rows, N), exact_cap(P, steps))
-        if not np.isfinite(out[i]):
-            out[i] = exact_claim(P, masks[i], steps)
-        if not np.isfinite(out[i]) and excluded(P, masks[i]):
-            out[i] = -np.inf
     return out

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from relu_gating.checker._bounds import cap_bound, exact_cap, exact_claim, excluded, ladder, prove
+from relu_gating.checker._bounds import cap_bound, excluded, ladder, prove
 from relu_gating.checker._constants import FARKAS_BATCH, MAX_NODES
 from relu_gating.checker._floats import allow, fro, gamma
 from relu_gating.checker._limits import limits
@@ -272,9 +272,11 @@ def _leaf(node: list, signs: np.ndarray, N: _Node, exact: bool) -> tuple[float, 
         from relu_gating.checker._tree_exact import exact_lifted
 
         got = _lifted_evidence(P.n, signs, N.zero, claim, node[2], node[3], node[4])
-        proven = min(proven, exact_lifted(P, signs, N.zero, steps, got))
+        proven = min(proven, exact_lifted(P, signs, N.zero, steps, got, N.meter))
     if kind == "d" and exact and proven > claim:
-        proven = min(proven, exact_claim(P, mask, steps) if decided else np.inf)
+        from relu_gating.checker._exact_claims import int_claim
+
+        proven = min(proven, int_claim(P, mask, steps, meter=N.meter) if decided else np.inf)
     return claim, proven, ""
 
 
@@ -296,6 +298,8 @@ def _zero_leaf(node: list, signs: np.ndarray, N: _Node) -> bool:
 def _exact_cap(N: _Node, steps: list) -> float:
     """The first of ``steps`` proven to bound the cap exactly (``inf`` if none), remembering the largest
     refuted and the least proven claim (``u I - M^T M`` PSD is monotone in ``u``: each is decided once)."""
+    from relu_gating.checker._exact_claims import exact_cap
+
     for u in steps:
         if u > N.caps[0] and (u >= N.caps[1] or exact_cap(N.P, [u]) <= u):
             N.caps[1] = min(N.caps[1], u)
