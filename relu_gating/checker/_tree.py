@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from relu_gating.checker._bounds import cap_bound, excluded, ladder, prove
-from relu_gating.checker._constants import FARKAS_BATCH, MAX_NODES
+from relu_gating.checker._constants import FARKAS_BATCH, MAX_NODES, ROUNDING_STEP
 from relu_gating.checker._floats import allow, fro, gamma
 from relu_gating.checker._limits import limits
 from relu_gating.checker._problem import StatedProblem, pow2_scales
@@ -253,9 +253,10 @@ def _leaf(node: list, signs: np.ndarray, N: _Node, exact: bool) -> tuple[float, 
     if exact:  # the float cap only chooses where the exact proofs are tried
         from relu_gating.checker._tree_exact import exact_node  # exact mode only: loaded then
 
-        # a claim the cap proves costs no node proof; else tried below the cap only (a cap within BOUND_SLACK above
-        # the claim is not taken for it: 1.4e-9 above an honest claim left a certificate uncertified)
-        proven = cap if (cap := _exact_cap(N, steps)) <= claim else min(exact_node(P, signs, N.zero, steps, N.meter, cap), cap)
+        # a claim the cap proves (to two rounding steps, as first_proven skips) costs no node proof; else tried below
+        # the cap only (a cap taken anywhere within BOUND_SLACK above: 1.4e-9 above an honest claim left it uncertified)
+        near = claim + 2 * ROUNDING_STEP * max(1.0, abs(claim))
+        proven = cap if (cap := _exact_cap(N, steps)) <= near else min(exact_node(P, signs, N.zero, steps, N.meter, cap), cap)
     if kind == "c" and decided and len(node) >= 4 and (proven > claim or exact):
         try:
             rows = np.array([as_int(j, "a chamber leaf's row", 0, P.n - 1) for j in node[2]], dtype=np.int64)
