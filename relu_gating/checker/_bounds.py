@@ -25,7 +25,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from relu_gating.checker._constants import BOUND_SLACK, CHUNK, EXACT_LIMIT, EXCLUDE_RTOL, ROUNDING_STEP
+from relu_gating.checker._constants import BOUND_SLACK, CHUNK, EXACT_LIMIT, EXCLUDE_RTOL, ROUNDING_STEP, ladder
 from relu_gating.checker._floats import allow
 from relu_gating.checker._problem import StatedProblem
 from relu_gating.checker._rational import is_psd
@@ -109,11 +109,6 @@ def cap_bound(P: StatedProblem) -> float:
         return top_u
     top = float(np.linalg.norm(P.M, 2)) * (1 + allow(n, K)) + P.d_M
     return float(min(top_u, top * top + allow(n, K) * K))
-
-
-def ladder(claim: float) -> list:
-    """Where exact proofs of a claim are tried, in order (see ``ROUNDING_STEP``)."""
-    return [claim, claim + ROUNDING_STEP * max(1.0, abs(claim)), claim + BOUND_SLACK]
 
 
 def _estimate(A: np.ndarray, B: np.ndarray, D: np.ndarray) -> float:

@@ -13,12 +13,12 @@ from typing import Any
 
 import numpy as np
 
-from relu_gating.checker._bounds import excluded, ladder
-from relu_gating.checker._int_pencil import Meter, dual_form, node_forms, psd_excluding
+from relu_gating.checker._constants import EXCLUDE_RTOL, ladder
+from relu_gating.checker._int_pencil import Meter, dual_form, node_forms, psd, psd_excluding
 from relu_gating.checker._problem import StatedProblem
 from relu_gating.checker._rational import is_psd
 
-__all__ = ["int_claim", "exact_cap", "prove_exact"]
+__all__ = ["int_claim", "exact_cap", "prove_exact", "int_excluded"]
 
 
 def _dual(E: Any, mask: np.ndarray, rows: np.ndarray, N: np.ndarray) -> tuple:
@@ -50,6 +50,18 @@ def int_claim(P: StatedProblem, mask: np.ndarray, claims: list, rows: np.ndarray
     return np.inf
 
 
+def int_excluded(P: StatedProblem, mask: np.ndarray) -> bool:
+    """Every neuron of the pattern is excluded (``h = 0`` or ``||(I - Pi_H) h|| <= EXCLUDE_RTOL ||h||``):
+    ``EXCLUDE_RTOL^2 ZZ - B`` PSD on the integer forms, decided exactly."""
+    if not mask.any():
+        return True
+    if P.QH is None:
+        return False
+    _, B, ZZ, _, sB = node_forms(P.exact, np.flatnonzero(mask).tolist(), [], full=True)
+    t2 = Fraction(EXCLUDE_RTOL) ** 2
+    return bool(psd(t2.numerator * sB * ZZ - t2.denominator * B, Meter(np.inf)))
+
+
 def exact_cap(P: StatedProblem, claims: list) -> float:
     """The first of ``claims`` at least ``lambda_max(M^T M)`` (the global cap), decided exactly."""
     G = P.exact.mtm()
@@ -68,13 +80,13 @@ def prove_exact(P: StatedProblem, masks: np.ndarray, claims: np.ndarray, evidenc
     out = np.full(claims.size, np.inf)
     for i in range(claims.size):
         if pruned[i]:
-            out[i] = -np.inf if excluded(P, masks[i]) else np.inf
+            out[i] = -np.inf if int_excluded(P, masks[i]) else np.inf
             continue
         steps = sorted(set(ladder(claims[i]) + (ladder(floats[i]) if np.isfinite(floats[i]) else [])))
         rows, N = evidence.get(i, (None, None))
         out[i] = min(int_claim(P, masks[i], steps, rows, N), exact_cap(P, steps))
         if not np.isfinite(out[i]):
             out[i] = int_claim(P, masks[i], steps)
-        if not np.isfinite(out[i]) and excluded(P, masks[i]):
+        if not np.isfinite(out[i]) and int_excluded(P, masks[i]):
             out[i] = -np.inf
     return out

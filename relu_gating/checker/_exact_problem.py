@@ -4,14 +4,11 @@
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 
 from relu_gating.checker._rational import pivot_columns, solve, to_ints
-
-if TYPE_CHECKING:
-    from relu_gating.checker._problem import StatedProblem
 
 __all__ = ["ExactProblem"]
 
@@ -20,7 +17,7 @@ class ExactProblem:
     """The stated problem in integers and fractions: ``Y`` the rows of ``Phi_r`` (common scale),
     ``U`` and ``H`` (its independent columns) as integers, ``(H^T H)^{-1}`` and ``H^T U``."""
 
-    def __init__(self, P: StatedProblem) -> None:
+    def __init__(self, P: Any) -> None:
         self.Y, _ = to_ints(P.Phi_r)
         self.Ui, self.su = to_ints(P.U)
         self.K = P.U.shape[1]

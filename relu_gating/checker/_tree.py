@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from relu_gating.checker._bounds import cap_bound, excluded, ladder, prove
-from relu_gating.checker._constants import FARKAS_BATCH, MAX_NODES, ROUNDING_STEP
+from relu_gating.checker._bounds import cap_bound, excluded, prove
+from relu_gating.checker._constants import FARKAS_BATCH, MAX_NODES, ROUNDING_STEP, ladder
 from relu_gating.checker._floats import allow, fro, gamma
 from relu_gating.checker._limits import limits
 from relu_gating.checker._problem import StatedProblem, pow2_scales

@@ -99,3 +99,26 @@ def test_integer_claims_decide_as_the_fraction_path(k):
                     assert exact_lifted(P, signs, zero, [u], got, Meter(np.inf)) == want, (k, u)
                     seen["proven" if np.isfinite(want) else "refuted"] += 1
     assert seen["c"] + seen["d"] > 0 and seen["proven"] > 0 and seen["refuted"] > 0, seen
+
+
+def test_integer_exclusions_decide_as_the_fraction_path():
+    """Exact mode's exclusions on integer forms (``_exact_claims.int_excluded``) against the checker's
+    Fraction ones (``_bounds.excluded``) on every pattern of small problems whose features hold unit
+    vectors and near-unit ones (patterns excluded exactly, nearly, and not at all)."""
+    from relu_gating.checker._bounds import excluded
+    from relu_gating.checker._exact_claims import int_excluded
+
+    rng = np.random.default_rng(11)
+    n = 7
+    Phi = np.c_[rng.normal(size=(n, 2)), np.ones(n)]
+    U = np.linalg.qr(rng.normal(size=(n, 2)))[0]
+    e = np.eye(n)
+    counts = {True: 0, False: 0}
+    for H in (np.c_[np.ones(n), e[0], e[1]], np.c_[np.ones(n), e[2] + 1e-12 * e[3], e[4]], np.c_[e[0] + e[1], e[5]]):
+        P = state_problem(Phi, U, H)
+        for bits in range(1, 2**n, 3):
+            mask = np.array([(bits >> i) & 1 for i in range(n)], dtype=bool)
+            want = excluded(P, mask)
+            assert int_excluded(P, mask) == want, (bits, want)
+            counts[bool(want)] += 1
+    assert counts[True] >= 3 and counts[False] >= 3, counts
