@@ -1,6 +1,6 @@
 """Benchmark: ``verify --exact`` with pattern claims and ``"d"`` leaves decided on integer forms (issue 37,
-``checker/_exact_claims.py``, ``checker/_int_pencil.py``) against the Fraction path they ran on before
-(``checker/_bounds.exact_claim`` and the former ``exact_lifted``, patched in), alternating in one run.
+``checker/_exact_mode.py``, ``checker/_int_pencil.py``) against the Fraction path they ran on before
+(``checker/_exact_claims.exact_claim`` and the former ``exact_lifted``, patched in), alternating in one run.
 
 Instances: enumeration (pattern) certificates and branch-and-bound trees (``c`` and ``d`` leaves) of
 Gaussian 2-d data with a bias or a feature column, and of nearly dependent features (``H = [1, 1 +
@@ -26,11 +26,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 import test_float_range as fr  # noqa: E402
 
 import relu_gating as rg  # noqa: E402
-from relu_gating.checker import _bounds, _exact_claims, _tree_exact  # noqa: E402
+from relu_gating.checker import _exact_claims, _exact_mode, _tree_exact  # noqa: E402
 
 
 def _fraction_lifted(P, signs, zero, claims, got, meter=None) -> float:
-    """The former exact-mode ``exact_lifted`` (Fraction forms, :func:`_bounds.psd_excluding`)."""
+    """The former exact-mode ``exact_lifted`` (Fraction forms, :func:`_exact_claims.psd_excluding`)."""
     if got is None:
         return np.inf
     dec, Nf, muf, und = got
@@ -60,20 +60,20 @@ def _fraction_lifted(P, signs, zero, claims, got, meter=None) -> float:
             D[r + t][j] -= m * y / 2
             D[j][r + t] -= m * y / 2
     for u in sorted({float(c) for c in claims if np.isfinite(c)}):
-        if _bounds.psd_excluding(u, A, B, ZZ, D):
+        if _exact_claims.psd_excluding(u, A, B, ZZ, D):
             return u
     return np.inf
 
 
 def _fraction_claim(P, mask, claims, rows=None, N=None, meter=None) -> float:
-    return _bounds.exact_claim(P, mask, claims, rows, N)
+    return _exact_claims.exact_claim(P, mask, claims, rows, N)
 
 
-INTEGER = (_exact_claims.int_claim, _tree_exact.exact_lifted)
+INTEGER = (_exact_mode.int_claim, _tree_exact.exact_lifted)
 
 
 def _use(fraction: bool) -> None:
-    _exact_claims.int_claim, _tree_exact.exact_lifted = (_fraction_claim, _fraction_lifted) if fraction else INTEGER
+    _exact_mode.int_claim, _tree_exact.exact_lifted = (_fraction_claim, _fraction_lifted) if fraction else INTEGER
 
 
 def _instances():

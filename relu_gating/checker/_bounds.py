@@ -1,4 +1,4 @@
-"""Proofs of the claimed pattern bounds and of exclusions (the checker's own).
+"""Proofs of the claimed pattern bounds (the checker's own), floats first.
 
 For a gating pattern ``S`` every neuron is ``h = S Q v`` (``Q`` an orthonormal basis of
 ``col(Phi)``) with ``v`` in the pattern's cone, and its objective is ``v^T A_S v / v^T B_S v``
@@ -9,28 +9,25 @@ with ``A_S = Q^T S M M^T S Q``, ``B_S = Q^T S (I - Pi_H) S Q``.  A claim ``u`` i
   (rounding of the formation and of ``eigvalsh``, and the distance of ``Q``, ``QH``, ``M`` from
   their exact counterparts); with a proven lower bound ``beta > 0`` on ``lambda_min(B_S)`` a
   shortfall proves ``u + shortfall / beta``.  Where floats cannot accept, the inequality is
-  decided in exact rationals, in the coordinates ``theta`` of ``Phi`` itself
-  (:meth:`ExactProblem.forms`): at the claim, at the float estimate of the supremum, and at
-  ``claim + BOUND_SLACK`` (exact mode decides every claim in integers, :mod:`._exact_claims`).  No direction is ever dropped as a "kernel";
+  decided in exact rationals (:mod:`._exact_claims`): at the claim, at the float estimate of the
+  supremum, and at ``claim + BOUND_SLACK``.  No direction is ever dropped as a "kernel";
 * **support**: the maximum over all ``h`` supported on the active samples (``K x K`` form);
 * **cap**: ``1`` for ``N_K``, ``||M||_2^2`` for ``G_H``.
 
-An exclusion (every neuron of a pattern has ``||(I - Pi_H) h|| <= EXCLUDE_RTOL ||h||``) is
-decided exactly: ``EXCLUDE_RTOL^2 Z^T Z - Z^T (I - Pi_H) Z`` PSD on ``Z = S Phi``.
+Exclusions are decided exactly (:func:`relu_gating.checker._exact_claims.excluded`); exact mode
+(``verify(..., exact=True)``) decides every claim in rationals (:mod:`._exact_mode`, loaded then).
 """
 
 from __future__ import annotations
 
-from fractions import Fraction
-
 import numpy as np
 
-from relu_gating.checker._constants import BOUND_SLACK, CHUNK, EXACT_LIMIT, EXCLUDE_RTOL, ROUNDING_STEP, ladder
+from relu_gating.checker._constants import BOUND_SLACK, CHUNK, EXACT_LIMIT
+from relu_gating.checker._exact_claims import exact_claim, excluded, ladder
 from relu_gating.checker._floats import allow
 from relu_gating.checker._problem import StatedProblem
-from relu_gating.checker._rational import is_psd
 
-__all__ = ["prove", "excluded", "exact_claim", "ladder", "psd_excluding", "pattern_pencils", "cap_bound", "pencil_bounds"]
+__all__ = ["prove", "pattern_pencils", "cap_bound", "pencil_bounds", "support_bounds"]
 
 _TINY = np.finfo(float).tiny
 
@@ -122,74 +119,6 @@ def _estimate(A: np.ndarray, B: np.ndarray, D: np.ndarray) -> float:
     return float(np.linalg.eigvalsh(0.5 * (T + T.T))[-1])
 
 
-def _exact_D(P: StatedProblem, mask: np.ndarray, rows: np.ndarray, N: np.ndarray) -> list:
-    """``G_T^T N G_T`` in exact rationals, in the coordinates of ``Phi_r`` (``N`` made symmetric, >= 0)."""
-    E = P.exact
-    r = P.Phi_r.shape[1]
-    G = [[(1 if mask[i] else -1) * y for y in E.Y[int(i)]] for i in rows]
-    Nc = [[max((Fraction(N[a, b]) + Fraction(N[b, a])) / 2, Fraction(0)) for b in range(len(rows))]
-          for a in range(len(rows))]
-    NG = [[sum(Nc[a][c] * G[c][j] for c in range(len(rows))) for j in range(r)] for a in range(len(rows))]
-    return [[sum(G[a][i] * NG[a][j] for a in range(len(rows))) for j in range(r)] for i in range(r)]
-
-
-def exact_claim(P: StatedProblem, mask: np.ndarray, claims: list, rows: np.ndarray | None = None,
-                N: np.ndarray | None = None) -> float:
-    """The first of ``claims`` at which ``u B_S - A_S - D`` is PSD in exact rationals (``inf`` if none)."""
-    E = P.exact
-    r = P.Phi_r.shape[1]
-    A, B, ZZ = E.forms(E.pattern(mask), r)
-    Ds = [None]
-    if rows is not None and len(rows):
-        # the evidence, then its multipliers on the active rows only (still valid evidence: where
-        # S Phi has an exact kernel, inactive rows see it and the active ones do not)
-        act = np.flatnonzero(mask[rows])
-        Ds = [_exact_D(P, mask, rows, N)] + ([_exact_D(P, mask, rows[act], N[np.ix_(act, act)])]
-                                             if 0 < act.size < len(rows) else [])
-    us = sorted({float(c) for c in claims if np.isfinite(c)})
-    if N is not None and N.dtype == object and len(us) > 1:  # monotone in u: the largest refuted, all are
-        Ds = [D for D in Ds if psd_excluding(us[-1], A, B, ZZ, D)]
-    for u in us:
-        for D in Ds:
-            if psd_excluding(u, A, B, ZZ, D):
-                return u
-    return np.inf
-
-
-def psd_excluding(u: float, A: list, B: list, ZZ: list, D: list | None) -> bool:
-    """``u`` bounds the objective: ``u B - A - D`` PSD, or, counting only admissible neurons
-    (``B > EXCLUDE_RTOL^2 ZZ``; S-lemma with ``lam = ROUNDING_STEP max(1, |u|)``),
-    ``(u - lam) B - A - D + lam EXCLUDE_RTOL^2 ZZ`` PSD: then ``u B - A >= D + lam (B - tau^2 ZZ) >= 0``
-    on every admissible neuron of the cone (nearly excluded directions no longer count)."""
-    r = len(A)
-    U, lam = Fraction(u), Fraction(ROUNDING_STEP * max(1.0, abs(u)))
-    t2 = lam * Fraction(EXCLUDE_RTOL) ** 2
-    for V, w in ((U, 0), (U - lam, t2)):
-        C = [[V * B[i][j] - A[i][j] - (0 if D is None else D[i][j]) + w * ZZ[i][j] for j in range(r)]
-             for i in range(r)]
-        if is_psd(C):
-            return True
-    return False
-
-
-def excluded(P: StatedProblem, mask: np.ndarray) -> bool:
-    """Every neuron of the pattern is excluded (``h = 0`` or ``||(I - Pi_H) h|| <= EXCLUDE_RTOL ||h||``),
-    decided exactly (floats only refuse the clear cases)."""
-    if not mask.any():
-        return True
-    if P.QH is None:
-        return False
-    SQ = P.Q * mask[:, None]
-    s = np.linalg.svd(SQ - P.QH @ (P.QH.T @ SQ), compute_uv=False)
-    if s[0] > 2 * EXCLUDE_RTOL + 1e-6:  # some neuron of the span is clearly not excluded: refuse
-        return False
-    E = P.exact
-    r = P.Phi_r.shape[1]
-    _, B, ZZ = E.forms(E.pattern(mask), r)
-    t2 = Fraction(EXCLUDE_RTOL) ** 2
-    return is_psd([[t2 * ZZ[i][j] - B[i][j] for j in range(r)] for i in range(r)])
-
-
 def _dual(P: StatedProblem, mask: np.ndarray, claim: float, rows: np.ndarray, N: np.ndarray) -> float:
     """The bound proven by dual evidence: floats with their allowance, else exactly."""
     if N.dtype == object or not np.all(np.abs(N) < 2.0**500):  # exact multipliers, or floats would overflow
@@ -209,8 +138,8 @@ def prove(P: StatedProblem, masks: np.ndarray, claims: np.ndarray, evidence: dic
           exact: bool = False) -> np.ndarray:
     """The bound proven per pattern (min of pencil, support, cap and dual evidence; ``-inf`` where
     no neuron is admissible; ``+inf`` where that is claimed (``pruned``) and false).  ``exact``: every claim decided in exact rationals."""
-    if exact:  # the float proofs only choose where the exact ones are tried (exact mode's code loaded then)
-        from relu_gating.checker._exact_claims import prove_exact
+    if exact:  # the float proofs only choose where the exact ones are tried
+        from relu_gating.checker._exact_mode import prove_exact  # exact mode only: loaded then
 
         return prove_exact(P, masks, claims, evidence, pruned, prove(P, masks, claims, evidence, pruned))
     out = np.empty(claims.size)

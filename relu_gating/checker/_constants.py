@@ -10,8 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["VALUE_TOL", "BOUND_SLACK", "ROUNDING_STEP", "EXCLUDE_RTOL", "PATTERN_RTOL", "FORM_EPS_FACTOR",
-           "UK_ORTHONORMAL_TOL", "EXACT_LIMIT", "CHUNK", "MAX_INT", "MAX_NODES", "FARKAS_BATCH", "MAX_MEMBER_BYTES", "EPS",
-           "ladder"]
+           "UK_ORTHONORMAL_TOL", "EXACT_LIMIT", "CHUNK", "MAX_INT", "MAX_NODES", "FARKAS_BATCH", "MAX_MEMBER_BYTES", "EPS"]
 
 EPS = float(np.finfo(float).eps)
 
@@ -27,12 +26,6 @@ BOUND_SLACK = 1e-7
 #: ``u + ROUNDING_STEP * max(1, |u|)`` (a claim rounded to nearest, not up, by the search) and at
 #: ``u + BOUND_SLACK``; the first that holds is the proven bound.
 ROUNDING_STEP = 2.0**-40
-
-
-def ladder(claim: float) -> list:
-    """Where exact proofs of a claim are tried, in order (see ``ROUNDING_STEP``)."""
-    return [claim, claim + ROUNDING_STEP * max(1.0, abs(claim)), claim + BOUND_SLACK]
-
 #: The objective's own definition: a neuron with ``||(I - Pi_H) h|| <= EXCLUDE_RTOL ||h||`` is
 #: excluded.  An exclusion *claim* is decided exactly against this definition.
 EXCLUDE_RTOL = 1e-9

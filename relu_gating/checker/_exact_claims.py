@@ -1,92 +1,95 @@
-"""Exact mode's pattern claims (private; loaded only by ``verify(..., exact=True)``): every claim, with or
-without dual evidence, decided on forms in integers (:mod:`._int_pencil`: floats accept only with a proven
-bound, an integer vector refutes, elimination decides the rest), and the global cap.
+"""Exact proofs of a pattern's claims and exclusions, in rationals (the checker's own; where floats
+cannot accept a claim, and for every claim in exact mode).
 
-The forms are over ``theta`` itself (all columns of ``Phi_r``, not a basis of the pattern's span): dual
-evidence constrains ``theta`` on the inactive rows too, so a smaller set of coordinates would not do.
+A claim ``u`` of a pattern ``S`` holds when ``u B - A - D`` is positive semidefinite in the
+coordinates ``theta`` of ``Phi`` itself (:meth:`ExactProblem.forms`; ``D`` from dual evidence, made
+exact), or, counting only admissible neurons, its S-lemma relaxation (:func:`psd_excluding`); tried
+at the claims of :func:`ladder`.  An exclusion (every neuron of a pattern has
+``||(I - Pi_H) h|| <= EXCLUDE_RTOL ||h||``) is decided exactly: ``EXCLUDE_RTOL^2 Z^T Z - Z^T (I - Pi_H) Z``
+PSD on ``Z = S Phi``.
 """
 
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
 
 import numpy as np
 
-from relu_gating.checker._constants import EXCLUDE_RTOL, ladder
-from relu_gating.checker._int_pencil import Meter, dual_form, node_forms, psd, psd_excluding
+from relu_gating.checker._constants import BOUND_SLACK, EXCLUDE_RTOL, ROUNDING_STEP
 from relu_gating.checker._problem import StatedProblem
 from relu_gating.checker._rational import is_psd
 
-__all__ = ["int_claim", "exact_cap", "prove_exact", "int_excluded"]
+__all__ = ["ladder", "exact_claim", "psd_excluding", "excluded"]
 
 
-def _dual(E: Any, mask: np.ndarray, rows: np.ndarray, N: np.ndarray) -> tuple:
-    """``G_T^T N G_T`` (``N`` made symmetric, >= 0) as an integer matrix over its denominator."""
-    return dual_form(np.array([[(1 if mask[i] else -1) * y for y in E.Y[int(i)]] for i in rows], dtype=object)
-                     .reshape(len(rows), -1), N)
+def ladder(claim: float) -> list:
+    """Where exact proofs of a claim are tried, in order (see ``ROUNDING_STEP``)."""
+    return [claim, claim + ROUNDING_STEP * max(1.0, abs(claim)), claim + BOUND_SLACK]
 
 
-def int_claim(P: StatedProblem, mask: np.ndarray, claims: list, rows: np.ndarray | None = None,
-              N: np.ndarray | None = None, meter: Meter | None = None) -> float:
-    """The first of ``claims`` at which ``u B_S - A_S - D`` is PSD, decided exactly in integers (``inf`` if
-    none); the exact eliminations charged to ``meter`` (None: unlimited, the claims at most ``EXACT_LIMIT``)."""
-    E, meter = P.exact, Meter(np.inf) if meter is None else meter
-    forms = node_forms(E, np.flatnonzero(mask).tolist(), [], full=True)
-    Ds: list = [None]
+def _exact_D(P: StatedProblem, mask: np.ndarray, rows: np.ndarray, N: np.ndarray) -> list:
+    """``G_T^T N G_T`` in exact rationals, in the coordinates of ``Phi_r`` (``N`` made symmetric, >= 0)."""
+    E = P.exact
+    r = P.Phi_r.shape[1]
+    G = [[(1 if mask[i] else -1) * y for y in E.Y[int(i)]] for i in rows]
+    Nc = [[max((Fraction(N[a, b]) + Fraction(N[b, a])) / 2, Fraction(0)) for b in range(len(rows))]
+          for a in range(len(rows))]
+    NG = [[sum(Nc[a][c] * G[c][j] for c in range(len(rows))) for j in range(r)] for a in range(len(rows))]
+    return [[sum(G[a][i] * NG[a][j] for a in range(len(rows))) for j in range(r)] for i in range(r)]
+
+
+def exact_claim(P: StatedProblem, mask: np.ndarray, claims: list, rows: np.ndarray | None = None,
+                N: np.ndarray | None = None) -> float:
+    """The first of ``claims`` at which ``u B_S - A_S - D`` is PSD in exact rationals (``inf`` if none)."""
+    E = P.exact
+    r = P.Phi_r.shape[1]
+    A, B, ZZ = E.forms(E.pattern(mask), r)
+    Ds = [None]
     if rows is not None and len(rows):
         # the evidence, then its multipliers on the active rows only (still valid evidence: where
         # S Phi has an exact kernel, inactive rows see it and the active ones do not)
         act = np.flatnonzero(mask[rows])
-        Ds = [_dual(E, mask, rows, N)] + ([_dual(E, mask, rows[act], N[np.ix_(act, act)])]
-                                          if 0 < act.size < len(rows) else [])
+        Ds = [_exact_D(P, mask, rows, N)] + ([_exact_D(P, mask, rows[act], N[np.ix_(act, act)])]
+                                             if 0 < act.size < len(rows) else [])
     us = sorted({float(c) for c in claims if np.isfinite(c)})
     if N is not None and N.dtype == object and len(us) > 1:  # monotone in u: the largest refuted, all are
-        Ds = [D for D in Ds if psd_excluding(us[-1], forms, meter, D)]
+        Ds = [D for D in Ds if psd_excluding(us[-1], A, B, ZZ, D)]
     for u in us:
         for D in Ds:
-            if psd_excluding(u, forms, meter, D):
+            if psd_excluding(u, A, B, ZZ, D):
                 return u
     return np.inf
 
 
-def int_excluded(P: StatedProblem, mask: np.ndarray) -> bool:
-    """Every neuron of the pattern is excluded (``h = 0`` or ``||(I - Pi_H) h|| <= EXCLUDE_RTOL ||h||``):
-    ``EXCLUDE_RTOL^2 ZZ - B`` PSD on the integer forms, decided exactly."""
+def psd_excluding(u: float, A: list, B: list, ZZ: list, D: list | None) -> bool:
+    """``u`` bounds the objective: ``u B - A - D`` PSD, or, counting only admissible neurons
+    (``B > EXCLUDE_RTOL^2 ZZ``; S-lemma with ``lam = ROUNDING_STEP max(1, |u|)``),
+    ``(u - lam) B - A - D + lam EXCLUDE_RTOL^2 ZZ`` PSD: then ``u B - A >= D + lam (B - tau^2 ZZ) >= 0``
+    on every admissible neuron of the cone (nearly excluded directions no longer count)."""
+    r = len(A)
+    U, lam = Fraction(u), Fraction(ROUNDING_STEP * max(1.0, abs(u)))
+    t2 = lam * Fraction(EXCLUDE_RTOL) ** 2
+    for V, w in ((U, 0), (U - lam, t2)):
+        C = [[V * B[i][j] - A[i][j] - (0 if D is None else D[i][j]) + w * ZZ[i][j] for j in range(r)]
+             for i in range(r)]
+        if is_psd(C):
+            return True
+    return False
+
+
+def excluded(P: StatedProblem, mask: np.ndarray) -> bool:
+    """Every neuron of the pattern is excluded (``h = 0`` or ``||(I - Pi_H) h|| <= EXCLUDE_RTOL ||h||``),
+    decided exactly (floats only refuse the clear cases)."""
     if not mask.any():
         return True
     if P.QH is None:
         return False
-    _, B, ZZ, _, sB = node_forms(P.exact, np.flatnonzero(mask).tolist(), [], full=True)
+    SQ = P.Q * mask[:, None]
+    s = np.linalg.svd(SQ - P.QH @ (P.QH.T @ SQ), compute_uv=False)
+    if s[0] > 2 * EXCLUDE_RTOL + 1e-6:  # some neuron of the span is clearly not excluded: refuse
+        return False
+    E = P.exact
+    r = P.Phi_r.shape[1]
+    _, B, ZZ = E.forms(E.pattern(mask), r)
     t2 = Fraction(EXCLUDE_RTOL) ** 2
-    return bool(psd(t2.numerator * sB * ZZ - t2.denominator * B, Meter(np.inf)))
-
-
-def exact_cap(P: StatedProblem, claims: list) -> float:
-    """The first of ``claims`` at least ``lambda_max(M^T M)`` (the global cap), decided exactly."""
-    G = P.exact.mtm()
-    K = len(G)
-    for u in sorted(claims):
-        U = Fraction(float(u))
-        if np.isfinite(u) and is_psd([[U * (i == j) - G[i][j] for j in range(K)] for i in range(K)]):
-            return float(u)
-    return np.inf
-
-
-def prove_exact(P: StatedProblem, masks: np.ndarray, claims: np.ndarray, evidence: dict,
-                pruned: np.ndarray, floats: np.ndarray) -> np.ndarray:
-    """:func:`relu_gating.checker._bounds.prove` in exact mode: each claim tried at its ladder and at that
-    of the float proof (``floats``), with its evidence, then without; the cap; exclusions."""
-    out = np.full(claims.size, np.inf)
-    for i in range(claims.size):
-        if pruned[i]:
-            out[i] = -np.inf if int_excluded(P, masks[i]) else np.inf
-            continue
-        steps = sorted(set(ladder(claims[i]) + (ladder(floats[i]) if np.isfinite(floats[i]) else [])))
-        rows, N = evidence.get(i, (None, None))
-        out[i] = min(int_claim(P, masks[i], steps, rows, N), exact_cap(P, steps))
-        if not np.isfinite(out[i]):
-            out[i] = int_claim(P, masks[i], steps)
-        if not np.isfinite(out[i]) and int_excluded(P, masks[i]):
-            out[i] = -np.inf
-    return out
+    return is_psd([[t2 * ZZ[i][j] - B[i][j] for j in range(r)] for i in range(r)])

@@ -164,7 +164,7 @@ def psd(C: Any, meter: Meter | None = None) -> bool | None:
 
 
 def psd_excluding(u: float, forms: tuple, meter: Meter | None = None, D: tuple | None = None) -> bool | None:
-    """:func:`relu_gating.checker._bounds.psd_excluding` on the integer forms of :func:`node_forms`:
+    """:func:`relu_gating.checker._exact_claims.psd_excluding` on the integer forms of :func:`node_forms`:
     ``u B - A - D`` PSD, or ``(u - lam) B - A - D + lam EXCLUDE_RTOL^2 ZZ`` PSD (``lam = ROUNDING_STEP
     max(1, |u|)``; ``D = (Di, sD)`` an integer matrix over its denominator, :func:`dual_form`, or None: 0);
     None when undecided without a ``meter`` (:func:`psd`)."""

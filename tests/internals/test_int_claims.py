@@ -14,7 +14,7 @@ import pytest
 
 import relu_gating as rg
 from relu_gating.checker import state_problem
-from relu_gating.checker._exact_claims import int_claim as exact_claim
+from relu_gating.checker._exact_mode import int_claim as exact_claim
 from relu_gating.checker._int_pencil import Meter
 from relu_gating.checker._tree import _lifted_evidence, _multipliers
 from relu_gating.checker._tree_exact import exact_lifted
@@ -102,11 +102,11 @@ def test_integer_claims_decide_as_the_fraction_path(k):
 
 
 def test_integer_exclusions_decide_as_the_fraction_path():
-    """Exact mode's exclusions on integer forms (``_exact_claims.int_excluded``) against the checker's
-    Fraction ones (``_bounds.excluded``) on every pattern of small problems whose features hold unit
+    """Exact mode's exclusions on integer forms (``_exact_mode.int_excluded``) against the checker's
+    Fraction ones (``_exact_claims.excluded``) on every pattern of small problems whose features hold unit
     vectors and near-unit ones (patterns excluded exactly, nearly, and not at all)."""
-    from relu_gating.checker._bounds import excluded
-    from relu_gating.checker._exact_claims import int_excluded
+    from relu_gating.checker._exact_claims import excluded
+    from relu_gating.checker._exact_mode import int_excluded
 
     rng = np.random.default_rng(11)
     n = 7
