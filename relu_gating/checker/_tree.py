@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from relu_gating.checker._bounds import cap_bound, prove
-from relu_gating.checker._constants import BOUND_SLACK, FARKAS_BATCH, MAX_NODES
-from relu_gating.checker._exact_claims import exact_claim, excluded, ladder
+from relu_gating.checker._constants import FARKAS_BATCH, MAX_NODES, ROUNDING_STEP
+from relu_gating.checker._exact_claims import excluded, ladder
 from relu_gating.checker._floats import allow, fro, gamma
 from relu_gating.checker._limits import limits
 from relu_gating.checker._problem import StatedProblem, pow2_scales
@@ -254,8 +254,10 @@ def _leaf(node: list, signs: np.ndarray, N: _Node, exact: bool) -> tuple[float, 
     if exact:  # the float cap only chooses where the exact proofs are tried
         from relu_gating.checker._tree_exact import exact_cap_of, exact_node  # exact mode only: loaded then
 
-        # a claim the cap proves costs no node proof; else tried below the cap only
-        proven = cap if (cap := exact_cap_of(N, steps)) <= claim + BOUND_SLACK else min(exact_node(P, signs, N.zero, steps, N.meter, cap), cap)
+        # a claim the cap proves (to two rounding steps, as first_proven skips) costs no node proof; else tried below
+        # the cap only (a cap taken anywhere within BOUND_SLACK above: 1.4e-9 above an honest claim left it uncertified)
+        near = claim + 2 * ROUNDING_STEP * max(1.0, abs(claim))
+        proven = cap if (cap := exact_cap_of(N, steps)) <= near else min(exact_node(P, signs, N.zero, steps, N.meter, cap), cap)
     if kind == "c" and decided and len(node) >= 4 and (proven > claim or exact):
         try:
             rows = np.array([as_int(j, "a chamber leaf's row", 0, P.n - 1) for j in node[2]], dtype=np.int64)
@@ -272,9 +274,11 @@ def _leaf(node: list, signs: np.ndarray, N: _Node, exact: bool) -> tuple[float, 
         from relu_gating.checker._tree_exact import exact_lifted
 
         got = _lifted_evidence(P.n, signs, N.zero, claim, node[2], node[3], node[4])
-        proven = min(proven, exact_lifted(P, signs, N.zero, steps, got))
+        proven = min(proven, exact_lifted(P, signs, N.zero, steps, got, N.meter))
     if kind == "d" and exact and proven > claim:
-        proven = min(proven, exact_claim(P, mask, steps) if decided else np.inf)
+        from relu_gating.checker._exact_mode import int_claim
+
+        proven = min(proven, int_claim(P, mask, steps, meter=N.meter) if decided else np.inf)
     return claim, proven, ""
 
 
