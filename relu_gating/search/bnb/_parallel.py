@@ -161,7 +161,7 @@ def graft(root: Node, entries: list[tuple]) -> list[Node]:
 
 # ---------------------------------------------------------------------- the worker's side
 def subtree_task(obj: Any, roots: list[tuple], incumbent: np.ndarray | None, alpha: float, tol: float,
-                 method: str, seed: int, seconds: float, lifted: bool = True) -> tuple:
+                 method: str, seed: int, seconds: float, lifted: bool = True, delay: int = 0) -> tuple:
     """Best-first search of the subtrees below ``roots`` (open-node data) for ``seconds``.
 
     Returns ``(subtrees, theta, stats, notes)``: each root's subtree (:func:`flatten`), the best
@@ -171,6 +171,7 @@ def subtree_task(obj: Any, roots: list[tuple], incumbent: np.ndarray | None, alp
     end = t0 + seconds
     search = Search(obj, alpha, tol, method, seed, lifted)
     search.lifted_costs = False  # a task is a fresh search, too short to measure its splits (bnb/_subtree.py)
+    search.lifted_after = search.stats["nodes"] + int(delay)  # what is left of the sender's delay, not a fresh one
     base, lp0 = dict(search.stats), search.lp.calls
     if incumbent is not None:
         search.offer(incumbent)  # recomputed here: the task trusts no value it is sent
@@ -367,7 +368,8 @@ def _rounds(search: Search, pool: _Pool, inflight: dict, totals: dict, deadline:
                 break
             budget = SLICE_SECONDS if stop is None else max(0.0, min(SLICE_SECONDS, stop - now))
             fut = pool.submit([_open_data(n) for n in batch], search.best_theta, search.alpha, search.tol,
-                              search.method, seed + 1 + totals["submitted"], budget, search.lifted)
+                              search.method, seed + 1 + totals["submitted"], budget, search.lifted,
+                              search.lifted_delay_left())
             totals["submitted"] += 1
             inflight[fut] = batch
         timeout = _POLL if deadline is None else max(0.0, min(_POLL, deadline - time.perf_counter()))

@@ -1,0 +1,117 @@
+"""The lifted bound's delay (relu_gating.search.bnb._node_bounds.LIFTED_DELAY_NODES, issue 39): no lifted
+bound is tried before the search has bounded that many nodes, a worker's task gets what is left of the
+delay (not a fresh one), and the answer (value, certified) is the one of the search without the delay
+and of the enumeration."""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+from relu_gating import best_neuron, verify
+from relu_gating.search.bnb import _parallel as par
+from relu_gating.search.bnb import branch_and_bound
+from relu_gating.search.bnb._node_bounds import LIFTED_DELAY_NODES, NodeBounds
+
+
+def _instance(n, d, seed):
+    rng = np.random.default_rng(seed)
+    return np.c_[rng.normal(size=(n, d)), np.ones(n)], np.linalg.qr(rng.normal(size=(n, 3)))[0]
+
+
+@pytest.fixture
+def gate_log(monkeypatch):
+    """Every node the lifted bound is considered on (its cheap tests asked): (nodes bounded, the delay's end)."""
+    seen: list[tuple[int, int]] = []
+    for name in ("lifted_pays", "plain_pays"):
+        orig = getattr(NodeBounds, name)
+
+        def wrapped(self, *a, _orig=orig):
+            seen.append((self.stats["nodes"], self.lifted_after))
+            return _orig(self, *a)
+
+        monkeypatch.setattr(NodeBounds, name, wrapped)
+    return seen
+
+
+def _kinds(res) -> set:
+    return {nd[0] for nd in res.tree["nodes"]}
+
+
+@pytest.mark.parametrize("delay", [0, 40, 10**9])
+def test_delay_holds_the_lifted_bound_back(monkeypatch, gate_log, delay):
+    """With the delay at ``delay`` nodes no lifted bound (with or without multipliers) is considered before
+    the search has bounded that many; after it, it is (the "d" leaves); the answer is the enumeration's."""
+    Phi, U = _instance(12, 3, 1)  # test_bnb_strong: "d" leaves without a delay
+    monkeypatch.setattr(NodeBounds, "lifted_after", delay)
+    res = branch_and_bound(Phi, U, features="bias", workers=1)  # serial: every node seen here
+    assert all(nodes >= after == delay for nodes, after in gate_log)
+    st = res.tree["stats"]
+    if delay >= st["nodes"]:
+        assert not gate_log and st["lifted"] == st["lifted_plain"] == 0 and "d" not in _kinds(res)
+    if delay == 0:
+        assert gate_log and "d" in _kinds(res)
+    en = best_neuron(Phi, U, features="bias", strategy="enumerate")
+    assert res.certified and en.certified and abs(res.value - en.value) <= 1e-9
+    rep = verify(json.loads(json.dumps(res.to_dict())), Phi, U, features="bias")
+    assert rep.valid and rep.certified
+
+
+def test_the_default_delay_settles_small_queries_without_the_lifted_bound():
+    """The easy-query regime: a small query settles on the subspace bound alone, as with ``lifted=False``
+    (the very same tree, serially)."""
+    assert LIFTED_DELAY_NODES > 0 and NodeBounds.lifted_after == LIFTED_DELAY_NODES
+    Phi, U = _instance(14, 2, 0)
+    on = branch_and_bound(Phi, U, features="bias", workers=1)
+    off = branch_and_bound(Phi, U, features="bias", workers=1, lifted=False)
+    assert on.tree["stats"]["nodes"] < LIFTED_DELAY_NODES
+    assert on.tree["nodes"] == off.tree["nodes"] and on.value == off.value and on.certified and off.certified
+
+
+def test_a_task_gets_what_is_left_of_the_delay(monkeypatch, gate_log):
+    """The parallel search sends each task ``lifted_delay_left()`` at the time (not a fresh delay): the tasks'
+    searches consider no lifted bound before their share of the delay is bounded."""
+    sent: list[int] = []
+    orig = par._Pool.submit
+
+    def submit(self, *args):
+        sent.append(args[-1])  # the delay argument of subtree_task
+        return orig(self, *args)
+
+    monkeypatch.setattr(par._Pool, "submit", submit)
+    monkeypatch.setattr(par, "FRONTIER_PER_WORKER", 1)  # ship subtrees after the root's split
+    monkeypatch.setattr(par, "SLICE_SECONDS", 0.05)
+    monkeypatch.setattr(NodeBounds, "lifted_after", 60)
+    Phi, U = _instance(16, 3, 42)
+    with ThreadPoolExecutor(2) as ex:
+        res = best_neuron(Phi, U, features="bias", strategy="branch-and-bound", executor=ex)
+    assert len(sent) >= 2 and all(0 <= s <= 60 for s in sent) and sent[0] < 60  # the main search's nodes count
+    assert sent == sorted(sent, reverse=True) and sent[-1] < sent[0]  # it shrinks as tasks come back
+    assert gate_log and all(nodes >= after for nodes, after in gate_log)  # the tasks' searches too (threads)
+    serial = branch_and_bound(Phi, U, features="bias", workers=1)
+    assert res.certified == serial.certified and abs(res.value - serial.value) <= 1e-9
+
+
+def test_lifted_delay_left_counts_the_nodes_bounded():
+    """``lifted_delay_left`` is the delay's end less the nodes bounded (grafted tasks' included), never below 0."""
+    s = NodeBounds()
+    s.stats = {"nodes": 30}
+    s.lifted_after = 100
+    assert s.lifted_delay_left() == 70
+    s.stats["nodes"] += 50  # a task's nodes, summed in by _parallel._absorb
+    assert s.lifted_delay_left() == 20
+    s.stats["nodes"] = 250
+    assert s.lifted_delay_left() == 0
+
+
+@pytest.mark.parametrize("seed", [0, 1, 3])
+def test_fuzz_instances_with_the_lifted_bound_from_the_first_node(monkeypatch, seed):
+    """The fuzz instances of tests/test_bnb_fuzz.py, their trees too small for the delay to end: the lifted
+    bound's path from the first node (as before the delay), checked as there."""
+    from test_bnb_fuzz import _check
+
+    monkeypatch.setattr(NodeBounds, "lifted_after", 0)
+    _check(seed)
