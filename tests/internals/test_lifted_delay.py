@@ -1,6 +1,7 @@
 """The lifted bound's delay (relu_gating.search.bnb._node_bounds.LIFTED_DELAY_NODES, issue 39): no lifted
-bound is tried before the search has bounded that many nodes, a worker's task gets what is left of the
-delay (not a fresh one), and the answer (value, certified) is the one of the search without the delay
+bound is tried before the search has bounded that many nodes, unless the delay's probes
+(relu_gating.search.bnb._subtree.SubtreeCost.probe_due) end it sooner; a worker's task gets what is left
+of the delay (not a fresh one); the answer (value, certified) is the one of the search without the delay
 and of the enumeration."""
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from relu_gating import best_neuron, verify
 from relu_gating.search.bnb import _parallel as par
 from relu_gating.search.bnb import branch_and_bound
 from relu_gating.search.bnb._node_bounds import LIFTED_DELAY_NODES, NodeBounds
+from relu_gating.search.bnb._subtree import PROBE_FACTOR, PROBE_MIN, SubtreeCost, Tracker
 
 
 def _instance(n, d, seed):
@@ -43,10 +45,11 @@ def _kinds(res) -> set:
 
 @pytest.mark.parametrize("delay", [0, 40, 10**9])
 def test_delay_holds_the_lifted_bound_back(monkeypatch, gate_log, delay):
-    """With the delay at ``delay`` nodes no lifted bound (with or without multipliers) is considered before
-    the search has bounded that many; after it, it is (the "d" leaves); the answer is the enumeration's."""
+    """With the delay at ``delay`` nodes (no probes) no lifted bound (with or without multipliers) is considered
+    before the search has bounded that many; after it, it is (the "d" leaves); the answer is the enumeration's."""
     Phi, U = _instance(12, 3, 1)  # test_bnb_strong: "d" leaves without a delay
     monkeypatch.setattr(NodeBounds, "lifted_after", delay)
+    monkeypatch.setattr(SubtreeCost, "lifted_probes", False)
     res = branch_and_bound(Phi, U, features="bias", workers=1)  # serial: every node seen here
     assert all(nodes >= after == delay for nodes, after in gate_log)
     st = res.tree["stats"]
@@ -60,10 +63,11 @@ def test_delay_holds_the_lifted_bound_back(monkeypatch, gate_log, delay):
     assert rep.valid and rep.certified
 
 
-def test_the_default_delay_settles_small_queries_without_the_lifted_bound():
+def test_the_delay_without_probes_settles_small_queries_without_the_lifted_bound(monkeypatch):
     """The easy-query regime: a small query settles on the subspace bound alone, as with ``lifted=False``
     (the very same tree, serially)."""
     assert LIFTED_DELAY_NODES > 0 and NodeBounds.lifted_after == LIFTED_DELAY_NODES
+    monkeypatch.setattr(SubtreeCost, "lifted_probes", False)
     Phi, U = _instance(14, 2, 0)
     on = branch_and_bound(Phi, U, features="bias", workers=1)
     off = branch_and_bound(Phi, U, features="bias", workers=1, lifted=False)
@@ -93,6 +97,53 @@ def test_a_task_gets_what_is_left_of_the_delay(monkeypatch, gate_log):
     assert gate_log and all(nodes >= after for nodes, after in gate_log)  # the tasks' searches too (threads)
     serial = branch_and_bound(Phi, U, features="bias", workers=1)
     assert res.certified == serial.certified and abs(res.value - serial.value) <= 1e-9
+
+
+@pytest.mark.parametrize("n,d,seed", [(14, 2, 0), (12, 3, 1), (16, 3, 42)])
+def test_probes_end_the_delay_only_as_measured(monkeypatch, gate_log, n, d, seed):
+    """With the probes (the default), the lifted bound is considered from the node the probes ended the delay
+    at (``stats["lifted_delay_ended"]``), never before; the answer is the enumeration's and verifies."""
+    ended: list[tuple[int, float, float]] = []
+    orig = SubtreeCost.probe_pays
+
+    def pays(self):
+        got = orig(self)
+        if got:  # what it decided from: the probed subtrees' seconds against the probes' seconds
+            ended.append((self.stats["nodes"], sum(max(t.seconds, 0.0) for t in self._probes), self.stats["t_probe"]))
+        return got
+
+    monkeypatch.setattr(SubtreeCost, "probe_pays", pays)
+    Phi, U = _instance(n, d, seed)
+    res = branch_and_bound(Phi, U, features="bias", workers=1)
+    st = res.tree["stats"]
+    assert st.get("probe", 0) >= 1
+    if "lifted_delay_ended" in st:
+        at = st["lifted_delay_ended"]
+        assert ended and ended[0][0] == at and ended[0][1] >= PROBE_FACTOR * ended[0][2]
+        assert all(nodes >= at for nodes, _ in gate_log) and gate_log
+    else:
+        assert not ended and not gate_log and st["lifted"] == 0
+    en = best_neuron(Phi, U, features="bias", strategy="enumerate")
+    assert res.certified and abs(res.value - en.value) <= 1e-9
+    assert verify(json.loads(json.dumps(res.to_dict())), Phi, U, features="bias").certified
+
+
+def test_probe_pays_compares_the_spared_subtrees_with_the_probes():
+    """``probe_pays``: at least ``PROBE_MIN`` probed subtrees, whose seconds (open ones so far, a negative
+    start clipped at 0) sum to at least ``PROBE_FACTOR`` times the probes' seconds."""
+    s = SubtreeCost()
+    s.stats = {"t_probe": 0.3, "nodes": 0}
+    for sec in [0.2] * (PROBE_MIN - 1):
+        t = Tracker(-1)
+        t.seconds = sec
+        s._probe_trackers().append(t)
+    assert not s.probe_pays()  # too few, however dear
+    t = Tracker(-1)
+    t.seconds = -0.05
+    s._probe_trackers().append(t)
+    assert s.probe_pays() == (0.2 * (PROBE_MIN - 1) >= PROBE_FACTOR * 0.3)
+    s.stats["t_probe"] = 10.0
+    assert not s.probe_pays()
 
 
 def test_lifted_delay_left_counts_the_nodes_bounded():

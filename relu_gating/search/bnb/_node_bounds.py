@@ -107,6 +107,8 @@ class NodeBounds:
     push: Callable[[Node], None]
     split_seconds: Callable[[int], float | None]
     explore: Callable[[int], bool]
+    probe_due: Callable[[], bool]
+    probe_done: Callable[[float, bool], None]
 
     def _node(self, signs: np.ndarray, v: np.ndarray | None, depth: int) -> Node:
         """A node with its bound (its interior points ``v`` are offered as neurons by the caller)."""
@@ -171,14 +173,15 @@ class NodeBounds:
         assert node.signs is not None and node.v is not None  # an open node
         if not self.lifted or node.evidence is not None or self.basis_eps() > LIFTED_MAX_BASIS_EPS:
             return False
-        if self.stats["nodes"] < self.lifted_after:  # the delay: still an easy query, perhaps
-            return False
         k = int(np.sum((node.signs == 0) & ~self.P.zero_rows))
-        if k == 0:
-            return False
+        if k == 0 or (self.stats["nodes"] < self.lifted_after and not (k <= LIFTED_LARGE and self.probe_due())):
+            return False  # the delay: still an easy query, perhaps (a probe now and then)
         plus = self.obj.Psi[(node.signs > 0) & ~self.P.zero_rows]
         if plus.shape[0] < self.obj.rank or np.linalg.matrix_rank(plus) < self.obj.rank:
             return False  # then h = 0 for some x != 0: the lifted bound is never finite
+        if self.stats["nodes"] < self.lifted_after:
+            self.probe_lifted(node, k)
+            return False
         if self.plain_pays(node, k) and self.try_plain(node, k) and node.kind == "d":
             return True
         plain = node.evidence  # lifted evidence of a claim plain lowered, or None
@@ -211,6 +214,20 @@ class NodeBounds:
             self.stats["lifted_lowered"] += 1
             self.push(node)
         return True
+
+    def probe_lifted(self, node: Node, k: int) -> None:
+        """A probe during the delay (:meth:`relu_gating.search.bnb._subtree.SubtreeCost.probe_due` chose
+        the node): the lifted bound computed on it, its answer not used; a node it would settle is split
+        anyway, and the subtree it would have spared measured (:meth:`~relu_gating.search.bnb._subtree.
+        SubtreeCost.probe_done`), which ends the delay once such subtrees cost more than the lifted bound."""
+        from relu_gating.search.bnb import _strong
+
+        t0 = time.perf_counter()
+        level = (self.best_value + self.tol) / self.alpha if self.alpha > 0 else np.inf
+        got = _strong.strong_bound(self.obj.Psi, self.obj.M, self.obj.Q_H, node.signs, self.P.zero_rows, node.v,
+                                   level=level)
+        would = got is not None and self.settled(lifted_claim(got[0], self.best_value / self.alpha, self.lifted_room(got)))
+        self.probe_done(time.perf_counter() - t0, would)
 
     def lifted_checks(self, node: Node, claim: float, evidence: tuple) -> bool:
         """The checker's own test of lifted evidence at ``claim`` (:func:`relu_gating.search.proofs._lifted.

@@ -172,6 +172,7 @@ def subtree_task(obj: Any, roots: list[tuple], incumbent: np.ndarray | None, alp
     search = Search(obj, alpha, tol, method, seed, lifted)
     search.lifted_costs = False  # a task is a fresh search, too short to measure its splits (bnb/_subtree.py)
     search.lifted_after = search.stats["nodes"] + int(delay)  # what is left of the sender's delay, not a fresh one
+    search.lifted_probes = False  # (the sender's probes decide whether it ends sooner)
     base, lp0 = dict(search.stats), search.lp.calls
     if incumbent is not None:
         search.offer(incumbent)  # recomputed here: the task trusts no value it is sent

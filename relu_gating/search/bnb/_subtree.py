@@ -19,7 +19,8 @@ from typing import Any, Callable
 
 from relu_gating.search.bnb._tree_build import Node
 
-__all__ = ["SubtreeCost", "Tracker", "TRACK_PER_BAND", "TRACK_DEPTH", "TRACK_MIN", "EXPLORE_PER_BAND"]
+__all__ = ["SubtreeCost", "Tracker", "TRACK_PER_BAND", "TRACK_DEPTH", "TRACK_MIN", "EXPLORE_PER_BAND", "PROBE_EVERY",
+           "PROBE_MAX", "PROBE_MIN", "PROBE_FACTOR"]
 
 #: Trackers started per band (the first split nodes of the band, then every ``TRACK_EVERY``-th).
 TRACK_PER_BAND = 24
@@ -31,6 +32,15 @@ TRACK_MIN = 3
 #: Nodes of a band whose lifted bound settles them (so that no split is measured) are split anyway,
 #: to measure the band, at most this many times.
 EXPLORE_PER_BAND = 3
+#: The delay's probes (:meth:`SubtreeCost.probe_due`): while the lifted bound is held back
+#: (``_node_bounds.LIFTED_DELAY_NODES``), every ``PROBE_EVERY``-th node it could be tried on is probed, at
+#: most ``PROBE_MAX`` of them; once ``PROBE_MIN`` nodes it would have settled are split and their subtrees
+#: cost, on average (those still open: their seconds so far), at least ``PROBE_FACTOR`` times the lifted
+#: bound's seconds per node it would settle, the delay ends.
+PROBE_EVERY = 8
+PROBE_MAX = 12
+PROBE_MIN = 3
+PROBE_FACTOR = 1.0
 
 
 class Tracker:
@@ -48,6 +58,8 @@ class SubtreeCost:
     stats: dict
     expand: Callable[[Node], None]
     cur_trk: tuple = ()
+    lifted_after: int
+    lifted_probes: bool = True  # the delay's probes (a worker's task: off, its subtrees are not its own to measure)
 
     def _bands(self) -> dict:
         if not hasattr(self, "_split_bands"):
@@ -107,3 +119,41 @@ class SubtreeCost:
         """Per band: trackers, of them finished, mean seconds (for the stats)."""
         return {f"split_{lo}": [len(b[2]), sum(t.open == 0 for t in b[2]), round(sum(t.seconds for t in b[2]) / max(len(b[2]), 1), 5)]
                 for lo, b in sorted(self._bands().items())}
+
+    def probe_due(self) -> bool:
+        """Whether this node, during the delay, is probed: every ``PROBE_EVERY``-th node of at most
+        ``_node_bounds.LIFTED_LARGE`` undecided rows (where the lifted bound does most of its work, in
+        10-50 ms a try), at most ``PROBE_MAX``; True also when the probes so far end the delay
+        (:meth:`probe_pays`)."""
+        if not self.lifted_probes:
+            return False
+        if self.probe_pays():
+            self.lifted_after = 0  # the delay ends: the lifted bound pays here
+            self.stats["lifted_delay_ended"] = self.stats["nodes"]
+            return True
+        seen = self.stats["probe_seen"] = self.stats.get("probe_seen", 0) + 1
+        return seen % PROBE_EVERY == 1 and self.stats.get("probe", 0) < PROBE_MAX
+
+    def probe_done(self, seconds: float, would: bool) -> None:
+        """A probe took ``seconds``; when it ``would`` have settled the node, the split made instead is
+        measured (a tracker of its subtree, the probe's own seconds not counted)."""
+        self.stats["probe"] = self.stats.get("probe", 0) + 1
+        self.stats["t_probe"] = self.stats.get("t_probe", 0.0) + seconds
+        if would:
+            t = Tracker(-1)
+            t.seconds = -seconds
+            self._probe_trackers().append(t)
+            self.cur_trk = self.cur_trk + (t,)
+
+    def _probe_trackers(self) -> list:
+        if not hasattr(self, "_probes"):
+            self._probes: list[Tracker] = []
+        return self._probes
+
+    def probe_pays(self) -> bool:
+        """At least ``PROBE_MIN`` probed subtrees, costing on average at least ``PROBE_FACTOR`` times the
+        probes' seconds per node they would settle."""
+        trk = self._probe_trackers()
+        if len(trk) < PROBE_MIN:
+            return False
+        return sum(max(t.seconds, 0.0) for t in trk) >= PROBE_FACTOR * self.stats["t_probe"]
