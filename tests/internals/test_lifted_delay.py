@@ -49,7 +49,7 @@ def test_delay_holds_the_lifted_bound_back(monkeypatch, gate_log, delay):
     before the search has bounded that many; after it, it is (the "d" leaves); the answer is the enumeration's."""
     Phi, U = _instance(12, 3, 1)  # test_bnb_strong: "d" leaves without a delay
     monkeypatch.setattr(NodeBounds, "lifted_after", delay)
-    monkeypatch.setattr(SubtreeCost, "lifted_probes", False)
+    monkeypatch.setattr(SubtreeCost, "probe_max", 0)
     res = branch_and_bound(Phi, U, features="bias", workers=1)  # serial: every node seen here
     assert all(nodes >= after == delay for nodes, after in gate_log)
     st = res.tree["stats"]
@@ -67,7 +67,7 @@ def test_the_delay_without_probes_settles_small_queries_without_the_lifted_bound
     """The easy-query regime: a small query settles on the subspace bound alone, as with ``lifted=False``
     (the very same tree, serially)."""
     assert LIFTED_DELAY_NODES > 0 and NodeBounds.lifted_after == LIFTED_DELAY_NODES
-    monkeypatch.setattr(SubtreeCost, "lifted_probes", False)
+    monkeypatch.setattr(SubtreeCost, "probe_max", 0)
     Phi, U = _instance(14, 2, 0)
     on = branch_and_bound(Phi, U, features="bias", workers=1)
     off = branch_and_bound(Phi, U, features="bias", workers=1, lifted=False)
@@ -82,7 +82,7 @@ def test_a_task_gets_what_is_left_of_the_delay(monkeypatch, gate_log):
     orig = par._Pool.submit
 
     def submit(self, *args):
-        sent.append(args[-1])  # the delay argument of subtree_task
+        sent.append(args[-2])  # the delay argument of subtree_task (then its probes)
         return orig(self, *args)
 
     monkeypatch.setattr(par._Pool, "submit", submit)

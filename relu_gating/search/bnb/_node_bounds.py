@@ -60,8 +60,9 @@ LIFTED_COST_FACTOR = 1.0
 #: before the search has bounded this many nodes (``stats["nodes"]``, a worker's task counting those of
 #: the search that sent it: :attr:`NodeBounds.lifted_after`).  An easy query is settled by then on the
 #: cheap subspace bound alone, where the lifted bound's 10-30 ms a try cost more than the splits they spare
-#: (Gaussian 80 x 4: 4,465 nodes without it, 2,057 with it but 1.7x the seconds); a hard one loses the
-#: delay's nodes, which also measure its splits for the cost test (:meth:`NodeBounds.lifted_pays`).
+#: (Gaussian 80 x 4: 4,465 nodes without it, 2,057 with it but 1.7x the seconds).  A hard one ends the
+#: delay sooner through its probes (:meth:`relu_gating.search.bnb._subtree.SubtreeCost.probe_due`), and
+#: the splits made during the delay are measured for the cost test (:meth:`NodeBounds.lifted_pays`).
 LIFTED_DELAY_NODES = 6000
 
 
@@ -109,6 +110,7 @@ class NodeBounds:
     explore: Callable[[int], bool]
     probe_due: Callable[[], bool]
     probe_done: Callable[[float, bool], None]
+    probe_pays: Callable[[], bool]
 
     def _node(self, signs: np.ndarray, v: np.ndarray | None, depth: int) -> Node:
         """A node with its bound (its interior points ``v`` are offered as neurons by the caller)."""
@@ -135,8 +137,12 @@ class NodeBounds:
         return 8.0 * self.basis_eps() * (abs(got[0]) + float(np.sum(self.obj.M ** 2)) + total + float(np.abs(mu).sum()))
 
     def lifted_delay_left(self) -> int:
-        """Nodes the delay still holds the lifted bound back (:data:`LIFTED_DELAY_NODES`); a worker's task
-        gets this, not a fresh delay."""
+        """Nodes the delay still holds the lifted bound back (:data:`LIFTED_DELAY_NODES`), 0 once the probes
+        (this search's and those its workers' tasks reported) end it; a worker's task gets this, not a
+        fresh delay."""
+        if self.stats["nodes"] < self.lifted_after and self.probe_pays():
+            self.lifted_after = 0
+            self.stats["lifted_delay_ended"] = self.stats["nodes"]
         return max(0, int(self.lifted_after) - int(self.stats["nodes"]))
 
     def lifted_pays(self, k: int) -> bool:

@@ -161,7 +161,8 @@ def graft(root: Node, entries: list[tuple]) -> list[Node]:
 
 # ---------------------------------------------------------------------- the worker's side
 def subtree_task(obj: Any, roots: list[tuple], incumbent: np.ndarray | None, alpha: float, tol: float,
-                 method: str, seed: int, seconds: float, lifted: bool = True, delay: int = 0) -> tuple:
+                 method: str, seed: int, seconds: float, lifted: bool = True, delay: int = 0,
+                 probes: int = 0) -> tuple:
     """Best-first search of the subtrees below ``roots`` (open-node data) for ``seconds``.
 
     Returns ``(subtrees, theta, stats, notes)``: each root's subtree (:func:`flatten`), the best
@@ -172,7 +173,7 @@ def subtree_task(obj: Any, roots: list[tuple], incumbent: np.ndarray | None, alp
     search = Search(obj, alpha, tol, method, seed, lifted)
     search.lifted_costs = False  # a task is a fresh search, too short to measure its splits (bnb/_subtree.py)
     search.lifted_after = search.stats["nodes"] + int(delay)  # what is left of the sender's delay, not a fresh one
-    search.lifted_probes = False  # (the sender's probes decide whether it ends sooner)
+    search.probe_max = int(probes)  # and of its probes (their subtrees reported: probe_would, probe_spared)
     base, lp0 = dict(search.stats), search.lp.calls
     if incumbent is not None:
         search.offer(incumbent)  # recomputed here: the task trusts no value it is sent
@@ -187,6 +188,8 @@ def subtree_task(obj: Any, roots: list[tuple], incumbent: np.ndarray | None, alp
     stats = {k: v - base.get(k, 0) for k, v in search.stats.items() if isinstance(v, (int, float))}  # (some keys
     # appear on first use: stats["unproven"])
     stats["lp_calls"] = search.lp.calls - lp0
+    stats.pop("lifted_delay_ended", None)  # (the sender decides from the probes reported)
+    stats["probe_would"], stats["probe_spared"] = search.probe_spared()
     out = [flatten(n) for n in nodes]
     stats["task_wall"], stats["task_cpu"] = time.perf_counter() - t0, time.process_time() - cpu0
     return out, search.best_theta, stats, list(search.notes)
@@ -292,6 +295,14 @@ def _absorb(search: Search, batch: list[Node], answer: tuple, totals: dict) -> i
     return int(stats.get("nodes", 0))
 
 
+def _delay(search: Search, workers: int) -> tuple[int, int]:
+    """What a task gets of the delay of the lifted bound: the nodes left of it, and a share of the probes
+    left (``bnb/_subtree.py``), while any nodes are left."""
+    left = search.lifted_delay_left()
+    probes = max(0, search.probe_max - int(search.stats.get("probe", 0)))
+    return left, (math.ceil(probes / workers) if left else 0)
+
+
 def _bound_in_flight(search: Search, inflight: dict) -> float:
     top = max((n.claim for batch in inflight.values() for n in batch), default=-np.inf)
     return max(search.global_bound(), top)
@@ -370,7 +381,7 @@ def _rounds(search: Search, pool: _Pool, inflight: dict, totals: dict, deadline:
             budget = SLICE_SECONDS if stop is None else max(0.0, min(SLICE_SECONDS, stop - now))
             fut = pool.submit([_open_data(n) for n in batch], search.best_theta, search.alpha, search.tol,
                               search.method, seed + 1 + totals["submitted"], budget, search.lifted,
-                              search.lifted_delay_left())
+                              *_delay(search, W))
             totals["submitted"] += 1
             inflight[fut] = batch
         timeout = _POLL if deadline is None else max(0.0, min(_POLL, deadline - time.perf_counter()))
