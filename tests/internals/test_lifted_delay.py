@@ -147,15 +147,25 @@ def test_probe_pays_compares_the_spared_subtrees_with_the_probes():
 
 
 def test_lifted_delay_left_counts_the_nodes_bounded():
-    """``lifted_delay_left`` is the delay's end less the nodes bounded (grafted tasks' included), never below 0."""
-    s = NodeBounds()
-    s.stats = {"nodes": 30}
+    """``lifted_delay_left`` is the delay's end less the nodes bounded (grafted tasks' included), never below 0;
+    0 once the probes reported by tasks (``probe_would``, ``probe_spared``) find that the lifted bound pays."""
+
+    class Both(NodeBounds, SubtreeCost):
+        pass
+
+    s = Both()
+    s.stats = {"nodes": 30, "t_probe": 0.5}
     s.lifted_after = 100
     assert s.lifted_delay_left() == 70
     s.stats["nodes"] += 50  # a task's nodes, summed in by _parallel._absorb
     assert s.lifted_delay_left() == 20
     s.stats["nodes"] = 250
     assert s.lifted_delay_left() == 0
+    s.lifted_after, s.stats["nodes"] = 100, 30
+    s.stats.update(probe_would=PROBE_MIN, probe_spared=0.49)  # (a task's) spared subtrees: less than the probes
+    assert s.lifted_delay_left() == 70 and "lifted_delay_ended" not in s.stats
+    s.stats["probe_spared"] = 0.5 * PROBE_FACTOR + 0.01
+    assert s.lifted_delay_left() == 0 and s.stats["lifted_delay_ended"] == 30 and s.lifted_after == 0
 
 
 @pytest.mark.parametrize("seed", [0, 1, 3])
