@@ -46,7 +46,7 @@ EXPLORE_PER_BAND = 3
 #: cost, on average (those still open: their seconds so far), at least ``PROBE_FACTOR`` times the lifted
 #: bound's seconds per node it would settle, the delay ends.
 PROBE_EVERY = 8
-PROBE_MAX = 12
+PROBE_MAX = 8
 PROBE_MIN = 3
 PROBE_FACTOR = 1.0
 
