@@ -82,7 +82,7 @@ def test_a_task_gets_what_is_left_of_the_delay(monkeypatch, gate_log):
     orig = par._Pool.submit
 
     def submit(self, *args):
-        sent.append(args[-2])  # the delay argument of subtree_task (then its probes)
+        sent.append(args[-3])  # the delay argument of subtree_task (then its probes, and whether they ended it)
         return orig(self, *args)
 
     monkeypatch.setattr(par._Pool, "submit", submit)
@@ -121,6 +121,7 @@ def test_probes_end_the_delay_only_as_measured(monkeypatch, gate_log, n, d, seed
         at = st["lifted_delay_ended"]
         assert ended and ended[0][0] == at and ended[0][1] >= PROBE_FACTOR * ended[0][2]
         assert all(nodes >= at for nodes, _ in gate_log) and gate_log
+        assert st["nodes"] >= LIFTED_DELAY_NODES or st["lifted_plain"] == 0  # (no plain try before the delay's end)
     else:
         assert not ended and not gate_log and st["lifted"] == 0
     en = best_neuron(Phi, U, features="bias", strategy="enumerate")
@@ -165,7 +166,7 @@ def test_lifted_delay_left_counts_the_nodes_bounded():
     s.stats.update(probe_would=PROBE_MIN, probe_spared=0.49)  # (a task's) spared subtrees: less than the probes
     assert s.lifted_delay_left() == 70 and "lifted_delay_ended" not in s.stats
     s.stats["probe_spared"] = 0.5 * PROBE_FACTOR + 0.01
-    assert s.lifted_delay_left() == 0 and s.stats["lifted_delay_ended"] == 30 and s.lifted_after == 0
+    assert s.lifted_delay_left() == 70 and s.stats["lifted_delay_ended"] == 30 and s.lifted_small  # small nodes
 
 
 @pytest.mark.parametrize("seed", [0, 1, 3])

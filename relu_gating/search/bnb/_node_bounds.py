@@ -101,6 +101,7 @@ class NodeBounds:
     lifted: bool
     lifted_costs: bool = True  # the cost test of :meth:`lifted_pays` (class-level: a switch for benchmarks)
     lifted_after: int = LIFTED_DELAY_NODES  # the lifted bound waits until stats["nodes"] reaches it (the delay)
+    lifted_small: bool = False  # the probes ended the delay for nodes of at most LIFTED_LARGE undecided rows
     lifted_skipped: dict
     plain_bands: dict
     t_start: float
@@ -111,6 +112,7 @@ class NodeBounds:
     probe_due: Callable[[], bool]
     probe_done: Callable[[float, bool], None]
     probe_pays: Callable[[], bool]
+    end_delay: Callable[[], None]
 
     def _node(self, signs: np.ndarray, v: np.ndarray | None, depth: int) -> Node:
         """A node with its bound (its interior points ``v`` are offered as neurons by the caller)."""
@@ -140,9 +142,8 @@ class NodeBounds:
         """Nodes the delay still holds the lifted bound back (:data:`LIFTED_DELAY_NODES`), 0 once the probes
         (this search's and those its workers' tasks reported) end it; a worker's task gets this, not a
         fresh delay."""
-        if self.stats["nodes"] < self.lifted_after and self.probe_pays():
-            self.lifted_after = 0
-            self.stats["lifted_delay_ended"] = self.stats["nodes"]
+        if self.stats["nodes"] < self.lifted_after and not self.lifted_small and self.probe_pays():
+            self.end_delay()
         return max(0, int(self.lifted_after) - int(self.stats["nodes"]))
 
     def lifted_pays(self, k: int) -> bool:
@@ -180,15 +181,16 @@ class NodeBounds:
         if not self.lifted or node.evidence is not None or self.basis_eps() > LIFTED_MAX_BASIS_EPS:
             return False
         k = int(np.sum((node.signs == 0) & ~self.P.zero_rows))
-        if k == 0 or (self.stats["nodes"] < self.lifted_after and not (k <= LIFTED_LARGE and self.probe_due())):
-            return False  # the delay: still an easy query, perhaps (a probe now and then)
+        delayed = self.stats["nodes"] < self.lifted_after  # the delay: still an easy query, perhaps
+        if k == 0 or (delayed and not (k <= LIFTED_LARGE and (self.lifted_small or self.probe_due()))):
+            return False  # (a probe now and then; once the probes ended it, nodes of their sizes are tried)
         plus = self.obj.Psi[(node.signs > 0) & ~self.P.zero_rows]
         if plus.shape[0] < self.obj.rank or np.linalg.matrix_rank(plus) < self.obj.rank:
             return False  # then h = 0 for some x != 0: the lifted bound is never finite
-        if self.stats["nodes"] < self.lifted_after:
+        if delayed and not self.lifted_small:
             self.probe_lifted(node, k)
             return False
-        if self.plain_pays(node, k) and self.try_plain(node, k) and node.kind == "d":
+        if not delayed and self.plain_pays(node, k) and self.try_plain(node, k) and node.kind == "d":
             return True
         plain = node.evidence  # lifted evidence of a claim plain lowered, or None
         if k > min(LIFTED_MAX_UNDECIDED, _strong.MAX_UNDECIDED) or not self.lifted_pays(k):
@@ -225,7 +227,9 @@ class NodeBounds:
         """A probe during the delay (:meth:`relu_gating.search.bnb._subtree.SubtreeCost.probe_due` chose
         the node): the lifted bound computed on it, its answer not used; a node it would settle is split
         anyway, and the subtree it would have spared measured (:meth:`~relu_gating.search.bnb._subtree.
-        SubtreeCost.probe_done`), which ends the delay once such subtrees cost more than the lifted bound."""
+        SubtreeCost.probe_done`), which ends the delay, for nodes of the sizes probed (at most
+        ``LIFTED_LARGE`` undecided rows; the others and the lifted bound without multipliers wait for the
+        whole delay), once such subtrees cost more than the lifted bound."""
         from relu_gating.search.bnb import _strong
 
         t0 = time.perf_counter()

@@ -162,7 +162,7 @@ def graft(root: Node, entries: list[tuple]) -> list[Node]:
 # ---------------------------------------------------------------------- the worker's side
 def subtree_task(obj: Any, roots: list[tuple], incumbent: np.ndarray | None, alpha: float, tol: float,
                  method: str, seed: int, seconds: float, lifted: bool = True, delay: int = 0,
-                 probes: int = 0) -> tuple:
+                 probes: int = 0, small: bool = False) -> tuple:
     """Best-first search of the subtrees below ``roots`` (open-node data) for ``seconds``.
 
     Returns ``(subtrees, theta, stats, notes)``: each root's subtree (:func:`flatten`), the best
@@ -174,6 +174,7 @@ def subtree_task(obj: Any, roots: list[tuple], incumbent: np.ndarray | None, alp
     search.lifted_costs = False  # a task is a fresh search, too short to measure its splits (bnb/_subtree.py)
     search.lifted_after = search.stats["nodes"] + int(delay)  # what is left of the sender's delay, not a fresh one
     search.probe_max = int(probes)  # and of its probes (their subtrees reported: probe_would, probe_spared)
+    search.lifted_small = bool(small)  # the sender's probes ended the delay for small nodes
     base, lp0 = dict(search.stats), search.lp.calls
     if incumbent is not None:
         search.offer(incumbent)  # recomputed here: the task trusts no value it is sent
@@ -295,12 +296,12 @@ def _absorb(search: Search, batch: list[Node], answer: tuple, totals: dict) -> i
     return int(stats.get("nodes", 0))
 
 
-def _delay(search: Search, workers: int) -> tuple[int, int]:
-    """What a task gets of the delay of the lifted bound: the nodes left of it, and a share of the probes
-    left (``bnb/_subtree.py``), while any nodes are left."""
+def _delay(search: Search, workers: int) -> tuple[int, int, bool]:
+    """What a task gets of the delay of the lifted bound: the nodes left of it, a share of the probes left
+    (``bnb/_subtree.py``) while any nodes are left and the probes have not ended it, and whether they have."""
     left = search.lifted_delay_left()
     probes = max(0, search.probe_max - int(search.stats.get("probe", 0)))
-    return left, (math.ceil(probes / workers) if left else 0)
+    return left, (math.ceil(probes / workers) if left and not search.lifted_small else 0), search.lifted_small
 
 
 def _bound_in_flight(search: Search, inflight: dict) -> float:

@@ -14,8 +14,8 @@ where the lifted bound is tried (:meth:`relu_gating.search.bnb._node_bounds.Node
 The same trackers measure the lifted bound's delay (``_node_bounds.LIFTED_DELAY_NODES``): while it holds,
 a few probes (:meth:`SubtreeCost.probe_due`) compute the lifted bound on a node without using it, and a
 node it would have settled carries a tracker of the subtree its split grows instead, which is exactly what
-the lifted bound would have spared; the delay ends when those subtrees cost more than the probes
-(:meth:`SubtreeCost.probe_pays`).  Measured serially on the CPU clock: on iris with its duplicate row
+the lifted bound would have spared; the delay ends, for nodes of the sizes probed, when those subtrees
+cost more than the probes (:meth:`SubtreeCost.probe_pays`).  Measured serially on the CPU clock: on iris with its duplicate row
 4 probes (0.05 s) ended it at 1,216 nodes; on Gaussian 80 x 4 the subtrees came to a tenth of the probes'
 seconds, and the query settled within the delay.
 """
@@ -67,6 +67,7 @@ class SubtreeCost:
     expand: Callable[[Node], None]
     cur_trk: tuple = ()
     lifted_after: int
+    lifted_small: bool
     probe_max: int = PROBE_MAX  # the delay's probes this search may make (a worker's task: what the sender leaves)
 
     def _bands(self) -> dict:
@@ -134,11 +135,15 @@ class SubtreeCost:
         10-50 ms a try), at most ``PROBE_MAX``; True also when the probes so far end the delay
         (:meth:`probe_pays`)."""
         if self.probe_pays():
-            self.lifted_after = 0  # the delay ends: the lifted bound pays here
-            self.stats["lifted_delay_ended"] = self.stats["nodes"]
+            self.end_delay()
             return True
         seen = self.stats["probe_seen"] = self.stats.get("probe_seen", 0) + 1
         return seen % PROBE_EVERY == 1 and self.stats.get("probe", 0) < self.probe_max
+
+    def end_delay(self) -> None:
+        """The probes found that the lifted bound pays: the delay ends for nodes of the sizes probed."""
+        self.lifted_small = True
+        self.stats["lifted_delay_ended"] = self.stats["nodes"]
 
     def probe_done(self, seconds: float, would: bool) -> None:
         """A probe took ``seconds``; when it ``would`` have settled the node, the split made instead is
