@@ -165,6 +165,9 @@ def subtree_task(obj: Any, roots: list[tuple], incumbent: np.ndarray | None, alp
                  probes: int = 0, small: bool = False) -> tuple:
     """Best-first search of the subtrees below ``roots`` (open-node data) for ``seconds``.
 
+    ``delay``, ``probes`` and ``small``: what the sender leaves of the lifted bound's delay (nodes), of
+    its probes, and whether they ended it for small nodes (:func:`_delay`; ``_node_bounds.LIFTED_DELAY_NODES``).
+
     Returns ``(subtrees, theta, stats, notes)``: each root's subtree (:func:`flatten`), the best
     neuron seen (None if none) and the counters this task added.
     """
