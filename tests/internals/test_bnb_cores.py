@@ -190,11 +190,15 @@ def test_local_pool_close_ends_busy_workers():
 # ---------------------------------------------------------------------- the audit in parts
 @pytest.fixture(scope="module")
 def tree():
-    """A serial search's tree with every kind of node (splits, implied rows, b, c and d leaves)."""
+    """A serial search's tree with every kind of node (splits, implied rows, b, c and d leaves: the lifted
+    bound without its delay)."""
     from relu_gating.search.bnb import branch_and_bound
+    from relu_gating.search.bnb._node_bounds import NodeBounds
 
     Phi, U = _instance("gauss", 16, 2, 1)
-    res = branch_and_bound(Phi, U, workers=1)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(NodeBounds, "lifted_after", 0)
+        res = branch_and_bound(Phi, U, workers=1)
     nodes = res.tree["nodes"]
     assert {n[0] for n in nodes} >= {"s", "i", "b", "c", "d"}
     return Phi, U, res, nodes
