@@ -15,7 +15,7 @@ import numpy as np
 
 from relu_gating.search.proofs import implied_exact, node_bound
 from relu_gating.search.bnb._blind import blind_row, expand_pointless, split
-from relu_gating.search.bnb._forced import exhaustive_farkas, float_clear, forced_rows
+from relu_gating.search.bnb._forced import MAX_RANK, exhaustive_farkas, float_clear, forced_rows
 from relu_gating.search.bnb._lp import WITNESS_MARGIN
 from relu_gating.search.bnb._node_bounds import LIFTED_BAND
 from relu_gating.search.bnb._rows import sample_interior
@@ -135,7 +135,8 @@ class TreeGrowth:
                             lambda i, s, rows: self._implied(signs, i, s, rows))
         self.stats["t_forced"] += time.perf_counter() - t0
         self.stats["forced_batch"] += len(batch)
-        pre, wit = self._nnls_pass(Gd, dec, signs, und, cand[~np.isin(und[cand], list(batch))], pos, neg, pts[0])
+        pre, wit = ({}, []) if self.Gn.shape[1] <= MAX_RANK else (  # ranks above the triangulation's (d >= 5)
+            self._nnls_pass(Gd, dec, signs, und, cand[~np.isin(und[cand], list(batch))], pos, neg, pts[0]))
         if wit:
             pts = np.vstack([pts, *wit])
         free = pos & neg
@@ -147,11 +148,15 @@ class TreeGrowth:
                 signs[i] = 1 if pos[k] else -1
                 chain.append((i, int(signs[i]), batch[i]))
                 continue
-            kind, got, s_obs = pre[k]
-            if kind == "witness":  # already in pts (and row k then seen on both sides)
-                continue
-            if kind == "maybe":  # Farkas rows the float batch did not clear: the exact check
-                kind, got = ("empty", got) if self._implied(signs, i, s_obs, got) else ("lp", None)
+            if k in pre:  # from the NNLS pass
+                kind, got, s_obs = pre[k]
+                if kind == "witness":  # already in pts (and row k then seen on both sides)
+                    continue
+                if kind == "maybe":  # Farkas rows the float batch did not clear: the exact check
+                    kind, got = ("empty", got) if self._implied(signs, i, s_obs, got) else ("lp", None)
+            else:  # ranks 3-5: one row at a time (the triangulation found most forced rows already)
+                s_obs = 1 if pos[k] else -1
+                kind, got = self._nnls(Gd, dec, signs, i, s_obs, pts[0])
             if kind == "lp":
                 if not loaded:
                     self.lp.begin(Gd, self.Gn[und[cand]])
