@@ -140,10 +140,54 @@ def pair_bound_mp(Bi: np.ndarray, Bj: np.ndarray, Uc: np.ndarray, dps: int = 50)
     return float(ev[0] + (ev[1] if len(ev) > 1 else 0))
 
 
-def layer_value(Phi: np.ndarray, U: np.ndarray, thetas: np.ndarray) -> float:
-    from best_layer import layer_value as lv
+def combine(N0: float, lam: np.ndarray, I: np.ndarray, J: np.ndarray, g1_upper: float) -> tuple[np.ndarray, np.ndarray]:
+    """The two pair bounds from ``pair_bounds``' eigenvalues: Ky Fan ``N0 + lambda_1 + lambda_2`` and the
+    sequential ``N0 + min(b_i, b_j) + lambda_1`` (``b_i``: pattern ``i``'s own largest eigenvalue, at most
+    the certified single-neuron bound ``g1_upper``)."""
+    single = np.minimum(lam[I == J, 0], g1_upper)  # the diagonal pairs (i, i): W = V_i
+    return N0 + lam[:, 0] + lam[:, 1], N0 + np.minimum(single[I], single[J]) + lam[:, 0]
 
-    return lv(Phi, U, np.ones((Phi.shape[0], 1)), np.asarray(thetas, float))
+
+def layer_value(Phi: np.ndarray, U: np.ndarray, thetas: np.ndarray) -> float:
+    """``N_K([1, relu(Phi theta_1), ...])`` in float64: the neurons' residuals against ``1``, each scaled to
+    unit norm (a dead neuron, or one whose residual is below ``1e-12`` of its norm, adds nothing), then an
+    SVD basis (directions below ``1e-9`` dropped).  (``best_layer.captured``'s QR is wrong with a dead
+    neuron: its zero column drops a direction the later columns need.)"""
+    C = np.maximum(Phi @ np.asarray(thetas, float).reshape(-1, Phi.shape[1]).T, 0.0)
+    R = C - C.mean(axis=0, keepdims=True)
+    nr, nc = np.linalg.norm(R, axis=0), np.linalg.norm(C, axis=0)
+    ok = nr > 1e-12 * np.maximum(nc, 1e-300)
+    N0 = float(np.sum(U.mean(axis=0) ** 2) * U.shape[0])
+    if not ok.any():
+        return N0
+    Q, s, _ = np.linalg.svd(R[:, ok] / nr[ok], full_matrices=False)
+    Q = Q[:, s > 1e-9 * s.max()]
+    return N0 + float(np.sum((Q.T @ U) ** 2))
+
+
+def exact_value(Phi: np.ndarray, U: np.ndarray, thetas: np.ndarray) -> float:
+    """The same value in exact rationals (``Phi``, ``U`` and the weights taken as the doubles they are):
+    Gram-Schmidt of ``[1, relu(Phi theta_1), ...]`` without normalization, ``sum_j <q_j, U>^2 / <q_j, q_j>``;
+    rounded once at the end."""
+    from fractions import Fraction
+
+    n = Phi.shape[0]
+    F = [[Fraction(float(x)) for x in row] for row in Phi]
+    cols = [[Fraction(1)] * n]
+    for t in np.asarray(thetas, float).reshape(-1, Phi.shape[1]):
+        tf = [Fraction(float(x)) for x in t]
+        cols.append([max(sum(a * b for a, b in zip(F[i], tf)), Fraction(0)) for i in range(n)])
+    Uq = [[Fraction(float(x)) for x in U[:, c]] for c in range(U.shape[1])]
+    basis, total = [], Fraction(0)
+    for v in cols:
+        for q, qq in basis:
+            c = sum(a * b for a, b in zip(v, q)) / qq
+            v = [a - c * b for a, b in zip(v, q)]
+        vv = sum(a * a for a in v)
+        if vv:
+            basis.append((v, vv))
+            total += sum(sum(a * b for a, b in zip(v, u)) ** 2 for u in Uq) / vv
+    return float(total)
 
 
 def local_pair(Phi: np.ndarray, U: np.ndarray, w1: np.ndarray, w2: np.ndarray, iters: int) -> tuple[float, np.ndarray]:
@@ -173,7 +217,8 @@ def greedy_pairs(Phi: np.ndarray, U: np.ndarray) -> dict:
         out[str(alpha)] = {"N_K": [float(v) for v in g.captured], "certified": bool(g.certified),
                            "thetas": g.thetas.tolist(), "gain_over_bound": [float(v) for v in g.gains / g.upper_bounds],
                            "upper_bounds": [float(v) for v in g.upper_bounds],
-                           "value_recomputed": layer_value(Phi, U, g.thetas) if g.thetas.shape[0] == 2 else None}
+                           "value_recomputed": layer_value(Phi, U, g.thetas) if g.thetas.shape[0] == 2 else None,
+                           "value_exact": exact_value(Phi, U, g.thetas) if g.thetas.shape[0] == 2 else None}
     return out
 
 
@@ -220,9 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     I, J = np.triu_indices(len(bases))
     greedy = greedy_pairs(Phi, U)
     g1_upper = greedy["1.0"]["upper_bounds"][0]  # certified: no single neuron gains more over [1]
-    single = np.minimum(lam[I == J, 0], g1_upper)  # per pattern: its subspace's or the certified search's bound
-    ub_kyfan = N0 + lam[:, 0] + lam[:, 1]
-    ub_seq = N0 + np.minimum(single[I], single[J]) + lam[:, 0]
+    ub_kyfan, ub_seq = combine(N0, lam, I, J, g1_upper)
     ub = np.minimum(ub_kyfan, ub_seq)
     c_bounds = time.process_time() - c0
     lb, arg = max(((v["value_recomputed"], np.asarray(v["thetas"])) for v in greedy.values()
@@ -241,6 +284,8 @@ def main(argv: list[str] | None = None) -> int:
         solved += 1
         if v > lb:
             lb, arg = v, th
+    lb_float = lb
+    lb = exact_value(Phi, U, arg)  # the reported best layer's value decided in rationals
     open_ = ub > lb + a.allowance
     upper = float(max(lb, ub[open_].max(initial=-np.inf)))
     rng = np.random.default_rng(1)
@@ -249,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
     top = order[0]
     res = {"n_patterns": len(bases), "n_pairs": int(I.size), "N_K_H0": N0,
            "kyfan_upper_t2": N0 + float(np.sum(np.sort(np.linalg.eigvalsh((U - U.mean(0)).T @ (U - U.mean(0))))[-2:])),
-           "best_found": float(lb), "best_thetas": np.asarray(arg).tolist(), "best_found_greedy": lb_greedy,
+           "best_found": float(lb), "best_found_float": float(lb_float), "best_thetas": np.asarray(arg).tolist(), "best_found_greedy": lb_greedy,
            "best_found_pool": lb_pool, "certified_upper": upper, "gap": upper - float(lb),
            "optimum": bool(upper - lb <= a.allowance), "pairs_open": int(open_.sum()),
            "pairs_pruned": int((~open_).sum()), "pairs_solved_locally": solved,
