@@ -162,7 +162,7 @@ def psd(C: Any, meter: Meter | None = None) -> bool | None:
 
 
 def psd_excluding(u: float, forms: tuple, meter: Meter | None = None) -> bool | None:
-    """:func:`relu_gating.checker._bounds.psd_excluding` on the integer forms of :func:`node_forms`:
+    """:func:`relu_gating.checker._exact_claims.psd_excluding` on the integer forms of :func:`node_forms`:
     ``u B - A`` PSD, or ``(u - lam) B - A + lam EXCLUDE_RTOL^2 ZZ`` PSD (``lam = ROUNDING_STEP max(1, |u|)``);
     None when undecided without a ``meter`` (:func:`psd`)."""
     A, B, ZZ, sA, sB = forms

@@ -149,17 +149,6 @@ class ExactProblem:
         A = [[sum(UZ[k][a] * UZ[k][b] for k in range(self.K)) * scale for b in range(p)] for a in range(p)]
         return A, B, ZZ
 
-    def mtm(self) -> list:
-        """``M^T M = U^T (I - Pi_H) U`` (fractions, K x K)."""
-        K = self.K
-        G = [[sum(u[a] * u[b] for u in self.Ui) for b in range(K)] for a in range(K)]
-        if self.Hi is not None:
-            q = len(self.Ginv)
-            HU = [[sum(h[c] * u[k] for h, u in zip(self.Hi, self.Ui)) for k in range(K)] for c in range(q)]
-            G = [[G[a][b] - sum(HU[c][a] * self.GinvHU[c][b] for c in range(q)) for b in range(K)] for a in range(K)]
-        scale = Fraction(1, 1 << (2 * self.su))
-        return [[x * scale for x in row] for row in G]
-
     def pattern(self, mask: np.ndarray) -> list:
         """The nonzero rows of ``Z = S Phi_r`` for a mask ``S``."""
         return [(int(i), self.Y[int(i)]) for i in np.flatnonzero(mask)]

@@ -1,5 +1,5 @@
 """The exact-mode leaf proofs of the tree checker (private; loaded only by ``verify(..., exact=True)``):
-a node's subspace bound and a ``"d"`` leaf's lifted evidence, in rationals."""
+a node's subspace bound, a ``"d"`` leaf's lifted evidence and the cap, in rationals."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from relu_gating.checker._bounds import psd_excluding
 from relu_gating.checker._constants import EXACT_LIMIT
+from relu_gating.checker._exact_claims import psd_excluding
+from relu_gating.checker._exact_mode import exact_cap
 from relu_gating.checker._problem import StatedProblem
 from relu_gating.errors import CertificateError
 
@@ -106,4 +107,15 @@ def exact_lifted(P: StatedProblem, signs: np.ndarray, zero: np.ndarray, claims: 
     for u in sorted({float(c) for c in claims if np.isfinite(c)}):
         if psd_excluding(u, A, B, ZZ, D):
             return u
+    return np.inf
+
+
+def exact_cap_of(N: Any, steps: list) -> float:
+    """The first of ``steps`` proven to bound the cap exactly (``inf`` if none), remembering on the walk's
+    node data ``N`` (``relu_gating.checker._tree._Node``) the largest refuted and the least proven claim (``u I - M^T M`` PSD is monotone in ``u``: each is decided once)."""
+    for u in steps:
+        if u > N.caps[0] and (u >= N.caps[1] or exact_cap(N.P, [u]) <= u):
+            N.caps[1] = min(N.caps[1], u)
+            return u
+        N.caps[0] = max(N.caps[0], u)
     return np.inf
