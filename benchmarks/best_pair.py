@@ -1,4 +1,4 @@
-r"""A certified best pair of neurons (t = 2) on a small instance, against the certified greedy layer and
+r"""The best pair of neurons (t = 2) bracketed on a small instance, against the certified greedy layer and
 alpha < 1 greedy layers (issue 40, "greedy against the best layer").
 
 From the bias ``H_0 = [1]`` the value of a layer of two neurons is

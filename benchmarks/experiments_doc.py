@@ -457,7 +457,7 @@ def best_pair() -> str:
         d = json.loads(path.read_text(encoding="utf-8"))
         r = d["result"]
         g = d["greedy"]
-        rows = [["best pair, certified bracket", f"[{r['best_found']:.5f}, {r['certified_upper']:.5f}]",
+        rows = [["best pair, bracket (float bounds over every pattern pair)", f"[{r['best_found']:.5f}, {r['certified_upper']:.5f}]",
                  "optimum" if r["optimum"] else f"bracket, width {r['gap']:.4f}"],
                 ["best pair found (local solves in the open pattern pairs; value in exact rationals)",
                  f"{r['best_found']:.5f}", f"{r['best_found'] - g['1.0']['N_K'][-1]:+.5f} against greedy"],
