@@ -232,6 +232,7 @@ class NodeBounds:
         whole delay), once such subtrees cost more than the lifted bound."""
         from relu_gating.search.bnb import _strong
 
+        assert node.signs is not None and node.v is not None  # an open node
         t0 = time.perf_counter()
         level = (self.best_value + self.tol) / self.alpha if self.alpha > 0 else np.inf
         got = _strong.strong_bound(self.obj.Psi, self.obj.M, self.obj.Q_H, node.signs, self.P.zero_rows, node.v,
