@@ -95,19 +95,30 @@ def rows_for(name: str, n: int, seed: int, args: argparse.Namespace, d: int = 2,
     out = []
     for what, B in f["bases"].items():
         t0, c0 = time.perf_counter(), time.process_time()
+
+        def make_row(kap: Any, final: bool) -> dict:
+            row = {"family": name, "d": d, "n": n, "seed": seed, "K": B.shape[1], "what": what,
+                   "lower": kap.lower, "upper": kap.upper, "upper_parts": kap.upper_parts,
+                   "norms_closed": bool(kap.certified), "final": final,
+                   "directions": int(kap.coefficients.shape[0]), "coefficients": kap.coefficients.tolist(),
+                   "norms": kap.norms.tolist(), "rounds": [int(x) for x in kap.rounds],
+                   "solve_seconds": [float(x) for x in kap.solve_seconds],
+                   "basis_norm_upper": [float(x) for x in kap.basis_norms[:, 1]],
+                   "patterns": int(pats.masks.shape[0]), "pattern_seconds": t_pat,
+                   "seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - c0}
+            if what == "kappa(chi)":
+                row.update(explicit_upper=f["explicit"], paper_upper=f["paper"], epsilon=f["epsilon"])
+                row["upper"] = min(row["upper"], f["explicit"])
+            return row
+
+        def partial(kap: Any) -> None:  # the bounds so far (valid): saved so a stopped run keeps them
+            if on_row is not None:
+                on_row([*out, make_row(kap, final=False)])
+
         kap = representability_constant(B, f["Phi"], n_directions=args.directions, refine=args.refine,
                                         tol=args.tol, patterns=pats, max_iter=args.max_iter,
-                                        adaptive=args.adaptive, gap=args.gap)
-        row = {"family": name, "d": d, "n": n, "seed": seed, "K": B.shape[1], "what": what, "lower": kap.lower,
-               "upper": kap.upper, "upper_parts": kap.upper_parts, "norms_closed": bool(kap.certified),
-               "directions": int(kap.coefficients.shape[0]), "coefficients": kap.coefficients.tolist(),
-               "norms": kap.norms.tolist(), "rounds": [int(x) for x in kap.rounds],
-               "solve_seconds": [float(x) for x in kap.solve_seconds],
-               "basis_norm_upper": [float(x) for x in kap.basis_norms[:, 1]], "patterns": int(pats.masks.shape[0]),
-               "pattern_seconds": t_pat, "seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - c0}
-        if what == "kappa(chi)":
-            row.update(explicit_upper=f["explicit"], paper_upper=f["paper"], epsilon=f["epsilon"])
-            row["upper"] = min(row["upper"], f["explicit"])
+                                        adaptive=args.adaptive, gap=args.gap, on_norm=partial)
+        row = make_row(kap, final=True)
         out.append(row)
         if on_row is not None:
             on_row(out)
@@ -215,6 +226,9 @@ def main(argv: list[str] | None = None) -> int:
                                                     "quantity; complete cases already there are skipped")
     ap.add_argument("--plot", nargs=2, metavar=("DIR", "PNG"), help="only draw the figure of a saved run")
     args = ap.parse_args(argv)
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1)  # one BLAS thread: the small solves gain nothing from more, and spinning threads cost CPU
     if args.plot:
         plot(*args.plot)
         return 0
