@@ -52,10 +52,15 @@ def instance(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict]:
 
 
 def captured(H: np.ndarray, U: np.ndarray) -> float:
-    """``N_K(H) = ||Q^T U||_F^2`` with ``Q`` an orthonormal basis of ``col(H)``."""
-    Q, r = np.linalg.qr(H)
-    keep = np.abs(np.diag(r)) > 1e-10 * max(1.0, float(np.abs(r).max()))
-    return float(np.sum((Q[:, keep].T @ U) ** 2))
+    """``N_K(H) = ||Q^T U||_F^2`` with ``Q`` an orthonormal basis of ``col(H)`` (an SVD of the nonzero
+    columns scaled to unit norm; an unpivoted QR dropped, after a zero column such as a dead neuron's, a
+    direction the later columns need)."""
+    nrm = np.linalg.norm(H, axis=0)
+    ok = nrm > 0
+    if not ok.any():
+        return 0.0
+    Q, s, _ = np.linalg.svd(H[:, ok] / nrm[ok], full_matrices=False)
+    return float(np.sum((Q[:, s > 1e-10 * s.max()].T @ U) ** 2))
 
 
 def layer_value(Phi: np.ndarray, U: np.ndarray, H0: np.ndarray, thetas: np.ndarray) -> float:

@@ -14,8 +14,8 @@ subprocess for each certificate and each of
 lists the ``relu_gating`` modules in ``sys.modules``, counts their code lines (docstrings,
 comments and blank lines not counted), prints the total, and checks that nothing of ``FORBIDDEN`` was
 loaded (the search, the enumerator, ``solvers``, cvxpy, and the code a verify does not need: the
-certificate writers, ``coverage``, ``layers``) and every case's limit: the cases over it are listed
-last and the exit status is 1.
+certificate writers, ``coverage``, ``layers``, exact mode's modules, the checks of a caller's
+graph) and every case's limit: the cases over it are listed last and the exit status is 1.
 
 Usage::
 
@@ -35,7 +35,10 @@ import tempfile
 import tokenize
 
 FORBIDDEN = ("relu_gating.search", "relu_gating.patterns", "solvers", "cvxpy", "relu_gating.certificate",
-             "relu_gating.coverage", "relu_gating.layers")
+             "relu_gating.coverage", "relu_gating.layers",
+             # exact mode's code (verify --exact only) and the checks of a caller's graph (one built from X is valid)
+             "relu_gating.checker._exact_mode", "relu_gating.checker._tree_exact", "relu_gating.checker._int_pencil",
+             "relu_gating.spectral.checks")
 #: The modes measured, and the limits (code lines of relu_gating) of the issue 38 brief.
 MODES = ("api", "cli", "graph")
 #: The certificate kinds: a pattern certificate as JSON and binary, a tree certificate as JSON and binary.

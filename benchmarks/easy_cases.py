@@ -6,8 +6,9 @@ options, no time limit but ``--budget``) on the Gaussian cases of ``benchmarks/b
 (``bc-pca3``, ``iris``, ``iris-dup``, ``wine-pca5``).  ``--against REV`` is checked out into a temporary
 git worktree; every repeat runs each case once in each checkout, in fresh processes, the order of the two
 alternating between repeats, so that load on the shared machine hits both alike.  Prints per case the
-median seconds of each, their ratio (this checkout over REV), whether both certified and the answers agree,
-and the median seconds spent in the lifted bound and the audit.  Run it with one BLAS thread::
+median seconds of each, their ratio (this checkout over REV), the median CPU seconds of each (the child's
+and its pool's: under load, the figure to compare), whether both certified and the answers agree, and the
+median seconds spent in the lifted bound and the audit.  Run it with one BLAS thread::
 
     OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/easy_cases.py --against HEAD~1 --repeats 3
     python benchmarks/easy_cases.py --against HEAD~1 --cases wine-pca5 --repeats 1 --budget 600
@@ -61,16 +62,27 @@ def run_case(root: str, case: str, budget: float) -> dict:
     else:
         cmd = [sys.executable, os.path.join(root, "benchmarks", "real.py"), "--child", case, "--budget", str(budget),
                "--random", "10", "--no-verify"]
+    before = _children_cpu()
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=root)
     if out.returncode != 0:
         raise SystemExit(f"{case} on {root} failed:\n{out.stderr[-2000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    row = json.loads(out.stdout.strip().splitlines()[-1])
+    row["cpu"] = _children_cpu() - before  # the child's and its pool's CPU seconds (all waited for)
+    return row
+
+
+def _children_cpu() -> float:
+    import resource
+
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
 
 
 def summary(rows: list[dict]) -> dict:
     """Medians of the seconds, the lifted bound's and the audit's seconds, and the nodes."""
     st = [r.get("stats", {}) for r in rows]
     return {"seconds": statistics.median(r["seconds"] for r in rows), "all": [round(r["seconds"], 2) for r in rows],
+            "cpu": statistics.median(r.get("cpu", float("nan")) for r in rows),
             "lifted": statistics.median(s.get("t_lifted", 0.0) for s in st),
             "audit": statistics.median(s.get("t_audit", 0.0) for s in st),
             "nodes": statistics.median(r.get("nodes", 0) for r in rows),
@@ -79,14 +91,15 @@ def summary(rows: list[dict]) -> dict:
 
 def table(results: dict, against: str) -> str:
     """The table: per case, REV's and this checkout's medians, the ratio, the answers."""
-    head = (f"| case | {against} s | this s | ratio | {against} lifted / audit s | this lifted / audit s "
-            f"| nodes | certified | same value |")
-    lines = [head, "|" + "---|" * 9]
+    head = (f"| case | {against} s | this s | ratio | CPU s {against} / this (ratio) | {against} lifted / audit s "
+            f"| this lifted / audit s | nodes | certified | same value |")
+    lines = [head, "|" + "---|" * 10]
     for case, got in results.items():
         a, b = summary(got["old"]), summary(got["new"])
         same = abs(a["value"] - b["value"]) <= 1e-9 * max(1.0, abs(a["value"]))
         lines.append(f"| {case} | {a['seconds']:.2f} {a['all']} | {b['seconds']:.2f} {b['all']} "
-                     f"| {b['seconds'] / a['seconds']:.2f} | {a['lifted']:.2f} / {a['audit']:.2f} "
+                     f"| {b['seconds'] / a['seconds']:.2f} | {a['cpu']:.2f} / {b['cpu']:.2f} ({b['cpu'] / a['cpu']:.2f}) "
+                     f"| {a['lifted']:.2f} / {a['audit']:.2f} "
                      f"| {b['lifted']:.2f} / {b['audit']:.2f} | {a['nodes']:.0f} / {b['nodes']:.0f} "
                      f"| {a['certified']} / {b['certified']} | {same} |")
     return "\n".join(lines)

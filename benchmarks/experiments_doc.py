@@ -74,6 +74,14 @@ def _checks_cell(d: dict) -> str:
     return f"{hold}/{len(cs)} hold ({fin} informative findings, {code} code tests)"
 
 
+def _run_label(d: dict, quick: bool) -> str:
+    """"quick", "full", or "full, reduced (KEY=VALUE, ...)" for a run of ``benchmarks/experiment_reduced.py``."""
+    if quick:
+        return "quick"
+    red = d["params"].get("reduced")
+    return "full" if not red else "full, reduced (" + ", ".join(f"{k} = {d['params'][k]}" for k in red) + ")"
+
+
 def runs() -> str:
     """Every saved run: where, when, on which commit, under what load, how long, its checks."""
     rows = []
@@ -87,7 +95,7 @@ def runs() -> str:
             commit = (pv.get("commit") or "")[:9] or "not recorded"
             load_ = pv.get("load_start"), pv.get("load_end")
             ld = "-" if None in load_ else f"{load_[0][0]:.1f} -> {load_[1][0]:.1f}"
-            rows.append([name, "quick" if quick else "full", commit + (" (dirty)" if pv.get("dirty") else ""),
+            rows.append([name, _run_label(d, quick), commit + (" (dirty)" if pv.get("dirty") else ""),
                          (pv.get("date") or "-")[:16], ld, f"{d['seconds']:.1f}", _checks_cell(d),
                          d["version"], "`" + pv["command"] + "`" if pv.get("command") else "-"])
     return _table(["experiment", "run", "commit", "date (UTC)", "load (1 min, start -> end)", "seconds",
@@ -146,7 +154,7 @@ def clusters() -> str:
         ratio = [r[f"chi{c}_upper"] / r[f"omega_{c}"] for r in cfg for c in range(1, 4)]
         out += [f"Example 5.12's two-atom decomposition with exact atom norms costs {min(ratio):.3g}-{max(ratio):.3g} "
                 f"omega_c at n = {cfg[0]['n']} (the example's bound: 2 omega_c).", ""]
-        out += [f"{'quick' if quick else 'full'} run (seed {d['params']['seed']}, {d['params']['T']} steps); "
+        out += [f"{_run_label(d, quick)} run (seed {d['params']['seed']}, {d['params']['T']} steps); "
                 f"targets s = {' / '.join(f'{s:g}' for s in tg)}:", "",
                 _table(["n", "rho", "sigma", "eps", "lambda_(K+1)", "max omega_c", "kappa(chi) <=",
                         "kappa(U_K) >= (Lemma 5.9)", "neurons to reach each s", "Thm 5.10 slope 4K^2 kappa^2/alpha",
@@ -240,7 +248,7 @@ def depth() -> str:
         p = d["params"]
         rows = [[r["arch"], r["layer"], r["width"], f"{r['N_K']:.4f}", f"{r['s_K']:.3g}"]
                 for r in d["tables"]["certified_layers"] if r["seed"] == p["seed"]]
-        out += [f"{'quick' if quick else 'full'} run ({pv[:9]}): two moons n = {p['n']}, K = {p['K']}, "
+        out += [f"{_run_label(d, quick)} run ({pv[:9]}): two moons n = {p['n']}, K = {p['K']}, "
                 f"N_K([X, 1]) = {d['tables']['certified_layers'][0]['N_K_Phi1']:.4f}:", "",
                 _table(["architecture", "layer", "width", "N_K", "s_K"], rows), ""]
         nrows = [[r["arch"], r["layer"], r["rank_Phi"]] + [
@@ -462,6 +470,35 @@ def best_layer() -> str:
     return "\n\n".join(out) or "(no saved run)"
 
 
+def best_pair() -> str:
+    """``benchmarks/best_pair.py``: the best pair bracketed over every pattern pair, against greedy layers."""
+    out = []
+    for path in sorted((RESULTS / "experiments_best_layer").glob("best_pair_*.json")):
+        d = json.loads(path.read_text(encoding="utf-8"))
+        r = d["result"]
+        g = d["greedy"]
+        rows = [["best pair, bracket (float bounds over every pattern pair)", f"[{r['best_found']:.5f}, {r['certified_upper']:.5f}]",
+                 "optimum" if r["optimum"] else f"bracket, width {r['gap']:.4f}"],
+                ["best pair found (local solves in the open pattern pairs; value in exact rationals)",
+                 f"{r['best_found']:.5f}", f"{r['best_found'] - g['1.0']['N_K'][-1]:+.5f} against greedy"],
+                ["best pair of the pool (every pair scored exactly)", f"{r['best_found_pool']:.5f}",
+                 f"{r['best_found_pool'] - g['1.0']['N_K'][-1]:+.5f} against greedy"]]
+        rows += [[f"greedy alpha = {k} (every step certified: {'yes' if v['certified'] else 'no'})",
+                  f"{v['N_K'][-1]:.5f}", "gain / bound per step: " + ", ".join(f"{x:.4f}" for x in v["gain_over_bound"])]
+                 for k, v in g.items()]
+        rows.append(["Thm 5.13 (no ReLU constraint)", f"{r['kyfan_upper_t2']:.5f}", "-"])
+        out.append(f"{d['data']}, n = {d['n']}, K = {d['K']}, seed {d['seed']}, from the bias (N_K = {r['N_K_H0']:.5f}): "
+                   f"{r['n_patterns']:,} patterns, {r['n_pairs']:,} pattern pairs; {r['pairs_pruned']:,} pruned by their "
+                   f"bound, {r['pairs_open']:,} open ({r['pairs_solved_locally']:,} solved locally); largest pair bound "
+                   f"{r['largest_pair_bound']:.5f} (Ky Fan alone: {r['largest_pair_kyfan']:.5f}); the bounds at 50 digits "
+                   f"differ by at most {r['mp_check']['max_abs_diff']:.1e} ({r['mp_check']['pairs']} pairs); smallest kept "
+                   f"relative singular value {r['rank_gap']['pair_kept_min']:.1e}, largest dropped "
+                   f"{r['rank_gap']['pair_dropped_max']:.1e}; {r['cpu_seconds']:.0f} CPU seconds; "
+                   + _prov_line(d["provenance"]) + ":\n\n"
+                   + _table(["layer of 2 neurons", "N_K", "note"], rows))
+    return "\n\n".join(out) or "(no saved run)"
+
+
 def real_gap() -> str:
     """``benchmarks/real_greedy_gap.py``: the best of N random neurons against the certified optimum."""
     out = []
@@ -501,7 +538,7 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "graph-choice": graph_choice, "certification": certification, "alpha": alpha, "depth": depth,
     "kappa-n": kappa_n, "kappa-speed": kappa_speed, "example512": example512, "variation-speed": variation_speed,
     "variation-against": variation_against,
-    "rates": rates, "best-layer": best_layer, "real-gap": real_gap, "prop41": prop41,
+    "rates": rates, "best-layer": best_layer, "best-pair": best_pair, "real-gap": real_gap, "prop41": prop41,
 }
 
 

@@ -11,6 +11,8 @@ import time
 import numpy as np
 import pytest
 
+from _clock import cpu_seconds, slowdown
+
 from relu_gating.cli import main
 
 
@@ -68,7 +70,7 @@ CASES = [
     (["best-neuron", "{d}/x.npy", "--checkpoint", "{d}/trunc.npz"], "trunc.npz"),
     (["best-neuron", "{d}/x.npy", "--alpha", "0"], "alpha"),
     (["best-neuron", "{d}/x.npy", "--scheduler", "tcp://127.0.0.1:9", "--scheduler-timeout", "0.5"],
-     "--scheduler"),
+     "within 0.5 s"),  # the timeout given is the one used
     (["patterns", "{d}/x.npy", "--out", "{d}/nope/p.npz"], "--out"),
     (["verify", "{d}/deep.json", "{d}/x.npy"], "certificate"),
     (["verify", "{d}/nan.json", "{d}/x.npy"], "certificate"),
@@ -90,12 +92,20 @@ CASES = [
 ]
 
 
+#: CPU seconds of this process a mistake may cost (imports included; 0.34 at most measured, under load 20 too):
+#: refused before any heavy work, which costs CPU whatever the load; wall time is no measure on a busy machine.
+CPU_LIMIT = 2.0
+#: Wall seconds: only a hang guard (a connect attempt that ignores its timeout waits dask's 30 s).
+WALL_LIMIT = 15.0
+
+
 @pytest.mark.parametrize("argv,word", CASES, ids=[" ".join(a[:1] + a[2:3]) + f" [{w}]" for a, w in CASES])
 def test_user_mistake_is_one_line_and_exit_2(files, capsys, argv, word):
     args = [a.format(d=files) for a in argv] + ["--quiet"] * (argv[0] != "verify")
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), cpu_seconds()
     assert main(args) == 2
-    assert time.perf_counter() - t0 < 2.0
+    cpu, wall = cpu_seconds() - c0, time.perf_counter() - t0
+    assert cpu < CPU_LIMIT and wall < WALL_LIMIT, (cpu, wall)
     out = capsys.readouterr()
     lines = out.err.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in out.err, out.err
@@ -148,8 +158,9 @@ def test_ctrl_c_answers_within_a_second(tmp_path, sig):
         run.proc.send_signal(getattr(signal, sig))
         run.proc.wait(timeout=30)
         latency = time.perf_counter() - t0
+        slow = slowdown()  # a loaded machine answers later: the margin scales (about 1 when quiet)
     finally:
         code, _, err = run.finish()
-    assert code == 130 and latency < 1.5, (latency, err)
+    assert code == 130 and latency < 1.5 * slow, (latency, slow, err)
     last = err.strip().splitlines()[-1]
     assert "interrupted" in last and ("saved" in last or "none saved" in last) and "Traceback" not in err

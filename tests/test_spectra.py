@@ -160,3 +160,88 @@ def test_validation(L, K, match):
 def test_bad_method():
     with pytest.raises(InputError, match="method"):
         low_frequency_basis(laplacian(path_graph(3)), 1, method="lobpcg")
+
+
+# ---------------------------------------------------------------------- the pipeline from samples
+_BUILT = [("knn", {}), ("knn", {"n_neighbors": 6, "mutual": True}), ("knn", {"sigma": 0.7}), ("gaussian", {}),
+          ("epsilon", {}), ("epsilon", {"sigma": 2.0})]  # sigma in units of the data's scale
+
+
+@pytest.mark.parametrize("graph, opts", _BUILT)
+@pytest.mark.parametrize("scale", [1e-150, 1.0, 1e150])
+def test_a_graph_built_from_samples_passes_the_checks_it_skips(graph, opts, scale):
+    """The pipeline from samples (``graph_laplacian``, ``laplacian_basis``) skips the checks of a caller's
+    graph and Laplacian because what it builds is valid by construction: the checks accept it, change
+    nothing (bitwise), and the checked and unchecked bases are the same arrays."""
+    from relu_gating.spectral.checks import check_laplacian, check_weights
+    from relu_gating.spectral.graphs import graph_laplacian
+    from relu_gating.spectral.spectra import laplacian_basis
+
+    rng = np.random.default_rng(11)
+    X = np.r_[rng.normal(size=(30, 2)), rng.normal(size=(30, 2)) + 6.0][rng.permutation(60)] * scale
+    X[5] = X[4]  # a duplicate sample
+    W = sample_graph(X, kind=graph, **{k: v * scale if k == "sigma" else v for k, v in opts.items()})
+    assert (abs(check_weights(W) - W)).nnz == 0
+    for kind in ("combinatorial", "sym"):
+        L = graph_laplacian(W, kind)
+        assert (abs(check_laplacian(L) - L)).nnz == 0 and (abs(laplacian(W, kind=kind) - L)).nnz == 0
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SpectralTieWarning)
+            a, b = laplacian_basis(L, 4), low_frequency_basis(L, 4)
+        assert np.array_equal(a.U_K, b.U_K) and np.array_equal(a.eigenvalues, b.eigenvalues)
+        assert a.next_eigenvalue == b.next_eigenvalue and a.kind == b.kind
+
+
+def test_the_sparse_path_of_the_unchecked_basis_is_the_checked_one(monkeypatch):
+    """Above ``DENSE_LIMIT`` (lowered here) the shift-inverted ``eigsh`` path: the same arrays either way."""
+    from relu_gating.spectral.graphs import graph_laplacian
+    from relu_gating.spectral.spectra import laplacian_basis
+
+    monkeypatch.setattr(spectra, "DENSE_LIMIT", 20)
+    X = np.random.default_rng(12).normal(size=(80, 2))
+    L = graph_laplacian(sample_graph(X), "sym")
+    a, b = laplacian_basis(L, 5), low_frequency_basis(L, 5)
+    assert a.method == "sparse" and np.array_equal(a.U_K, b.U_K) and np.array_equal(a.eigenvalues, b.eigenvalues)
+
+
+def test_the_unchecked_basis_still_checks_its_own_arguments():
+    from relu_gating.spectral.spectra import laplacian_basis
+
+    L = laplacian(cycle_graph(6))
+    with pytest.raises(InputError, match="K"):
+        laplacian_basis(sp.csr_matrix(L), 0)
+    with pytest.raises(InputError, match="method"):
+        laplacian_basis(sp.csr_matrix(L), 2, method="qr")
+
+
+def test_the_basis_of_a_nearly_disconnected_graph_is_orthonormal():
+    """Two clusters joined by one edge of weight ``exp(-72)`` (an epsilon graph, ``sigma = 0.5``): ``lambda_2``
+    is below rounding, and ``U_K`` came out with ``max |U^T U - I| = 0.74`` (``relu-gating best-neuron X.npy
+    --graph epsilon --sigma 0.5`` then refuses its own ``U_K``)."""
+    from relu_gating.data.io import InputData, resolve_problem
+
+    rng = np.random.default_rng(11)
+    X = np.r_[rng.normal(size=(30, 2)), rng.normal(size=(30, 2)) + 6.0][rng.permutation(60)]
+    X[5] = X[4]
+    U = resolve_problem(InputData(path="x", X=X), graph="epsilon", sigma=0.5).U_K
+    assert np.abs(U.T @ U - np.eye(U.shape[1])).max() <= 1e-10
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("gap", [5.0, 6.0, 8.0])
+def test_a_nearly_disconnected_basis_is_orthonormal_and_spans_eigenvectors(seed, gap):
+    """Two clusters ``gap`` apart on an epsilon graph with ``sigma = 0.5``: the edges between them
+    weigh ``exp(-gap^2 / 0.5)`` or less, so ``lambda_2`` is at or below rounding. The basis must be
+    orthonormal, start with the constant vector, and its columns be eigenvectors of ``L`` to
+    rounding (residual against ``||L||``)."""
+    rng = np.random.default_rng(seed)
+    X = np.r_[rng.normal(size=(25, 2)), rng.normal(size=(25, 2)) + gap][rng.permutation(50)]
+    L = laplacian(sample_graph(X, kind="epsilon", sigma=0.5))
+    basis = low_frequency_basis(L, 4)
+    U, lam = basis.U_K, basis.eigenvalues
+    Ld = L.toarray() if sp.issparse(L) else np.asarray(L)
+    scale = np.abs(Ld).sum(axis=1).max()
+    assert np.abs(U.T @ U - np.eye(4)).max() <= 1e-10
+    assert np.allclose(U[:, 0], 1 / np.sqrt(50), atol=1e-12) and lam[0] == 0.0
+    assert np.abs(Ld @ U - U * lam).max() <= 1e-10 * scale
+    assert np.all(np.diff(lam) >= 0)

@@ -9,12 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from relu_gating._inputs.arrays import as_matrix, as_vector, check_same_rows
 from relu_gating.errors import InputError
 
-__all__ = ["as_matrix", "as_vector", "check_K", "check_same_rows", "as_square_operator", "shape_warning",
+__all__ = ["as_matrix", "as_vector", "check_K", "check_same_rows", "shape_warning",
            "warn_suspicious_shape", "SuspiciousShapeWarning", "check_basis", "ORTHONORMAL_TOL",
            "with_ones"]
 
@@ -24,19 +23,6 @@ ORTHONORMAL_TOL = 1e-6
 
 class SuspiciousShapeWarning(UserWarning):
     """The samples-as-rows array has a shape that is legal but usually a mistake (a transposed input)."""
-
-
-def as_square_operator(x: Any, name: str) -> Any:
-    """A finite, nonempty square matrix: scipy.sparse input stays sparse (csr), else dense."""
-    if sp.issparse(x):
-        A = sp.csr_matrix(x, dtype=float)
-        if not np.all(np.isfinite(A.data)):
-            raise InputError(f"{name} contains NaN or inf")
-    else:
-        A = as_matrix(x, name)
-    if A.shape[0] != A.shape[1] or A.shape[0] < 1:
-        raise InputError(f"{name} must be square and nonempty, got shape {A.shape}")
-    return A
 
 
 def check_K(K: Any, n: int, name: str = "K") -> int:

@@ -7,8 +7,9 @@ nothing of the search, the enumerator, ``solvers/`` or cvxpy.  The tolerances ar
 constants of :mod:`relu_gating.checker._constants` (listed in ``relu_gating/certificate/FORMAT.md``).
 """
 
-from relu_gating.checker._bounds import excluded, prove
+from relu_gating.checker._bounds import prove
 from relu_gating.checker._constants import BOUND_SLACK, CHUNK, EXCLUDE_RTOL, ROUNDING_STEP, VALUE_TOL
+from relu_gating.checker._exact_claims import excluded
 from relu_gating.checker._problem import StatedProblem, array_sha256, state_problem
 from relu_gating.checker._read import BINARY_FORMAT, FORMAT, is_binary, load_json
 from relu_gating.checker._verify import VerifyReport, holds_tree, verdict_word, verify

@@ -1,19 +1,25 @@
-"""Streamed checks of a binary certificate in bounded memory (the checks of :mod:`._verify`,
-chunk by chunk): witnesses per chunk, a 64-bit hash per canonical mask (8 bytes per pattern)
-whose collisions are settled by comparing the masks themselves in a second pass (distinct
-hashes prove distinct masks), and the bounds per chunk with that chunk's evidence."""
+"""The checker's verdict on a binary pattern certificate (loaded for those only), streamed in bounded
+memory (the checks of the JSON form, :mod:`._verify_patterns`, chunk by chunk): witnesses per chunk, a
+64-bit hash per canonical mask (8 bytes per pattern) whose collisions are settled by comparing the
+masks themselves in a second pass (distinct hashes prove distinct masks), and the bounds per chunk
+with that chunk's evidence."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 
 from relu_gating.checker._bounds import prove
-from relu_gating.checker._complete import bad_witnesses
+from relu_gating.checker._complete import bad_witnesses, completeness
 from relu_gating.checker._constants import BOUND_SLACK
+from relu_gating.checker._limits import limits
 from relu_gating.checker._problem import StatedProblem
 from relu_gating.checker._read_npz import BinaryReader
+from relu_gating.checker._verdict import VerifyReport, check_value, conclude, problem_mismatch, refused
+from relu_gating.errors import CertificateError
 
-__all__ = ["stream"]
+__all__ = ["stream", "verify_binary"]
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 _PRUNED = 3
@@ -73,3 +79,25 @@ def stream(rd: BinaryReader, P: StatedProblem, exact: bool) -> tuple[list, bool,
         live = live or bool(np.any(masks[cols["settlement"] != _PRUNED]))
     dup = bool(rd.N) and _has_duplicates(np.concatenate(hashes) if hashes else np.zeros(0, np.uint64), rd.path)
     return bad, dup, top, unproven, first, live
+
+
+def verify_binary(path: Any, P: StatedProblem, exact: bool) -> VerifyReport:
+    """The report on the binary pattern certificate at ``path`` for the stated problem ``P``."""
+    lim = limits(P)
+    with BinaryReader(path, lim.digits) as rd:
+        c = rd.claim
+        mismatch = problem_mismatch(rd.meta.get("problem"), P)
+        if mismatch:
+            return refused(c, mismatch)
+        if rd.N > lim.patterns:
+            raise CertificateError(f"binary certificate {rd.path}: n_patterns = {rd.N} exceeds {lim.patterns}, twice "
+                                   "Cover's count of chambers of the stated problem (no arrangement has more than the count)")
+        bad, dup, top, unproven, first, live = stream(rd, P, exact)
+    checks: dict[str, Any] = {"problem": {"ok": True}}
+    value, reasons = check_value(c, P, live, exact)
+    checks["value"] = {"ok": not reasons, "recomputed": value}
+    info, why = completeness(P, rd.N, bad, dup, rd.exact)
+    checks["completeness"] = info
+    reasons += why
+    checks["dual_evidence"] = len(rd.evidence)
+    return conclude(c, value, top, unproven, first, reasons, checks)

@@ -1,4 +1,4 @@
-"""Proofs of the claimed pattern bounds and of exclusions (the checker's own).
+"""Proofs of the claimed pattern bounds (the checker's own), floats first.
 
 For a gating pattern ``S`` every neuron is ``h = S Q v`` (``Q`` an orthonormal basis of
 ``col(Phi)``) with ``v`` in the pattern's cone, and its objective is ``v^T A_S v / v^T B_S v``
@@ -9,28 +9,25 @@ with ``A_S = Q^T S M M^T S Q``, ``B_S = Q^T S (I - Pi_H) S Q``.  A claim ``u`` i
   (rounding of the formation and of ``eigvalsh``, and the distance of ``Q``, ``QH``, ``M`` from
   their exact counterparts); with a proven lower bound ``beta > 0`` on ``lambda_min(B_S)`` a
   shortfall proves ``u + shortfall / beta``.  Where floats cannot accept, the inequality is
-  decided in exact rationals, in the coordinates ``theta`` of ``Phi`` itself
-  (:meth:`ExactProblem.forms`): at the claim, at the float estimate of the supremum, and at
-  ``claim + BOUND_SLACK``.  No direction is ever dropped as a "kernel";
+  decided in exact rationals (:mod:`._exact_claims`): at the claim, at the float estimate of the
+  supremum, and at ``claim + BOUND_SLACK``.  No direction is ever dropped as a "kernel";
 * **support**: the maximum over all ``h`` supported on the active samples (``K x K`` form);
 * **cap**: ``1`` for ``N_K``, ``||M||_2^2`` for ``G_H``.
 
-An exclusion (every neuron of a pattern has ``||(I - Pi_H) h|| <= EXCLUDE_RTOL ||h||``) is
-decided exactly: ``EXCLUDE_RTOL^2 Z^T Z - Z^T (I - Pi_H) Z`` PSD on ``Z = S Phi``.
+Exclusions are decided exactly (:func:`relu_gating.checker._exact_claims.excluded`); exact mode
+(``verify(..., exact=True)``) decides every claim in rationals (:mod:`._exact_mode`, loaded then).
 """
 
 from __future__ import annotations
 
-from fractions import Fraction
-
 import numpy as np
 
-from relu_gating.checker._constants import BOUND_SLACK, CHUNK, EXACT_LIMIT, EXCLUDE_RTOL, ROUNDING_STEP
+from relu_gating.checker._constants import BOUND_SLACK, CHUNK, EXACT_LIMIT
+from relu_gating.checker._exact_claims import exact_claim, excluded, ladder
 from relu_gating.checker._floats import allow
 from relu_gating.checker._problem import StatedProblem
-from relu_gating.checker._rational import is_psd
 
-__all__ = ["prove", "excluded", "exact_claim", "exact_cap", "ladder", "psd_excluding", "pattern_pencils", "cap_bound", "pencil_bounds"]
+__all__ = ["prove", "pattern_pencils", "cap_bound", "pencil_bounds", "support_bounds"]
 
 _TINY = np.finfo(float).tiny
 
@@ -111,22 +108,6 @@ def cap_bound(P: StatedProblem) -> float:
     return float(min(top_u, top * top + allow(n, K) * K))
 
 
-def ladder(claim: float) -> list:
-    """Where exact proofs of a claim are tried, in order (see ``ROUNDING_STEP``)."""
-    return [claim, claim + ROUNDING_STEP * max(1.0, abs(claim)), claim + BOUND_SLACK]
-
-
-def exact_cap(P: StatedProblem, claims: list) -> float:
-    """The first of ``claims`` at least ``lambda_max(M^T M)`` (the global cap), decided exactly."""
-    G = P.exact.mtm()
-    K = len(G)
-    for u in sorted(claims):
-        U = Fraction(float(u))
-        if np.isfinite(u) and is_psd([[U * (i == j) - G[i][j] for j in range(K)] for i in range(K)]):
-            return float(u)
-    return np.inf
-
-
 def _estimate(A: np.ndarray, B: np.ndarray, D: np.ndarray) -> float:
     """A float estimate of ``sup v^T (A + D) v / v^T B v`` (where to try an exact proof; decides nothing)."""
     w, W = np.linalg.eigh(B)
@@ -136,74 +117,6 @@ def _estimate(A: np.ndarray, B: np.ndarray, D: np.ndarray) -> float:
     R = W[:, keep] / np.sqrt(w[keep])
     T = R.T @ (A + D) @ R
     return float(np.linalg.eigvalsh(0.5 * (T + T.T))[-1])
-
-
-def _exact_D(P: StatedProblem, mask: np.ndarray, rows: np.ndarray, N: np.ndarray) -> list:
-    """``G_T^T N G_T`` in exact rationals, in the coordinates of ``Phi_r`` (``N`` made symmetric, >= 0)."""
-    E = P.exact
-    r = P.Phi_r.shape[1]
-    G = [[(1 if mask[i] else -1) * y for y in E.Y[int(i)]] for i in rows]
-    Nc = [[max((Fraction(N[a, b]) + Fraction(N[b, a])) / 2, Fraction(0)) for b in range(len(rows))]
-          for a in range(len(rows))]
-    NG = [[sum(Nc[a][c] * G[c][j] for c in range(len(rows))) for j in range(r)] for a in range(len(rows))]
-    return [[sum(G[a][i] * NG[a][j] for a in range(len(rows))) for j in range(r)] for i in range(r)]
-
-
-def exact_claim(P: StatedProblem, mask: np.ndarray, claims: list, rows: np.ndarray | None = None,
-                N: np.ndarray | None = None) -> float:
-    """The first of ``claims`` at which ``u B_S - A_S - D`` is PSD in exact rationals (``inf`` if none)."""
-    E = P.exact
-    r = P.Phi_r.shape[1]
-    A, B, ZZ = E.forms(E.pattern(mask), r)
-    Ds = [None]
-    if rows is not None and len(rows):
-        # the evidence, then its multipliers on the active rows only (still valid evidence: where
-        # S Phi has an exact kernel, inactive rows see it and the active ones do not)
-        act = np.flatnonzero(mask[rows])
-        Ds = [_exact_D(P, mask, rows, N)] + ([_exact_D(P, mask, rows[act], N[np.ix_(act, act)])]
-                                             if 0 < act.size < len(rows) else [])
-    us = sorted({float(c) for c in claims if np.isfinite(c)})
-    if N is not None and N.dtype == object and len(us) > 1:  # monotone in u: the largest refuted, all are
-        Ds = [D for D in Ds if psd_excluding(us[-1], A, B, ZZ, D)]
-    for u in us:
-        for D in Ds:
-            if psd_excluding(u, A, B, ZZ, D):
-                return u
-    return np.inf
-
-
-def psd_excluding(u: float, A: list, B: list, ZZ: list, D: list | None) -> bool:
-    """``u`` bounds the objective: ``u B - A - D`` PSD, or, counting only admissible neurons
-    (``B > EXCLUDE_RTOL^2 ZZ``; S-lemma with ``lam = ROUNDING_STEP max(1, |u|)``),
-    ``(u - lam) B - A - D + lam EXCLUDE_RTOL^2 ZZ`` PSD: then ``u B - A >= D + lam (B - tau^2 ZZ) >= 0``
-    on every admissible neuron of the cone (nearly excluded directions no longer count)."""
-    r = len(A)
-    U, lam = Fraction(u), Fraction(ROUNDING_STEP * max(1.0, abs(u)))
-    t2 = lam * Fraction(EXCLUDE_RTOL) ** 2
-    for V, w in ((U, 0), (U - lam, t2)):
-        C = [[V * B[i][j] - A[i][j] - (0 if D is None else D[i][j]) + w * ZZ[i][j] for j in range(r)]
-             for i in range(r)]
-        if is_psd(C):
-            return True
-    return False
-
-
-def excluded(P: StatedProblem, mask: np.ndarray) -> bool:
-    """Every neuron of the pattern is excluded (``h = 0`` or ``||(I - Pi_H) h|| <= EXCLUDE_RTOL ||h||``),
-    decided exactly (floats only refuse the clear cases)."""
-    if not mask.any():
-        return True
-    if P.QH is None:
-        return False
-    SQ = P.Q * mask[:, None]
-    s = np.linalg.svd(SQ - P.QH @ (P.QH.T @ SQ), compute_uv=False)
-    if s[0] > 2 * EXCLUDE_RTOL + 1e-6:  # some neuron of the span is clearly not excluded: refuse
-        return False
-    E = P.exact
-    r = P.Phi_r.shape[1]
-    _, B, ZZ = E.forms(E.pattern(mask), r)
-    t2 = Fraction(EXCLUDE_RTOL) ** 2
-    return is_psd([[t2 * ZZ[i][j] - B[i][j] for j in range(r)] for i in range(r)])
 
 
 def _dual(P: StatedProblem, mask: np.ndarray, claim: float, rows: np.ndarray, N: np.ndarray) -> float:
@@ -226,7 +139,9 @@ def prove(P: StatedProblem, masks: np.ndarray, claims: np.ndarray, evidence: dic
     """The bound proven per pattern (min of pencil, support, cap and dual evidence; ``-inf`` where
     no neuron is admissible; ``+inf`` where that is claimed (``pruned``) and false).  ``exact``: every claim decided in exact rationals."""
     if exact:  # the float proofs only choose where the exact ones are tried
-        return _prove_exact(P, masks, claims, evidence, pruned, prove(P, masks, claims, evidence, pruned))
+        from relu_gating.checker._exact_mode import prove_exact  # exact mode only: loaded then
+
+        return prove_exact(P, masks, claims, evidence, pruned, prove(P, masks, claims, evidence, pruned))
     out = np.empty(claims.size)
     cap = cap_bound(P)
     for s in range(0, claims.size, CHUNK):
@@ -252,21 +167,4 @@ def prove(P: StatedProblem, masks: np.ndarray, claims: np.ndarray, evidence: dic
             out[i] = -np.inf
         elif pruned[i]:  # a false claim of no admissible neuron: unproven, whatever its bound
             out[i] = np.inf
-    return out
-
-
-def _prove_exact(P: StatedProblem, masks: np.ndarray, claims: np.ndarray, evidence: dict,
-                 pruned: np.ndarray, floats: np.ndarray) -> np.ndarray:
-    out = np.full(claims.size, np.inf)
-    for i in range(claims.size):
-        if pruned[i]:
-            out[i] = -np.inf if excluded(P, masks[i]) else np.inf
-            continue
-        steps = sorted(set(ladder(claims[i]) + (ladder(floats[i]) if np.isfinite(floats[i]) else [])))
-        rows, N = evidence.get(i, (None, None))
-        out[i] = min(exact_claim(P, masks[i], steps, rows, N), exact_cap(P, steps))
-        if not np.isfinite(out[i]):
-            out[i] = exact_claim(P, masks[i], steps)
-        if not np.isfinite(out[i]) and excluded(P, masks[i]):
-            out[i] = -np.inf
     return out

@@ -4,7 +4,8 @@ A list of masks is the complete list of realized gating patterns when (1) each w
 realizes its mask, (2) the masks are distinct, (3) their number equals the number of chambers of
 the arrangement of the hyperplanes ``phi_i theta = 0``.  (1) is accepted in floats only with a
 rigorous rounding bound, else decided in exact rationals; (2) is decided on canonical packed
-masks (padding bits checked zero by the reader); (3) is an exact count: the distinct hyperplanes
+masks (padding bits checked zero by the readers) by each form's verdict (:mod:`._verify_patterns`,
+:mod:`._binary`); (3) is an exact count: the distinct hyperplanes
 are found in integers (rows of the independent columns of ``Phi``, made primitive), and the count
 is Cover's ``2 sum_{k<r} C(q-1, k)`` when the list reaches it (an upper bound for every
 arrangement of ``q`` hyperplanes of rank ``r``, so reaching it proves it), else Zaslavsky's
@@ -13,16 +14,17 @@ deletion-restriction recursion ``r(A) = r(A - H) + r(A^H)`` in integer coordinat
 
 from __future__ import annotations
 
-from math import comb, gcd
+from math import gcd
 
 import numpy as np
 
 from relu_gating.checker._constants import EPS
 from relu_gating.checker._floats import gamma
+from relu_gating.checker._limits import cover
 from relu_gating.checker._problem import StatedProblem
 from relu_gating.checker._rational import row_to_ints, to_ints
 
-__all__ = ["bad_witnesses", "witnesses_ok", "exact_witness_ok", "hyperplanes", "cover_count", "chamber_count", "duplicates"]
+__all__ = ["completeness", "bad_witnesses", "witnesses_ok", "exact_witness_ok", "hyperplanes", "chamber_count"]
 
 
 def witnesses_ok(P: StatedProblem, packed: np.ndarray, W: np.ndarray) -> np.ndarray:
@@ -55,15 +57,8 @@ def witnesses_ok(P: StatedProblem, packed: np.ndarray, W: np.ndarray) -> np.ndar
         V -= under
         ok[s:s + 4096] = good & (V.min(axis=1, initial=np.inf) > c)
     for k in np.flatnonzero(~ok):
-        ok[k] = exact_witness_ok(P, np.unpackbits(packed[k], count=n).astype(bool), tuple(_ints(W[k])[0])) \
-            if np.all(np.isfinite(W[k])) else False
+        ok[k] = _exact_w(P, packed[k], W[k]) if np.all(np.isfinite(W[k])) else False
     return ok
-
-
-def _ints(w: np.ndarray) -> tuple[list[int], int]:
-    from relu_gating.checker._rational import to_ints
-
-    return to_ints(np.asarray(w, dtype=float))
 
 
 def _sign(P: StatedProblem, i: int, t: list[int]) -> int:
@@ -99,11 +94,6 @@ def hyperplanes(P: StatedProblem) -> tuple[list[tuple], int]:
     return sorted(keys), P.Phi_r.shape[1]
 
 
-def cover_count(q: int, r: int) -> int:
-    """Cover's bound ``2 sum_{k<r} C(q-1, k)`` on the chambers of ``q`` central hyperplanes of rank ``r``."""
-    return 1 if q == 0 else 2 * sum(comb(q - 1, k) for k in range(r))
-
-
 def _restrict(normals: list[tuple], a: tuple) -> list[tuple]:
     """The distinct traces of ``normals`` on the hyperplane ``a . x = 0`` (coordinates
     ``x . (a_p e_j - a_j e_p)``, ``j != p``)."""
@@ -129,14 +119,6 @@ def chamber_count(normals: list[tuple], d: int) -> int:
     return 1 + sum(chamber_count(_restrict(normals[:k], a), d - 1) for k, a in enumerate(normals))
 
 
-def duplicates(packed: np.ndarray) -> bool:
-    """Two equal canonical masks."""
-    if packed.shape[0] < 2:
-        return False
-    rows = np.ascontiguousarray(packed).view(np.dtype((np.void, packed.shape[1]))).ravel()
-    return np.unique(rows).size != rows.size
-
-
 def bad_witnesses(P: StatedProblem, s: int, packed: np.ndarray, W: np.ndarray, exact_w: dict, exact: bool) -> list:
     """Indices (offset ``s``) of the patterns whose witness does not strictly realize the mask."""
     n = P.n
@@ -154,3 +136,18 @@ def bad_witnesses(P: StatedProblem, s: int, packed: np.ndarray, W: np.ndarray, e
 
 def _exact_w(P: StatedProblem, packed: np.ndarray, w: np.ndarray) -> bool:
     return exact_witness_ok(P, np.unpackbits(packed, count=P.n).astype(bool), tuple(to_ints(w)[0]))
+
+
+def completeness(P: StatedProblem, N: int, bad: list, dup: bool, exact_w: dict) -> tuple[dict, list[str]]:
+    """The completeness check of a list of ``N`` patterns (``bad`` the indices whose witness fails, ``dup``
+    whether two masks are equal, ``exact_w`` the exact witnesses): its figures and its reason to fail, if any."""
+    normals, r = hyperplanes(P)
+    count = cover(len(normals), r)
+    expected, method = (count, "cover") if N == count else (chamber_count(normals, r), "deletion-restriction")
+    bad_x = [i for i in bad if i in exact_w]
+    why = (f"{len(bad_x)} exact witness(es) do not realize their pattern (first: #{bad_x[0]})" if bad_x else
+           f"{len(bad)} witness(es) do not realize their pattern (first: #{bad[0]})" if bad else
+           "duplicate patterns" if dup else
+           f"found {N} distinct realized patterns, the arrangement has {expected}" if N != expected else "")
+    info = {"ok": not why, "method": method, "expected": expected, "found": N}
+    return info, ([f"pattern set is not a complete list of realized patterns: {why}"] if why else [])

@@ -32,7 +32,7 @@ from relu_gating.checker._floats import fro, gamma
 from relu_gating.checker._rational import det as det_int, is_psd
 from relu_gating.errors import CertificateError
 
-__all__ = ["node_forms", "psd", "psd_excluding", "first_proven", "Meter"]
+__all__ = ["node_forms", "psd", "psd_excluding", "first_proven", "Meter", "dual_form"]
 
 _TINY = float(np.finfo(float).tiny)
 
@@ -58,13 +58,15 @@ def _data(E: Any) -> tuple:
     return got
 
 
-def node_forms(E: Any, plus: list, und: list) -> tuple:
+def node_forms(E: Any, plus: list, und: list, full: bool = False) -> tuple:
     """``(A, B, ZZ, sA, sB)``: integer ``p x p`` matrices with ``A / sA``, ``B / sB`` and ``ZZ`` the exact
-    forms over the span of the active rows ``plus`` (rows of ``Phi_r``) and the undecided ``und``."""
+    forms over the span of the active rows ``plus`` (rows of ``Phi_r``) and the undecided ``und``: in the
+    coordinates of the independent columns of ``Phi_r`` on ``plus``, or with ``full`` of all its columns
+    (``theta`` itself: where evidence constrains ``theta`` on other rows, a basis of the span is not enough)."""
     Y, X, adj, HU, det, s4, K = _data(E)
-    Yp, keep = Y[plus], []
-    if plus:  # the independent columns of Y on the active rows: with the unit vectors, a basis (ZZ definite)
-        G = Yp.T.dot(Yp)
+    Yp, keep = Y[plus], list(range(Y.shape[1])) if full else []
+    G = Yp.T.dot(Yp)
+    if plus and not full:  # the independent columns of Y on the active rows: with the unit vectors, a basis (ZZ definite)
         for j in range(Y.shape[1]):
             if det_int(G[np.ix_(keep + [j], keep + [j])].tolist()) != 0:
                 keep.append(j)
@@ -73,7 +75,7 @@ def node_forms(E: Any, plus: list, und: list) -> tuple:
     p = r + k
     ZZ = np.zeros((p, p), dtype=object)
     XZ = np.zeros((X.shape[1], p), dtype=object)  # [U, H]^T Z
-    if r:
+    if r and plus:
         ZZ[:r, :r] = G[np.ix_(keep, keep)]
         XZ[:, :r] = X[plus].T.dot(Yp)
     ZZ[np.arange(r, p), np.arange(r, p)] = 1
@@ -161,16 +163,19 @@ def psd(C: Any, meter: Meter | None = None) -> bool | None:
     return is_psd(rows)
 
 
-def psd_excluding(u: float, forms: tuple, meter: Meter | None = None) -> bool | None:
-    """:func:`relu_gating.checker._bounds.psd_excluding` on the integer forms of :func:`node_forms`:
-    ``u B - A`` PSD, or ``(u - lam) B - A + lam EXCLUDE_RTOL^2 ZZ`` PSD (``lam = ROUNDING_STEP max(1, |u|)``);
+def psd_excluding(u: float, forms: tuple, meter: Meter | None = None, D: tuple | None = None) -> bool | None:
+    """:func:`relu_gating.checker._exact_claims.psd_excluding` on the integer forms of :func:`node_forms`:
+    ``u B - A - D`` PSD, or ``(u - lam) B - A - D + lam EXCLUDE_RTOL^2 ZZ`` PSD (``lam = ROUNDING_STEP
+    max(1, |u|)``; ``D = (Di, sD)`` an integer matrix over its denominator, :func:`dual_form`, or None: 0);
     None when undecided without a ``meter`` (:func:`psd`)."""
     A, B, ZZ, sA, sB = forms
+    Di, sD = (0, 1) if D is None else D
     U, lam = Fraction(u), Fraction(ROUNDING_STEP * max(1.0, abs(u)))
     got: bool | None = False
     for V, w in ((U, Fraction(0)), (U - lam, lam * Fraction(EXCLUDE_RTOL) ** 2)):
-        L = math.lcm(V.denominator * sB, sA, w.denominator)
-        C = (V.numerator * (L // (V.denominator * sB))) * B - (L // sA) * A + (w.numerator * (L // w.denominator)) * ZZ
+        L = math.lcm(V.denominator * sB, sA, w.denominator, sD)
+        C = ((V.numerator * (L // (V.denominator * sB))) * B - (L // sA) * A + (w.numerator * (L // w.denominator)) * ZZ
+             - (L // sD) * Di)
         one = psd(C, meter)
         if one:
             return True
@@ -196,3 +201,23 @@ def first_proven(ladder: list, forms: tuple, meter: Meter) -> float:
         if psd_excluding(u, forms, meter):
             return u
     return accepted
+
+
+def dual_form(G: np.ndarray, N: Any, diag: dict | None = None) -> tuple:
+    """``(Di, sD)``: ``G^T N_c G + C = Di / sD`` exactly, ``Di`` an integer ``p x p`` object array: ``G`` integer
+    rows (object array), ``N_c = max((N + N^T) / 2, 0)`` of the float or rational multipliers ``N``, and ``C``
+    from ``diag`` ``{t: (mu, y)}`` (``C_tt = mu``, ``C_tj = C_jt = -mu y_j / 2``: a lifted leaf's
+    ``mu (y_t^2 - y_t Y_i w)``, ``y`` the integer row ``Y_i``)."""
+    k = G.shape[0]
+    Nc = [[max((Fraction(N[a][b]) + Fraction(N[b][a])) / 2, Fraction(0)) for b in range(k)] for a in range(k)]
+    mus = {t: Fraction(m) for t, (m, _) in (diag or {}).items()}
+    sD = math.lcm(1, *(x.denominator for row in Nc for x in row), *(2 * m.denominator for m in mus.values()))
+    Ni = np.array([[x.numerator * (sD // x.denominator) for x in row] for row in Nc], dtype=object).reshape(k, k)
+    Di = G.T.dot(Ni).dot(G) if k else np.zeros((G.shape[1], G.shape[1]), dtype=object)
+    for t, m in mus.items():
+        mi, y = m.numerator * (sD // m.denominator), (diag or {})[t][1]
+        Di[t, t] += mi
+        for j, v in enumerate(y):
+            Di[t, j] -= mi * v // 2
+            Di[j, t] -= mi * v // 2
+    return Di, sD

@@ -3,16 +3,15 @@
 ``Q`` is the checker's orthonormal basis of ``col(Phi)`` (its rank decided
 exactly), ``M = (I - Pi_H) U_K`` and ``QH`` an orthonormal basis of ``col(H)``
 (None without features), with proven bounds on how far these floats are from
-their exact counterparts (``eps_Q``, ``eta_H``, ``d_M``).  :class:`ExactProblem`
-holds the same problem in exact integers and fractions: every float input is
-the exact rational it is.
+their exact counterparts (``eps_Q``, ``eta_H``, ``d_M``).  Its ``exact`` (:mod:`._exact_problem`, loaded on
+first use) holds the same problem in exact integers and fractions: every float input
+is the exact rational it is.
 """
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from fractions import Fraction
 from functools import cached_property
 from typing import Any
 
@@ -21,10 +20,10 @@ import numpy as np
 from relu_gating._inputs.arrays import as_matrix, check_same_rows
 from relu_gating.checker._constants import UK_ORTHONORMAL_TOL
 from relu_gating.checker._floats import basis_error, fro, gamma, projector_gap
-from relu_gating.checker._rational import pivot_columns, solve, to_ints
+from relu_gating.checker._rational import pivot_columns
 from relu_gating.errors import InputError
 
-__all__ = ["StatedProblem", "ExactProblem", "state_problem", "array_sha256", "pow2_scales"]
+__all__ = ["StatedProblem", "state_problem", "array_sha256", "pow2_scales"]
 
 
 def array_sha256(a: np.ndarray) -> str:
@@ -33,6 +32,10 @@ def array_sha256(a: np.ndarray) -> str:
     return hashlib.sha256(str(a.shape).encode() + a.tobytes()).hexdigest()
 
 
+#: Where the SVD's basis of ``col(H)`` proves no ``eta_H`` below this (features of condition about 1e4 and
+#: more), an exact orthogonal one is tried (:mod:`._orth`; the better proven ``eta_H`` is kept).
+ORTH_ETA = 1e-12
+
 #: Where bringing a column's largest entry into ``[0.5, 1)`` loses bits (a subnormal product), the
 #: exact scale may leave it up to this power of two; a column needing more is refused.
 SCALED_TOP_EXPONENT = 64
@@ -40,7 +43,7 @@ SCALED_TOP_EXPONENT = 64
 
 def _lowest_bit(x: np.ndarray) -> int:
     """``t`` with every nonzero float of ``x`` an integer multiple of ``2^t``."""
-    ratios = [Fraction(v).as_integer_ratio() for v in x[x != 0].tolist()]
+    ratios = [v.as_integer_ratio() for v in x[x != 0].tolist()]
     return min((p & -p).bit_length() - q.bit_length() for p, q in ratios)  # q = 2^(q.bit_length() - 1)
 
 
@@ -99,70 +102,24 @@ class StatedProblem:
         return "captured" if self.QH is None else "marginal"
 
     @cached_property
-    def exact(self) -> "ExactProblem":
-        """The same problem in exact arithmetic (built on first use)."""
+    def exact(self) -> Any:
+        """The same problem in exact arithmetic (:class:`relu_gating.checker._exact_problem.ExactProblem`,
+        built and loaded on first use)."""
+        from relu_gating.checker._exact_problem import ExactProblem
+
         return ExactProblem(self)
 
     def basis_allowance(self, u: Any, extra: float = 0.0) -> Any:
         """How much the float pencil ``u B_S - A_S - D`` in the basis ``Q`` (``||D|| <= extra``)
         can differ in norm from the exact one in an exact orthonormal basis of ``col(Phi)``."""
-        e = self.eps_Q
-        normM = fro(self.M)
-        return ((2 * e + e * e) * (np.abs(u) + normM**2 + extra) + np.abs(u) * self.eta_H
-                + self.d_M * (2 * normM + self.d_M))
+        e, normM, au = self.eps_Q, fro(self.M), np.abs(u)
+        return _times(au + normM**2 + extra, 2 * e + e * e) + _times(au, self.eta_H) + _times(2 * normM + self.d_M, self.d_M)
 
 
-class ExactProblem:
-    """The stated problem in integers and fractions: ``Y`` the rows of ``Phi_r`` (common scale),
-    ``U`` and ``H`` (its independent columns) as integers, ``(H^T H)^{-1}`` and ``H^T U``."""
-
-    def __init__(self, P: StatedProblem) -> None:
-        self.Y, _ = to_ints(P.Phi_r)
-        self.Ui, self.su = to_ints(P.U)
-        self.K = P.U.shape[1]
-        self.Hi = None
-        if P.H is not None:
-            Hp = P.H[:, pivot_columns(P.H)]
-            self.Hi, _ = to_ints(Hp)
-            q = Hp.shape[1]
-            G = [[sum(h[a] * h[b] for h in self.Hi) for b in range(q)] for a in range(q)]
-            cols = [solve(G, [int(a == b) for a in range(q)]) for b in range(q)]
-            self.Ginv = [[cols[b][a] for b in range(q)] for a in range(q)]
-            HU = [[sum(h[a] * u[k] for h, u in zip(self.Hi, self.Ui)) for k in range(self.K)] for a in range(q)]
-            self.GinvHU = [[sum(self.Ginv[a][b] * HU[b][k] for b in range(q)) for k in range(self.K)]
-                           for a in range(q)]
-
-    def forms(self, zrows: list, p: int) -> tuple[list, list, list]:
-        """``(A, B, ZZ)`` (fractions, p x p) for the subspace ``col(Z)``, ``Z`` given by its nonzero
-        rows ``[(i, z_i), ...]``: ``A = Z^T M M^T Z``, ``B = Z^T (I - Pi_H) Z``, ``ZZ = Z^T Z``."""
-        ZZ = [[sum(z[a] * z[b] for _, z in zrows) for b in range(p)] for a in range(p)]
-        UZ = [[sum(self.Ui[i][k] * z[b] for i, z in zrows) for b in range(p)] for k in range(self.K)]
-        B = [row[:] for row in ZZ]
-        if self.Hi is not None:
-            q = len(self.Ginv)
-            HZ = [[sum(self.Hi[i][a] * z[b] for i, z in zrows) for b in range(p)] for a in range(q)]
-            GHZ = [[sum(self.Ginv[a][c] * HZ[c][b] for c in range(q)) for b in range(p)] for a in range(q)]
-            B = [[ZZ[a][b] - sum(HZ[c][a] * GHZ[c][b] for c in range(q)) for b in range(p)] for a in range(p)]
-            UZ = [[UZ[k][b] - sum(self.GinvHU[c][k] * HZ[c][b] for c in range(q)) for b in range(p)]
-                  for k in range(self.K)]
-        scale = Fraction(1, 1 << (2 * self.su))
-        A = [[sum(UZ[k][a] * UZ[k][b] for k in range(self.K)) * scale for b in range(p)] for a in range(p)]
-        return A, B, ZZ
-
-    def mtm(self) -> list:
-        """``M^T M = U^T (I - Pi_H) U`` (fractions, K x K)."""
-        K = self.K
-        G = [[sum(u[a] * u[b] for u in self.Ui) for b in range(K)] for a in range(K)]
-        if self.Hi is not None:
-            q = len(self.Ginv)
-            HU = [[sum(h[c] * u[k] for h, u in zip(self.Hi, self.Ui)) for k in range(K)] for c in range(q)]
-            G = [[G[a][b] - sum(HU[c][a] * self.GinvHU[c][b] for c in range(q)) for b in range(K)] for a in range(K)]
-        scale = Fraction(1, 1 << (2 * self.su))
-        return [[x * scale for x in row] for row in G]
-
-    def pattern(self, mask: np.ndarray) -> list:
-        """The nonzero rows of ``Z = S Phi_r`` for a mask ``S``."""
-        return [(int(i), self.Y[int(i)]) for i in np.flatnonzero(mask)]
+def _times(a: Any, b: float) -> Any:
+    """``a * b`` for ``a >= 0`` (an array) and a proven norm bound ``b >= 0`` (``inf``: none proven), with
+    ``0 * inf = 0``: a zero factor times a norm that is finite but unbounded here (never nan)."""
+    return np.where(np.asarray(a) > 0, np.asarray(a) * b if b < np.inf else np.inf, 0.0)
 
 
 def _features(features: Any, n: int) -> tuple[np.ndarray | None, str, str | None]:
@@ -206,10 +163,12 @@ def state_problem(Phi: Any, U_K: Any, features: Any) -> StatedProblem:
     QH, eta_H, d_M, M, Hp, sigma_H = None, 0.0, 0.0, U, None, 0.0
     if H is not None:
         Hs = H * pow2_scales(H, name="features")
-        hpiv = pivot_columns(Hs)
-        QH, _ = _basis(Hs, hpiv)
-        Hp = Hs[:, hpiv]
+        Hp = Hs[:, pivot_columns(Hs)]
+        QH = np.linalg.svd(Hp, full_matrices=False)[0]
         eta_H, sigma_H, _ = projector_gap(QH, Hp)
+        if not eta_H <= ORTH_ETA:  # nearly dependent features: an exact orthogonal basis (its code loaded only then)
+            from relu_gating.checker._orth import better_basis
+            QH, eta_H, sigma_H = better_basis(Hp, QH, eta_H, sigma_H)
         M = U - QH @ (QH.T @ U)
         d_M = eta_H * fro(U) + gamma(n + QH.shape[1] + 2) * fro(np.abs(U) + np.abs(QH) @ (np.abs(QH).T @ np.abs(U)))
     return StatedProblem(Phi, U, H, Q, M, QH, Phi_s[:, piv], spec, sha, eps_Q, eta_H, d_M, Hp, float(sigma_H))

@@ -15,7 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["to_ints", "row_to_ints", "fractions", "is_psd", "pivot_columns", "det", "solve", "matmul"]
+__all__ = ["to_ints", "row_to_ints", "is_psd", "pivot_columns", "det", "solve"]
 
 
 def to_ints(X: np.ndarray) -> tuple[list, int]:
@@ -35,20 +35,6 @@ def to_ints(X: np.ndarray) -> tuple[list, int]:
 def row_to_ints(v: np.ndarray) -> list[int]:
     """A float row times a positive power of two, as integers (same signs, same hyperplane)."""
     return to_ints(np.asarray(v, dtype=float).reshape(-1))[0]
-
-
-def fractions(X: np.ndarray) -> list:
-    """A float matrix (or vector) as nested lists of exact fractions."""
-    X = np.asarray(X, dtype=float)
-    if X.ndim == 1:
-        return [Fraction(x) for x in X.tolist()]
-    return [[Fraction(x) for x in r] for r in X.tolist()]
-
-
-def matmul(A: Sequence[Sequence], B: Sequence[Sequence]) -> list:
-    """Exact product of two nested-list matrices (ints or fractions)."""
-    Bt = list(zip(*B))
-    return [[sum(a * b for a, b in zip(r, c)) for c in Bt] for r in A]
 
 
 def is_psd(C: Sequence[Sequence]) -> bool:

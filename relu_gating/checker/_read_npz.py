@@ -18,7 +18,7 @@ import numpy as np
 
 from relu_gating.checker._constants import MAX_INT, MAX_MEMBER_BYTES
 from relu_gating.checker._read import BINARY_FORMAT, as_int, multipliers, parse_claim, reject_constant
-from relu_gating.checker._read_patterns import exact_witnesses, index, padding_ok
+from relu_gating.checker._pattern_fields import exact_witnesses, index, padding_ok
 from relu_gating.errors import CertificateError
 
 __all__ = ["BinaryReader"]

@@ -1,4 +1,5 @@
-"""Reading a pattern certificate's list for checking (loaded for pattern certificates only).
+"""Reading a JSON pattern certificate's list for checking (loaded for JSON pattern certificates only; the
+fields both forms share are :mod:`._pattern_fields`).
 
 Masks must be canonical (``numpy.packbits`` with zero padding bits), witnesses and bounds finite,
 exact witnesses canonical decimal integers, dual evidence's rows distinct and its multipliers
@@ -14,10 +15,11 @@ from typing import Any
 import numpy as np
 
 from relu_gating.checker._constants import MAX_INT
-from relu_gating.checker._read import DIGITS, RATIONAL, as_int, multipliers, rational
+from relu_gating.checker._pattern_fields import exact_witnesses, index, padding_ok
+from relu_gating.checker._read import DIGITS, as_int, multipliers
 from relu_gating.errors import CertificateError
 
-__all__ = ["SETTLEMENT_LETTERS", "Patterns", "parse_patterns", "exact_witnesses", "padding_ok", "index", "int_list"]
+__all__ = ["SETTLEMENT_LETTERS", "Patterns", "parse_patterns", "int_list"]
 
 SETTLEMENT_LETTERS = "UBEP"
 
@@ -27,18 +29,6 @@ def int_list(v: Any, what: str, hi: int) -> np.ndarray:
     if not isinstance(v, list):
         raise CertificateError(f"malformed certificate: {what} must be a list of integers")
     return np.array([as_int(x, what, 0, hi - 1) for x in v], dtype=np.int64)
-
-
-def index(k: Any, what: str, hi: int = MAX_INT) -> int:
-    """A key naming an index: a canonical decimal string (or a JSON integer) in ``[0, hi]``."""
-    mt = RATIONAL.fullmatch(k) if isinstance(k, str) and len(k) < 20 else None
-    return as_int(int(k) if mt and not mt[2] else k, what, 0, hi)
-
-
-def padding_ok(packed: np.ndarray, n: int) -> bool:
-    """The bits past ``n`` in the last byte of every packed mask are zero (canonical masks)."""
-    pad = 8 * packed.shape[1] - n
-    return pad == 0 or not np.any(packed[:, -1] & np.uint8((1 << pad) - 1))
 
 
 @dataclass(frozen=True)
@@ -64,17 +54,6 @@ def _evidence(ev: Any, n: int, digits: int) -> dict:
         if np.unique(rows).size != rows.size:  # distinct rows: p <= n, the exact work bounded by the problem
             raise CertificateError(f"malformed certificate: evidence {k} rows repeat a row")
         out[i] = (rows, multipliers(e.get("N"), rows.size, f"evidence of pattern {k}", digits))
-    return out
-
-
-def exact_witnesses(v: Any, N: int, m: int, digits: int) -> dict:
-    """``{index: m integers}`` of the exact witnesses, each a JSON integer or a canonical decimal string."""
-    if not isinstance(v, dict) or not all(isinstance(w, list) for w in v.values()):
-        raise CertificateError("malformed certificate: exact_witnesses must map indices to lists of integers")
-    out = {index(k, "exact witness index", N - 1): tuple(rational(x, "an exact witness", digits, True).numerator
-                                                         for x in w) for k, w in v.items()}
-    if any(len(w) != m for w in out.values()):
-        raise CertificateError(f"malformed certificate: exact witnesses must hold m = {m} integers")
     return out
 
 

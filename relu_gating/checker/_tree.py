@@ -9,7 +9,7 @@ proves every leaf's bound:
 * ``b``: the node bound ``lambda_max(M^T M - M^T P_Z M)`` of :func:`node_bound` (``Z`` built from
   ``Phi``'s and ``H``'s own columns, complements with proven projector gaps), or the cap;
 * ``c``: as a pattern bound (:func:`relu_gating.checker._bounds.prove`, dual evidence included);
-* ``x``: an exclusion, decided exactly (:func:`relu_gating.checker._bounds.excluded`), or a chamber
+* ``x``: an exclusion, decided exactly (:func:`relu_gating.checker._exact_claims.excluded`), or a chamber
   whose signed rows have an exact positive dependency covering every active row (:func:`_zero_leaf`):
   ``relu(Phi theta) = 0`` on its closed cone (a cone too thin for floats);
 * ``d``: lifted evidence (:func:`lifted_bound`), accepted in floats with an allowance.
@@ -23,8 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from relu_gating.checker._bounds import cap_bound, exact_cap, exact_claim, excluded, ladder, prove
-from relu_gating.checker._constants import BOUND_SLACK, FARKAS_BATCH, MAX_NODES
+from relu_gating.checker._bounds import cap_bound, prove
+from relu_gating.checker._constants import FARKAS_BATCH, MAX_NODES, ROUNDING_STEP
+from relu_gating.checker._exact_claims import excluded, ladder
 from relu_gating.checker._floats import allow, fro, gamma
 from relu_gating.checker._limits import limits
 from relu_gating.checker._problem import StatedProblem, pow2_scales
@@ -251,10 +252,12 @@ def _leaf(node: list, signs: np.ndarray, N: _Node, exact: bool) -> tuple[float, 
     proven = N.cap if exact else min(node_bound(N, signs), N.cap)  # exact mode: tried at the claim and the cap
     steps = sorted(set(ladder(claim) + (ladder(proven) if np.isfinite(proven) else [])))
     if exact:  # the float cap only chooses where the exact proofs are tried
-        from relu_gating.checker._tree_exact import exact_node  # exact mode only: loaded then
+        from relu_gating.checker._tree_exact import exact_cap_of, exact_node  # exact mode only: loaded then
 
-        # a claim the cap proves costs no node proof; else tried below the cap only
-        proven = cap if (cap := _exact_cap(N, steps)) <= claim + BOUND_SLACK else min(exact_node(P, signs, N.zero, steps, N.meter, cap), cap)
+        # a claim the cap proves (to two rounding steps, as first_proven skips) costs no node proof; else tried below
+        # the cap only (a cap taken anywhere within BOUND_SLACK above: 1.4e-9 above an honest claim left it uncertified)
+        near = claim + 2 * ROUNDING_STEP * max(1.0, abs(claim))
+        proven = cap if (cap := exact_cap_of(N, steps)) <= near else min(exact_node(P, signs, N.zero, steps, N.meter, cap), cap)
     if kind == "c" and decided and len(node) >= 4 and (proven > claim or exact):
         try:
             rows = np.array([as_int(j, "a chamber leaf's row", 0, P.n - 1) for j in node[2]], dtype=np.int64)
@@ -271,9 +274,11 @@ def _leaf(node: list, signs: np.ndarray, N: _Node, exact: bool) -> tuple[float, 
         from relu_gating.checker._tree_exact import exact_lifted
 
         got = _lifted_evidence(P.n, signs, N.zero, claim, node[2], node[3], node[4])
-        proven = min(proven, exact_lifted(P, signs, N.zero, steps, got))
+        proven = min(proven, exact_lifted(P, signs, N.zero, steps, got, N.meter))
     if kind == "d" and exact and proven > claim:
-        proven = min(proven, exact_claim(P, mask, steps) if decided else np.inf)
+        from relu_gating.checker._exact_mode import int_claim
+
+        proven = min(proven, int_claim(P, mask, steps, meter=N.meter) if decided else np.inf)
     return claim, proven, ""
 
 
@@ -290,17 +295,6 @@ def _zero_leaf(node: list, signs: np.ndarray, N: _Node) -> bool:
         return False
     Y = N.P.exact.Y
     return all(sum(v * int(signs[k]) * Y[k][t] for k, v in zip(rows, y)) == 0 for t in range(len(Y[0])))
-
-
-def _exact_cap(N: _Node, steps: list) -> float:
-    """The first of ``steps`` proven to bound the cap exactly (``inf`` if none), remembering the largest
-    refuted and the least proven claim (``u I - M^T M`` PSD is monotone in ``u``: each is decided once)."""
-    for u in steps:
-        if u > N.caps[0] and (u >= N.caps[1] or exact_cap(N.P, [u]) <= u):
-            N.caps[1] = min(N.caps[1], u)
-            return u
-        N.caps[0] = max(N.caps[0], u)
-    return np.inf
 
 
 def _failed(P: StatedProblem, pending: list, exact: bool) -> list[str]:

@@ -1,15 +1,14 @@
 """The exact-mode leaf proofs of the tree checker (private; loaded only by ``verify(..., exact=True)``):
-a node's subspace bound and a ``"d"`` leaf's lifted evidence, in rationals."""
+a node's subspace bound, a ``"d"`` leaf's lifted evidence and the cap, in rationals."""
 
 from __future__ import annotations
 
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-from relu_gating.checker._bounds import psd_excluding
 from relu_gating.checker._constants import EXACT_LIMIT
+from relu_gating.checker._exact_mode import exact_cap
 from relu_gating.checker._problem import StatedProblem
 from relu_gating.errors import CertificateError
 
@@ -68,42 +67,38 @@ def exact_node(P: StatedProblem, signs: np.ndarray, zero: np.ndarray, ladder: li
     return first_proven([u for u in ladder if u < below], node_forms(P.exact, plus, und), meter)
 
 
-def exact_lifted(P: StatedProblem, signs: np.ndarray, zero: np.ndarray, claims: list, got: Any) -> float:
+def exact_lifted(P: StatedProblem, signs: np.ndarray, zero: np.ndarray, claims: list, got: Any, meter: Any) -> float:
     """The first of ``claims`` the lifted evidence ``got`` (``(dec, N, mu, undecided rows)`` as read by
-    :func:`relu_gating.checker._tree._lifted_evidence`, None if malformed) proves in exact rationals
-    (``inf`` if none): in the coordinates ``x = (w, y)`` of the node's span (``h = Y w`` on ``F+``, ``y`` on ``U``, ``Y`` the rows of
+    :func:`relu_gating.checker._tree._lifted_evidence`, None if malformed) proves exactly (``inf`` if none):
+    in the coordinates ``x = (w, y)`` of the node's span (``h = Y w`` on ``F+``, ``y`` on ``U``, ``Y`` the rows of
     ``Phi_r``), ``u B - A - G^T N G - sum_i mu_i C_i`` PSD with ``G`` the signed decided rows, ``y_i`` and
     ``y_i - Y_i w`` (the float evidence's constraint values, in another basis of the same span: a
-    congruence, which keeps a PSD matrix PSD)."""
+    congruence, which keeps a PSD matrix PSD); in integers (:mod:`._int_pencil`), eliminations charged to ``meter``."""
+    from relu_gating.checker._int_pencil import dual_form, node_forms, psd_excluding
+
     if got is None:
         return np.inf
     dec, Nf, muf, und = got
-    E = P.exact
-    r, k = P.Phi_r.shape[1], und.size
-    p = r + k
-    unit = [[Fraction(int(a == b)) for b in range(k)] for a in range(k)]
-    zrows = [(i, E.Y[i] + [0] * k) for i in np.flatnonzero((signs > 0) & ~zero).tolist()]
-    zrows += [(int(i), [0] * r + unit[t]) for t, i in enumerate(und.tolist())]
-    A, B, ZZ = E.forms(zrows, p)
-    G = [[int(signs[i]) * y for y in E.Y[int(i)]] + [0] * k for i in dec.tolist()]
-    G += [[0] * r + unit[t] for t in range(k)]
-    G += [[-y for y in E.Y[int(i)]] + unit[t] for t, i in enumerate(und.tolist())]
-    D = [[Fraction(0)] * p for _ in range(p)]
-    K, L = np.nonzero(np.triu(np.maximum(0.5 * Nf + 0.5 * Nf.T, 0.0)))
-    for a, b in zip(K.tolist(), L.tolist()):  # N_ab (g_a g_b^T + g_b g_a^T), N_aa g_a g_a^T
-        v = Fraction(max(0.5 * Nf[a, b] + 0.5 * Nf[b, a], 0.0)) * (1 if a == b else 2)
-        ga, gb = G[a], G[b]
-        for i in range(p):
-            if ga[i] or gb[i]:
-                for j in range(p):
-                    D[i][j] += v * (ga[i] * gb[j] + gb[i] * ga[j]) / 2
-    for t, i in enumerate(und.tolist()):  # mu_t (y_t^2 - y_t Y_i w)
-        m = Fraction(float(muf[t]))
-        D[r + t][r + t] += m
-        for j, y in enumerate(E.Y[i]):
-            D[r + t][j] -= m * y / 2
-            D[j][r + t] -= m * y / 2
+    Y = np.array(P.exact.Y, dtype=object).reshape(P.n, -1)
+    r, k, d = Y.shape[1], und.size, dec.size
+    forms = node_forms(P.exact, np.flatnonzero((signs > 0) & ~zero).tolist(), und.tolist(), full=True)
+    G = np.zeros((d + 2 * k, r + k), dtype=object)
+    G[:d, :r] = np.array(signs[dec].tolist(), dtype=object)[:, None] * Y[dec]
+    G[d + np.arange(k), r + np.arange(k)] = G[d + k + np.arange(k), r + np.arange(k)] = 1  # y_t >= 0, y_t - Y_i w >= 0
+    G[d + k:, :r] = -Y[und]
+    D = dual_form(G, np.maximum(0.5 * Nf + 0.5 * Nf.T, 0.0), {r + t: (float(muf[t]), Y[i]) for t, i in enumerate(und.tolist())})
     for u in sorted({float(c) for c in claims if np.isfinite(c)}):
-        if psd_excluding(u, A, B, ZZ, D):
+        if psd_excluding(u, forms, meter, D):
             return u
+    return np.inf
+
+
+def exact_cap_of(N: Any, steps: list) -> float:
+    """The first of ``steps`` proven to bound the cap exactly (``inf`` if none), remembering on the walk's
+    node data ``N`` (``relu_gating.checker._tree._Node``) the largest refuted and the least proven claim (``u I - M^T M`` PSD is monotone in ``u``: each is decided once)."""
+    for u in steps:
+        if u > N.caps[0] and (u >= N.caps[1] or exact_cap(N.P, [u]) <= u):
+            N.caps[1] = min(N.caps[1], u)
+            return u
+        N.caps[0] = max(N.caps[0], u)
     return np.inf

@@ -1,6 +1,6 @@
 """The checker's verdict: :class:`VerifyReport`, the value recomputed from ``theta`` and the one
 conclusion from the checks and the proven bounds (shared by the tree check, :mod:`._verify`, and the
-pattern checks, :mod:`._verify_patterns`).
+pattern checks, :mod:`._verify_patterns` and :mod:`._binary`).
 
 Nothing that decides what is checked is read from the certificate: the tolerances are
 :mod:`._constants`, the rank of ``Phi`` is exact, the bases and bounds are derived here from the

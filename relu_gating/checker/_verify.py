@@ -1,7 +1,7 @@
 """The checker's entry point: :func:`verify`, and the check of a tree certificate.
 
-A pattern certificate (JSON or binary) is checked by :mod:`._verify_patterns`, loaded then; the one
-verdict of both is :mod:`._verdict`'s.
+A pattern certificate is checked by :mod:`._verify_patterns` (JSON) or :mod:`._binary` (binary), loaded
+then; the one verdict of all is :mod:`._verdict`'s.
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ def _verify(certificate: Any, Phi: Any, U_K: Any, features: Any, exact: bool, wo
     P = state_problem(Phi, U_K, features)
     if is_binary(certificate):
         if not holds_tree(certificate):
-            from relu_gating.checker._verify_patterns import verify_binary  # pattern certificates only
+            from relu_gating.checker._binary import verify_binary  # binary pattern certificates only
 
             return verify_binary(certificate, P, exact)
         from relu_gating.checker._tree_npz import limits, tree_certificate
@@ -104,6 +104,6 @@ def _verify(certificate: Any, Phi: Any, U_K: Any, features: Any, exact: bool, wo
         raise CertificateError(f"certificate format must be {FORMAT!r}, got {d.get('format')!r}")
     if d.get("kind") == "tree":
         return _verify_tree(d, P, exact, workers)
-    from relu_gating.checker._verify_patterns import verify_patterns  # pattern certificates only
+    from relu_gating.checker._verify_patterns import verify_patterns  # JSON pattern certificates only
 
     return verify_patterns(d, P, exact)

@@ -88,12 +88,14 @@ def _meta(args: argparse.Namespace, binary: bool) -> tuple:
         return load_json(args.certificate), True, None
     from relu_gating.checker import binary_tree, holds_tree, state_problem
 
-    tree = binary_tree(args.certificate, state_problem((got := problem_and_features(args))[0].Phi, got[0].U_K, got[1])) if holds_tree(args.certificate) else None
+    got = problem_and_features(args)
+    P = state_problem(got[0].Phi, got[0].U_K, got[1])
+    tree = binary_tree(args.certificate, P) if holds_tree(args.certificate) else None
     if tree is not None:
         return tree, True, got
     from relu_gating.checker import BinaryReader  # the .npz pattern reader: loaded for binary pattern certificates only
 
-    with BinaryReader(args.certificate, state_problem((got := problem_and_features(args))[0].Phi, got[0].U_K, got[1])) as rd:
+    with BinaryReader(args.certificate, P) as rd:
         return rd.meta, False, got
 
 

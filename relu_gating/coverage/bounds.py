@@ -208,7 +208,8 @@ def active_set_bound(U_K: Any, active: Any, *, L: Any = None) -> ActiveSetBound:
     leverage = float(min(1.0, np.einsum("ij,ij->", UA, UA)))
     dirichlet = interlacing = float("nan")
     if L is not None:
-        from relu_gating.spectral.spectra import SpectralTieWarning, check_laplacian, low_frequency_basis
+        from relu_gating.spectral.checks import check_laplacian
+        from relu_gating.spectral.spectra import SpectralTieWarning, laplacian_basis
 
         A = check_laplacian(L, "L")
         if A.shape[0] != n:
@@ -218,7 +219,7 @@ def active_set_bound(U_K: Any, active: Any, *, L: Any = None) -> ActiveSetBound:
         nB = int(n - mask.sum())
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", SpectralTieWarning)
-            interlacing = float(low_frequency_basis(A, nB + 1).eigenvalues[-1])
+            interlacing = float(laplacian_basis(A, nB + 1).eigenvalues[-1])  # A checked above
     return ActiveSetBound(spectral, leverage, dirichlet, interlacing, int(mask.sum()))
 
 

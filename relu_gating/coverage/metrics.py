@@ -26,7 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from relu_gating._inputs.validate import ORTHONORMAL_TOL, as_matrix, as_square_operator, as_vector, check_basis  # noqa: F401
+from relu_gating._inputs.validate import ORTHONORMAL_TOL, as_matrix, as_vector, check_basis  # noqa: F401
+from relu_gating.spectral.checks import as_square_operator
 from relu_gating.errors import InputError
 
 __all__ = [

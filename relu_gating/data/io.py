@@ -278,16 +278,15 @@ def resolve_problem(
     else:
         if X is None:
             raise InputError(f"{data.path}: without 'U_K' the graph is built from 'X', which is missing")
-        from relu_gating.spectral.graphs import laplacian as make_laplacian
-        from relu_gating.spectral.graphs import sample_graph
-        from relu_gating.spectral.spectra import low_frequency_basis
+        from relu_gating.spectral.graphs import graph_laplacian, sample_graph
+        from relu_gating.spectral.spectra import laplacian_basis
 
         if n < 2:
             raise InputError(f"{data.path}: need at least 2 samples to build a graph, got {n}")
         K = min(DEFAULT_K, n - 1) if K is None else check_K(K, n)
         W = sample_graph(X, kind=graph, n_neighbors=n_neighbors, sigma=sigma, epsilon=epsilon)
-        L = make_laplacian(W, kind=laplacian)
-        basis = low_frequency_basis(L, K)
+        L = graph_laplacian(W, laplacian)  # W and L valid by construction: not checked again
+        basis = laplacian_basis(L, K)
         U, ev, nxt = basis.U_K, basis.eigenvalues, basis.next_eigenvalue
         desc.update(
             source="graph",

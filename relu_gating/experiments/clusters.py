@@ -161,11 +161,16 @@ def _kappa_row(n: int, rho: float, sigma: float, seed: int, budget: float) -> di
     return row
 
 
-def run(*, seed: int = 0, quick: bool = False) -> ExperimentResult:
-    """Certified greedy layers on connected cluster graphs (epsilon > 0): neurons vs 1 / s^2, floor, kappa."""
+def run(*, seed: int = 0, quick: bool = False, overrides: dict | None = None) -> ExperimentResult:
+    """Certified greedy layers on connected cluster graphs (epsilon > 0): neurons vs 1 / s^2, floor, kappa.
+
+    ``overrides`` replaces entries of the configuration (a reduced run; recorded as ``params["reduced"]``).
+    """
     t0 = time.perf_counter()
     p: dict[str, Any] = ({"n": 45, "configs": [(0.4, 0.4), (0.7, 0.3)], "T": 5, "kappa_n": 12, "kappa_seconds": 4.0} if quick else
          {"n": 300, "configs": [(0.4, 0.3), (0.4, 0.4), (0.7, 0.3)], "T": 7, "kappa_n": 24, "kappa_seconds": 60.0})
+    if overrides:
+        p.update(overrides, reduced=sorted(overrides))
     rows, steps = [], []
     for rho, sigma in p["configs"]:
         r, st = _config(p["n"], rho, sigma, p["T"], seed)

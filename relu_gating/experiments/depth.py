@@ -275,8 +275,11 @@ def check_cor54(rows: list[dict]) -> Check:
                  fails_if="a zero-gain neuron appended, or copies that lose col(Phi)")
 
 
-def run(*, seed: int = 0, quick: bool = False) -> ExperimentResult:
-    """Coverage across layers of random plain and skip networks, with the ceiling and Thm 5.3 checked."""
+def run(*, seed: int = 0, quick: bool = False, overrides: dict | None = None) -> ExperimentResult:
+    """Coverage across layers of random plain and skip networks, with the ceiling and Thm 5.3 checked.
+
+    ``overrides`` replaces entries of ``params`` (a reduced run; recorded as ``params["reduced"]``).
+    """
     from relu_gating.experiments._theory import dyadic
     from relu_gating.experiments.certification import moons_problem
 
@@ -286,12 +289,14 @@ def run(*, seed: int = 0, quick: bool = False) -> ExperimentResult:
               "seeds": 3 if quick else 10, "weights": "Gaussian, std sqrt(2 / fan_in)", "tol": TOL,
               "cert_depth": 2 if quick else 3, "cert_skip_depth": 2 if quick else 3, "cert_t": 1,
               "norm_iter": 10 if quick else 60, "norms_of_skip_layer_2": not quick}
+    if overrides:
+        params.update(overrides, reduced=sorted(overrides))
     prob = moons_problem(params["n"], params["K"], seed=seed)
     X, U = dyadic(prob["X"]), prob["U_K"]  # on a dyadic grid: the layers' identities hold exactly
     rows = [r for s in range(seed, seed + params["seeds"]) for r in _network(X, U, params["depth"], params["width"], s)]
     cert = _certified_rows(X, U, params["depth"], params["width"], seed)
-    cdep = certified_depth(X, U, params["cert_depth"], params["cert_t"], seed, params["norm_iter"], not quick,
-                           params["cert_skip_depth"])
+    cdep = certified_depth(X, U, params["cert_depth"], params["cert_t"], seed, params["norm_iter"],
+                           params["norms_of_skip_layer_2"], params["cert_skip_depth"])
     return ExperimentResult(
         name="depth",
         title=f"Coverage across layers: plain vs concatenated skip (two moons n = {params['n']}, K = {params['K']}, "

@@ -393,7 +393,7 @@ def _unscale_witnesses(W: np.ndarray, exact: dict, scales: np.ndarray) -> tuple[
         top = max(abs(int(t)) for t in exact[k]) or 1
         W[k] = [float(Fraction(int(t), top)) for t in exact[k]]
     if np.any(scales != scales.max()):  # a positive power of two per column: the same signs, no overflow
-        W *= scales / scales.max()  # in place: W is this call's own array
+        _scale_rows(W, scales)  # in place: W is this call's own array
     if not exact:
         return W, exact
     e = [int(np.frexp(s)[1]) - 1 for s in scales]  # scales[j] = 2^e[j]
@@ -401,3 +401,22 @@ def _unscale_witnesses(W: np.ndarray, exact: dict, scales: np.ndarray) -> tuple[
     mult = [1 << (x - lo) for x in e]
     return W, {k: tuple(int(t) * c for t, c in zip(v, mult)) for k, v in exact.items()}
 
+
+def _scale_rows(W: np.ndarray, scales: np.ndarray) -> None:
+    """``W <- W diag(scales) 2^t`` row by row (in place), ``2^t = 1 / max(scales)`` or, where an entry
+    would then fall below ``2^-1021`` (columns of very different scales), ``t`` lifting the smallest
+    entry to ``2^-1021`` and no further than a largest entry of ``2^1000``:
+    powers of two, so exact unless a row spans more than the float range (a positive factor per row:
+    the same signs).  Before, a weight of ``1e-350`` underflowed to 0 and the witness left its chamber."""
+    e = np.frexp(scales)[1] - 1  # scales = 2^e exactly
+    with np.errstate(divide="ignore"):
+        f, x = np.frexp(W)
+    x = np.where(W != 0, x + e[None, :], 0)
+    nz = W != 0
+    top = np.where(nz, x, -(1 << 30)).max(axis=1)
+    low = np.where(nz, x, 1 << 30).min(axis=1)
+    t = np.full(W.shape[0], -int(e.max()))  # W diag(scales) / max(scales), as before, unless it underflows
+    lift = nz.any(axis=1) & (low + t < -1021)
+    t[lift] = np.minimum(-1021 - low[lift], 1000 - top[lift])
+    with np.errstate(under="ignore", over="ignore"):
+        W[:] = np.ldexp(f, np.where(nz, x + t[:, None], 0)) * nz

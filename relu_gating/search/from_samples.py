@@ -40,9 +40,8 @@ def best_neuron_from_samples(
     **search_options
         Passed to :func:`best_neuron`.
     """
-    from relu_gating.spectral.graphs import laplacian as make_laplacian
-    from relu_gating.spectral.graphs import sample_graph
-    from relu_gating.spectral.spectra import low_frequency_basis
+    from relu_gating.spectral.graphs import graph_laplacian, sample_graph
+    from relu_gating.spectral.spectra import laplacian_basis
     from relu_gating._inputs.validate import as_matrix, check_K, with_ones
 
     from relu_gating.data.io import DEFAULT_K
@@ -52,6 +51,5 @@ def best_neuron_from_samples(
     if laplacian not in ("combinatorial", "sym"):
         raise InputError(f"laplacian must be 'combinatorial' or 'sym', got {laplacian!r}")
     W = sample_graph(X, kind=graph, **(graph_options or {}))
-    L = make_laplacian(W, kind=laplacian)
-    basis = low_frequency_basis(L, K)
+    basis = laplacian_basis(graph_laplacian(W, laplacian), K)  # valid by construction: not checked again
     return best_neuron(with_ones(X, "X"), basis.U_K, features=features, **search_options)

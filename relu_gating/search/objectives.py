@@ -441,6 +441,9 @@ def neuron_values(obj: Objective, thetas: np.ndarray) -> np.ndarray:
     """
     thetas = np.atleast_2d(thetas)
     Hn = np.maximum(_products(obj.Phi, thetas), 0.0)
+    top = Hn.max(axis=0, initial=0.0)
+    with np.errstate(under="ignore"):  # a ratio: each neuron brought to a largest entry in [0.5, 1) by a power of
+        Hn = np.ldexp(Hn, -np.frexp(np.where(top > 0, top, 1.0))[1])  # two (tiny neurons: squares underflowed)
     vals = vector_values(obj, Hn)
     if obj.Q_H is not None:  # nearly in col(H): floats cancel, the value is recomputed exactly
         Y = Hn - obj.Q_H @ (obj.Q_H.T @ Hn)

@@ -81,8 +81,8 @@ class BranchAndBoundOptions:
         Seed of the first incumbent's random neurons and local search.
     lifted : bool
         Also try the lifted doubly nonnegative bound on nodes with at most 128 undecided rows (on by
-        default; ``False`` keeps the subspace bound alone; see
-        :func:`relu_gating.search.bnb.branch_and_bound`).
+        default, after the search's first 6,000 nodes unless its probes find sooner that it pays;
+        ``False`` keeps the subspace bound alone; see :func:`relu_gating.search.bnb.branch_and_bound`).
     workers : int or None
         Local processes searching subtrees (and auditing the tree) when no ``executor`` is given:
         None (default) every core this process may use (``os.sched_getaffinity``), 1 serial.  The

@@ -21,7 +21,7 @@ from scipy.spatial import cKDTree
 from relu_gating._inputs.validate import as_matrix
 from relu_gating.errors import InputError
 
-__all__ = ["sample_graph", "laplacian", "check_weights", "DEFAULT_NEIGHBORS", "GRAPH_KINDS", "LAPLACIAN_KINDS"]
+__all__ = ["sample_graph", "laplacian", "graph_laplacian", "DEFAULT_NEIGHBORS", "GRAPH_KINDS", "LAPLACIAN_KINDS"]
 
 #: Default number of neighbours of the k-nearest-neighbour graph (clipped to n - 1).
 DEFAULT_NEIGHBORS = 10
@@ -163,41 +163,6 @@ def _knn(X: np.ndarray, k: int | None, sigma: float | None, mutual: bool) -> sp.
     return A.minimum(A.T) if mutual else A.maximum(A.T)
 
 
-def check_weights(W: Any, name: str = "W", *, rtol: float = 1e-10) -> sp.csr_matrix:
-    """Validate a weight matrix; return it as a symmetrized float csr matrix.
-
-    Checks: square, finite, nonnegative, symmetric (relative ``rtol``), every
-    degree positive.  Each failure raises :class:`InputError` naming ``name``.
-    """
-    if sp.issparse(W):
-        A = sp.csr_matrix(W, dtype=float)
-        if A.shape[0] != A.shape[1] or A.shape[0] < 1:
-            raise InputError(f"{name} must be a nonempty square matrix, got shape {A.shape}")
-        data = A.data
-    else:
-        A = sp.csr_matrix(as_matrix(W, name))
-        if A.shape[0] != A.shape[1]:
-            raise InputError(f"{name} must be square, got shape {A.shape}")
-        data = A.data
-    if not np.all(np.isfinite(data)):
-        raise InputError(f"{name} contains NaN or inf")
-    if data.size and data.min() < 0:
-        raise InputError(f"{name} must be nonnegative, found weight {data.min():.3g}")
-    scale = float(np.abs(data).max()) if data.size else 0.0
-    asym = abs(A - A.T)
-    if asym.nnz and asym.max() > rtol * max(scale, 1e-300):
-        raise InputError(f"{name} must be symmetric (max |W - W^T| = {asym.max():.3g})")
-    A = ((A + A.T) * 0.5).tocsr()
-    deg = np.asarray(A.sum(axis=1)).ravel()
-    zero = np.flatnonzero(deg <= 0)
-    if zero.size:
-        raise InputError(
-            f"{name} has a zero-degree vertex {int(zero[0])} ({zero.size} in all); "
-            "every vertex needs an edge (build the graph with a larger n_neighbors/epsilon)"
-        )
-    return A
-
-
 def laplacian(W: Any, *, kind: str = "combinatorial", normalized: bool | None = None) -> sp.csr_matrix | np.ndarray:
     r"""Graph Laplacian, combinatorial or symmetric normalized.
 
@@ -231,12 +196,31 @@ def laplacian(W: Any, *, kind: str = "combinatorial", normalized: bool | None = 
         kind = "sym" if normalized else "combinatorial"
     if kind not in LAPLACIAN_KINDS:
         raise InputError(f"kind must be one of {LAPLACIAN_KINDS}, got {kind!r}")
-    dense = not sp.issparse(W)
-    A = check_weights(W, "W")
+    from relu_gating.spectral.checks import check_weights  # the caller's W (a graph built here needs no check)
+
+    L = graph_laplacian(check_weights(W, "W"), kind)
+    return L if sp.issparse(W) else L.toarray()
+
+
+def graph_laplacian(A: sp.csr_matrix, kind: str) -> sp.csr_matrix:
+    """The Laplacian of a valid weight matrix, unchecked (the step of :func:`laplacian` after its check;
+    the pipeline from samples calls it directly on the graph :func:`sample_graph` built).
+
+    Parameters
+    ----------
+    A : scipy.sparse.csr_matrix, shape (n, n)
+        Exactly symmetric, nonnegative, every degree positive: as :func:`sample_graph` builds it and
+        :func:`relu_gating.spectral.checks.check_weights` returns it.
+    kind : {"combinatorial", "sym"}
+
+    Returns
+    -------
+    L : scipy.sparse.csr_matrix, shape (n, n)
+    """
     deg = np.asarray(A.sum(axis=1)).ravel()
     L = (sp.diags(deg) - A).tocsr()
     if kind == "sym":
         s = sp.diags(1.0 / np.sqrt(deg))
         L = (s @ L @ s).tocsr()
         L = ((L + L.T) * 0.5).tocsr()
-    return L.toarray() if dense else L
+    return L

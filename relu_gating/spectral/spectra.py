@@ -28,10 +28,10 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from scipy.sparse import csgraph
 
-from relu_gating._inputs.validate import as_square_operator, check_K
+from relu_gating._inputs.validate import check_K
 from relu_gating.errors import InputError
 
-__all__ = ["SpectralBasis", "SpectralTieWarning", "low_frequency_basis", "check_laplacian", "DENSE_LIMIT"]
+__all__ = ["SpectralBasis", "SpectralTieWarning", "low_frequency_basis", "laplacian_basis", "DENSE_LIMIT"]
 
 #: Components up to this size are diagonalized densely (``numpy.linalg.eigh``).
 DENSE_LIMIT = 1000
@@ -99,25 +99,6 @@ class SpectralBasis:
         return (f"SpectralBasis(n={self.n}, K={self.K}, kind={self.kind!r}, eigenvalues=[{ev}], "
                 f"next_eigenvalue={self.next_eigenvalue:.4g}, n_components={self.n_components}, "
                 f"method={self.method!r}{tie})")
-
-
-def check_laplacian(L: Any, name: str = "L", *, rtol: float = 1e-10) -> sp.csr_matrix:
-    """Validate a graph Laplacian: square, finite, symmetric, nonpositive
-    off-diagonal entries and positive diagonal (no zero-degree vertex)."""
-    A = sp.csr_matrix(as_square_operator(L, name))
-    scale = float(abs(A).max()) if A.nnz else 0.0
-    asym = abs(A - A.T)
-    if asym.nnz and asym.max() > rtol * max(scale, 1e-300):
-        raise InputError(f"{name} must be symmetric (max |L - L^T| = {asym.max():.3g})")
-    A = ((A + A.T) * 0.5).tocsr()
-    diag = A.diagonal()
-    bad = np.flatnonzero(diag <= 0)
-    if bad.size:
-        raise InputError(f"{name} has a zero-degree vertex {int(bad[0])} (diagonal entry {diag[bad[0]]:.3g} <= 0)")
-    off = (A - sp.diags(diag)).tocsr()
-    if off.nnz and off.data.max() > rtol * scale:
-        raise InputError(f"{name} is not a graph Laplacian: it has a positive off-diagonal entry {off.data.max():.3g}")
-    return A
 
 
 def _kind(A: sp.csr_matrix) -> str:
@@ -197,7 +178,29 @@ def low_frequency_basis(
     InputError
         ``L`` is not a valid Laplacian, or ``K`` out of range.
     """
-    lap, K = _validated(L, K, method)
+    from relu_gating.spectral.checks import check_laplacian  # the caller's L (one built here needs no check)
+
+    return laplacian_basis(check_laplacian(L, "L"), K, method=method, tie_rtol=tie_rtol, seed=seed)
+
+
+def laplacian_basis(A: sp.csr_matrix, K: Any, *, method: str = "auto", tie_rtol: float = 1e-8,
+                    seed: int = 0) -> SpectralBasis:
+    """:func:`low_frequency_basis` of a valid Laplacian, unchecked (the pipeline from samples calls it
+    directly on the Laplacian it built).
+
+    Parameters
+    ----------
+    A : scipy.sparse.csr_matrix, shape (n, n)
+        A graph Laplacian, exactly symmetric: as :func:`relu_gating.spectral.graphs.graph_laplacian`
+        builds it and :func:`relu_gating.spectral.checks.check_laplacian` returns it.
+    K, method, tie_rtol, seed
+        As for :func:`low_frequency_basis` (``K`` and ``method`` are checked).
+
+    Returns
+    -------
+    SpectralBasis
+    """
+    lap, K = _validated(A, K, method)
     n = lap.A.shape[0]
     want = min(K + 1, n)
     ev, U, used = _assemble(lap, want, method, seed)
@@ -207,7 +210,7 @@ def low_frequency_basis(
         from relu_gating.spectral.ties import tie_message
 
         more, _, _ = _assemble(lap, min(K + GAP_LOOKAHEAD, n), method, seed)
-        warnings.warn(tie_message(more, K, tie_tol), SpectralTieWarning, stacklevel=2)
+        warnings.warn(tie_message(more, K, tie_tol), SpectralTieWarning, stacklevel=3)
     U_K = U[:, :K].copy()
     eigvals = ev[:K].copy()
     for arr in (U_K, eigvals, lap.labels):
@@ -237,11 +240,10 @@ class _Laplacian:
     labels: np.ndarray
 
 
-def _validated(L: Any, K: Any, method: str) -> tuple[_Laplacian, int]:
-    """Check the arguments; the Laplacian split into components, and ``K``."""
+def _validated(A: sp.csr_matrix, K: Any, method: str) -> tuple[_Laplacian, int]:
+    """Check ``method`` and ``K``; the Laplacian split into components."""
     if method not in ("auto", "dense", "sparse"):
         raise InputError(f"method must be 'auto', 'dense' or 'sparse', got {method!r}")
-    A = check_laplacian(L, "L")
     n = A.shape[0]
     K = check_K(K, n)
     kind = _kind(A)
@@ -273,7 +275,15 @@ def _component_eigenpairs(lap: _Laplacian, c: int, want: int, method: str,
     w[0] = 0.0
     if lap.kind == "combinatorial":
         V[:, 0] = 1.0 / np.sqrt(idx.size)
+        if k > 1 and np.abs(V.T @ V - np.eye(k)).max() > ORTHO_TOL:  # rare path: lambda_2 below rounding
+            from relu_gating.spectral.near_null import ritz_beside_constant
+
+            w[1:], V = ritz_beside_constant(lap.A[idx][:, idx], V)
     return idx, w, _fix_signs(V), how
+
+
+ORTHO_TOL = 1e-12
+"""Largest ``|V^T V - I|`` left as the eigensolver gave it once the null vector is pinned."""
 
 
 def _assemble(lap: _Laplacian, want: int, method: str, seed: int) -> tuple[np.ndarray, np.ndarray, str]:

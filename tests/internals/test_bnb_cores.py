@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
+from _clock import slowdown
 
 from relu_gating import best_neuron, verify
 from relu_gating.errors import InputError
@@ -89,17 +90,28 @@ def test_dask_local_cluster_of_processes(early):
     assert res.certified and abs(res.value - serial.value) <= 1e-9
 
 
+class _PoolStarted(Exception):
+    pass
+
+
 def test_an_easy_query_starts_no_process(monkeypatch):
-    """Settled within the serial phase: the pool of every core is never made."""
+    """Settled within the serial phase: the pool of every core is never made (not made up front, and the
+    frontier alone does not start it: the pool is lazy).  No wall clock decides the outcome: the serial
+    phase's time switch (``SERIAL_SECONDS``, wall time) is set out of reach, so a loaded machine cannot
+    start the pool; the control (the switch at 0) shows that a pool start does reach the refusal."""
     from relu_gating._runtime.executors import LocalPool
 
     def refuse(self):
-        raise AssertionError("a process pool was started for an easy query")
+        raise _PoolStarted("a process pool was started")
 
     monkeypatch.setattr(LocalPool, "executor", refuse)
+    monkeypatch.setattr(par, "SERIAL_SECONDS", 3600.0)
     Phi, U = _instance("gauss", 10, 2, 1)
     res = best_neuron(Phi, U, strategy="branch-and-bound")
     assert res.certified and res.tree["stats"].get("parallel_tasks", 0) == 0  # (the refusal above is the check)
+    monkeypatch.setattr(par, "SERIAL_SECONDS", 0.0)  # the control: the serial phase ends at once
+    with pytest.raises(_PoolStarted):
+        best_neuron(Phi, U, strategy="branch-and-bound")
 
 
 def test_an_explicit_executor_wins_over_workers(early):
@@ -170,7 +182,7 @@ def test_local_pool_close_ends_busy_workers():
     time.sleep(0.3)
     t = time.perf_counter()
     pool.close()
-    assert time.perf_counter() - t < 5.0 and _children() == [] and not pool.started
+    assert time.perf_counter() - t < 15.0 and _children() == [] and not pool.started  # not the tasks' 30 s
     assert futs[-1].cancelled() or futs[-1].done()
     pool.close()  # idempotent
 
@@ -178,11 +190,15 @@ def test_local_pool_close_ends_busy_workers():
 # ---------------------------------------------------------------------- the audit in parts
 @pytest.fixture(scope="module")
 def tree():
-    """A serial search's tree with every kind of node (splits, implied rows, b, c and d leaves)."""
+    """A serial search's tree with every kind of node (splits, implied rows, b, c and d leaves: the lifted
+    bound without its delay)."""
     from relu_gating.search.bnb import branch_and_bound
+    from relu_gating.search.bnb._node_bounds import NodeBounds
 
     Phi, U = _instance("gauss", 16, 2, 1)
-    res = branch_and_bound(Phi, U, workers=1)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(NodeBounds, "lifted_after", 0)
+        res = branch_and_bound(Phi, U, workers=1)
     nodes = res.tree["nodes"]
     assert {n[0] for n in nodes} >= {"s", "i", "b", "c", "d"}
     return Phi, U, res, nodes
@@ -336,7 +352,8 @@ def test_max_seconds_is_the_wall_time_of_the_whole_call(workers):
     t = time.perf_counter()
     res = best_neuron(Phi, U, strategy="branch-and-bound", max_seconds=3.0, options={"workers": workers})
     wall = time.perf_counter() - t
-    assert wall < 3.0 + 3.0, wall
+    slow = slowdown()  # the margin scales with the machine's load (about 1 when quiet)
+    assert wall < 3.0 + 3.0 * slow, (wall, slow)
     assert res.tree["stats"]["stop"] == "time" and not res.certified
     _verified(res, Phi, U)
     assert _children() == []

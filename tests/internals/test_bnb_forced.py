@@ -217,3 +217,31 @@ def test_nodes_without_evidence_are_split_anyway_beyond_the_exact_chamber_list(s
     assert b.certified and e.certified and abs(b.value - e.value) <= 1e-9 * max(1.0, abs(e.value))
     rep = verify(json.loads(json.dumps(b.to_dict())), I.Phi, I.U, I.features)
     assert rep.valid and rep.certified
+
+
+@settings(derandomize=True, deadline=None, max_examples=4)
+@given(kind=st.sampled_from(["gauss", "translated", "rescaled"]), d=st.integers(4, 5), k=st.integers(8, 24),
+       seed=st.integers(0, 10_000))
+def test_a_nodes_forced_rows_from_nnls_and_one_float_batch(kind, d, k, seed):
+    """The per-node step at ranks above the triangulation's (d = 5: rank 6), where NNLS proposes the
+    Farkas rows of every candidate and one float batch clears them (issue 39): every row fixed is
+    forced (the LP oracle) by rows checked exactly, every row left free is not forced, and every
+    forced row that the interior point does not see on both sides is found."""
+    from relu_gating.search.bnb._search import Search
+    from relu_gating.search.objectives import make_objective, with_rank
+
+    Phi, _, signs, dec, cand, side, inner_qr = _case(kind, 48, d, k, seed)
+    U = np.linalg.qr(np.random.default_rng(seed).normal(size=(48, 3)))[0]
+    obj = with_rank(make_objective(Phi, U, "bias"), d + 1)
+    search = Search(obj, 1.0, 1e-9, "auto", seed)
+    theta = np.linalg.solve(np.linalg.qr(Phi)[1], inner_qr)  # the plane that signed the decided rows
+    inner = np.linalg.lstsq(obj.to_theta, theta, rcond=None)[0]  # in the search's coordinates
+    assert np.all(signs[dec] * (obj.Psi[dec] @ inner) > 0)  # an interior point of the node's cone
+    node = search._node(signs.copy(), inner[None], 0)
+    fixed = signs.copy()
+    chain, free, _ = search._fix_forced(node, fixed, inner[None])
+    oracle = {int(i): s for i in cand.tolist() for s in (1, -1) if _lp_forced(Phi, signs, dec, int(i), s)}
+    for i, s, rows in chain:
+        assert oracle.get(i) == s and implied_exact(Phi, signs, i, s, list(rows)), (i, s, rows)
+    assert not set(free.tolist()) & set(oracle)
+    assert {i for i, _, _ in chain} == set(oracle)

@@ -12,6 +12,7 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 import numpy as np
 import pytest
 
+from _clock import slowdown
 from _search_reference import brute_best
 from relu_gating import best_neuron, verify
 from relu_gating.errors import InputError
@@ -150,7 +151,8 @@ def test_time_budget_gives_valid_certificate(pools):
     Phi, U = _instance("gauss", 40, 2, 14)
     t = time.perf_counter()
     res, stats = _parallel(Phi, U, "bias", pools["processes"], max_seconds=1.5)
-    assert time.perf_counter() - t < 1.5 + par.DRAIN_SECONDS + 3.0  # the budget, the drain, the result
+    wall, slow = time.perf_counter() - t, slowdown()  # the margin scales with the machine's load (1 when quiet)
+    assert wall < 1.5 + par.DRAIN_SECONDS + 3.0 * slow, (wall, slow)  # the budget, the drain, the result
     assert res.value <= res.upper_bound
     if not res.certified:
         assert stats["stop"] == "time" and any("stopped early" in n for n in res.notes)

@@ -19,6 +19,8 @@ from relu_gating.search.objectives import make_objective, with_rank
 from relu_gating.search.state import PRUNED
 from relu_gating.search._exact.tasks import solve_one
 
+pytestmark = pytest.mark.usefixtures("lifted_now")  # the lifted bound from the first node (no delay)
+
 
 def _instance(n, d, seed, clustered=False):
     rng = np.random.default_rng(seed)

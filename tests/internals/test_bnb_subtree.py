@@ -16,6 +16,8 @@ from relu_gating import verify
 from relu_gating.search.bnb import _node_bounds, _search, _subtree
 from relu_gating.search.bnb import branch_and_bound
 
+pytestmark = pytest.mark.usefixtures("lifted_now")  # the lifted bound from the first node (no delay)
+
 
 def _instance(n, d, seed, clustered=False):
     rng = np.random.default_rng(seed)

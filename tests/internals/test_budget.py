@@ -2,8 +2,8 @@
 (issue 38: the enumeration refused a budget; issue 39: 600-s runs ended at 638-660 s).
 
 The stopped answers are checked by the checker (an independent proof): valid, not certified,
-their bound over every chamber still open.  Wall-time margins are generous (the machine may be
-loaded): these are behaviour tests, not speed tests.
+their bound over every chamber still open.  The wall-time margins scale with the machine's load
+(``tests/_clock.py``): these are behaviour tests, not speed tests.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import time
 
 import numpy as np
 import pytest
+from _clock import slowdown
 
 import relu_gating as rg
 from relu_gating.search._enum import memory
@@ -102,8 +103,9 @@ def test_the_budget_is_the_wall_time_of_the_whole_call(budget):
     t0 = time.perf_counter()
     res = rg.best_neuron(Phi, U, max_seconds=budget)
     wall = time.perf_counter() - t0
+    slow = slowdown()  # the margin scales with the machine's load (about 1 when quiet)
     assert res.strategy == "branch-and-bound" and not res.certified
-    assert wall <= budget + 2.0, wall
+    assert wall <= budget + 2.0 * slow, (wall, slow)
     assert rg.verify(res, Phi, U).valid
 
 
@@ -119,7 +121,8 @@ def test_the_command_line_budget_includes_writing_the_certificate(tmp_path, caps
                      "--out", str(tmp_path / name)])
         wall = time.perf_counter() - t0
         assert code == 3 and json.loads(capsys.readouterr().out)["strategy"] == "branch-and-bound"
-        assert wall <= 4 + 2.0, (name, wall)
+        slow = slowdown()
+        assert wall <= 4 + 2.0 * slow, (name, wall, slow)
         assert (tmp_path / name).stat().st_size > 0
 
 

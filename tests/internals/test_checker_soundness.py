@@ -131,7 +131,7 @@ def test_exclusion_decided_exactly():
     """(b) The checker's exclusion decision (shared by 'P' patterns and tree leaves ['x']) against
     an exact oracle: a genuinely excluded pattern (its only active sample spans a feature) is
     excluded; the near-degenerate live chamber is not."""
-    from relu_gating.checker._bounds import excluded
+    from relu_gating.checker._exact_claims import excluded
     from relu_gating.checker._problem import state_problem
 
     Phi, U, H, _ = _exclusion_case()

@@ -13,6 +13,7 @@ import os
 
 import numpy as np
 import pytest
+from _clock import slowdown
 
 from relu_gating.cli import main
 from relu_gating.experiments import NAMES, Check, Experiment, ExperimentResult
@@ -186,5 +187,6 @@ def test_quick_runs_through_the_cli(name, tmp_path, capsys):
     d = _strict_load(capsys.readouterr().out)
     assert d["name"] == name and d["params"]["seed"] == 1 and d["params"]["quick"] is True
     assert d["checks"] and all(c["holds"] for c in d["checks"])
-    assert d["seconds"] < 120  # --quick is meant to take seconds (under 20 s on an idle machine)
+    slow = slowdown()  # the margin scales with the machine's load (about 1 when quiet)
+    assert d["seconds"] < 120 * slow, (d["seconds"], slow)  # --quick takes seconds (under 20 s on an idle machine)
     assert (tmp_path / f"{name}.png").stat().st_size > 0

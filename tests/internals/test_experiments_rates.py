@@ -52,6 +52,15 @@ def test_pair_scores_equal_the_captured_coverage_recomputed():
     assert bl.captured(H0, U) + pairs[0][0] == pytest.approx(best, abs=1e-9)
 
 
+def test_captured_with_a_dead_neuron_keeps_the_later_columns():
+    # [1, 0, x]: an unpivoted QR dropped the zero column's direction and with it part of x (N_K 1.5, not 2)
+    bl = _bench("best_layer")
+    x = np.arange(5.0)
+    U = np.linalg.qr(np.c_[np.ones(5), x])[0]
+    assert bl.captured(np.c_[np.ones(5), np.zeros(5), x], U) == pytest.approx(2.0, abs=1e-12)
+    assert bl.captured(np.c_[np.ones(5), x, np.zeros(5), 2 * x], U) == pytest.approx(2.0, abs=1e-12)
+
+
 def test_rate_bound_violations_are_reported():
     gr = _bench("greedy_rates")
     good = {"steps": [{"t": 0, "delta": 1.0, "rate_bound": 1.0, "applies": True},

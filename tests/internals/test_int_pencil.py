@@ -9,7 +9,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from relu_gating.checker._bounds import psd_excluding as fraction_psd_excluding
+from relu_gating.checker._exact_claims import psd_excluding as fraction_psd_excluding
 from relu_gating.checker._int_pencil import Meter, first_proven, node_forms, psd, psd_excluding
 from relu_gating.checker._problem import state_problem
 from relu_gating.errors import CertificateError

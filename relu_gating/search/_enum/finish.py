@@ -70,18 +70,25 @@ def raise_claims(obj: Objective, store: PatternStore, pruned: np.ndarray, eviden
     return notes
 
 
+#: The incumbent's own weights are reported where normalizing and polishing them lowers the value by more
+#: than this (a chamber of relative width 2^-52: rounding ``theta / ||h||`` leaves it; issue 37).
+LOST_TO_ROUNDING = 1e-12
+
+
 def reported_neuron(obj: Objective, best: np.ndarray) -> tuple[np.ndarray, float, bool, list[str]]:
     """``(theta, value, evaluated, notes)`` of the incumbent ``best``: scaled so that
     ``||(I - Pi_H) h|| = 1`` and polished off rounding walls, its value to 1e-10 or exact
     (:func:`relu_gating.search._value.reported_value`; ``evaluated`` False where neither is possible).
     Where the polished neuron is excluded on exact recomputation (inputs at the ends of the float
-    range), ``best`` itself; where that is too, value 0 and a note (not certified)."""
+    range) or has a lower value (a thin chamber), ``best`` itself; where that is excluded too, value 0
+    and a note (not certified)."""
     with np.errstate(all="ignore"):
         theta = polish_theta(obj, normalized_theta(obj, best))
     value, evaluated = reported_value(obj, theta) if np.all(np.isfinite(theta)) else (np.nan, True)
-    if np.isnan(value):
-        theta = np.asarray(best, dtype=float)
-        value, evaluated = reported_value(obj, theta) if np.all(np.isfinite(theta)) else (np.nan, True)
+    own = np.asarray(best, dtype=float)
+    own_value, own_evaluated = reported_value(obj, own) if np.all(np.isfinite(own)) else (np.nan, True)
+    if np.isnan(value) or own_value > value + LOST_TO_ROUNDING:  # a thin chamber: rescaling rounds out of it
+        theta, value, evaluated = own, own_value, own_evaluated
     if np.isnan(value):
         theta = theta if np.all(np.isfinite(theta)) else np.zeros(obj.Phi.shape[1])
         return theta, 0.0, False, ["the incumbent neuron is excluded on exact recomputation (inputs at the ends "

@@ -342,10 +342,80 @@ def solve_one(obj: Objective, mask: np.ndarray, method: str, witness: np.ndarray
             continue
         theta = polish_theta(obj, obj.to_theta @ (T @ np.asarray(res.x, dtype=float)))  # walls: off rounding
         val = float(neuron_values(obj, theta[None, :])[0])
+        lost = bool(np.isnan(val))
         if np.isnan(val) or (not np.isnan(w_val) and w_val > val):
             val, theta = w_val, theta0
-        return _settle_exact(obj, mask, val, theta, mth, theta0, (A, B, G, T, Ti), _solver_facets(res))
-    return _dual_fallback(obj, A, B, G, Ti, theta0, w_val, tried)
+        got = _settle_exact(obj, mask, val, theta, mth, theta0, (A, B, G, T, Ti), _solver_facets(res))
+        return _with_local(obj, mask, method, got, w_val, B, lost, None if end is None else end - time.perf_counter())
+    got = _dual_fallback(obj, A, B, G, Ti, theta0, w_val, tried)
+    return _with_local(obj, mask, method, got, w_val, B, True, None if end is None else end - time.perf_counter())
+
+
+def _with_local(obj: Objective, mask: np.ndarray, method: str, got: _Solved, w_val: float, B: np.ndarray,
+                lost: bool, max_seconds: float | None) -> _Solved:
+    """``got`` improved by the chamber's own coordinates (:mod:`relu_gating.search._exact.chamber_coords`)
+    where the global basis loses part of its pencil (``B``: the global pattern problem's) or the solver's
+    neuron fell outside the chamber (``lost``): a better neuron strictly inside (decided exactly) and
+    tighter dual evidence are taken; the claim is then proven like any other.  ``max_seconds``: what is
+    left of the pattern's time budget (none left: ``got`` as it is)."""
+    from relu_gating.search._exact.chamber_coords import needs_local
+
+    k_global = int(round(float(np.trace(B))))
+    if (max_seconds is not None and max_seconds <= 0) or not (lost or needs_local(obj, mask, k_global)):
+        return got
+    local = _local_solve(obj, mask, method, w_val, max_seconds)
+    if local is None:
+        return got
+    theta, val, upper, evidence, mth = local
+    out = got
+    if not np.isnan(val) and (np.isnan(got.lower) or val > got.lower):
+        out = out._replace(lower=val, theta=theta)
+    if evidence is not None and (upper < got.upper or got.upper < out.lower):  # tighter, or the global claim refuted
+        out = out._replace(upper=upper, evidence=evidence, method=mth)
+    if out.upper <= out.lower + EVIDENCE_RTOL * max(abs(out.lower), 1e-300) and out.evidence is not None:
+        out = out._replace(status=EXACT, method=mth)
+    return out
+
+
+def _local_solve(obj: Objective, mask: np.ndarray, method: str, w_val: float, max_seconds: float | None
+                 ) -> tuple[np.ndarray, float, float, Any, str] | None:
+    """The pattern solved in its own coordinates: ``(theta, value, upper, evidence, method)`` with a
+    float ``theta`` strictly inside the chamber (exactly) and evidence on the rows of ``Phi C``."""
+    import solvers
+    from relu_gating.search._exact.chamber_coords import evidence_to_rows, local_basis, local_objective, theta_of
+    from relu_gating.search._exact.float_point import float_points
+
+    lb = local_basis(obj, mask)
+    if lb is None:
+        return None
+    lobj = local_objective(obj, lb)
+    with np.errstate(all="ignore"):
+        A, B, G, T, _ = _pattern_problem(lobj, mask)
+    if not (np.all(np.isfinite(A)) and np.all(np.isfinite(B)) and np.all(np.isfinite(G))):
+        return None
+    problem = solvers.ConeEigProblem(A, B, G)
+    end = None if max_seconds is None else time.perf_counter() + max_seconds
+    for mth in (method,) + tuple(x for x in FALLBACK_METHODS if x != method):
+        left = None if end is None else end - time.perf_counter()
+        if left is not None and left <= 0:  # the pattern's time budget (max_seconds) is spent
+            return None
+        res, _ = _try_method(lobj, problem, mth, w_val, left)
+        if res is not None:
+            break
+    else:
+        return None
+    x = np.asarray(res.x, dtype=float)
+    cands = float_points(obj.Phi, mask, theta_of(lb, T @ x))
+    from relu_gating.search._value import reported_value  # thin chambers: float products cancel
+
+    vals = np.array([reported_value(obj, t)[0] for t in cands])
+    if vals.size == 0 or np.all(np.isnan(vals)):
+        return None
+    j = int(np.nanargmax(vals))
+    rows = np.flatnonzero(np.any(obj.Phi != 0, axis=1))
+    upper, ev = _dual_evidence(A, B, G, rows, float(vals[j]), [x], _solver_facets(res))
+    ev = None if ev is None else evidence_to_rows(ev, lb.scale_exp)
+    return cands[j], float(vals[j]), (upper if ev is not None else np.inf), ev, mth + "-local"
 
 
 def _solver_facets(res: Any) -> np.ndarray | None:

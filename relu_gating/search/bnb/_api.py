@@ -43,8 +43,11 @@ def branch_and_bound(Phi: Any, U_K: Any, *, features: Any = "bias", alpha: float
     ``lifted`` (on by default): nodes with at most 128 undecided rows also try the lifted doubly
     nonnegative bound coupling those rows (``["d", ...]`` leaves of the tree,
     :mod:`relu_gating.search.bnb._strong`), with multipliers found by first-order steps (Clarabel on
-    nodes with at most 8 undecided rows when those do not settle the node); ``lifted=False`` keeps
-    the subspace node bound alone (``benchmarks/bnb_lifted_effect.py`` compares the two).
+    nodes with at most 8 undecided rows when those do not settle the node), after a delay: not before
+    the search has bounded 6,000 nodes, unless a few probes of it find sooner that the subtrees it would
+    spare cost more than it does (an easy query settles on the subspace bound alone; issue 39,
+    docs/branch-and-bound.md); ``lifted=False`` keeps the subspace node bound alone
+    (``benchmarks/bnb_lifted_effect.py`` compares the two).
     ``deadline`` (a ``time.perf_counter()`` time, for :class:`relu_gating.search.strategy.BranchAndBound`)
     replaces ``max_seconds`` by an end fixed by the caller, whose call began earlier; ``writes``
     (``"json"`` or ``"npz"``): the caller writes the certificate after, within that budget.

@@ -15,7 +15,7 @@ import numpy as np
 
 from relu_gating.search.proofs import implied_exact, node_bound
 from relu_gating.search.bnb._blind import blind_row, expand_pointless, split
-from relu_gating.search.bnb._forced import exhaustive_farkas, float_clear, forced_rows
+from relu_gating.search.bnb._forced import MAX_RANK, exhaustive_farkas, float_clear, forced_rows
 from relu_gating.search.bnb._lp import WITNESS_MARGIN
 from relu_gating.search.bnb._node_bounds import LIFTED_BAND
 from relu_gating.search.bnb._rows import sample_interior
@@ -135,6 +135,11 @@ class TreeGrowth:
                             lambda i, s, rows: self._implied(signs, i, s, rows))
         self.stats["t_forced"] += time.perf_counter() - t0
         self.stats["forced_batch"] += len(batch)
+        pre, wit = ({}, []) if self.Gn.shape[1] <= MAX_RANK else (  # ranks above the triangulation's (d >= 5)
+            self._nnls_pass(Gd, dec, signs, und, cand[~np.isin(und[cand], list(batch))], pos, neg, pts[0]))
+        if wit:
+            pts = np.vstack([pts, *wit])
+        free = pos & neg
         for c, k in enumerate(cand.tolist()):
             if free[k]:
                 continue
@@ -143,8 +148,15 @@ class TreeGrowth:
                 signs[i] = 1 if pos[k] else -1
                 chain.append((i, int(signs[i]), batch[i]))
                 continue
-            s_obs = 1 if pos[k] else -1
-            kind, got = self._nnls(Gd, dec, signs, i, s_obs, pts[0])
+            if k in pre:  # from the NNLS pass
+                kind, got, s_obs = pre[k]
+                if kind == "witness":  # already in pts (and row k then seen on both sides)
+                    continue
+                if kind == "maybe":  # Farkas rows the float batch did not clear: the exact check
+                    kind, got = ("empty", got) if self._implied(signs, i, s_obs, got) else ("lp", None)
+            else:  # ranks 3-5: one row at a time (the triangulation found most forced rows already)
+                s_obs = 1 if pos[k] else -1
+                kind, got = self._nnls(Gd, dec, signs, i, s_obs, pts[0])
             if kind == "lp":
                 if not loaded:
                     self.lp.begin(Gd, self.Gn[und[cand]])
@@ -169,10 +181,45 @@ class TreeGrowth:
             node.refuted = {**node.refuted, **refuted}
         return chain, und[keep], pts
 
-    def _nnls(self, Gd: np.ndarray, dec: np.ndarray, signs: np.ndarray, i: int, s: int, inner: np.ndarray) -> Any:
+    def _nnls_pass(self, Gd: np.ndarray, dec: np.ndarray, signs: np.ndarray, und: np.ndarray, cand: np.ndarray,
+                   pos: np.ndarray, neg: np.ndarray, inner: np.ndarray) -> tuple[dict, list]:
+        """NNLS (:meth:`_nnls`) on the candidates ``cand`` (indices into ``und``) in order, each unless the
+        witnesses found so far saw it on both sides (they update ``pos`` and ``neg`` in place); then the
+        Farkas claims found are cleared by one float batch (:func:`float_clear`, the test :meth:`_implied`
+        makes on one claim).  Returns ``{k: (kind, got, side)}`` (kind ``"empty"``, ``"maybe"``: left to the
+        exact check, ``"witness"`` or ``"lp"``) and the witnesses found (one row each)."""
+        pre: dict = {}
+        wit: list = []
+        for k in cand.tolist():
+            if pos[k] and neg[k]:
+                continue
+            s_obs = 1 if pos[k] else -1
+            kind, got = self._nnls(Gd, dec, signs, int(und[k]), s_obs, inner, check=False)
+            if kind == "witness":
+                wit.append(got[None])
+                zz = self.Gn[und] @ got
+                pos |= zz > WITNESS_MARGIN
+                neg |= zz < -WITNESS_MARGIN
+            pre[k] = (kind, got, s_obs)
+        r = self.Gn.shape[1]
+        maybe = [k for k, (kind, got, _) in pre.items() if kind == "maybe" and got.size == r]
+        if maybe:
+            t0 = time.perf_counter()
+            rows = np.array([pre[k][1] for k in maybe])
+            side = np.array([pre[k][2] for k in maybe], dtype=float)
+            clear = float_clear(self.Gn, signs, rows, und[maybe], side)
+            for k, ok in zip(maybe, clear.tolist()):
+                if ok:
+                    pre[k] = ("empty", pre[k][1], pre[k][2])
+            self.stats["t_nnls"] += time.perf_counter() - t0
+        return pre, wit
+
+    def _nnls(self, Gd: np.ndarray, dec: np.ndarray, signs: np.ndarray, i: int, s: int, inner: np.ndarray,
+              check: bool = True) -> Any:
         """Is ``s g_i`` in the cone of the decided rows?  NNLS: a zero residual gives Farkas rows
-        (checked exactly); a nonzero one a point of the cone on the other side (``-residual``,
-        pushed inside).  ``("lp", None)`` when neither is conclusive."""
+        (checked exactly; with ``check=False`` returned unchecked as ``("maybe", rows)``); a nonzero one a
+        point of the cone on the other side (``-residual``, pushed inside).  ``("lp", None)`` when neither
+        is conclusive."""
         from scipy.optimize import nnls
 
         t0 = time.perf_counter()
@@ -186,6 +233,8 @@ class TreeGrowth:
             self.stats["t_nnls"] += time.perf_counter() - t0
         if res <= 1e-10:
             rows = dec[y > 1e-12 * max(float(y.max(initial=0.0)), 1e-300)]
+            if rows.size <= self.obj.rank and not check:
+                return ("maybe", rows)
             if rows.size <= self.obj.rank and self._implied(signs, i, s, rows):
                 return ("empty", rows)
             return ("lp", None)

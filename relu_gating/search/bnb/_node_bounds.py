@@ -56,6 +56,14 @@ LIFTED_RETRY = 20
 #: the band spends in its subtree, measured on the splits made (:mod:`relu_gating.search.bnb._subtree`).
 LIFTED_COST_AFTER = 4
 LIFTED_COST_FACTOR = 1.0
+#: The delay (issue 39, "no slower on easy cases"): no lifted bound, with or without multipliers, is tried
+#: before the search has bounded this many nodes (``stats["nodes"]``, a worker's task counting those of
+#: the search that sent it: :attr:`NodeBounds.lifted_after`).  An easy query is settled by then on the
+#: cheap subspace bound alone, where the lifted bound's 10-30 ms a try cost more than the splits they spare
+#: (Gaussian 80 x 4: 4,465 nodes without it, 2,057 with it but 1.7x the seconds).  A hard one ends the
+#: delay sooner through its probes (:meth:`relu_gating.search.bnb._subtree.SubtreeCost.probe_due`), and
+#: the splits made during the delay are measured for the cost test (:meth:`NodeBounds.lifted_pays`).
+LIFTED_DELAY_NODES = 6000
 
 
 def lifted_claim(u: float, target: float, room: float) -> float:
@@ -92,6 +100,8 @@ class NodeBounds:
     best_value: float
     lifted: bool
     lifted_costs: bool = True  # the cost test of :meth:`lifted_pays` (class-level: a switch for benchmarks)
+    lifted_after: int = LIFTED_DELAY_NODES  # the lifted bound waits until stats["nodes"] reaches it (the delay)
+    lifted_small: bool = False  # the probes ended the delay for nodes of at most LIFTED_LARGE undecided rows
     lifted_skipped: dict
     plain_bands: dict
     t_start: float
@@ -99,6 +109,10 @@ class NodeBounds:
     push: Callable[[Node], None]
     split_seconds: Callable[[int], float | None]
     explore: Callable[[int], bool]
+    probe_due: Callable[[], bool]
+    probe_done: Callable[[float, bool], None]
+    probe_pays: Callable[[], bool]
+    end_delay: Callable[[], None]
 
     def _node(self, signs: np.ndarray, v: np.ndarray | None, depth: int) -> Node:
         """A node with its bound (its interior points ``v`` are offered as neurons by the caller)."""
@@ -123,6 +137,14 @@ class NodeBounds:
         _, N, mu = got[1]
         total = float(np.abs(np.asarray(N["entries"])[:, 2]).sum() * 2 if isinstance(N, dict) else np.abs(N).sum())
         return 8.0 * self.basis_eps() * (abs(got[0]) + float(np.sum(self.obj.M ** 2)) + total + float(np.abs(mu).sum()))
+
+    def lifted_delay_left(self) -> int:
+        """Nodes the delay still holds the lifted bound back (:data:`LIFTED_DELAY_NODES`), 0 once the probes
+        (this search's and those its workers' tasks reported) end it; a worker's task gets this, not a
+        fresh delay."""
+        if self.stats["nodes"] < self.lifted_after and not self.lifted_small and self.probe_pays():
+            self.end_delay()
+        return max(0, int(self.lifted_after) - int(self.stats["nodes"]))
 
     def lifted_pays(self, k: int) -> bool:
         """The cheap test: try the lifted bound on a node with ``k`` undecided rows while it settles at
@@ -159,12 +181,16 @@ class NodeBounds:
         if not self.lifted or node.evidence is not None or self.basis_eps() > LIFTED_MAX_BASIS_EPS:
             return False
         k = int(np.sum((node.signs == 0) & ~self.P.zero_rows))
-        if k == 0:
-            return False
+        delayed = self.stats["nodes"] < self.lifted_after  # the delay: still an easy query, perhaps
+        if k == 0 or (delayed and not (k <= LIFTED_LARGE and (self.lifted_small or self.probe_due()))):
+            return False  # (a probe now and then; once the probes ended it, nodes of their sizes are tried)
         plus = self.obj.Psi[(node.signs > 0) & ~self.P.zero_rows]
         if plus.shape[0] < self.obj.rank or np.linalg.matrix_rank(plus) < self.obj.rank:
             return False  # then h = 0 for some x != 0: the lifted bound is never finite
-        if self.plain_pays(node, k) and self.try_plain(node, k) and node.kind == "d":
+        if delayed and not self.lifted_small:
+            self.probe_lifted(node, k)
+            return False
+        if not delayed and self.plain_pays(node, k) and self.try_plain(node, k) and node.kind == "d":
             return True
         plain = node.evidence  # lifted evidence of a claim plain lowered, or None
         if k > min(LIFTED_MAX_UNDECIDED, _strong.MAX_UNDECIDED) or not self.lifted_pays(k):
@@ -196,6 +222,22 @@ class NodeBounds:
             self.stats["lifted_lowered"] += 1
             self.push(node)
         return True
+
+    def probe_lifted(self, node: Node, k: int) -> None:
+        """A probe during the delay (:meth:`relu_gating.search.bnb._subtree.SubtreeCost.probe_due` chose
+        the node): the lifted bound computed on it, its answer not used; a node it would settle is split
+        anyway, and the subtree it would have spared measured (:meth:`~relu_gating.search.bnb._subtree.
+        SubtreeCost.probe_done`), which ends the delay, for nodes of the sizes probed (at most
+        ``LIFTED_LARGE`` undecided rows; the others and the lifted bound without multipliers wait for the
+        whole delay), once such subtrees cost more than the lifted bound."""
+        from relu_gating.search.bnb import _strong
+
+        t0 = time.perf_counter()
+        level = (self.best_value + self.tol) / self.alpha if self.alpha > 0 else np.inf
+        got = _strong.strong_bound(self.obj.Psi, self.obj.M, self.obj.Q_H, node.signs, self.P.zero_rows, node.v,
+                                   level=level)
+        would = got is not None and self.settled(lifted_claim(got[0], self.best_value / self.alpha, self.lifted_room(got)))
+        self.probe_done(time.perf_counter() - t0, would)
 
     def lifted_checks(self, node: Node, claim: float, evidence: tuple) -> bool:
         """The checker's own test of lifted evidence at ``claim`` (:func:`relu_gating.search.proofs._lifted.

@@ -161,8 +161,12 @@ def graft(root: Node, entries: list[tuple]) -> list[Node]:
 
 # ---------------------------------------------------------------------- the worker's side
 def subtree_task(obj: Any, roots: list[tuple], incumbent: np.ndarray | None, alpha: float, tol: float,
-                 method: str, seed: int, seconds: float, lifted: bool = True) -> tuple:
+                 method: str, seed: int, seconds: float, lifted: bool = True, delay: int = 0,
+                 probes: int = 0, small: bool = False) -> tuple:
     """Best-first search of the subtrees below ``roots`` (open-node data) for ``seconds``.
+
+    ``delay``, ``probes`` and ``small``: what the sender leaves of the lifted bound's delay (nodes), of
+    its probes, and whether they ended it for small nodes (:func:`_delay`; ``_node_bounds.LIFTED_DELAY_NODES``).
 
     Returns ``(subtrees, theta, stats, notes)``: each root's subtree (:func:`flatten`), the best
     neuron seen (None if none) and the counters this task added.
@@ -171,6 +175,9 @@ def subtree_task(obj: Any, roots: list[tuple], incumbent: np.ndarray | None, alp
     end = t0 + seconds
     search = Search(obj, alpha, tol, method, seed, lifted)
     search.lifted_costs = False  # a task is a fresh search, too short to measure its splits (bnb/_subtree.py)
+    search.lifted_after = search.stats["nodes"] + int(delay)  # what is left of the sender's delay, not a fresh one
+    search.probe_max = int(probes)  # and of its probes (their subtrees reported: probe_would, probe_spared)
+    search.lifted_small = bool(small)  # the sender's probes ended the delay for small nodes
     base, lp0 = dict(search.stats), search.lp.calls
     if incumbent is not None:
         search.offer(incumbent)  # recomputed here: the task trusts no value it is sent
@@ -185,6 +192,8 @@ def subtree_task(obj: Any, roots: list[tuple], incumbent: np.ndarray | None, alp
     stats = {k: v - base.get(k, 0) for k, v in search.stats.items() if isinstance(v, (int, float))}  # (some keys
     # appear on first use: stats["unproven"])
     stats["lp_calls"] = search.lp.calls - lp0
+    stats.pop("lifted_delay_ended", None)  # (the sender decides from the probes reported)
+    stats["probe_would"], stats["probe_spared"] = search.probe_spared()
     out = [flatten(n) for n in nodes]
     stats["task_wall"], stats["task_cpu"] = time.perf_counter() - t0, time.process_time() - cpu0
     return out, search.best_theta, stats, list(search.notes)
@@ -290,6 +299,14 @@ def _absorb(search: Search, batch: list[Node], answer: tuple, totals: dict) -> i
     return int(stats.get("nodes", 0))
 
 
+def _delay(search: Search, workers: int) -> tuple[int, int, bool]:
+    """What a task gets of the delay of the lifted bound: the nodes left of it, a share of the probes left
+    (``bnb/_subtree.py``) while any nodes are left and the probes have not ended it, and whether they have."""
+    left = search.lifted_delay_left()
+    probes = max(0, search.probe_max - int(search.stats.get("probe", 0)))
+    return left, (math.ceil(probes / workers) if left and not search.lifted_small else 0), search.lifted_small
+
+
 def _bound_in_flight(search: Search, inflight: dict) -> float:
     top = max((n.claim for batch in inflight.values() for n in batch), default=-np.inf)
     return max(search.global_bound(), top)
@@ -367,7 +384,8 @@ def _rounds(search: Search, pool: _Pool, inflight: dict, totals: dict, deadline:
                 break
             budget = SLICE_SECONDS if stop is None else max(0.0, min(SLICE_SECONDS, stop - now))
             fut = pool.submit([_open_data(n) for n in batch], search.best_theta, search.alpha, search.tol,
-                              search.method, seed + 1 + totals["submitted"], budget, search.lifted)
+                              search.method, seed + 1 + totals["submitted"], budget, search.lifted,
+                              *_delay(search, W))
             totals["submitted"] += 1
             inflight[fut] = batch
         timeout = _POLL if deadline is None else max(0.0, min(_POLL, deadline - time.perf_counter()))

@@ -38,7 +38,7 @@ def _prove(S: Any, masks: np.ndarray, claims: np.ndarray, evidence: dict, pruned
 
 
 def checker_excluded(S: Any, mask: np.ndarray) -> bool:
-    """The checker's exact exclusion decision (:func:`relu_gating.checker._bounds.excluded`)."""
+    """The checker's exact exclusion decision (:func:`relu_gating.checker._exact_claims.excluded`)."""
     from relu_gating.checker import excluded
 
     return excluded(_checker_problem(S), np.asarray(mask, dtype=bool))
