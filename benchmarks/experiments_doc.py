@@ -297,7 +297,9 @@ def kappa_n() -> str:
                          key=lambda r: r["seed"])
             ex = [r["explicit_upper"] for r in sel if r.get("explicit_upper")]
             rows.append([fam, d, what, n, ", ".join(str(r["seed"]) for r in sel),
-                         "; ".join(f"[{r['lower']:.3g}, {r['upper']:.3g}]" for r in sel),
+                         "; ".join(f"[{r['lower']:.3g}, {r['upper']:.3g}]"
+                                   + ("" if r.get("final", True) else f" (partial, {len(r['rounds'])} norms)")
+                                   for r in sel),
                          f"{min(r['lower'] for r in sel):.3g}", f"{max(r['upper'] for r in sel):.3g}",
                          f"{max((r['upper'] - r['lower']) / r['upper'] for r in sel):.0%}",
                          "; ".join(f"{r['upper_parts']['basis']:.3g}" for r in sel),
@@ -308,6 +310,11 @@ def kappa_n() -> str:
                       "Example 5.12 explicit upper end", "every norm closed to tol"], rows))
 
 
+def _code(row: dict) -> str:
+    """Which variation-norm code computed a kappa_n row: rows written since 2ab1190 carry ``final``."""
+    return "warm, seeded (2ab1190)" if "final" in row else "cold (fc7fa07-003479b)"
+
+
 def kappa_speed() -> str:
     """The variation norm's rounds and CPU seconds to close against n, from the kappa-against-n cases."""
     cases = _cases("experiments_kappa_n", "*_d*_n*_s*.json")
@@ -315,15 +322,15 @@ def kappa_speed() -> str:
         return "(no saved run)"
     allr = [r for c in cases for r in c["rows"]]
     rows = []
-    for d, n in sorted({(r["d"], r["n"]) for r in allr}):
-        sel = [r for r in allr if (r["d"], r["n"]) == (d, n)]
+    for d, n, code in sorted({(r["d"], r["n"], _code(r)) for r in allr}):
+        sel = [r for r in allr if (r["d"], r["n"], _code(r)) == (d, n, code)]
         rounds = [x for r in sel for x in r["rounds"]]
         cpu = [r["cpu_seconds"] / len(r["rounds"]) for r in sel]
-        rows.append([d, n, f"{statistics.median(r['patterns'] for r in sel):,.0f}", len(rounds),
+        rows.append([d, n, code, f"{statistics.median(r['patterns'] for r in sel):,.0f}", len(rounds),
                      f"{statistics.median(rounds):g}", max(rounds), f"{statistics.median(cpu):.3g}",
                      f"{max(cpu):.3g}", f"{statistics.median(r['seconds'] / len(r['rounds']) for r in sel):.0f}",
                      sum(not r["norms_closed"] for r in sel)])
-    return _table(["d", "n", "chambers", "norms computed", "median master rounds", "most rounds",
+    return _table(["d", "n", "master LP", "chambers", "norms computed", "median master LPs", "most LPs",
                    "median CPU seconds per norm", "most CPU seconds per norm", "median wall seconds per norm",
                    "brackets with a norm left open"], rows)
 
@@ -369,6 +376,19 @@ def variation_speed() -> str:
     return (f"`{pv.get('command', '-')}` at {(pv.get('commit') or '-')[:9]}, {(pv.get('date') or '-')[:16]}:\n\n"
             + _table(["n", "chambers", "pricing", "master rounds", "interval of ||u_2||_A", "closed to 1e-3",
                       "seconds", "CPU seconds", "load (1 min)"], rows))
+
+
+def variation_against() -> str:
+    """``benchmarks/variation_against.py``: one norm's LPs and CPU seconds, this code beside the one before."""
+    path = RESULTS / "variation_against_20261205.json"
+    if not path.exists():
+        return "(no saved run)"
+    d = json.loads(path.read_text(encoding="utf-8"))
+    rows = [[r["n"], r["patterns"], r["checkout"], r["rounds"], f"[{r['lower']:.4g}, {r['upper']:.4g}]", r["closed"],
+             f"{r['cpu']:.1f}", f"{r['wall']:.0f}"] for r in d["rows"]]
+    return (_prov_line(d.get("provenance") or {}) + f" (baseline {d['args']['against']}):\n\n"
+            + _table(["n", "chambers", "code", "master LPs", "interval of ||u_2||_A", "closed to 1e-2", "CPU seconds",
+                      "wall seconds"], rows))
 
 
 def _prov_line(pv: dict) -> str:
@@ -517,6 +537,7 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "runs": runs, "checks": checks, "greedy-rate": greedy_rate, "clusters": clusters,
     "graph-choice": graph_choice, "certification": certification, "alpha": alpha, "depth": depth,
     "kappa-n": kappa_n, "kappa-speed": kappa_speed, "example512": example512, "variation-speed": variation_speed,
+    "variation-against": variation_against,
     "rates": rates, "best-layer": best_layer, "best-pair": best_pair, "real-gap": real_gap, "prop41": prop41,
 }
 

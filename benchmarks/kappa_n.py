@@ -82,6 +82,21 @@ def family(name: str, n: int, seed: int, d: int = 2) -> dict:
             "epsilon": float(np.linalg.norm(U - chi @ (chi.T @ U), 2))}
 
 
+def _row(case: dict, f: dict, kap: Any, clock: tuple, final: bool) -> dict:
+    """One saved row: the case, the bracket ``kap`` (``final``: every step done), its norms and costs."""
+    row = {**case, "lower": kap.lower, "upper": kap.upper, "upper_parts": kap.upper_parts,
+           "norms_closed": bool(kap.certified), "final": final,
+           "directions": int(kap.coefficients.shape[0]), "coefficients": kap.coefficients.tolist(),
+           "norms": kap.norms.tolist(), "rounds": [int(x) for x in kap.rounds],
+           "solve_seconds": [float(x) for x in kap.solve_seconds],
+           "basis_norm_upper": [float(x) for x in kap.basis_norms[:, 1]],
+           "seconds": time.perf_counter() - clock[0], "cpu_seconds": time.process_time() - clock[1]}
+    if case["what"] == "kappa(chi)":
+        row.update(explicit_upper=f["explicit"], paper_upper=f["paper"], epsilon=f["epsilon"])
+        row["upper"] = min(row["upper"], f["explicit"])
+    return row
+
+
 def rows_for(name: str, n: int, seed: int, args: argparse.Namespace, d: int = 2,
              on_row: Any = None) -> list[dict]:
     """One row per bracketed basis of the case ``(name, d, n, seed)``; ``on_row(rows)`` after each."""
@@ -95,19 +110,20 @@ def rows_for(name: str, n: int, seed: int, args: argparse.Namespace, d: int = 2,
     out = []
     for what, B in f["bases"].items():
         t0, c0 = time.perf_counter(), time.process_time()
+        case = {"family": name, "d": d, "n": n, "seed": seed, "K": B.shape[1], "what": what,
+                "patterns": int(pats.masks.shape[0]), "pattern_seconds": t_pat}
+        clock = (t0, c0)
+
+        def partial(kap: Any, case: dict = case, clock: tuple = clock) -> None:  # the bounds so far (valid)
+            print(f"  {case['family']} n={case['n']} seed={case['seed']} {case['what']} after {kap.norms.shape[0]} norms: "
+                  f"[{kap.lower:.4g}, {kap.upper:.4g}] ({time.process_time() - clock[1]:.0f} CPU s)", flush=True)
+            if on_row is not None:
+                on_row([*out, _row(case, f, kap, clock, final=False)])
+
         kap = representability_constant(B, f["Phi"], n_directions=args.directions, refine=args.refine,
                                         tol=args.tol, patterns=pats, max_iter=args.max_iter,
-                                        adaptive=args.adaptive, gap=args.gap)
-        row = {"family": name, "d": d, "n": n, "seed": seed, "K": B.shape[1], "what": what, "lower": kap.lower,
-               "upper": kap.upper, "upper_parts": kap.upper_parts, "norms_closed": bool(kap.certified),
-               "directions": int(kap.coefficients.shape[0]), "coefficients": kap.coefficients.tolist(),
-               "norms": kap.norms.tolist(), "rounds": [int(x) for x in kap.rounds],
-               "solve_seconds": [float(x) for x in kap.solve_seconds],
-               "basis_norm_upper": [float(x) for x in kap.basis_norms[:, 1]], "patterns": int(pats.masks.shape[0]),
-               "pattern_seconds": t_pat, "seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - c0}
-        if what == "kappa(chi)":
-            row.update(explicit_upper=f["explicit"], paper_upper=f["paper"], epsilon=f["epsilon"])
-            row["upper"] = min(row["upper"], f["explicit"])
+                                        adaptive=args.adaptive, gap=args.gap, on_norm=partial)
+        row = _row(case, f, kap, clock, final=True)
         out.append(row)
         if on_row is not None:
             on_row(out)
@@ -215,6 +231,9 @@ def main(argv: list[str] | None = None) -> int:
                                                     "quantity; complete cases already there are skipped")
     ap.add_argument("--plot", nargs=2, metavar=("DIR", "PNG"), help="only draw the figure of a saved run")
     args = ap.parse_args(argv)
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1)  # one BLAS thread: the small solves gain nothing from more, and spinning threads cost CPU
     if args.plot:
         plot(*args.plot)
         return 0

@@ -106,6 +106,8 @@ class ConePricer:
         self.adj, self.det = _adj3(self.G)
         self.full = np.array([d != 0 for d in self.det])
         self.Gf = self.G.astype(float) / 4.0**e
+        self.Pf = self.P.astype(float)
+        self._Li, self._Gi = _float_inverses(self.G, self.full)
         self.mu: dict = {}  # sign -> (row indices, multipliers in units of y) per chamber, kept across rounds
         self._key = 1
 
@@ -250,22 +252,38 @@ class ConePricer:
         return _two_row_bound(self.P.tolist(), [int(x) for x in sg], int(ia), int(ib), [int(x) for x in c[i]], mu)
 
     def _tighten(self, i: int, c: np.ndarray, k: int, mi: np.ndarray, mv: np.ndarray, cols: list) -> None:
-        """Chamber ``i``: the NNLS multipliers stored (in units of ``y``), the float best theta proposed."""
+        """Chamber ``i``: the NNLS multipliers stored (in units of ``y``), the float best theta proposed.
+
+        Floats only choose ``mu`` and the proposed column; the bound is evaluated exactly later.  The
+        Cholesky factors' inverses and ``G^-1`` are computed once per ``Phi`` (:func:`_float_inverses`).
+        """
         from scipy.optimize import nnls
 
-        sg = np.where(self.S[i], 1.0, -1.0)
-        A_T = (self.P * sg[:, None]).T.astype(float)  # m x n, the constraints a_j = sg_j P_j
-        G = self.G[i].astype(float)
-        L = np.linalg.cholesky(G)
-        mu, _ = nnls(np.linalg.solve(L, A_T), -np.linalg.solve(L, c[i].astype(float)), maxiter=50 * A_T.shape[1])
+        A_T = (self.Pf * np.where(self.S[i], 1.0, -1.0)[:, None]).T  # m x n, the constraints a_j = sg_j P_j
+        ci = c[i].astype(float)
+        Li = self._Li[i] if self._Li is not None else np.linalg.inv(np.linalg.cholesky(self.G[i].astype(float)))
+        mu, _ = nnls(Li @ A_T, -(Li @ ci), maxiter=50 * A_T.shape[1])
         if not np.all(np.isfinite(mu)):
             mu = np.zeros_like(mu)
         top = np.argsort(-mu)[:_KEEP]
         mi[i], mv[i] = top, mu[top] / 2.0**k
-        b = c[i].astype(float) + A_T @ np.where(np.isin(np.arange(mu.size), top), mu, 0.0)
-        theta = np.linalg.solve(G, b)  # the projection's theta (any positive multiple)
-        val = float(b @ theta) / 4.0**k
-        cols.append((val, theta))
+        b = ci + A_T[:, top] @ mu[top]
+        Gi = self._Gi[i] if self._Gi is not None else np.linalg.inv(self.G[i].astype(float))
+        theta = Gi @ b  # the projection's theta (any positive multiple)
+        cols.append((float(b @ theta) / 4.0**k, theta))
+
+
+def _float_inverses(G: np.ndarray, full: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Float ``L^-1`` (``G = L L^T``) and ``G^-1`` of the nonsingular chambers (identity elsewhere), or Nones.
+
+    Used only to choose multipliers and candidate columns; None (then per chamber) if a factorization fails.
+    """
+    Gf = G.astype(float)
+    Gf[~full] = np.eye(G.shape[1])
+    try:
+        return np.linalg.inv(np.linalg.cholesky(Gf)), np.linalg.inv(Gf)
+    except np.linalg.LinAlgError:
+        return None, None
 
 
 def _on_two_rows(P: np.ndarray, s: np.ndarray, PS: np.ndarray, H: np.ndarray, w: np.ndarray,

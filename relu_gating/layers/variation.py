@@ -51,6 +51,10 @@ ATOMS_PER_ROUND = 8
 SMOOTHING = 0.5
 #: Atoms kept in the master LP between rounds of the cone pricing.
 _MASTER_ATOMS = 400
+#: Master LPs at most in choosing the seed pool's columns (:func:`_seed_master`).
+_SEED_LPS = 40
+#: Most violated witnesses added per LP of the seed phase.
+_SEED_ADD = 400
 #: Master rounds between certified pricing calls while cheap candidates still violate.
 CERTIFY_EVERY = 8
 
@@ -301,7 +305,7 @@ def variation_norm(v: Any, Phi: Any, *, tol: float = DEFAULT_TOL, max_iter: int 
     thetas = np.vstack(pool)
     B = None if span is None else normalized_neurons(P, span)[0]
     st = (_solve(P, u, thetas, B, pricer, tol, max_iter) if cone is None else
-          _solve_cone(P, u, vv, thetas, B, cone, tol, max_iter))
+          _solve_cone(P, u, vv, thetas, B, cone, tol, max_iter, n_seed=pricer.idx.size))
     D, keep = normalized_neurons(P, st["thetas"])
     nz = np.abs(st["a"]) > 0
     th = np.vstack([st["thetas"][keep][nz], *([] if span is None else [span[normalized_neurons(P, span)[1]]])])
@@ -366,9 +370,53 @@ def _lower_exact(yq: np.ndarray, v: np.ndarray, bound: float) -> float:
     return math.nextafter(f, -math.inf) if Fraction(f) > q else f
 
 
+def _seed_master(P: np.ndarray, u: np.ndarray, thetas: np.ndarray, n_seed: int, tol: float,
+                 M: float) -> tuple[Any, np.ndarray, np.ndarray, int]:
+    """The warm master LP loaded with the useful part of the seed pool: ``(lp, thetas, D, LPs solved)``.
+
+    The first ``n_seed`` atoms are one witness per chamber: ``O(n^2)`` dense columns at ``d = 2``, too
+    many for one LP at ``n = 200`` (it was most of the time).  The master over them is solved by
+    column generation with explicit pricing (``|<y, d>|`` for every witness, one product): start
+    from the ``_MASTER_ATOMS`` witnesses most aligned with ``u`` and every atom after the seed block
+    (the spanning atoms, the caller's ``initial``), add the most violated, until none violates (at
+    most ``_SEED_LPS`` warm solves).  Only which columns start the master changes; the bounds come
+    from the cone pricing as before.
+    """
+    from relu_gating.layers._master_lp import MasterLP
+
+    lp = MasterLP(u, M)
+    D, keep = normalized_neurons(P, thetas)
+    thetas, ns = thetas[keep], int(np.sum(keep < n_seed))
+    if ns <= _MASTER_ATOMS:
+        lp.add(D)
+        return lp, thetas, D, 0
+    Dw = D[:, :ns]
+    act = np.zeros(ns, dtype=bool)
+    act[np.argsort(-np.abs(u @ Dw), kind="stable")[:_MASTER_ATOMS]] = True
+    order = [*np.flatnonzero(act).tolist(), *range(ns, thetas.shape[0])]
+    lp.add(D[:, order])
+    lps = 0
+    while lps < _SEED_LPS:
+        _, _, y = lp.solve()
+        lps += 1
+        score = np.abs(y @ Dw)
+        viol = np.flatnonzero(~act & (score > 1.0 + tol / 4))
+        if viol.size == 0:
+            break
+        add = viol[np.argsort(-score[viol], kind="stable")[:_SEED_ADD]]
+        act[add] = True
+        lp.add(Dw[:, add])
+        order.extend(add.tolist())
+    return lp, thetas[order], D[:, order], lps
+
+
 def _solve_cone(P: np.ndarray, u: np.ndarray, v: np.ndarray, thetas: np.ndarray, B: np.ndarray | None, cone: Any,
-                tol: float, max_iter: int) -> dict:
+                tol: float, max_iter: int, n_seed: int = 0) -> dict:
     """Column generation priced by :class:`~relu_gating.layers._cone_pricing.ConePricer` every round.
+
+    The master is one warm LP (:class:`~relu_gating.layers._master_lp.MasterLP`) to which rounds add
+    columns; its first columns come from the seed pool (:func:`_seed_master`), whose LPs count in
+    ``it`` (master LPs solved), not against ``max_iter`` (the priced rounds).
 
     The master LP is degenerate (many optimal duals); the dual is smoothed (Wentges): the pricing is
     at ``SMOOTHING * centre + (1 - SMOOTHING) * y``, the centre being the dual of the best lower end
@@ -377,20 +425,14 @@ def _solve_cone(P: np.ndarray, u: np.ndarray, v: np.ndarray, thetas: np.ndarray,
     ``y`` returned satisfies ``max_d |<y, d>| <= 1`` (the certified bound divided out, rounded up).
     """
     lower_v, best_y, M, nv = 0.0, np.zeros_like(u), 1e3, float(np.linalg.norm(v))
+    lp, thetas, D, seed_lps = _seed_master(P, u, thetas, n_seed, tol, M)
     out: dict = {}
     for it in range(1, max_iter + 1):
-        D, keep = normalized_neurons(P, thetas)
-        thetas = thetas[keep]
-        a, r, y = _master(D, u, M)
+        a, r, y = lp.solve()
         upper, c, residual = _upper(D, a, u, B)
-        out = {"thetas": thetas, "a": a, "c": c, "upper": upper, "residual": residual, "it": it}
+        out = {"thetas": thetas, "a": a, "c": c, "upper": upper, "residual": residual, "it": it + seed_lps}
         if upper * nv - lower_v <= tol * upper * nv:
             break
-        if it == 1 and thetas.shape[0] > _MASTER_ATOMS:  # the seed pool (one witness per chamber) cut once to
-            # the atoms used and those nearest the dual's limit; priced atoms are never dropped (dropping
-            # them lets the master's dual cycle between two extreme points)
-            score = np.abs(D.T @ y)
-            thetas = thetas[(a != 0) | (score >= np.sort(score)[-_MASTER_ATOMS])]
         smoothed = lower_v > 0
         ys = SMOOTHING * best_y + (1 - SMOOTHING) * y if smoothed else y
         bound, yq, new, _ = cone.bound(ys, n_columns=32)
@@ -402,9 +444,12 @@ def _solve_cone(P: np.ndarray, u: np.ndarray, v: np.ndarray, thetas: np.ndarray,
             break
         if bound <= 1.0 + tol / 4 and not smoothed:  # dual feasible, yet the primal uses the residual
             M *= 10.0
+            lp.set_penalty(M)
             continue
-        if new.size:
-            thetas = np.vstack([thetas, new])
+        Dn, keep = normalized_neurons(P, new) if new.size else (np.zeros((P.shape[0], 0)), np.zeros(0, dtype=int))
+        if keep.size:  # the master keeps every atom (dropping them lets its dual cycle between extreme points)
+            lp.add(Dn)
+            thetas, D = np.vstack([thetas, new[keep]]), np.hstack([D, Dn])
     out.update(lower=lower_v / nv, lower_v=lower_v, y=best_y)
     return out
 
@@ -527,7 +572,7 @@ def _kappa_direction(Ub: np.ndarray, c: np.ndarray, P: np.ndarray, atoms: np.nda
 def representability_constant(U: Any, Phi: Any, *, n_directions: int = 12, refine: int = 2, tol: float = 1e-5,
                               seed: int = 0, patterns: Any = None, max_iter: int = 200,
                               max_patterns: int | None = None, adaptive: int = 0,
-                              gap: float = 0.0) -> Representability:
+                              gap: float = 0.0, on_norm: Any = None) -> Representability:
     r"""Bounds on :math:`\kappa(U)`, the largest ``||u||_A`` over unit ``u`` in ``col(U)`` (Def 5.8, ``epsilon = 0``).
 
     ``U`` is ``(kappa, 0)``-representable exactly for ``kappa >= kappa(U)``.  The maximum of a norm
@@ -556,6 +601,9 @@ def representability_constant(U: Any, Phi: Any, *, n_directions: int = 12, refin
         Extra directions, each where the current upper end is attained (after the ascent steps).
     gap : float
         Stop the adaptive steps once ``upper - lower <= gap * upper``.
+    on_norm : callable, optional
+        Called with the bounds so far (a :class:`Representability`, valid as it stands) after each
+        norm once the basis is evaluated: long runs can save them as they come.
     """
     from relu_gating.coverage.metrics import check_basis
     from relu_gating.patterns import enumerate_patterns
@@ -584,6 +632,8 @@ def representability_constant(U: Any, Phi: Any, *, n_directions: int = 12, refin
         atoms = np.vstack([atoms, r.thetas])[-400:]
         rows.append((r.lower, r.upper, r.certified, r.iterations, r.seconds))
         lows.extend(new_lows)
+        if on_norm is not None and len(rows) >= K:
+            on_norm(_representability(Ub, np.array(C), rows, lows, t0))
         return True
 
     for c in [*np.eye(K), *_net(K, max(n_directions, K), seed)]:

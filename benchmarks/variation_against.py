@@ -1,0 +1,96 @@
+r"""Benchmark: one variation norm of ``benchmarks/kappa_n.py`` against n, this checkout against another commit.
+
+The norm is ``||U_K[:, col]||_A`` of a kappa_n family (two moons K = 4, or clusters K = 3; d = 2,
+seed 0, patterns enumerated beforehand and not timed), closed to ``--tol`` with the cone pricing.
+Each (n, checkout) runs in its own process with one BLAS thread, the two checkouts alternating so
+load hits both alike.  Prints per n the master rounds, the CPU seconds, the interval of each.
+
+Usage::
+
+    python benchmarks/variation_against.py --against 003479b --n 100 200 [--family moons] [--out FILE.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from contextlib import contextmanager
+from typing import Iterator
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+_CHILD = r"""
+import json, sys, time
+from threadpoolctl import threadpool_limits
+root, fam, n, col, tol, max_iter = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6])
+sys.path.insert(0, root); sys.path.insert(0, sys.argv[7])
+import kappa_n
+sys.path.insert(0, root)  # kappa_n put this checkout first: the checkout under test again (relu_gating imports lazily)
+from relu_gating.patterns import enumerate_patterns
+from relu_gating.layers.variation import variation_norm
+with threadpool_limits(1):
+    f = kappa_n.family(fam, n, 0)
+    pats = enumerate_patterns(f["Phi"])
+    t0, c0 = time.perf_counter(), time.process_time()
+    r = variation_norm(f["bases"]["kappa(U_K)"][:, col], f["Phi"], tol=tol, patterns=pats, max_iter=max_iter)
+    print(json.dumps({"lower": r.lower, "upper": r.upper, "rounds": r.iterations, "closed": r.certified,
+                      "cpu": time.process_time() - c0, "wall": time.perf_counter() - t0, "patterns": int(pats.masks.shape[0])}))
+"""
+
+
+def _run(root: str, fam: str, n: int, col: int, tol: float, max_iter: int) -> dict:
+    """One norm in a fresh process importing ``root``'s relu_gating (kappa_n.py of this checkout)."""
+    env = {**os.environ, "PYTHONPATH": root, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    out = subprocess.run([sys.executable, "-c", _CHILD, root, fam, str(n), str(col), str(tol), str(max_iter), HERE],
+                         env=env, capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@contextmanager
+def _checkout(rev: str) -> Iterator[str]:
+    """A temporary git worktree of ``rev`` (removed after)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        other = os.path.join(tmp, "other")
+        subprocess.run(["git", "worktree", "add", "--detach", "-q", other, rev], cwd=ROOT, check=True)
+        try:
+            yield other
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", other], cwd=ROOT, check=False)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from relu_gating.experiments._base import provenance
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--against", required=True, help="the baseline commit")
+    ap.add_argument("--n", type=int, nargs="+", default=[100, 200])
+    ap.add_argument("--family", default="moons", choices=["moons", "clusters"])
+    ap.add_argument("--col", type=int, default=1, help="which column of U_K")
+    ap.add_argument("--tol", type=float, default=1e-2)
+    ap.add_argument("--max-iter", type=int, default=60)
+    ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--out", default=None, help="also write the rows (with provenance) to this JSON file")
+    args = ap.parse_args(argv)
+    rows = []
+    with _checkout(args.against) as other:
+        for n in args.n:
+            for rep in range(args.repeats):
+                for name, root in (("base", other), ("this", ROOT)) if rep % 2 == 0 else (("this", ROOT), ("base", other)):
+                    r = {"n": n, "checkout": name, "repeat": rep, **_run(root, args.family, n, args.col, args.tol,
+                                                                          args.max_iter)}
+                    rows.append(r)
+                    print(f"n={n} {name:4s}: rounds {r['rounds']:3d}  cpu {r['cpu']:7.1f} s  "
+                          f"[{r['lower']:.4f}, {r['upper']:.4f}] closed={r['closed']}", flush=True)
+    if args.out:
+        with open(args.out, "w") as fh:
+            json.dump({"provenance": provenance(), "args": vars(args), "rows": rows}, fh, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

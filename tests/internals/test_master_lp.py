@@ -1,0 +1,69 @@
+"""The variation norm's warm master LP and its seed phase against a cold LP over every column (scipy linprog)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from relu_gating.layers import variation as V
+from relu_gating.layers._master_lp import MasterLP
+
+
+def _cold(D: np.ndarray, v: np.ndarray, M: float) -> float:
+    a, r, _ = V._master(D, v, M)
+    return float(np.abs(a).sum() + M * np.abs(r).sum())
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_columns_added_in_steps_reach_the_cold_optimum_with_a_feasible_dual(seed):
+    rng = np.random.default_rng(seed)
+    n = 25
+    D = np.maximum(rng.standard_normal((n, 90)), 0.0)
+    D /= np.linalg.norm(D, axis=0)
+    v = rng.standard_normal(n)
+    lp = MasterLP(v, 1e3)
+    for lo, hi in ((0, 10), (10, 40), (40, 90)):
+        lp.add(D[:, lo:hi])
+        a, r, y = lp.solve()
+        obj = float(np.abs(a).sum() + 1e3 * np.abs(r).sum())
+        assert a.shape == (hi,) and obj == pytest.approx(_cold(D[:, :hi], v, 1e3), rel=1e-9)
+        assert np.abs(D[:, :hi].T @ y).max() <= 1 + 1e-9 and np.abs(y).max() <= 1e3 * (1 + 1e-9)
+        assert float(y @ v) == pytest.approx(obj, rel=1e-9)  # strong duality
+        assert np.linalg.norm(D[:, :hi] @ a + r - v) <= 1e-9
+    lp.set_penalty(0.5)  # the residual now cheaper than some atoms: the optimum moves
+    a, r, _ = lp.solve()
+    assert float(np.abs(a).sum() + 0.5 * np.abs(r).sum()) == pytest.approx(_cold(D, v, 0.5), rel=1e-9)
+
+
+def test_an_empty_add_is_a_no_op_and_zero_entries_are_skipped():
+    v = np.array([1.0, 2.0, 0.0])
+    lp = MasterLP(v, 10.0)
+    lp.add(np.zeros((3, 0)))
+    lp.add(np.array([[1.0], [0.0], [0.0]]))  # e_1: one nonzero per signed column
+    a, r, _ = lp.solve()
+    assert lp.J == 1 and a == pytest.approx([1.0]) and r == pytest.approx([0.0, 2.0, 0.0])
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_seed_phase_ends_where_no_witness_violates_and_matches_the_lp_over_all(seed, monkeypatch):
+    from relu_gating.data.datasets import two_moons
+    from relu_gating.experiments._theory import dyadic
+    from relu_gating.layers.networks import layer_input
+    from relu_gating.patterns import enumerate_patterns
+
+    monkeypatch.setattr(V, "_MASTER_ATOMS", 20)  # force the phase on a small instance (about 300 witnesses)
+    monkeypatch.setattr(V, "_SEED_ADD", 20)
+    P = layer_input(dyadic(two_moons(25, noise=0.1, seed=seed)))
+    u = np.random.default_rng(seed).standard_normal(25)
+    u /= np.linalg.norm(u)
+    pr = V._Pricer(P, enumerate_patterns(P), None)
+    span = V._spanning_thetas(P)
+    thetas = np.vstack([pr.W[pr.idx], span])
+    lp, th, D, lps = V._seed_master(P, u, thetas, pr.idx.size, 1e-2, 1e3)
+    assert lps >= 2 and th.shape[0] == D.shape[1] == lp.J < thetas.shape[0]
+    assert np.allclose(D, V.normalized_neurons(P, th)[0])
+    a, r, y = lp.solve()
+    Dall = V.normalized_neurons(P, thetas)[0]
+    assert np.abs(Dall.T @ y).max() <= 1 + 1e-2 / 4 + 1e-9  # no seed witness prices out
+    obj = float(np.abs(a).sum() + 1e3 * np.abs(r).sum())
+    assert _cold(Dall, u, 1e3) <= obj + 1e-9 and obj <= _cold(Dall, u, 1e3) * (1 + 1e-2)
