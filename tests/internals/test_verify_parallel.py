@@ -192,8 +192,13 @@ def test_bad_workers_refused(case, bad):
         verify(cert, Phi, U, workers=bad)
 
 
-def test_small_tree_does_not_load_the_parallel_walk(case, tmp_path):
-    cert, Phi, U = case
+def test_small_tree_does_not_load_the_parallel_walk(tmp_path):
+    rng = np.random.default_rng(1)
+    Phi = np.c_[rng.normal(size=(16, 2)), np.ones(16)]
+    U = np.linalg.qr(rng.normal(size=(16, 3)))[0]
+    res = best_neuron(Phi, U, strategy="branch-and-bound")
+    cert = json.loads(json.dumps(res.to_dict()))
+    assert cert["kind"] == "tree" and res.certified
     (tmp_path / "c.json").write_text(json.dumps(cert))
     np.savez(tmp_path / "in.npz", Phi=Phi, U=U)
     code = ("import sys, numpy as np; from relu_gating import verify; z = np.load(sys.argv[2]); "
