@@ -394,3 +394,23 @@ def exact_psd(C: Any) -> bool:
             for b in live:
                 C[a][b] -= f * C[k][b]
     return True
+
+
+def exact_projector(H: np.ndarray) -> list[list[Fraction]]:
+    """``Pi_H`` in rationals (Gram-Schmidt in fractions over the independent columns)."""
+    basis: list[list[Fraction]] = []
+    for col in H.T.tolist():
+        v = [Fraction(x) for x in col]
+        for b in basis:
+            f = sum(x * y for x, y in zip(v, b)) / sum(y * y for y in b)
+            v = [x - f * y for x, y in zip(v, b)]
+        if any(v):
+            basis.append(v)
+    n = H.shape[0]
+    return [[sum((b[i] * b[j] / sum(y * y for y in b) for b in basis), Fraction(0)) for j in range(n)] for i in range(n)]
+
+
+def spectral_norm_at_most(D: list[list[Fraction]], eta: float) -> bool:
+    """``||D||_2 <= eta`` for a symmetric ``D``, decided exactly (``eta I -/+ D`` PSD)."""
+    n, e = len(D), Fraction(eta)
+    return all(exact_psd([[(e if i == j else 0) + s * D[i][j] for j in range(n)] for i in range(n)]) for s in (-1, 1))

@@ -10,28 +10,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from _exact_reference import exact_psd
+from _exact_reference import exact_projector, exact_psd, spectral_norm_at_most
 from relu_gating.checker import _orth, state_problem
-
-
-def _exact_projector(H: np.ndarray) -> list[list[Fraction]]:
-    """``Pi_H`` in rationals (Gram-Schmidt in fractions over the independent columns)."""
-    basis: list[list[Fraction]] = []
-    for col in H.T.tolist():
-        v = [Fraction(x) for x in col]
-        for b in basis:
-            f = sum(x * y for x, y in zip(v, b)) / sum(y * y for y in b)
-            v = [x - f * y for x, y in zip(v, b)]
-        if any(v):
-            basis.append(v)
-    n = H.shape[0]
-    return [[sum((b[i] * b[j] / sum(y * y for y in b) for b in basis), Fraction(0)) for j in range(n)] for i in range(n)]
-
-
-def _norm_at_most(D: list[list[Fraction]], eta: float) -> bool:
-    """``||D||_2 <= eta`` for a symmetric ``D``, decided exactly (``eta I -/+ D`` PSD)."""
-    n, e = len(D), Fraction(eta)
-    return all(exact_psd([[(e if i == j else 0) + s * D[i][j] for j in range(n)] for i in range(n)]) for s in (-1, 1))
 
 
 def _features(seed: int, E: int, q: int) -> np.ndarray:
@@ -59,15 +39,15 @@ def test_the_checker_proves_a_tiny_eta_on_nearly_dependent_features(seed, E, q):
     Phi = np.c_[rng.normal(size=(n, 2)), np.ones(n)]
     P = state_problem(Phi, U, H)
     assert P.QH.shape == (n, q) and P.eta_H < 1e-12
-    Pi = _exact_projector(H)
+    Pi = exact_projector(H)
     Q = [[Fraction(x) for x in row] for row in P.QH.tolist()]
     D = [[sum((Q[i][k] * Q[j][k] for k in range(q)), Fraction(0)) - Pi[i][j] for j in range(n)] for i in range(n)]
-    assert _norm_at_most(D, P.eta_H)
-    assert not _norm_at_most(D, P.eta_H / 1e6)  # the bound is not vacuous: the gap is of its order
+    assert spectral_norm_at_most(D, P.eta_H)
+    assert not spectral_norm_at_most(D, P.eta_H / 1e6)  # the bound is not vacuous: the gap is of its order
     Uf = [[Fraction(x) for x in row] for row in U.tolist()]
     ME = [[Fraction(P.M[i, k]) - Uf[i][k] + sum((Pi[i][j] * Uf[j][k] for j in range(n)), Fraction(0)) for k in range(2)]
           for i in range(n)]
-    assert _norm_at_most([[sum((ME[i][k] * ME[j][k] for k in range(2)), Fraction(0)) for j in range(n)]
+    assert spectral_norm_at_most([[sum((ME[i][k] * ME[j][k] for k in range(2)), Fraction(0)) for j in range(n)]
                           for i in range(n)], P.d_M**2)
     Hs = [[Fraction(x) for x in row] for row in P.Hs.tolist()]
     s2 = Fraction(P.sigma_H) ** 2

@@ -9,27 +9,7 @@ import numpy as np
 import pytest
 
 from relu_gating._inputs.feature_basis import feature_basis, m_error
-from _exact_reference import exact_psd
-
-
-def _exact_projector(H: np.ndarray) -> list[list[Fraction]]:
-    """``Pi_H`` in rationals (Gram-Schmidt in fractions over the independent columns)."""
-    basis: list[list[Fraction]] = []
-    for col in H.T.tolist():
-        v = [Fraction(x) for x in col]
-        for b in basis:
-            f = sum(x * y for x, y in zip(v, b)) / sum(y * y for y in b)
-            v = [x - f * y for x, y in zip(v, b)]
-        if any(v):
-            basis.append(v)
-    n = H.shape[0]
-    return [[sum((b[i] * b[j] / sum(y * y for y in b) for b in basis), Fraction(0)) for j in range(n)] for i in range(n)]
-
-
-def _spectral_at_most(D: list[list[Fraction]], eta: float) -> bool:
-    """``||D||_2 <= eta`` for a symmetric ``D``, decided exactly (``eta I -/+ D`` PSD)."""
-    n, e = len(D), Fraction(eta)
-    return all(exact_psd([[(e if i == j else 0) + s * D[i][j] for j in range(n)] for i in range(n)]) for s in (-1, 1))
+from _exact_reference import exact_projector, spectral_norm_at_most
 
 
 @pytest.mark.parametrize("E", [20, 30, 40, 52])
@@ -44,11 +24,11 @@ def test_nearly_dependent_features_get_a_proven_basis(seed, E):
     H = np.c_[np.ones(n), 1 + 2.0**-E * r]
     b = feature_basis(H)
     assert b.pivots == (0, 1) and b.eta < 1e-12
-    P = _exact_projector(H)
+    P = exact_projector(H)
     Q = [[Fraction(x) for x in row] for row in b.Q.tolist()]
     QQ = [[sum((Q[i][k] * Q[j][k] for k in range(2)), Fraction(0)) for j in range(n)] for i in range(n)]
-    assert _spectral_at_most([[QQ[i][j] - P[i][j] for j in range(n)] for i in range(n)], b.eta)
-    assert not _spectral_at_most([[QQ[i][j] - P[i][j] for j in range(n)] for i in range(n)], b.eta / 1e6)  # not vacuous
+    assert spectral_norm_at_most([[QQ[i][j] - P[i][j] for j in range(n)] for i in range(n)], b.eta)
+    assert not spectral_norm_at_most([[QQ[i][j] - P[i][j] for j in range(n)] for i in range(n)], b.eta / 1e6)  # not vacuous
     U = np.linalg.qr(rng.normal(size=(n, 2)))[0]
     M = U - b.Q @ (b.Q.T @ U)
     d = m_error(U, b.Q, b.eta)
@@ -56,4 +36,4 @@ def test_nearly_dependent_features_get_a_proven_basis(seed, E):
     ME = [[Fraction(M[i, k]) - Uf[i][k] + sum((P[i][j] * Uf[j][k] for j in range(n)), Fraction(0)) for k in range(2)]
           for i in range(n)]
     G = [[sum((ME[i][k] * ME[j][k] for k in range(2)), Fraction(0)) for j in range(n)] for i in range(n)]  # E E^T
-    assert _spectral_at_most(G, d * d)  # ||E||_2^2 = ||E E^T||_2 <= d^2
+    assert spectral_norm_at_most(G, d * d)  # ||E||_2^2 = ||E E^T||_2 <= d^2
