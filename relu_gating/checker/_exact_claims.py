@@ -11,6 +11,7 @@ PSD on ``Z = S Phi``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from fractions import Fraction
 
 import numpy as np
@@ -44,19 +45,29 @@ def exact_claim(P: StatedProblem, mask: np.ndarray, claims: list, rows: np.ndarr
     E = P.exact
     r = P.Phi_r.shape[1]
     A, B, ZZ = E.forms(E.pattern(mask), r)
-    Ds = [None]
-    if rows is not None and len(rows):
-        # the evidence, then its multipliers on the active rows only (still valid evidence: where
-        # S Phi has an exact kernel, inactive rows see it and the active ones do not)
-        act = np.flatnonzero(mask[rows])
-        Ds = [_exact_D(P, mask, rows, N)] + ([_exact_D(P, mask, rows[act], N[np.ix_(act, act)])]
-                                             if 0 < act.size < len(rows) else [])
+    return first_holding(claims, N, evidence_duals(mask, rows, N, lambda rr, NN: _exact_D(P, mask, rr, NN)),
+                         lambda u, D: psd_excluding(u, A, B, ZZ, D))
+
+
+def evidence_duals(mask: np.ndarray, rows: np.ndarray | None, N: np.ndarray | None, dual: Callable) -> list:
+    """The dual terms a pattern claim is tried with: none (``[None]``) without evidence; else the
+    evidence's ``dual(rows, N)``, then its multipliers on the active rows only (still valid evidence:
+    where ``S Phi`` has an exact kernel, inactive rows see it and the active ones do not)."""
+    if rows is None or not len(rows) or N is None:
+        return [None]
+    act = np.flatnonzero(mask[rows])
+    return [dual(rows, N)] + ([dual(rows[act], N[np.ix_(act, act)])] if 0 < act.size < len(rows) else [])
+
+
+def first_holding(claims: list, N: np.ndarray | None, Ds: list, holds: Callable) -> float:
+    """The first of ``claims`` at which ``holds(u, D)`` for one of ``Ds`` (``inf`` if none). The test is
+    monotone in ``u``: with exact multipliers, a ``D`` refuted at the largest claim is dropped first."""
     us = sorted({float(c) for c in claims if np.isfinite(c)})
-    if N is not None and N.dtype == object and len(us) > 1:  # monotone in u: the largest refuted, all are
-        Ds = [D for D in Ds if psd_excluding(us[-1], A, B, ZZ, D)]
+    if N is not None and N.dtype == object and len(us) > 1:
+        Ds = [D for D in Ds if holds(us[-1], D)]
     for u in us:
         for D in Ds:
-            if psd_excluding(u, A, B, ZZ, D):
+            if holds(u, D):
                 return u
     return np.inf
 

@@ -11,7 +11,7 @@ from fractions import Fraction
 import numpy as np
 
 from relu_gating.checker._constants import EXCLUDE_RTOL
-from relu_gating.checker._exact_claims import ladder
+from relu_gating.checker._exact_claims import evidence_duals, first_holding, ladder
 from relu_gating.checker._int_pencil import Meter, dual_form, node_forms, psd, psd_excluding
 from relu_gating.checker._exact_problem import ExactProblem
 from relu_gating.checker._problem import StatedProblem
@@ -45,21 +45,8 @@ def int_claim(P: StatedProblem, mask: np.ndarray, claims: list, rows: np.ndarray
     ``meter`` (None: unlimited, the claims at most ``EXACT_LIMIT``)."""
     E, meter = P.exact, Meter(np.inf) if meter is None else meter
     forms = node_forms(E, np.flatnonzero(mask).tolist(), [], full=True)
-    Ds: list = [None]
-    if rows is not None and len(rows):
-        # the evidence, then its multipliers on the active rows only (still valid evidence: where
-        # S Phi has an exact kernel, inactive rows see it and the active ones do not)
-        act = np.flatnonzero(mask[rows])
-        Ds = [_dual(E, mask, rows, N)] + ([_dual(E, mask, rows[act], N[np.ix_(act, act)])]
-                                          if 0 < act.size < len(rows) else [])
-    us = sorted({float(c) for c in claims if np.isfinite(c)})
-    if N is not None and N.dtype == object and len(us) > 1:  # monotone in u: the largest refuted, all are
-        Ds = [D for D in Ds if psd_excluding(us[-1], forms, meter, D)]
-    for u in us:
-        for D in Ds:
-            if psd_excluding(u, forms, meter, D):
-                return u
-    return np.inf
+    return first_holding(claims, N, evidence_duals(mask, rows, N, lambda rr, NN: _dual(E, mask, rr, NN)),
+                         lambda u, D: psd_excluding(u, forms, meter, D))
 
 
 def int_excluded(P: StatedProblem, mask: np.ndarray) -> bool:
