@@ -55,10 +55,13 @@ def workers_of(executor: Any) -> int:
 
 
 def ignore_sigint() -> None:
-    """Worker processes leave Ctrl-C to the main process, which ends the run with its certificate."""
+    """Worker processes leave Ctrl-C to the main process, which ends the run with its certificate, and
+    die on SIGTERM: a forked worker would otherwise inherit the command line's SIGTERM handler (which
+    raises KeyboardInterrupt, and a busy worker catches that as its task's error and lives on)."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def local_context() -> Any:
@@ -115,7 +118,8 @@ class LocalPool:
 
 def end_pool(ex: Any) -> None:
     """Shut a ``ProcessPoolExecutor`` down now: queued tasks cancelled, its processes terminated and
-    joined (what Python 3.14's ``terminate_workers`` does, and the join)."""
+    joined (what Python 3.14's ``terminate_workers`` does, and the join); one still alive
+    :data:`JOIN_SECONDS` after SIGTERM is killed (SIGKILL) and joined again."""
     procs = list((getattr(ex, "_processes", None) or {}).values())  # shutdown() forgets them
     ex.shutdown(wait=False, cancel_futures=True)
     for proc in procs:
@@ -125,7 +129,15 @@ def end_pool(ex: Any) -> None:
         except (ValueError, ProcessLookupError):  # closed or gone already
             continue
     for proc in procs:
-        try:
+        _join_or_kill(proc)
+
+
+def _join_or_kill(proc: Any) -> None:
+    """Wait for an ended worker; SIGKILL it if SIGTERM did not end it in :data:`JOIN_SECONDS`."""
+    try:
+        proc.join(JOIN_SECONDS)
+        if proc.is_alive():
+            proc.kill()
             proc.join(JOIN_SECONDS)
-        except (ValueError, AssertionError):  # closed already
-            continue
+    except (ValueError, AssertionError, ProcessLookupError):  # closed or gone already
+        return

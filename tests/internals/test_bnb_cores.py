@@ -187,6 +187,35 @@ def test_local_pool_close_ends_busy_workers():
     pool.close()  # idempotent
 
 
+def _spin(seconds: float) -> int:
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+    return 1
+
+
+def test_close_ends_workers_forked_under_the_command_lines_sigterm_handler():
+    """The command line's SIGTERM handler (raise KeyboardInterrupt, installed by ``run_interruptible``
+    while the query's thread forks the pool) must not reach the workers: a busy worker would catch it
+    as its task's error and live on after :meth:`LocalPool.close` (CI saw one left behind)."""
+    import signal
+
+    from relu_gating._runtime.executors import LocalPool
+    from relu_gating._runtime.interrupt import _raise_interrupt
+
+    old = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        pool = LocalPool(2)
+        futs = [pool.submit(_spin, 30) for _ in range(4)]
+        time.sleep(0.5)
+        t = time.perf_counter()
+        pool.close()
+    finally:
+        signal.signal(signal.SIGTERM, old)
+    assert _children() == [] and time.perf_counter() - t < 15.0
+    assert all(f.done() for f in futs)
+
+
 # ---------------------------------------------------------------------- the audit in parts
 @pytest.fixture(scope="module")
 def tree():
