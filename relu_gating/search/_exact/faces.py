@@ -51,8 +51,8 @@ __all__ = ["one_sample_values", "face_candidates", "face_claim", "FACE_GAP", "FA
 #: a float dual bound left above a boundary supremum by the multipliers' error (1e-8 seen).
 FACE_GAP = 1e-4
 
-#: Chambers with more active samples are not tried (the orthant multipliers on ``T x T`` rarely
-#: prove anything there, and the exact pencil grows with ``|T|``).
+#: Chambers with more active samples try their one-sample faces only (closed form, ``O(|T|^2)``);
+#: up to it, also the sub-supports ``T`` less one or two samples (``O(|T|^2)`` eigenproblems).
 FACE_MAX_ACTIVE = 12
 
 #: The checker's first ladder step (:data:`relu_gating.checker.ROUNDING_STEP`): tried above ``v_a``.
@@ -81,7 +81,7 @@ def face_candidates(obj: Any, masks: np.ndarray, bounds: np.ndarray, near: float
     v = np.nan_to_num(one_sample_values(obj), nan=-np.inf)
     size = masks.sum(axis=1)
     bounds = np.asarray(bounds, dtype=float)
-    ok = (size > 0) & (size <= FACE_MAX_ACTIVE) & np.isfinite(bounds)
+    ok = (size > 0) & np.isfinite(bounds)
     hit = np.zeros(masks.shape[0], dtype=bool)
     tops = [np.where(masks, v[None, :], -np.inf).max(axis=1)]
     if near is not None and np.isfinite(near):
@@ -112,12 +112,19 @@ def _sub_supports(t: int) -> list[tuple[int, ...]]:
 
 
 def faces(Ah: np.ndarray, Bh: np.ndarray, lo: float, hi: float) -> list[tuple[float, tuple, np.ndarray]]:
-    """Candidate faces ``(lam, support, h)`` with ``lo <= lam < hi``, ascending: on a sub-support
+    """Candidate faces ``(lam, support, h)`` with ``lo <= lam < hi``, descending: on a sub-support
     ``T'`` the top eigenpair of ``(Ah, Bh)`` restricted to it, with ``h > 0`` (a neuron of the
     orthant) and nonnegative KKT multipliers ``mu_j = -(R(lam) h)_j >= 0``... as floats (to within
-    rounding) on the samples left out (leaving the face along ``e_j`` does not increase the value)."""
-    out = []
+    rounding) on the samples left out (leaving the face along ``e_j`` does not increase the value).
+
+    Descending because only the highest can be proven: every face's ``lam`` is the value of a
+    nonnegative ``h`` on ``T``, so at most the orthant's maximum ``lam*``, and ``R(u) - N`` with
+    ``N >= 0`` is PSD on the orthant's directions only for ``u >= lam*``.  Beyond
+    :data:`FACE_MAX_ACTIVE` samples only the one-sample faces are listed (:func:`_one_sample_faces`)."""
     t = Ah.shape[0]
+    if t > FACE_MAX_ACTIVE:
+        return _one_sample_faces(Ah, Bh, lo, hi)
+    out = []
     for sup in _sub_supports(t):
         idx = list(sup)
         Bs = Bh[np.ix_(idx, idx)]
@@ -134,7 +141,23 @@ def faces(Ah: np.ndarray, Bh: np.ndarray, lo: float, hi: float) -> list[tuple[fl
         if np.any(mu > 1e-9 * max(1.0, float(np.abs(Ah).max()))):
             continue
         out.append((float(w), sup, h))
-    return sorted(out, key=lambda x: x[0])
+    return sorted(out, key=lambda x: -x[0])
+
+
+def _one_sample_faces(Ah: np.ndarray, Bh: np.ndarray, lo: float, hi: float) -> list[tuple[float, tuple, np.ndarray]]:
+    """The one-sample faces of :func:`faces` in closed form (``O(t^2)``, vectorised): ``lam_a =
+    A_aa / B_aa`` and ``h = e_a / sqrt(B_aa)``, kept where ``lo <= lam_a < hi`` and every
+    ``A_ja - lam_a B_ja <= `` the same rounding allowance as :func:`faces`; descending."""
+    d = np.diag(Bh)
+    ok = d > 1e-12
+    lam = np.where(ok, np.diag(Ah) / np.where(ok, d, 1.0), -np.inf)
+    h = 1.0 / np.sqrt(np.where(ok, d, 1.0))
+    with np.errstate(invalid="ignore"):
+        mu = (Ah - lam[None, :] * Bh) * h[None, :]  # column a: the KKT multipliers of the face of sample a
+    np.fill_diagonal(mu, -np.inf)
+    ok &= (lam >= lo) & (lam < hi) & np.all(mu <= 1e-9 * max(1.0, float(np.abs(Ah).max())), axis=0)
+    keep = np.flatnonzero(ok)
+    return [(float(lam[a]), (int(a),), np.array([h[a]])) for a in keep[np.argsort(-lam[keep])]]
 
 
 def _top(A: np.ndarray, B: np.ndarray) -> tuple[float, np.ndarray]:
@@ -186,7 +209,8 @@ def _multipliers(R: list[list[Fraction]], sup: tuple, h: np.ndarray, variant: st
     return N
 
 
-#: At most this many faces are tried per chamber (ascending by their value).
+#: At most this many faces are tried per chamber (descending by their value: only the highest can be
+#: proven, see :func:`faces`; more than one for faces tied to rounding).
 FACE_TRIES = 4
 
 
@@ -199,12 +223,12 @@ def face_claim(obj: Any, basis: Any, mask: np.ndarray, bound: float, budget: Any
     from relu_gating.search.proofs import exact_pencil
 
     T = np.flatnonzero(mask)
-    if T.size == 0 or T.size > FACE_MAX_ACTIVE or not np.isfinite(bound):
+    if T.size == 0 or not np.isfinite(bound):
         return None
     scale = max(1.0, abs(bound))
     Ahf, Bhf = _float_forms(obj, T)
     cands = faces(Ahf, Bhf, bound - 2 * FACE_GAP * scale, bound)[:FACE_TRIES]
-    if not cands:
+    if not cands or not _charge(budget, T.size):
         return None
     A, B = exact_pencil(_unit_columns(obj.n, T), obj.U_K, basis, np.ones(obj.n, dtype=bool))
     for lam, sup, h in cands:
@@ -225,6 +249,20 @@ def face_claim(obj: Any, basis: Any, mask: np.ndarray, bound: float, budget: Any
     return None
 
 
+def _charge(budget: Any, t: int) -> bool:
+    """Spend the exact work of a ``t x t`` rational elimination from ``budget`` (in checks of
+    :data:`FACE_MAX_ACTIVE` samples, ``ceil((t / FACE_MAX_ACTIVE)^3)``, at least one); False, with
+    nothing spent, when it has not that much left.  Smaller chambers spend nothing here (their
+    cost was always counted by the exact claims alone)."""
+    if budget is None or t <= FACE_MAX_ACTIVE:
+        return True
+    units = -(-t**3 // FACE_MAX_ACTIVE**3)
+    if budget.left < units:
+        return False
+    budget.left -= units
+    return True
+
+
 def _prove_at(obj: Any, basis: Any, mask: np.ndarray, T: np.ndarray, A: list, B: list, u: float, sup: tuple,
               h: np.ndarray, budget: Any) -> np.ndarray | None:
     """Multipliers that prove ``u`` (each variant of :func:`_multipliers`: ``R(u) - N`` PSD on the
@@ -241,6 +279,8 @@ def _prove_at(obj: Any, basis: Any, mask: np.ndarray, T: np.ndarray, A: list, B:
             continue
         seen.append(N)
         AN = [[A[i][j] + Fraction(float(N[i, j])) for j in range(t)] for i in range(t)]
+        if not _charge(budget, t):
+            return None
         if not exact_below(U, AN, B):  # R(u) - N not PSD on the active coordinates: no proof here
             continue
         if budget is not None:
