@@ -273,3 +273,72 @@ def test_face_suprema_in_3d_certified_by_both_strategies(case):
             assert rep.valid and rep.certified, (strategy, exact, rep.reasons)
         got[strategy] = res.value
     assert abs(got["enumerate"] - got["branch-and-bound"]) <= 1e-12
+
+
+# ---------------------------------------------------------------- many samples on a line (3-d data, m = 4)
+
+
+def _line_instance(seed: int, n_line: int, K: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """3-d data: sample 0 at first coordinate 1, ``n_line`` samples on the axis ``x0 = x1 = 0``, four
+    more with ``x0 < 0``; ``U_K`` as in :func:`_instance` (large at sample 0).  The one-sample neuron
+    of sample 0 vanishes on the whole axis, on a 2-d face of ``theta``: every chamber of sample 0 and
+    a run of the axis (up to ``n_line + 1`` active samples) has its supremum there, on a face that is
+    not an extreme ray (the solver's multipliers left 1e-6 .. 1e-9, beyond 12 active samples)."""
+    rng = np.random.default_rng([389, seed, n_line, K])
+    n = n_line + 5
+    top = np.array([1.0, *rng.standard_normal(2)])
+    axis = np.column_stack([np.zeros((n_line, 2)), np.sort(rng.standard_normal(n_line)) * 2])
+    other = rng.standard_normal((4, 3))
+    other[:, 0] = -np.abs(other[:, 0]) - 0.3
+    X = np.vstack([top, axis, other])
+    a = rng.uniform(0.55 if K == 1 else 0.7, 0.95)
+    g = -np.abs(rng.standard_normal(n))
+    g[0] = 0.0
+    u = g * np.sqrt((1 - a) / np.sum(g**2))
+    u[0] = np.sqrt(a)
+    cols = [u]
+    if K > 1:
+        W = rng.standard_normal((n, K - 1))
+        W[0] = 0.0
+        W -= np.outer(u, u @ W)
+        cols.append(np.linalg.qr(W)[0])
+    return np.column_stack([X, np.ones(n)]), np.column_stack(cols), 0
+
+
+def _check_line(Phi: np.ndarray, U: np.ndarray, i: int, li: Fraction, strategies: tuple) -> None:
+    """As :func:`_check`, and chambers of more than 12 active samples claim ``l_i`` (enumeration)."""
+    for strategy in strategies:
+        res = rg.best_neuron(Phi, U, features=None, strategy=strategy)
+        assert res.certified, (strategy, res.value, res.upper_bound, float(li))
+        assert abs(Fraction(res.value) - li) <= Fraction(1, 10**12), (strategy, res.value, float(li))
+        assert Fraction(res.upper_bound) >= li and res.upper_bound - float(li) <= VALUE_TOL
+        for exact in (False, True):
+            rep = rg.verify(res, Phi, U, None, exact=exact)
+            assert rep.valid and rep.certified, (strategy, exact, rep.reasons)
+            assert Fraction(rep.upper_bound) >= li
+        if strategy == "enumerate":
+            masks, bounds = res.masks, np.asarray(res.bounds)
+            big = [k for k in range(bounds.size) if masks[k, i] and masks[k].sum() > 12 and bounds[k] >= float(li) - 1e-12]
+            assert big and all(bounds[k] - float(li) <= VALUE_TOL for k in big), big
+
+
+@settings(max_examples=1, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.filter_too_much])
+@given(seed=st.integers(0, 2**20), n_line=st.integers(13, 14), K=st.sampled_from([1, 2]))
+def test_one_sample_optimum_on_faces_of_large_chambers_certified(seed, n_line, K):
+    """Sample 0's neuron optimal (exact copositivity, the reference) and shared by chambers of up to
+    ``n_line + 1`` active samples: both strategies certify its exact value, float and exact verify
+    accept, and the chambers beyond 12 active samples claim it."""
+    Phi, U, i = _line_instance(seed, n_line, K)
+    li = _one_sample_optimum(U, i)
+    assume(li is not None)
+    _check_line(Phi, U, i, li, ("enumerate", "branch-and-bound"))
+
+
+@pytest.mark.slow
+@settings(max_examples=12, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.filter_too_much])
+@given(seed=st.integers(0, 2**20), n_line=st.integers(13, 24), K=st.sampled_from([1, 2, 3]))
+def test_one_sample_optimum_on_faces_of_large_chambers_sweep(seed, n_line, K):
+    Phi, U, i = _line_instance(seed, n_line, K)
+    li = _one_sample_optimum(U, i)
+    assume(li is not None)
+    _check_line(Phi, U, i, li, ("enumerate", "branch-and-bound"))

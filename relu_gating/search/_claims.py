@@ -248,7 +248,7 @@ def _faces(obj: Any, masks: np.ndarray, out: np.ndarray, keep: np.ndarray, fell:
 
     budget = _Budget(limit)
     for i in face_candidates(obj, masks, out, near):
-        got = face_claim(obj, _exact_H(obj), masks[i], float(out[i]), budget)
+        got = face_claim(obj, _exact_H(obj), masks[i], float(out[i]), budget, near)
         if got is None and keep[i]:  # a face beyond the orthant's: the solver's evidence polished there
             rows, N = evidence[i]
             got = polished_claim(obj, _exact_H(obj), masks[i], float(out[i]), rows, N, budget)

@@ -74,7 +74,9 @@ def one_sample_values(obj: Any) -> np.ndarray:
 def face_candidates(obj: Any, masks: np.ndarray, bounds: np.ndarray, near: float | None = None) -> list[int]:
     """Positions whose bound may be a supremum on the chamber's boundary left open: it exceeds the
     best one-sample value of its active set, or ``near`` (the incumbent's value, when known), by more
-    than twice the checker's ladder step and at most :data:`FACE_GAP` (relative)."""
+    than twice the checker's ladder step and at most :data:`FACE_GAP` (relative); or, by any amount,
+    one of its one-sample values equals ``near`` (to two ladder steps): the incumbent is a one-sample
+    neuron on the chamber's boundary, and a solver's bound was seen 2% above it (3-d samples on a line)."""
     masks = np.asarray(masks, dtype=bool)
     if masks.shape[0] == 0:
         return []
@@ -91,6 +93,10 @@ def face_candidates(obj: Any, masks: np.ndarray, bounds: np.ndarray, near: float
             s = np.maximum(1.0, np.abs(np.where(np.isfinite(t), t, 0.0)))
             gap = bounds - t
             hit |= np.isfinite(t) & (gap > 2 * _STEP * s) & (gap <= FACE_GAP * s)
+        if near is not None and np.isfinite(near):  # the incumbent is a one-sample neuron of the chamber: any gap
+            s = max(1.0, abs(float(near)))
+            at = np.abs(np.where(masks, v[None, :], np.inf) - float(near)) <= 2 * _STEP * s
+            hit |= at.any(axis=1) & (bounds - float(near) > 2 * _STEP * s)
     return np.flatnonzero(ok & hit).tolist()
 
 
@@ -214,11 +220,11 @@ def _multipliers(R: list[list[Fraction]], sup: tuple, h: np.ndarray, variant: st
 FACE_TRIES = 4
 
 
-def face_claim(obj: Any, basis: Any, mask: np.ndarray, bound: float, budget: Any = None
+def face_claim(obj: Any, basis: Any, mask: np.ndarray, bound: float, budget: Any = None, near: float | None = None
                ) -> tuple[float, tuple] | None:
     """``(u, (rows, N))``: the least ``u < bound`` proven by multipliers on the active rows built from
     the exact pencil at ``u`` (see the module docstring), for the faces of :func:`faces` within
-    :data:`FACE_GAP` below ``bound`` (a one-sample face at the float just above its exact value,
+    :data:`FACE_GAP` below ``bound``, or down to ``near`` (the incumbent's value) (a one-sample face at the float just above its exact value,
     others just above their float value, then one ladder step above); None when none is proven."""
     from relu_gating.search.proofs import exact_pencil
 
@@ -227,7 +233,10 @@ def face_claim(obj: Any, basis: Any, mask: np.ndarray, bound: float, budget: Any
         return None
     scale = max(1.0, abs(bound))
     Ahf, Bhf = _float_forms(obj, T)
-    cands = faces(Ahf, Bhf, bound - 2 * FACE_GAP * scale, bound)[:FACE_TRIES]
+    lo = bound - 2 * FACE_GAP * scale
+    if near is not None and np.isfinite(near):  # the incumbent's face, however loose the solver's bound
+        lo = min(lo, float(near) - 2 * _STEP * max(1.0, abs(float(near))))
+    cands = faces(Ahf, Bhf, lo, bound)[:FACE_TRIES]
     if not cands or not _charge(budget, T.size):
         return None
     A, B = exact_pencil(_unit_columns(obj.n, T), obj.U_K, basis, np.ones(obj.n, dtype=bool))

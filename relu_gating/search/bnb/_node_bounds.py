@@ -182,6 +182,8 @@ class NodeBounds:
             return False
         k = int(np.sum((node.signs == 0) & ~self.P.zero_rows))
         delayed = self.stats["nodes"] < self.lifted_after  # the delay: still an easy query, perhaps
+        if k > 0 and self.try_face(node):
+            return True
         if k == 0 or (delayed and not (k <= LIFTED_LARGE and (self.lifted_small or self.probe_due()))):
             return False  # (a probe now and then; once the probes ended it, nodes of their sizes are tried)
         plus = self.obj.Psi[(node.signs > 0) & ~self.P.zero_rows]
@@ -221,6 +223,23 @@ class NodeBounds:
         else:
             self.stats["lifted_lowered"] += 1
             self.push(node)
+        return True
+
+    def try_face(self, node: Node) -> bool:
+        """Face multipliers (:func:`relu_gating.search.bnb._face_leaf.face_leaf`) where a one-sample
+        neuron of the node is the incumbent (the node's supremum may lie there, on its boundary):
+        settles it as a ``"d"`` leaf (True), else False.  Checked by the checker's own float test there."""
+        from relu_gating.search.bnb._face_leaf import face_leaf
+
+        if self.alpha <= 0 or not np.isfinite(self.best_value):
+            return False
+        got = face_leaf(self.obj, node.signs, self.P.zero_rows, self.best_value, (self.best_value + self.tol) / self.alpha,
+                        lambda u, ev: self.lifted_room((u, ev)))
+        if got is None or not self.settled(got[0]):
+            return False
+        node.claim, node.evidence = got
+        self.stats["face_leaves"] = self.stats.get("face_leaves", 0) + 1
+        node.settle("d")
         return True
 
     def probe_lifted(self, node: Node, k: int) -> None:
