@@ -60,6 +60,9 @@ def face_leaf(obj: Any, signs: np.ndarray, zero: np.ndarray, best: float, target
     lo = best - 2 * F._STEP * max(1.0, abs(best))
     if not np.any((v >= lo) & (v <= target)):
         return None  # no one-sample neuron at the incumbent: nothing listed (a cheap filter)
+    Qp = obj.Psi[plus]
+    if plus.size < obj.rank or np.linalg.matrix_rank(Qp) < obj.rank:
+        return None  # h = 0 for some x != 0: the lifted slack is singular there, never proven in floats
     Ah, Bh = F._float_forms(obj, T)
     for lam, sup, h in F._one_sample_faces(Ah, Bh, lo, target)[:F.FACE_TRIES]:
         for margin in FACE_MARGINS:
