@@ -8,6 +8,14 @@ are certified and the largest ``upper_bound - l_i``; run it on two commits to co
 
     PYTHONPATH=$PWD python benchmarks/boundary_suprema.py --seeds 20
 
+``--line``: the 3-d queries of ``_line_instance`` (samples on an axis; chambers of up to
+``n_line + 1`` active samples share the one-sample optimum on a 2-d face), ``n_line`` in ``--n``:
+per strategy the certified count, CPU seconds and (branch and bound) nodes and face leaves.  Run it
+with ``PYTHONPATH`` on another checkout to compare (the instances come from this tree's tests)::
+
+    PYTHONPATH=$PWD python benchmarks/boundary_suprema.py --line --seeds 6 --n 13 14 16
+    PYTHONPATH=/path/to/main python benchmarks/boundary_suprema.py --line --seeds 6 --n 13 14 16
+
 ``--random``: random queries instead (Gaussian ``X`` in 2-d and 3-d, ``U_K`` random orthonormal with
 ``N_K``, or from a kNN graph with the bias), where boundary suprema occur among others; prints the
 uncertified runs per family.  ``--compare``: each query run with and without the face step (step 2b
@@ -25,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from test_boundary_suprema import _instance, _one_sample_optimum  # noqa: E402
+from test_boundary_suprema import _instance, _line_instance, _one_sample_optimum  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -101,6 +109,30 @@ def random_queries(seeds: int) -> None:
                       f"{time.perf_counter() - t0:6.1f} s; not: {', '.join(bad) or '-'}", flush=True)
 
 
+def line_queries(seeds: int, sizes: list, Ks: list) -> None:
+    """The ``--line`` family (module docstring): certified, CPU seconds, nodes and face leaves."""
+    for strategy in ("enumerate", "branch-and-bound"):
+        kept = certified = nodes = leaves = 0
+        cpu = 0.0
+        for n_line in sizes:
+            for K in Ks:
+                for seed in range(seeds):
+                    Phi, U, i = _line_instance(seed, n_line, K)
+                    if _one_sample_optimum(U, i) is None:
+                        continue
+                    t0 = time.process_time()
+                    res = best_neuron(Phi, U, features=None, strategy=strategy)
+                    cpu += time.process_time() - t0
+                    kept += 1
+                    certified += bool(res.certified)
+                    if strategy == "branch-and-bound":
+                        st = res.certificate.tree["stats"]
+                        nodes += int(st.get("nodes", 0))
+                        leaves += int(st.get("face_leaves", 0))
+        extra = f", {nodes} nodes, {leaves} face leaves" if strategy == "branch-and-bound" else ""
+        print(f"{rg.__file__}\n{strategy:>16}: {certified}/{kept} certified, {cpu:.1f} CPU s{extra}", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=40, help="seeds tried per (n, K) (default 40)")
@@ -108,8 +140,12 @@ def main() -> None:
     ap.add_argument("--K", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--random", action="store_true", help="random queries (see the module docstring)")
     ap.add_argument("--compare", action="store_true", help="random queries with and without the face step")
+    ap.add_argument("--line", action="store_true", help="3-d samples on an axis (see the module docstring)")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
+    if args.line:
+        line_queries(args.seeds, args.n, args.K)
+        return
     if args.compare:
         compare(args.seeds)
         return
