@@ -94,9 +94,9 @@ def face_candidates(obj: Any, masks: np.ndarray, bounds: np.ndarray, near: float
             gap = bounds - t
             hit |= np.isfinite(t) & (gap > 2 * _STEP * s) & (gap <= FACE_GAP * s)
         if near is not None and np.isfinite(near):  # the incumbent is a one-sample neuron of the chamber: any gap
-            s = max(1.0, abs(float(near)))
-            at = np.abs(np.where(masks, v[None, :], np.inf) - float(near)) <= 2 * _STEP * s
-            hit |= at.any(axis=1) & (bounds - float(near) > 2 * _STEP * s)
+            sc = max(1.0, abs(float(near)))
+            at = np.abs(np.where(masks, v[None, :], np.inf) - float(near)) <= 2 * _STEP * sc
+            hit |= at.any(axis=1) & (bounds - float(near) > 2 * _STEP * sc)
     return np.flatnonzero(ok & hit).tolist()
 
 

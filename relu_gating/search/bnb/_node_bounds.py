@@ -231,6 +231,7 @@ class NodeBounds:
         settles it as a ``"d"`` leaf (True), else False.  Checked by the checker's own float test there."""
         from relu_gating.search.bnb._face_leaf import face_leaf
 
+        assert node.signs is not None  # an open node
         if self.alpha <= 0 or not np.isfinite(self.best_value):
             return False
         got = face_leaf(self.obj, node.signs, self.P.zero_rows, self.best_value, (self.best_value + self.tol) / self.alpha,
