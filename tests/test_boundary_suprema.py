@@ -342,3 +342,13 @@ def test_one_sample_optimum_on_faces_of_large_chambers_sweep(seed, n_line, K):
     li = _one_sample_optimum(U, i)
     assume(li is not None)
     _check_line(Phi, U, i, li, ("enumerate", "branch-and-bound"))
+
+
+def test_line_query_with_a_loose_chamber_certified():
+    """``_line_instance(0, 14, 1)``: chamber {0, ..., 9} (10 active samples) had a solver bound 1.9e-2
+    above the optimum and {0, 7, ..., 14} 1.1e-4 (beyond ``FACE_GAP``), and a chamber of 15 active
+    samples shared it: not certified by either strategy.  Now both certify the exact leverage."""
+    Phi, U, i = _line_instance(0, 14, 1)
+    li = _one_sample_optimum(U, i)
+    assert li is not None
+    _check_line(Phi, U, i, li, ("enumerate", "branch-and-bound"))

@@ -234,8 +234,14 @@ def face_claim(obj: Any, basis: Any, mask: np.ndarray, bound: float, budget: Any
     scale = max(1.0, abs(bound))
     Ahf, Bhf = _float_forms(obj, T)
     lo = bound - 2 * FACE_GAP * scale
-    if near is not None and np.isfinite(near):  # the incumbent's face, however loose the solver's bound
-        lo = min(lo, float(near) - 2 * _STEP * max(1.0, abs(float(near))))
+    if near is not None and np.isfinite(near) and near < lo:  # the incumbent's face, however loose the bound
+        at = 2 * _STEP * max(1.0, abs(float(near)))
+        if not _one_sample_faces(Ahf, Bhf, near - at, near + at):
+            return None  # no one-sample face at the incumbent (a KKT point of the orthant): nothing to try
+        lo = float(near) - at
+        top = faces(Ahf, Bhf, lo, bound)
+        if not top or top[0][0] > near + at:
+            return None  # a higher face: the chamber's supremum is above the incumbent, no proof at it
     cands = faces(Ahf, Bhf, lo, bound)[:FACE_TRIES]
     if not cands or not _charge(budget, T.size):
         return None
