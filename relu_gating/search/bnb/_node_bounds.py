@@ -229,13 +229,14 @@ class NodeBounds:
         """Face multipliers (:func:`relu_gating.search.bnb._face_leaf.face_leaf`) where a one-sample
         neuron of the node is the incumbent (the node's supremum may lie there, on its boundary):
         settles it as a ``"d"`` leaf (True), else False.  Checked by the checker's own float test there."""
+        from relu_gating.search._claims import stated
         from relu_gating.search.bnb._face_leaf import face_leaf
 
         assert node.signs is not None  # an open node
         if self.alpha <= 0 or not np.isfinite(self.best_value):
             return False
         got = face_leaf(self.obj, node.signs, self.P.zero_rows, self.best_value, (self.best_value + self.tol) / self.alpha,
-                        lambda u, ev: self.lifted_room((u, ev)))
+                        lambda u, ev: self.lifted_room((u, ev)), lambda: stated(self.obj))
         if got is None or not self.settled(got[0]):
             return False
         node.claim, node.evidence = got

@@ -19,11 +19,11 @@ from relu_gating.search.proofs._pattern import (cap_bound, exact_below, exact_cl
 from relu_gating.search.proofs._farkas import implied_exact
 from relu_gating.search.proofs._node import NodeProblem, bound_matrix, bound_parts, chamber_bound, node_bound, node_problem
 from relu_gating.search.proofs._lifted import lifted_leaf_bound, multiplier_matrix
-from relu_gating.search.proofs._checker import checker_eta, checker_excluded, prove_bounds
+from relu_gating.search.proofs._checker import checker_eta, checker_excluded, checker_lifted, prove_bounds
 
 __all__ = ["StatedProblem", "state_problem", "exact_rank", "pow2_scales",
            "cap_bound", "exact_below", "exact_claim", "exact_excluded", "exact_feature_basis", "exact_gram",
            "exact_parts", "exact_pencil", "exact_psd", "gross_scale", "pattern_pencils", "pencil_bounds",
            "support_bounds", "implied_exact", "NodeProblem", "node_problem", "node_bound", "bound_parts",
-           "bound_matrix", "chamber_bound", "lifted_leaf_bound", "multiplier_matrix", "prove_bounds", "checker_excluded",
+           "bound_matrix", "chamber_bound", "lifted_leaf_bound", "multiplier_matrix", "prove_bounds", "checker_excluded", "checker_lifted",
            "checker_eta"]

@@ -11,7 +11,7 @@ import numpy as np
 
 from relu_gating.checker import BOUND_SLACK, CHUNK, EXCLUDE_RTOL, VALUE_TOL
 
-__all__ = ["prove_bounds", "checker_excluded", "checker_eta", "VALUE_TOL", "BOUND_SLACK", "EXCLUDE_RTOL", "CHUNK"]
+__all__ = ["prove_bounds", "checker_lifted", "checker_excluded", "checker_eta", "VALUE_TOL", "BOUND_SLACK", "EXCLUDE_RTOL", "CHUNK"]
 
 
 _STATED: dict = {}
@@ -35,6 +35,19 @@ def _prove(S: Any, masks: np.ndarray, claims: np.ndarray, evidence: dict, pruned
 
     return prove(_checker_problem(S), np.asarray(masks, dtype=bool), np.asarray(claims, dtype=float), evidence,
                  np.asarray(pruned, dtype=bool))
+
+
+def checker_lifted(S: Any, signs: np.ndarray, claim: float, dec: np.ndarray, N: dict, mu: np.ndarray) -> bool:
+    """Does the checker's float test of a ``"d"`` leaf (:func:`relu_gating.checker._tree.lifted_bound`,
+    what ``verify`` runs) prove ``claim`` from the lifted evidence ``(dec, N sparse, mu)`` on the node
+    with these signs?  (Its basis allowance is wider than the search's copy of the test.)"""
+    from relu_gating.checker._tree import lifted_bound
+
+    P = _checker_problem(S)
+    zero = ~np.any(np.asarray(P.Phi) != 0, axis=1)
+    Nj = {"p": int(N["p"]), "entries": [[int(k), int(l), float(v)] for k, l, v in np.asarray(N["entries"]).tolist()]}
+    got = lifted_bound(P, np.asarray(signs), zero, float(claim), [int(j) for j in dec], Nj, [float(x) for x in mu])
+    return bool(np.isfinite(got))
 
 
 def checker_excluded(S: Any, mask: np.ndarray) -> bool:
