@@ -229,12 +229,22 @@ class NodeBounds:
         """Face multipliers (:func:`relu_gating.search.bnb._face_leaf.face_leaf`) where a one-sample
         neuron of the node is the incumbent (the node's supremum may lie there, on its boundary):
         settles it as a ``"d"`` leaf (True), else False.  Checked by the checker's own float test there."""
-        from relu_gating.search._claims import stated
-        from relu_gating.search.bnb._face_leaf import face_leaf
-
         assert node.signs is not None  # an open node
         if self.alpha <= 0 or not np.isfinite(self.best_value):
             return False
+        best, target = self.best_value, (self.best_value + self.tol) / self.alpha
+        at = self.__dict__.get("_face_at")
+        if at is None or at[0] != (best, target):  # samples whose one-sample neuron is the incumbent, per incumbent
+            from relu_gating.search._exact.faces import one_sample_values
+
+            v = np.nan_to_num(one_sample_values(self.obj), nan=-np.inf)
+            at = self.__dict__["_face_at"] = ((best, target), np.flatnonzero(
+                (v >= best - 2.0**-39 * max(1.0, abs(best))) & (v <= target)))
+        if at[1].size == 0 or not np.any(node.signs[at[1]] >= 0):
+            return False  # no one-sample neuron of the node at the incumbent (face_leaf's own filter, cheaper)
+        from relu_gating.search._claims import stated
+        from relu_gating.search.bnb._face_leaf import face_leaf
+
         got = face_leaf(self.obj, node.signs, self.P.zero_rows, self.best_value, (self.best_value + self.tol) / self.alpha,
                         lambda u, ev: self.lifted_room((u, ev)), lambda: stated(self.obj))
         if got is None or not self.settled(got[0]):
