@@ -69,7 +69,9 @@ def expand_until(search: Search, end: float | None, bar: Any = None, pause: Any 
     try:
         while search.heap:
             check_stop()
-            if end is not None and time.perf_counter() >= end - (search.reserve() if keep else 0.0):
+            if end is not None and time.perf_counter() >= end - (kept := search.reserve() if keep else 0.0):
+                if keep:
+                    search.stats["t_reserve"] = kept
                 return "time"
             u = search.global_bound()
             if search.settled(u):
@@ -346,11 +348,8 @@ def _run_parallel(search: Search, executor: Any, deadline: float | None, bar: An
     inflight: dict = {}
     try:
         why = _rounds(search, pool, inflight, totals, deadline, bar, seed, own)
-        if why == "time" and inflight:  # their slices end with the budget: take what they found
-            stop = time.perf_counter() + DRAIN_SECONDS
-            while inflight and time.perf_counter() < stop:
-                for fut in pool.wait(list(inflight), stop - time.perf_counter()):
-                    _absorb(search, inflight.pop(fut), fut.result(), totals)
+        if why == "time" and inflight:
+            _drain(search, pool, inflight, totals, executor)
     except KeyboardInterrupt:
         why = "interrupted"
     finally:
@@ -362,6 +361,22 @@ def _run_parallel(search: Search, executor: Any, deadline: float | None, bar: An
     return why
 
 
+def _drain(search: Search, pool: _Pool, inflight: dict, totals: dict, executor: Any) -> None:
+    """At the time budget: take what the tasks in flight found (their slices end with it) for up to
+    ``DRAIN_SECONDS``; a task still running then is one long expansion past its slice: a pool of our own
+    is renewed (that worker ended) so that it does not hold a core through the audit (issue 39)."""
+    t0 = time.perf_counter()
+    stop = t0 + DRAIN_SECONDS
+    while inflight and time.perf_counter() < stop:
+        for fut in pool.wait(list(inflight), stop - time.perf_counter()):
+            _absorb(search, inflight.pop(fut), fut.result(), totals)
+    late = [fut for fut in inflight if not fut.done()]
+    if late and hasattr(executor, "renew"):
+        executor.renew()
+    totals["late"] = len(late)
+    totals["drain"] = time.perf_counter() - t0
+
+
 def _rounds(search: Search, pool: _Pool, inflight: dict, totals: dict, deadline: float | None, bar: Any,
             seed: int, own: bool = False) -> str:
     """Keep one task per worker in flight until settled, out of time or interrupted."""
@@ -371,8 +386,10 @@ def _rounds(search: Search, pool: _Pool, inflight: dict, totals: dict, deadline:
     while True:
         check_stop()
         now = time.perf_counter()
-        stop = None if deadline is None else deadline - search.reserve()  # the tasks' slices end there too
+        keep = 0.0 if deadline is None else search.reserve()
+        stop = None if deadline is None else deadline - keep  # the tasks' slices end there too
         if stop is not None and now >= stop:
+            search.stats["t_reserve"] = keep  # kept for the ending (benchmarks/budget.py: against what it took)
             return "time"
         u = _bound_in_flight(search, inflight)
         if (not search.heap and not inflight) or search.settled(u):

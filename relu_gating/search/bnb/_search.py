@@ -140,7 +140,8 @@ class Search(NodeBounds, TreeGrowth, Incumbent, Budget, Chambers, SubtreeCost):
                 if own and self.expansions % FREEZE_EVERY == 0:  # the tree is acyclic: keep the collector off it
                     gc.freeze()
                 check_stop()
-                if deadline is not None and time.perf_counter() >= deadline - self.reserve():
+                if deadline is not None and time.perf_counter() >= deadline - (keep := self.reserve()):
+                    self.stats["t_reserve"] = keep  # kept for the ending (benchmarks/budget.py: against what it took)
                     return "time"
                 u = self.global_bound()
                 if self.settled(u):
