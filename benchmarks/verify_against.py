@@ -67,7 +67,7 @@ def main(argv=None) -> None:
     from real import checkout, in_child_script
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--against", required=True, help="the other commit")
+    ap.add_argument("--against", help="the other commit (required)")
     ap.add_argument("--cases", default="bc-pca3")
     ap.add_argument("--budget", type=float, default=120.0)
     ap.add_argument("--repeats", type=int, default=3)
