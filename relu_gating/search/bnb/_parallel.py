@@ -73,6 +73,8 @@ def expand_until(search: Search, end: float | None, bar: Any = None, pause: Any 
                 if keep:
                     search.stats["t_reserve"] = kept
                 return "time"
+            if end is not None and keep:
+                search.chamber_until = end - kept
             u = search.global_bound()
             if search.settled(u):
                 return "settled"
@@ -164,8 +166,11 @@ def graft(root: Node, entries: list[tuple]) -> list[Node]:
 # ---------------------------------------------------------------------- the worker's side
 def subtree_task(obj: Any, roots: list[tuple], incumbent: np.ndarray | None, alpha: float, tol: float,
                  method: str, seed: int, seconds: float, lifted: bool = True, delay: int = 0,
-                 probes: int = 0, small: bool = False) -> tuple:
+                 probes: int = 0, small: bool = False, left: float | None = None) -> tuple:
     """Best-first search of the subtrees below ``roots`` (open-node data) for ``seconds``.
+
+    ``left``: seconds until the whole search must stop (the sender's deadline less its reserve; None: no
+    budget): a chamber's solve ends by then (``Search.chamber_until``), not only by ``CHAMBER_SECONDS``.
 
     ``delay``, ``probes`` and ``small``: what the sender leaves of the lifted bound's delay (nodes), of
     its probes, and whether they ended it for small nodes (:func:`_delay`; ``_node_bounds.LIFTED_DELAY_NODES``).
@@ -180,6 +185,7 @@ def subtree_task(obj: Any, roots: list[tuple], incumbent: np.ndarray | None, alp
     search.lifted_after = search.stats["nodes"] + int(delay)  # what is left of the sender's delay, not a fresh one
     search.probe_max = int(probes)  # and of its probes (their subtrees reported: probe_would, probe_spared)
     search.lifted_small = bool(small)  # the sender's probes ended the delay for small nodes
+    search.chamber_until = None if left is None else t0 + float(left)
     base, lp0 = dict(search.stats), search.lp.calls
     if incumbent is not None:
         search.offer(incumbent)  # recomputed here: the task trusts no value it is sent
@@ -402,7 +408,7 @@ def _rounds(search: Search, pool: _Pool, inflight: dict, totals: dict, deadline:
             budget = SLICE_SECONDS if stop is None else max(0.0, min(SLICE_SECONDS, stop - now))
             fut = pool.submit([_open_data(n) for n in batch], search.best_theta, search.alpha, search.tol,
                               search.method, seed + 1 + totals["submitted"], budget, search.lifted,
-                              *_delay(search, W))
+                              *_delay(search, W), None if stop is None else max(0.0, stop - now))
             totals["submitted"] += 1
             inflight[fut] = batch
         timeout = _POLL if deadline is None else max(0.0, min(_POLL, deadline - time.perf_counter()))
