@@ -276,16 +276,19 @@ def variation_norm(v: Any, Phi: Any, *, tol: float = DEFAULT_TOL, max_iter: int 
         Atom weights to start from (for example the ``thetas`` of an earlier call).
     max_patterns : int, optional
         Refuse larger pattern sets (:class:`~relu_gating.errors.ProblemTooLargeError`).
-    pricing : {"auto", "cone", "early", "search"}
+    pricing : {"auto", "cone", "batched", "early", "search"}
         How each round's dual is priced.  ``"cone"``: every chamber bounded exactly by its cone's
         dual (:mod:`relu_gating.layers._cone_pricing`; needs a dyadic ``Phi`` with at most 4
         columns and 1,024 rows, as on the experiments' grid): a certified lower end every round,
-        and the best neuron of each violating chamber as new columns.  ``"early"``: the same
-        certified bound, but only when a round's uncertified pricing (witnesses and unconstrained
+        and the best neuron of each violating chamber as new columns.  ``"batched"``: the same bound
+        with each chamber's multipliers chosen by a vectorized active-set method over 1,024 chambers
+        at once (NNLS kept for each batch's largest bound).  ``"early"``: as ``"batched"``, with a
+        master started from the ``_MASTER_ATOMS`` witnesses most aligned with ``v`` instead of a
+        pool of every witness (no dense matrix of all of them: the choice for large ``n``) and the
+        certified bound only when a round's uncertified pricing (witnesses and unconstrained
         chamber optima, :meth:`~relu_gating.layers._cone_pricing.ConePricer.columns`) finds no
-        violating column, and every ``CERTIFY_EVERY`` rounds (the lower end); the master starts
-        from ``_MASTER_ATOMS`` witnesses, not all of them (no dense matrix of every witness: the
-        choice for large ``n``).  The interval is as certified as with ``"cone"``.  ``"search"``: cheap
+        violating column, and every ``CERTIFY_EVERY`` rounds (the lower end).  The interval is as
+        certified as with ``"cone"`` for every choice.  ``"search"``: cheap
         candidates, and the certified best-neuron search when they find nothing (the earlier
         method).  ``"auto"``: ``"cone"`` where it applies, else ``"search"``.
 
@@ -460,9 +463,8 @@ def _solve_cone(P: np.ndarray, u: np.ndarray, v: np.ndarray, thetas: np.ndarray,
     ``y`` returned satisfies ``max_d |<y, d>| <= 1`` (the certified bound divided out, rounded up).
 
     ``early``: a round first prices the LP's own dual uncertified (:meth:`ConePricer.columns`) and
-    adds what violates; the certified bound runs only when that finds nothing and every
-    ``CERTIFY_EVERY`` rounds, on the LP's own dual (not smoothed: the smoothing's centre is poor
-    when few duals are certified).  Only the
+    adds what violates; the certified bound (smoothed as above) runs only when that finds nothing
+    and every ``CERTIFY_EVERY`` rounds.  Only the
     certified bounds move ``lower``, so the interval is as valid as without.
     """
     lower_v, best_y, M, nv = 0.0, np.zeros_like(u), 1e3, float(np.linalg.norm(v))
@@ -482,8 +484,6 @@ def _solve_cone(P: np.ndarray, u: np.ndarray, v: np.ndarray, thetas: np.ndarray,
                 lp.add(Dn)
                 thetas, D = np.vstack([thetas, new[keep]]), np.hstack([D, Dn])
                 continue
-        if early:  # certify the LP's own dual: near the end of the rounds its violation is small
-            smoothed = False
         ys = SMOOTHING * best_y + (1 - SMOOTHING) * y if smoothed else y
         bound, yq, new, _ = cone.bound(ys, n_columns=32)
         if bound > 0:
