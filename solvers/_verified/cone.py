@@ -135,7 +135,11 @@ def _square_solves(Mq, Mf: np.ndarray, rows: list[int], ref: np.ndarray | None, 
         if u is None:
             continue
         uf = np.array([float(v) for v in u])
-        if np.all(np.isfinite(uf)) and (Mn @ uf).min() >= -1e-9 * np.linalg.norm(uf):
+        if not np.all(np.isfinite(uf)):
+            continue
+        with np.errstate(under="ignore"):  # a positive multiple with its largest entry in [0.5, 1): no overflow
+            uf = np.ldexp(uf, -int(np.frexp(np.abs(uf).max())[1])) if np.any(uf) else uf
+        if (Mn @ uf).min() >= -1e-9 * np.linalg.norm(uf):
             yield u
 
 
