@@ -23,6 +23,9 @@ from hypothesis import strategies as st
 
 import relu_gating as rg
 
+# no float overflows or turns nan unnoticed at the ends of the float range: each such place is scaled or exact
+pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
+
 DATA = os.path.join(os.path.dirname(__file__), "data")
 TOL = 1e-9
 STRATEGIES = ("enumerate", "branch-and-bound")
@@ -530,3 +533,14 @@ def test_sweep_chambers_at_the_ends_of_the_float_range_are_certified(seed, strat
     assert_no_false_claims(res, Phi, U, features, [res.theta])
     for exact in (False, True):
         assert rg.verify(res, Phi, U, features=features, exact=exact).certified, exact
+
+
+def test_thin_chamber_with_bias_near_2_to_the_903_runs():
+    """The thin-chamber family with the bias at ``a = 1``, ``b = -903``: the enumerator's witness repair
+    normalized rows by ``np.linalg.norm`` (``2^903`` squared overflows) and raised ValueError from linprog."""
+    lo = math.ldexp(1.0 + 2 * 2.0**-52, 903)
+    Phi = np.array([[2.0, 0.0], [-lo, 1.0], [math.ldexp(1.0, 903), -1.0], [0.0, 0.0]])
+    exact = (Fraction(-1), -Fraction(2) ** 903 * (1 + 2 * Fraction(2) ** -53))
+    for strategy in STRATEGIES:
+        res = rg.best_neuron(Phi, U_PAIR, features="bias", strategy=strategy)
+        assert_no_false_claims(res, Phi, U_PAIR, "bias", [exact, res.theta] + list(res.witnesses))

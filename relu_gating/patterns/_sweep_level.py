@@ -103,7 +103,7 @@ def prepare_level(rows: list, d: int, c: tuple, g: tuple) -> SweepLevel:
     t = d - 1
     amax_all = float(M.amax.max(initial=0.0))
     return SweepLevel(
-        rows=rows, q=len(rows), d=d, t=t, c=c, g=g, M=M, fT=np.ascontiguousarray(M.f.T), norms=np.linalg.norm(M.f, axis=1),
+        rows=rows, q=len(rows), d=d, t=t, c=c, g=g, M=M, fT=np.ascontiguousarray(M.f.T), norms=pow2_norms(M.f, axis=1),
         cf=np.array(c, dtype=float), Q=Q, AK=AK, kappa=kappa, MK=MK, MKfT=np.ascontiguousarray(MK.f.T),
         amax_all=amax_all, amax_bound=max(amax_all, 2.0) * (1 + 2.0 ** -40),
         facD=err_factor(t, M.rel), facX=err_factor(t - 1, M.rel) if t > 1 else 4 * M.rel + 4 * 2.0 ** -53,
@@ -329,7 +329,7 @@ def _simple_witnesses(lv: SweepLevel, rays: Rays, rowmin: np.ndarray, si: np.nda
     the unit rays ``fl(sc X / xn)``, the float norms ``xn`` and the generator rows (B, t, d)."""
     Ss, scs, fT = rays.S[si], rays.sc[si], lv.fT
     Xs = rays.X[si] * scs[:, None]
-    xn = np.linalg.norm(Xs, axis=1)
+    xn = pow2_norms(Xs, axis=1)
     vh = Xs / xn[:, None]
     As = lv.M.f[Ss]
     u = _generator_steps(As, np.where(gen, 1.0, -1.0), vh)

@@ -119,9 +119,10 @@ def needs_local(obj: Objective, mask: np.ndarray, k_global: int) -> bool:
     return _numeric_rank(R) > k_global or _numeric_rank(Pa) < m
 
 
-def _independent_rows(Phi: np.ndarray, mask: np.ndarray) -> list[int] | None:
+def _independent_rows(Phi: np.ndarray, mask: np.ndarray, complete: bool = False) -> list[int] | None:
     """``m`` exactly independent active rows, tried in the order of a pivoted QR of the scaled
-    active rows (the best conditioned first); None when there are not ``m``."""
+    active rows (the best conditioned first); with ``complete``, fewer completed by inactive rows
+    (in order); None when there are not ``m``."""
     import scipy.linalg
 
     act = np.flatnonzero(mask)
@@ -143,6 +144,24 @@ def _independent_rows(Phi: np.ndarray, mask: np.ndarray) -> list[int] | None:
         if nz:
             basis.append((nz[0], v))
             chosen.append(int(act[j]))
+            if len(chosen) == m:
+                return chosen
+    return _completed(Phi, mask, chosen, basis) if complete else None
+
+
+def _completed(Phi: np.ndarray, mask: np.ndarray, chosen: list[int], basis: list) -> list[int] | None:
+    """``chosen`` (independent active rows, echelon ``basis``) completed to ``m`` by inactive rows."""
+    m = Phi.shape[1]
+    for i in np.flatnonzero(~mask & np.any(Phi != 0, axis=1)).tolist():
+        v = [Fraction(float(x)) for x in Phi[i]]
+        for piv, b in basis:
+            if v[piv]:
+                f = v[piv] / b[piv]
+                v = [x - f * y for x, y in zip(v, b)]
+        nz = next((k for k, x in enumerate(v) if x), None)
+        if nz is not None:
+            basis.append((nz, v))
+            chosen.append(int(i))
             if len(chosen) == m:
                 return chosen
     return None
@@ -174,7 +193,7 @@ def _pow2_down(row: list) -> int:
     return top.numerator.bit_length() - top.denominator.bit_length()
 
 
-def local_basis(obj: Objective, mask: np.ndarray) -> LocalBasis | None:
+def local_basis(obj: Objective, mask: np.ndarray, complete: bool = False) -> LocalBasis | None:
     """The chamber's coordinates (module docstring), or None where they do not exist or do not fit
     in floats (fewer than ``r = rank(Phi)`` independent active rows, an active row of ``Phi C``
     overflowing; ``Phi`` of rank ``r < m`` on ``r`` exactly independent columns)."""
@@ -184,7 +203,7 @@ def local_basis(obj: Objective, mask: np.ndarray) -> LocalBasis | None:
         return None
     Phi = obj.Phi[:, cols]
     m = len(cols)
-    rows = _independent_rows(Phi, mask)
+    rows = _independent_rows(Phi, mask, complete)
     if rows is None:
         return None
     C = _inverse([[Fraction(float(x)) for x in Phi[i]] for i in rows])

@@ -377,15 +377,15 @@ def _with_local(obj: Objective, mask: np.ndarray, method: str, got: _Solved, w_v
     return out
 
 
-def _local_solve(obj: Objective, mask: np.ndarray, method: str, w_val: float, max_seconds: float | None
-                 ) -> tuple[np.ndarray, float, float, Any, str] | None:
+def _local_solve(obj: Objective, mask: np.ndarray, method: str, w_val: float, max_seconds: float | None,
+                 complete: bool = False) -> tuple[np.ndarray, float, float, Any, str] | None:
     """The pattern solved in its own coordinates: ``(theta, value, upper, evidence, method)`` with a
     float ``theta`` strictly inside the chamber (exactly) and evidence on the rows of ``Phi C``."""
     import solvers
     from relu_gating.search._exact.chamber_coords import evidence_to_rows, local_basis, local_objective, theta_of
     from relu_gating.search._exact.float_point import float_points
 
-    lb = local_basis(obj, mask)
+    lb = local_basis(obj, mask, complete)
     if lb is None:
         return None
     lobj = local_objective(obj, lb)
@@ -424,11 +424,12 @@ def local_evidence(obj: Objective, mask: np.ndarray, method: str = "auto", max_s
                    ) -> tuple[float, tuple[np.ndarray, np.ndarray]] | None:
     """``(upper, (rows, N))``: dual evidence for the pattern solved in its own coordinates
     (:func:`_local_solve`), for a claim no other evidence proves (the caller proves it exactly)."""
-    from relu_gating.search._exact.chamber_coords import needs_local
+    from relu_gating.search._exact.chamber_coords import MAX_LOCAL_WORK
 
-    if not needs_local(obj, mask, 0):
+    n, m = obj.Phi.shape
+    if n * m * m > MAX_LOCAL_WORK:
         return None
-    got = _local_solve(obj, mask, method, np.nan, max_seconds)
+    got = _local_solve(obj, mask, method, np.nan, max_seconds, complete=True)  # fewer than m active rows too
     return None if got is None or got[3] is None else (float(got[2]), got[3])
 
 
