@@ -60,6 +60,7 @@ class Claims:
 class _Budget:
     def __init__(self, limit: int) -> None:
         self.left = limit
+        self.local_left = LOCAL_RESCUES  # solves in the chamber's own coordinates (local_claim)
 
 
 def _features(obj: Any) -> Any:
@@ -303,8 +304,9 @@ def local_claim(obj: Any, S: Any, mask: np.ndarray, hi: float, budget: _Budget) 
     of ``col(Phi)`` scales badly, at the ends of the float range), where it proves less than ``hi``."""
     from relu_gating.search._exact.tasks import local_evidence
 
-    if budget.left <= 0:
+    if budget.left <= 0 or budget.local_left <= 0:
         return None
+    budget.local_left -= 1
     got = local_evidence(obj, mask, max_seconds=LOCAL_SECONDS)
     if got is None or not got[0] < hi:
         return None
@@ -313,8 +315,10 @@ def local_claim(obj: Any, S: Any, mask: np.ndarray, hi: float, budget: _Budget) 
     return (bound, (rows, N)) if bound < hi else None
 
 
-#: The time budget of one pattern's solve in its own coordinates as a rescue (:func:`local_claim`).
+#: The time budget of one pattern's solve in its own coordinates as a rescue (:func:`local_claim`), and
+#: how many patterns one call of :func:`settle_claims` rescues so at most.
 LOCAL_SECONDS = 5.0
+LOCAL_RESCUES = 16
 
 
 def checked_exclusions(obj: Any, masks: Any, bounds: np.ndarray, status: np.ndarray,
