@@ -544,3 +544,25 @@ def test_thin_chamber_with_bias_near_2_to_the_903_runs():
     for strategy in STRATEGIES:
         res = rg.best_neuron(Phi, U_PAIR, features="bias", strategy=strategy)
         assert_no_false_claims(res, Phi, U_PAIR, "bias", [exact, res.theta] + list(res.witnesses))
+
+
+# found by the dynamic-range property with RuntimeWarnings as errors: a norm of a float from exact
+# rationals near 2^1023 (the solvers' verified path), a top eigenvector, the near-kernel multipliers'
+# row scales (each overflowed; none decided a claim, each could have dropped a direction or a row)
+OVERFLOWED = [
+    ([[0.0, 0.0, 1.0], [0.0, -5.11467282e+148, 1.0], [-9.08548405e+133, 0.0, 1.0], [-1.0, 0.0, 1.0],
+      [-1.29246971e-026, 0.0, 1.0]], [-0.18682788, -0.44417882, -0.17863913, 0.70450592, -0.48944866], 1),
+    ([[-1.01561311e-081, 0.0, 1.0], [0.0, -3.74496344e+152, 1.0], [-1.52646000e+005, 0.0, 1.0], [-1.0, 0.0, 1.0],
+      [-1.29246971e-026, -8.67361738e-019, 1.0]], [-0.77356279, 0.55785642, -0.16507046, -0.19764503, 0.15519343],
+     13767),
+    ([[-1.0, 0.0, 1.0], [0.0, -1.0, 1.0], [-9.08548405e+133, 0.0, 1.0], [-1.0, 0.0, 1.0], [-1.0, -8.67361738e-019, 1.0]],
+     [-0.1460256, 0.15342924, -0.74379973, -0.1218331, 0.62213717], 0),
+    ([[-1.0, 0.0, 1.0], [0.0, -5.11467282e+148, 1.0], [0.0, 0.0, 1.0], [0.0, 0.0, 1.0], [0.0, -8.67361738e-019, 1.0]],
+     [-0.1460256, 0.15342924, -0.74379973, -0.1218331, 0.62213717], 0),
+]
+
+
+@pytest.mark.parametrize("k", range(len(OVERFLOWED)))
+def test_dynamic_range_instances_that_overflowed(k):
+    P, u, seed = OVERFLOWED[k]
+    _check_instance(np.array(P), np.linalg.qr(np.array(u)[:, None])[0], None, seed)

@@ -87,8 +87,8 @@ class Chambers:
             node.evidence = None  # (any lifted evidence tried here is not the leaf's)
             node.settle("x")
         else:
-            if np.isfinite(out.lower):
-                self.offer(out.theta)
+            if np.isfinite(out.lower):  # a neuron from the chamber's own coordinates: its value proven
+                self.offer(out.theta, float(out.lower) if out.method.endswith("-local") else None)
             if d < node.claim:  # only a settled "c" node shows its evidence (none: the claim alone)
                 # a supremum on the chamber's boundary proven by exact face multipliers lies below the
                 # solver's dual bound (``_exact/faces.py``): the proven claim, not the solver's
