@@ -137,7 +137,9 @@ class Chambers:
 
     def _attained(self, node: Node, mask: np.ndarray) -> bool:
         """Rem 4.4 without a solver: a top eigenvector of the chamber's pencil (either sign) in its
-        closed cone gives a neuron whose recomputed value reaches the node bound (to ``tol / 2``)."""
+        closed cone gives a neuron whose recomputed value reaches the node bound (to ``tol / 2``): the
+        incumbent's, proven to 1e-10 when taken (a float value that cancels, a thin chamber's, is not
+        taken as reaching it)."""
         from solvers import top_generalized_eig
 
         from relu_gating.search.objectives import pattern_matrices
@@ -152,7 +154,7 @@ class Chambers:
         z = self.obj.Phi @ cands[k]
         inside = bool(np.all(np.where(mask, z, -z) >= -1e-12 * (np.abs(z).max() + 1e-300)))
         self.offer(cands[k])
-        return inside and vals[k] >= node.claim - 0.5 * self.tol
+        return inside and vals[k] >= node.claim - 0.5 * self.tol and self.best_value >= node.claim - 0.5 * self.tol
 
     def _excluded(self, mask: np.ndarray) -> bool:
         """No admissible neuron in the chamber, decided exactly (and confirmed by the verifier's own
