@@ -49,7 +49,7 @@ class Chambers:
     notes: list
     _face_proof: bool = False  # the last ``_proven`` claim lies below the solver's bound, by replaced evidence
 
-    def offer(self, theta: np.ndarray) -> None:  # pragma: no cover - provided by the search
+    def offer(self, theta: np.ndarray, proven: float | None = None) -> None:  # pragma: no cover - the search's
         raise NotImplementedError
 
     def chamber(self, node: Node) -> None:
