@@ -115,8 +115,8 @@ def _settle(store: PatternStore) -> np.ndarray:
 
 
 def _final_scan(store: PatternStore, z: np.ndarray | None, value: float) -> dict:
-    """Counts per settlement, the largest bound, and the near-ties of the neuron with ``Phi theta = z``
-    (None: no incumbent, no near-ties): patterns reaching ``value`` within 1e-9 whose closed cone
+    """Counts per settlement, the largest bound, and the near-ties of the neuron with ``Phi theta`` a
+    positive multiple of ``z`` (None: no incumbent, no near-ties): patterns reaching ``value`` within 1e-9 whose closed cone
     does not hold it (chambers sharing the wall on which the optimum lies hold the same neuron)."""
     out = {"max": -np.inf, "exact": 0, "bound": 0, "pruned": 0, "close": 0, "others": 0, "first": -1}
     eps = NEAR_TIE_TOL * (np.abs(z).max() + 1e-300) if z is not None else 0.0
