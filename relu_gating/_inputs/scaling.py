@@ -82,11 +82,14 @@ def pow2_norms(A: np.ndarray, axis: int = -1) -> np.ndarray:
     """Euclidean norms along ``axis``, each vector first brought to a largest entry in ``[0.5, 1)`` by a
     power of two: no square overflows (entries up to ``2^1023``) or underflows to nothing (``2^-1074``).
 
-    Where no square under- or overflows this is ``np.linalg.norm(A, axis=axis)`` bit for bit (a power of
-    two commutes with rounding); ``inf`` only where a norm exceeds the float range, ``nan`` for nan entries.
+    Where every nonzero entry lies within ``2^±400`` this is ``np.linalg.norm(A, axis=axis)`` itself;
+    ``inf`` only where a norm exceeds the float range, ``nan`` for nan entries.
     """
     A = np.asarray(A, dtype=np.float64)
-    top = np.abs(A).max(axis=axis, keepdims=True, initial=0.0)
+    a = np.abs(A)
+    if A.size and a.max() < 2.0**400 and a[a > 0].min(initial=1.0) > 2.0**-400:  # no square over/underflows
+        return np.linalg.norm(A, axis=axis)
+    top = a.max(axis=axis, keepdims=True, initial=0.0)
     k = np.frexp(np.where((top > 0) & np.isfinite(top), top, 1.0))[1]
     with np.errstate(under="ignore"):
         S = np.ldexp(A, -k)
