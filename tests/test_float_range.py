@@ -310,7 +310,10 @@ def test_property_ill_conditioned_features_no_false_certificates(inst):
     _check_instance(*inst)
 
 
+# 150 examples reach float operations beyond the audited ones (an overflow there is a warning, as before;
+# the claims are checked as in the other properties)
 @pytest.mark.slow
+@pytest.mark.filterwarnings("default::RuntimeWarning")
 @settings(max_examples=150, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
 @given(st.one_of(wide_instances(), ill_instances()))
 def test_property_sweep_no_false_certificates(inst):
@@ -569,6 +572,9 @@ OVERFLOWED = [
      [-0.1460256, 0.15342924, -0.74379973, -0.1218331, 0.62213717], 0),
     ([[-1.0, 0.0, 1.0], [0.0, -5.11467282e+148, 1.0], [0.0, 0.0, 1.0], [0.0, 0.0, 1.0], [0.0, -8.67361738e-019, 1.0]],
      [-0.1460256, 0.15342924, -0.74379973, -0.1218331, 0.62213717], 0),
+    ([[-1.76105091e-133, 0.0, 1.0], [-2.97713141e+138, -8.59888142e-137, 1.0], [0.0, 0.0, 1.0], [-1.0, 0.0, 1.0],
+      [0.0, 0.0, 1.0], [0.0, -1.18818223e-212, 1.0]],
+     [-0.13463474, 0.14146084, -0.68577891, -0.11232939, 0.57360676, -0.38720408], 0),  # the cone reduction's norms
 ]
 
 
