@@ -29,18 +29,12 @@ def fro(A: np.ndarray) -> float:
     than the float sum's own rounding."""
     a = np.asarray(A, dtype=np.float64).ravel()
     top = float(np.abs(a).max(initial=0.0))
-    if not 2.0**-400 < top < 2.0**400:
-        if not (top > 0 and math.isfinite(top)):
-            return top if top == top else math.nan
-        e = math.frexp(top)[1]
-        with np.errstate(under="ignore"):
-            b = np.ldexp(a, -e)
-        s = math.sqrt(float(b @ b)) + (math.sqrt(a.size) * 2.0**-1074 if e > 0 else 0.0)
-        try:
-            return math.ldexp(s, e)
-        except OverflowError:
-            return math.inf
-    return math.sqrt(float(a @ a))
+    if 2.0**-400 < top < 2.0**400 or not 0 < top < math.inf:  # (0, inf, nan: as they are)
+        return math.sqrt(float(a @ a))
+    e = math.frexp(top)[1]
+    with np.errstate(under="ignore", over="ignore"):
+        b = np.ldexp(a, -e)
+        return float(np.ldexp(math.sqrt(float(b @ b)) + (math.sqrt(a.size) * 2.0**-1074 if e > 0 else 0.0), e))
 
 
 def sigma_min_lower(Y: np.ndarray, Z: np.ndarray | None = None) -> float:

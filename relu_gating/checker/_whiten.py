@@ -19,16 +19,10 @@ def _pow2_columns(X: np.ndarray) -> np.ndarray:
     """``X`` with each column whose largest entry lies beyond ``2^±400`` brought into ``[0.5, 1)`` by a
     power of two where that is exact (the same column space; no square of the SVD's overflows)."""
     top = np.abs(X).max(axis=0, initial=0.0)
-    far = np.flatnonzero((top > 0) & ~((top > 2.0**-400) & (top < 2.0**400)) & np.isfinite(top))
-    if not far.size:
-        return X
-    k = -np.frexp(top[far])[1]
+    k = np.where((top > 2.0**-400) & (top < 2.0**400) | ~(top > 0) | ~np.isfinite(top), 0, -np.frexp(top)[1])
     with np.errstate(under="ignore"):
-        Y = np.ldexp(X[:, far], k)
-        keep = np.all(np.ldexp(Y, -k) == X[:, far], axis=0)  # exact only
-    X = X.copy()
-    X[:, far[keep]] = Y[:, keep]
-    return X
+        Y = np.ldexp(X, k)
+        return np.where(np.all(np.ldexp(Y, -k) == X, axis=0), Y, X)  # exact columns only
 
 
 def basis(X: np.ndarray) -> tuple[np.ndarray, float]:
