@@ -15,6 +15,7 @@ from relu_gating.search.bnb._search import Search
 from relu_gating.search.bnb._audit import audit_tree
 from relu_gating.search.bnb._chamber import UNPROVEN_NOTE
 from relu_gating.search.bnb._tree_build import count_kinds, to_nodes
+from relu_gating.search._exact.signs import exact_signs
 from relu_gating.search.proofs import exact_rank
 from relu_gating.search.objectives import Objective, containment_remark, make_objective, with_rank
 from relu_gating.search.result import NeuronResult, ProblemId, SearchStats, TreeCertificate
@@ -153,7 +154,7 @@ def _result(obj: Objective, search: Search, why: str, alpha: float, tol: float, 
 
     return confirmed(obj, NeuronResult(
         theta=theta, value=value, upper_bound=upper, alpha=alpha, certified=bool(value >= alpha * upper - tol) and refused is None,
-        pattern=obj.Phi @ theta > 0, seconds={"total": seconds, "bound": search.stats["t_bound"],
+        pattern=exact_signs(obj.Phi, theta) > 0, seconds={"total": seconds, "bound": search.stats["t_bound"],
                                               "lp": search.stats["t_lp"], "chambers": search.stats["t_chamber"]},
         tol=tol, certificate=TreeCertificate({"nodes": nodes, "stats": stats}, search.candidates()), notes=tuple(notes),
         problem=ProblemId(obj.kind, K=int(obj.U_K.shape[1]), rank=obj.rank, features=obj.features,
