@@ -5,9 +5,9 @@ does not depend on ``H``: a split on row ``i`` partitions any node, and a row im
 rows (checked in exact rationals from ``Phi`` and the decided signs) is implied on every node with
 those signs, whatever the objective.  So the previous step's tree, read from its certificate
 (:func:`tree_guide`), can be replayed: a node that the guide knows is expanded by the guide's
-implied rows and split (or chamber) without the LPs, NNLS, forced-row batches, interior points,
-strong branching and ascent of an ordinary expansion; only the node bounds are computed, for this
-query's ``H``.  Below the guide's leaves the search expands as usual.  Nothing is trusted: the tree
+implied rows and split (or chamber) without the LPs, NNLS, forced-row batches and strong branching
+of an ordinary expansion; only the node bounds are computed, for this query's ``H`` (and interior
+points sampled and ascended for the incumbent, as an expansion does).  Below the guide's leaves the search expands as usual.  Nothing is trusted: the tree
 is checked as any other (the audit and :func:`relu_gating.verify` re-prove every implied row and
 every leaf for this query); a guide from another ``Phi`` (its digest differs) is not used.
 
@@ -88,11 +88,30 @@ class Replay:
 
     P: Any
     Gn: np.ndarray
+    obj: Any
+    rng: np.random.Generator
+    expansions: int
     stats: dict
+    ascend: Any
     apply_chain: Any
     chamber: Any
     push: Any
     _node: Any
+
+    def replay_points(self, node: Node) -> np.ndarray:
+        """Interior points of ``node`` for its children, as an expansion samples them (hit-and-run from
+        its own), each a neuron offered to the incumbent and some ascended (the incumbent improves while
+        the guide is replayed as it does in an ordinary expansion); none when the node has none."""
+        from relu_gating.search.bnb._growth import ASCEND_EVERY
+        from relu_gating.search.bnb._rows import sample_interior
+
+        if node.v is None or node.v.shape[0] == 0:
+            return np.zeros((0, self.Gn.shape[1]))
+        dec = np.flatnonzero((node.signs != 0) & ~self.P.zero_rows)
+        pts = sample_interior(node.signs[dec, None] * self.Gn[dec], node.v, self.rng)
+        self.expansions += 1
+        self.ascend(pts @ self.obj.to_theta.T, steps=3 if self.expansions % ASCEND_EVERY == 1 else 0)
+        return pts
 
     def replay(self, node: Node) -> bool:
         """Expand ``node`` by its guide (True), or leave it to the usual expansion (False: no guide,
@@ -111,7 +130,7 @@ class Replay:
         if (row < 0 and free.any()) or (row >= 0 and not free[row]):
             return False
         self.stats["replayed"] = self.stats.get("replayed", 0) + 1
-        pts = node.v if node.v is not None else np.zeros((0, self.Gn.shape[1]))
+        pts = self.replay_points(node)
         cur = self.apply_chain(node, list(chain), signs, pts)
         if cur is None:
             return True
