@@ -428,7 +428,7 @@ def main(argv=None) -> None:
     greedy = [r for r in records if r.get("case", "").startswith("greedy-")]
     if greedy:
         print("\nGreedy layers beside independent queries:\n" + greedy_table(greedy))
-        print("\nPer step (the layer starts each step from the previous step's candidates):\n"
+        print("\nPer step (the layer replays the previous step's tree and starts from its candidates, unless --no-reuse):\n"
               + greedy_steps_table(greedy))
     if args.write_docs:
         write_docs(text)
