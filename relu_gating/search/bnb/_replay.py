@@ -105,7 +105,7 @@ class Replay:
         from relu_gating.search.bnb._growth import ASCEND_EVERY
         from relu_gating.search.bnb._rows import sample_interior
 
-        if node.v is None or node.v.shape[0] == 0:
+        if node.v is None or node.v.shape[0] == 0 or node.signs is None:
             return np.zeros((0, self.Gn.shape[1]))
         dec = np.flatnonzero((node.signs != 0) & ~self.P.zero_rows)
         pts = sample_interior(node.signs[dec, None] * self.Gn[dec], node.v, self.rng)
@@ -117,7 +117,7 @@ class Replay:
         """Expand ``node`` by its guide (True), or leave it to the usual expansion (False: no guide,
         or one that does not fit its signs)."""
         g = node.guide
-        if g is None:
+        if g is None or node.signs is None:
             return False
         node.guide = None
         chain, row, plus, minus = g
