@@ -69,6 +69,8 @@ def main(argv=None) -> None:
     ap.add_argument("--first", type=float, default=60.0, help="seconds of the step whose tree is replayed")
     ap.add_argument("--budget", type=float, default=60.0, help="seconds of each run of the next step")
     ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--runs", default="fresh,guided,guided,fresh", help="the order of the next step's runs")
+    ap.add_argument("--verify", action="store_true", help="verify each run's certificate (float checker)")
     a = ap.parse_args(argv)
     Phi, U, H = _features(a.case, a.step, a.first)
     c0, t0 = _cpu(), time.perf_counter()
@@ -80,11 +82,18 @@ def main(argv=None) -> None:
     H2 = np.c_[H, np.maximum(Phi @ r.theta, 0)]
     print(f"\nstep {a.step + 1} ({a.budget:.0f} s each, {a.workers} worker(s)):\n\n| run | value | alpha | certified | "
           "nodes | replayed | CPU s | wall s | forced s | LP s | bound s | lifted |\n" + "| --- " * 12 + "|")
-    for name in ("fresh", "guided", "guided", "fresh"):
+    for name in a.runs.split(","):
         c0, t0 = _cpu(), time.perf_counter()
         res = best_neuron(Phi, U, features=H2, strategy="branch-and-bound", max_seconds=a.budget,
                           options=BranchAndBoundOptions(workers=a.workers, guide=g if name == "guided" else None))
         print(_line(name, res, _cpu() - c0, time.perf_counter() - t0), flush=True)
+        if a.verify:
+            from relu_gating import verify
+
+            t1 = time.perf_counter()
+            rep = verify(res, Phi, U, features=H2)
+            print(f"  verified: valid {rep.valid}, certified {rep.certified}, value {rep.value:.12f} "
+                  f"({time.perf_counter() - t1:.1f} s)", flush=True)
 
 
 if __name__ == "__main__":
