@@ -52,11 +52,14 @@ class TreeGrowth:
     chamber: Callable[[Node], None]
     try_lifted: Callable[[Node], bool]
     track: Callable[[int, int], None]
+    replay: Callable[[Node], bool]
     _node: Callable[[np.ndarray, Any, int], Node]
 
     def expand(self, node: Node) -> None:
         """Fix forced rows, then split on a free row (children pushed), or settle the node."""
         assert node.signs is not None and node.v is not None  # an open node
+        if node.guide is not None and self.replay(node):  # another tree's geometry on this Phi (bnb/_replay.py)
+            return
         if node.v.shape[0] == 0:  # no known interior point: a side of a split made anyway
             expand_pointless(self, node)
             return
