@@ -70,9 +70,9 @@ def split_scores(plus: np.ndarray, minus: np.ndarray, claim: float, level: float
     the product of the two children's gains ``claim - max(child, level)``, each at least ``SCORE_EPS``
     of the gap ``claim - level`` (the product rule of mixed-integer solvers).  A child at or below
     ``level`` (the bound that settles a node) gains the whole gap; a child above the parent's ``claim``
-    gains nothing.  Unlike the larger child's bound alone (the rule before issue 39's reach-bound
-    stop), the other child counts too: where one child keeps the parent's bound for every candidate, the
-    larger bound ties and says nothing.  A heuristic: nothing is certified with it."""
+    gains nothing.  Unlike the larger child's bound alone (the rule before), the other child counts
+    too: a split that lowers both children ranks above one that lowers only one to the same larger
+    bound.  A heuristic: nothing is certified with it."""
     claim = float(claim)
     lo = float(level) if np.isfinite(level) and level < claim else claim - max(abs(claim), 1.0)
     eps = SCORE_EPS * (claim - lo)
