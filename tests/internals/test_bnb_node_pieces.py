@@ -121,8 +121,8 @@ def test_the_search_splits_on_the_row_of_best_product_score(seed, n, d):
     """``Search._branch_row`` on a random node returns a candidate whose exact product score (children's
     bounds computed in full, :func:`_score_oracle`, the gains counted from the node's bound not capped)
     is within rounding of the best candidate's; also once the node's claim is lowered below its bound
-    (at the cap, or by the lifted bound), where gains counted from the claim would be zero for most
-    children."""
+    (by the lifted bound), where gains counted from the claim would be zero for most children.  A node
+    whose bound reaches the cap is split on the row whose larger child bound is smallest."""
     from relu_gating.search.bnb._growth import STRONG
     from relu_gating.search.bnb._search import Search
 
@@ -145,6 +145,8 @@ def test_the_search_splits_on_the_row_of_best_product_score(seed, n, d):
             child = signs.copy()
             child[i] = sg
             kids.append(float(np.linalg.eigvalsh(bound_matrix(s.P, child)[0])[-1]))
+        if top_u >= s.P.cap:  # at the cap: the larger child's bound, smallest first
+            return Fraction(-max(kids)) + 10
         return _score_oracle(kids[0], kids[1], top_u, level)
 
     best = max(score(int(i)) for i in cands)

@@ -296,6 +296,8 @@ class TreeGrowth:
         t0 = time.perf_counter()
         fast = child_bounds(self.P, signs, top, cur.T)
         self.stats["t_score"] += time.perf_counter() - t0
+        if fast is not None and top_u >= self.P.cap:  # at the cap: the larger child's bound (uncapped) is the guide
+            return int(top[int(np.argmin(np.maximum(fast[0], fast[1])))])
         if fast is not None:
             return int(top[int(np.argmax(split_scores(fast[0], fast[1], top_u, level)))])
         cand = top[:STRONG_FULL]
