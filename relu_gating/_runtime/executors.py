@@ -103,6 +103,14 @@ class LocalPool:
     def map(self, fn: Any, *iterables: Any) -> Iterator:
         return self.executor().map(fn, *iterables)
 
+    def renew(self) -> None:
+        """End the worker processes now (a task still running is abandoned) and start fresh ones on the next
+        :meth:`submit` (``started`` stays True): a task running past its time slice would hold a core
+        through what the caller runs next (the audit of the tree, within the same budget)."""
+        if self._ex is not None:
+            self.close()
+            self.executor()
+
     def close(self) -> None:
         """End the worker processes (tasks still running are abandoned) and wait for them to exit."""
         ex, self._ex = self._ex, None

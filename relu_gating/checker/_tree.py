@@ -89,11 +89,9 @@ def node_bound(N: _Node, signs: np.ndarray) -> float:
     Cm, em = _complement(P.M[minus], None if N.Hs is None else N.Hs[minus])
     Xp = P.Phi_r[plus] if N.Hp is None else np.hstack([P.Phi_r[plus], (Hb := N.Hp[plus])[:, np.any(Hb != 0, 0)]])
     Cp, ep = _complement(P.M[plus], Xp)
-    best = np.inf
-    for C, eta in ((Cm + Cp, max(em, ep)), (Cm, em), (Cp, ep), (0.0 * Cm, 0.0)):
-        T = N.MtM - C
-        best = min(best, float(np.linalg.eigvalsh(0.5 * (T + T.T))[-1]) + eta * N.trM + N.form)
-    return best
+    T = N.MtM - np.stack([Cm + Cp, Cm, Cp, 0.0 * Cm])  # the four choices' eigenvalues in one call
+    top = np.linalg.eigvalsh(0.5 * (T + T.transpose(0, 2, 1)))[:, -1].tolist()
+    return min(lam + eta * N.trM + N.form for lam, eta in zip(top, (max(em, ep), em, ep, 0.0)))
 
 
 def _multipliers(N: Any, p: int) -> np.ndarray:
@@ -185,15 +183,19 @@ def _implied_float(A: np.ndarray, b: np.ndarray) -> np.ndarray:
     with np.errstate(all="ignore"):
         fine = np.all(np.isfinite(A), axis=(1, 2)) & np.all(np.isfinite(b), axis=1)
         fine &= (np.abs(A).max(axis=(1, 2)) < 1e150) & (np.abs(b).max(axis=1) < 1e150)
-        sv = np.linalg.svd(np.where(fine[:, None, None], A, np.eye(r)), compute_uv=False)
-        fine &= sv[:, -1] > 1e-12 * sv[:, 0]  # only chooses which systems floats try; the rest go exact
+        # only chooses which systems floats try (an exactly singular one would stop the batch's inverse; delta
+        # below decides the rest): a determinant, 8x cheaper than the singular values it replaced
+        fine &= np.linalg.det(np.where(fine[:, None, None], A, np.eye(r))) != 0
         idx = np.flatnonzero(fine)
         if idx.size == 0:
             return out
         A, b = A[idx], b[idx]
-        X = np.linalg.inv(A)
+        try:
+            X = np.linalg.inv(A)
+        except np.linalg.LinAlgError:  # a pivot the determinant's factorisation did not meet: those go exact
+            return out
         aX, aA = np.abs(X), np.abs(A)
-        delta = 2.0 * (np.abs(np.eye(r) - X @ A).sum(axis=2).max(axis=1) + gamma(r + 1) * (aX @ aA).sum(axis=2).max(axis=1))
+        delta = 2.0 * (np.abs(np.eye(r) - X @ A).sum(axis=2).max(axis=1) + gamma(r + 1) * (aX @ aA.sum(axis=2)[:, :, None]).max(axis=(1, 2)))
         y = (X @ b[:, :, None])[:, :, 0]
         res = np.abs(b - (A @ y[:, :, None])[:, :, 0]).max(axis=1)
         rho = 2.0 * (res + gamma(r + 2) * (np.abs(b) + (aA @ np.abs(y)[:, :, None])[:, :, 0]).max(axis=1)) + 1e-300
@@ -222,13 +224,13 @@ def implied(P: StatedProblem, claims: list, exact: bool) -> int | None:
     dec = np.zeros(len(claims), dtype=np.int8)
     sq = [k for k, cl in enumerate(claims) if len(cl[3]) == r]
     if sq and not exact:
-        R = np.array([claims[k][3] for k in sq], dtype=np.int64)
-        RS = np.array([claims[k][4] for k in sq], dtype=float)
-        A = np.transpose(RS[:, :, None] * P.Phi_r[R], (0, 2, 1))
-        b = np.array([claims[k][2] for k in sq], dtype=float)[:, None] * P.Phi_r[[claims[k][1] for k in sq]]
-        dec[sq] = _implied_float(A, b)
-    for k, (node, i, s, rows, rs) in enumerate(claims):
-        if dec[k] < 0 or (dec[k] == 0 and not _implied_exact(P, i, s, rows, rs)):
+        cl = claims if len(sq) == len(claims) else [claims[k] for k in sq]
+        _, i, s, rows, rs = zip(*cl)
+        A = np.transpose(np.array(rs, dtype=float)[:, :, None] * P.Phi_r[np.array(rows, dtype=np.int64)], (0, 2, 1))
+        dec[sq] = _implied_float(A, np.array(s, dtype=float)[:, None] * P.Phi_r[list(i)])
+    for k in np.flatnonzero(dec <= 0).tolist():  # in order: the first failing node is the one named
+        node, i, s, rows, rs = claims[k]
+        if dec[k] < 0 or not _implied_exact(P, i, s, rows, rs):
             return node
     return None
 
@@ -358,12 +360,15 @@ def walk(nodes: Any, P: StatedProblem, exact: bool = False, start: Any = None, w
             continue
         kind = node[0] if isinstance(node, list) and node else None
         if kind in ("s", "i"):
-            i = _rows([node[1] if len(node) > 1 else None], idx, n)[0]
+            i = node[1] if len(node) > 1 else None
+            if type(i) is not int or not 0 <= i < n:  # (the common case checked inline: a walk's hottest line)
+                i = _rows([i], idx, n)[0]
             if sg[i] != 0:
                 reasons.append(f"node {idx}: row {i} is not an undecided row of its node")
-            elif kind == "s":
+            elif kind == "s":  # the + child next (its sign set now), then the - child, then undecided again
                 counts["split"] += 1
-                stack += [("set", i, 0), ("visit",), ("set", i, -1), ("visit",), ("set", i, 1)]
+                stack += [("set", i, 0), ("visit",), ("set", i, -1), ("visit",)]
+                signs[i] = sg[i] = 1
             else:
                 s = node[2] if len(node) == 4 else None
                 rows = _rows(node[3], idx, n) if len(node) == 4 and isinstance(node[3], list) else []
@@ -375,7 +380,8 @@ def walk(nodes: Any, P: StatedProblem, exact: bool = False, start: Any = None, w
                 if len(pending) >= FARKAS_BATCH:
                     reasons += _failed(P, pending, exact)
                 counts["implied"] += 1
-                stack += [("set", i, 0), ("visit",), ("set", i, int(s))]
+                stack += [("set", i, 0), ("visit",)]
+                signs[i] = sg[i] = s
         elif kind in ("b", "c", "d", "x"):
             counts["leaves"] += 1
             claim, proven, why = _leaf(node, signs, N, exact)

@@ -76,3 +76,40 @@ def test_the_reserve_counts_the_audits_implied_rows_and_lifted_leaves():
     assert with_leaves >= base + 10**6 * _budget.AUDIT_PER_IMPLIED + 1000 * _budget.AUDIT_PER_LIFTED_LEAF
     # half the reserve left before the deadline: the run stops at once, its root open
     assert S.run(time.perf_counter() + 0.5 * with_leaves) == "time" and S.expansions == 0
+
+
+def test_a_chambers_solve_ends_by_the_searchs_stop(monkeypatch, tmp_path):
+    """``Search.chamber_until`` (the deadline less the reserve) bounds a chamber's solver time: what is left
+    then, at least ``CHAMBER_MIN_SECONDS``, at most ``CHAMBER_SECONDS`` (iris greedy step 6 ended at 91 s
+    against 75 s: its thin chambers took seconds each past the budget).  In a budgeted run every solve is
+    given no more than what was left of the search (serial and in the tasks of a pool)."""
+    import time
+
+    from relu_gating.search._exact import tasks
+    from relu_gating.search.bnb import _parallel, _search
+
+    Phi, U = _instance(30, 3, 2)
+    obj = with_rank(make_objective(Phi, U, "bias"), exact_rank(Phi))
+    S = _search.Search(obj, 1.0, 1e-9, "auto")
+    assert S.chamber_until is None and S.chamber_seconds() == _chamber.CHAMBER_SECONDS
+    S.chamber_until = time.perf_counter() - 1.0
+    assert S.chamber_seconds() == _chamber.CHAMBER_MIN_SECONDS
+    S.chamber_until = time.perf_counter() + 3.0
+    assert 2.0 < S.chamber_seconds() <= 3.0
+    log, inner = tmp_path / "seconds.txt", tasks.solve_one
+
+    def spy(*args, max_seconds=None, **kwargs):  # (a file: the pool's forked workers write there too)
+        with open(log, "a") as fh:
+            fh.write(f"{max_seconds}\n")
+        return inner(*args, max_seconds=max_seconds, **kwargs)
+
+    monkeypatch.setattr(tasks, "solve_one", spy)
+    monkeypatch.setattr(_parallel, "SERIAL_SECONDS", 0.05)  # the pool's tasks solve chambers too
+    Phi, U = _instance(16, 2, 0)
+    for workers in (1, 2):
+        log.write_text("")
+        res = best_neuron(Phi, U, strategy="branch-and-bound", max_seconds=4.0, options={"workers": workers})
+        seen = [float(x) for x in log.read_text().split()]
+        assert seen, "no chamber was solved (pick another instance)"
+        assert all(s <= 4.0 for s in seen), (workers, max(seen))  # (None would not parse)
+        assert verify(json.loads(json.dumps(res.to_dict())), Phi, U, "bias").valid

@@ -22,7 +22,7 @@ import numpy as np
 from relu_gating.search.bnb._tree_build import Node
 from relu_gating.search.objectives import neuron_values
 
-__all__ = ["Chambers"]
+__all__ = ["Chambers", "CHAMBER_SECONDS", "CHAMBER_MIN_SECONDS"]
 
 
 #: Seconds one chamber's solver methods may take (:func:`relu_gating.search._exact.tasks.solve_one`); past
@@ -30,6 +30,10 @@ __all__ = ["Chambers"]
 #: not certified unless that bound settles it).  Measured: 3 ms a chamber on average in the real-data runs
 #: (docs/real-data.md), 10 s for the slowest exact solves at n = 300, d = 3.
 CHAMBER_SECONDS = 20.0
+#: ... or less: what is left before the search must stop (``Search.chamber_until``: the deadline less the
+#: reserve; a task's, sent with it), at least this.  Iris greedy step 6 (75 s) ended at 91 s: chambers of
+#: its thin cones took 8 s and more each (docs/branch-and-bound.md), past a budget they did not look at.
+CHAMBER_MIN_SECONDS = 0.25
 
 #: The note of a chamber whose solved bound is not proven (the result adds why, once: ``_api``).
 UNPROVEN_NOTE = "a chamber's solved bound is not proven: it claims a weaker valid bound (not settled)"
@@ -78,10 +82,10 @@ class Chambers:
             self.stats["t_chamber"] += time.perf_counter() - t0
             return
         target = prune_target(self.best_value, self.alpha)
-        out = solve_one(self.obj, mask, self.method, theta0 if strict else None, target, max_seconds=CHAMBER_SECONDS)
+        out = solve_one(self.obj, mask, self.method, theta0 if strict else None, target, max_seconds=self.chamber_seconds())
         d, proof = self._proven(mask, out, target)
         if out.method == "dual-first" and not d <= target:  # the check here does not confirm it: solve
-            out = solve_one(self.obj, mask, self.method, theta0 if strict else None, max_seconds=CHAMBER_SECONDS)
+            out = solve_one(self.obj, mask, self.method, theta0 if strict else None, max_seconds=self.chamber_seconds())
             d, proof = self._proven(mask, out, target)
         if out.status == PRUNED and self._excluded(mask):  # decided exactly
             node.evidence = None  # (any lifted evidence tried here is not the leaf's)
@@ -96,6 +100,15 @@ class Chambers:
                 node.evidence = proof if proof is not None else (np.zeros(0, int), np.zeros((0, 0)))
             node.settle("c")
         self.stats["t_chamber"] += time.perf_counter() - t0
+
+    def chamber_seconds(self) -> float:
+        """The seconds a chamber's solver methods may take: ``CHAMBER_SECONDS``, or what is left before
+        ``chamber_until`` (a ``time.perf_counter()`` time; None: no budget) if less, at least
+        ``CHAMBER_MIN_SECONDS``.  Past them the chamber claims a weaker valid bound (``solve_one``)."""
+        until = getattr(self, "chamber_until", None)
+        if until is None:
+            return CHAMBER_SECONDS
+        return min(CHAMBER_SECONDS, max(CHAMBER_MIN_SECONDS, until - time.perf_counter()))
 
     def _zero(self, signs: np.ndarray) -> tuple | None:
         """The zero proof of a chamber (:func:`relu_gating.search.bnb._zero.positive_dependency`):

@@ -69,8 +69,12 @@ def expand_until(search: Search, end: float | None, bar: Any = None, pause: Any 
     try:
         while search.heap:
             check_stop()
-            if end is not None and time.perf_counter() >= end - (search.reserve() if keep else 0.0):
+            if end is not None and time.perf_counter() >= end - (kept := search.reserve() if keep else 0.0):
+                if keep:
+                    search.stats["t_reserve"] = kept
                 return "time"
+            if end is not None and keep:
+                search.chamber_until = end - kept
             u = search.global_bound()
             if search.settled(u):
                 return "settled"
@@ -162,8 +166,11 @@ def graft(root: Node, entries: list[tuple]) -> list[Node]:
 # ---------------------------------------------------------------------- the worker's side
 def subtree_task(obj: Any, roots: list[tuple], incumbent: np.ndarray | None, alpha: float, tol: float,
                  method: str, seed: int, seconds: float, lifted: bool = True, delay: int = 0,
-                 probes: int = 0, small: bool = False) -> tuple:
+                 probes: int = 0, small: bool = False, left: float | None = None) -> tuple:
     """Best-first search of the subtrees below ``roots`` (open-node data) for ``seconds``.
+
+    ``left``: seconds until the whole search must stop (the sender's deadline less its reserve; None: no
+    budget): a chamber's solve ends by then (``Search.chamber_until``), not only by ``CHAMBER_SECONDS``.
 
     ``delay``, ``probes`` and ``small``: what the sender leaves of the lifted bound's delay (nodes), of
     its probes, and whether they ended it for small nodes (:func:`_delay`; ``_node_bounds.LIFTED_DELAY_NODES``).
@@ -178,6 +185,7 @@ def subtree_task(obj: Any, roots: list[tuple], incumbent: np.ndarray | None, alp
     search.lifted_after = search.stats["nodes"] + int(delay)  # what is left of the sender's delay, not a fresh one
     search.probe_max = int(probes)  # and of its probes (their subtrees reported: probe_would, probe_spared)
     search.lifted_small = bool(small)  # the sender's probes ended the delay for small nodes
+    search.chamber_until = None if left is None else t0 + float(left)
     base, lp0 = dict(search.stats), search.lp.calls
     if incumbent is not None:
         search.offer(incumbent)  # recomputed here: the task trusts no value it is sent
@@ -346,11 +354,8 @@ def _run_parallel(search: Search, executor: Any, deadline: float | None, bar: An
     inflight: dict = {}
     try:
         why = _rounds(search, pool, inflight, totals, deadline, bar, seed, own)
-        if why == "time" and inflight:  # their slices end with the budget: take what they found
-            stop = time.perf_counter() + DRAIN_SECONDS
-            while inflight and time.perf_counter() < stop:
-                for fut in pool.wait(list(inflight), stop - time.perf_counter()):
-                    _absorb(search, inflight.pop(fut), fut.result(), totals)
+        if why == "time" and inflight:
+            _drain(search, pool, inflight, totals, executor)
     except KeyboardInterrupt:
         why = "interrupted"
     finally:
@@ -362,6 +367,22 @@ def _run_parallel(search: Search, executor: Any, deadline: float | None, bar: An
     return why
 
 
+def _drain(search: Search, pool: _Pool, inflight: dict, totals: dict, executor: Any) -> None:
+    """At the time budget: take what the tasks in flight found (their slices end with it) for up to
+    ``DRAIN_SECONDS``; a task still running then is one long expansion past its slice: a pool of our own
+    is renewed (that worker ended) so that it does not hold a core through the audit (issue 39)."""
+    t0 = time.perf_counter()
+    stop = t0 + DRAIN_SECONDS
+    while inflight and time.perf_counter() < stop:
+        for fut in pool.wait(list(inflight), stop - time.perf_counter()):
+            _absorb(search, inflight.pop(fut), fut.result(), totals)
+    late = [fut for fut in inflight if not fut.done()]
+    if late and hasattr(executor, "renew"):
+        executor.renew()
+    totals["late"] = len(late)
+    totals["drain"] = time.perf_counter() - t0
+
+
 def _rounds(search: Search, pool: _Pool, inflight: dict, totals: dict, deadline: float | None, bar: Any,
             seed: int, own: bool = False) -> str:
     """Keep one task per worker in flight until settled, out of time or interrupted."""
@@ -371,8 +392,10 @@ def _rounds(search: Search, pool: _Pool, inflight: dict, totals: dict, deadline:
     while True:
         check_stop()
         now = time.perf_counter()
-        stop = None if deadline is None else deadline - search.reserve()  # the tasks' slices end there too
+        keep = 0.0 if deadline is None else search.reserve()
+        stop = None if deadline is None else deadline - keep  # the tasks' slices end there too
         if stop is not None and now >= stop:
+            search.stats["t_reserve"] = keep  # kept for the ending (benchmarks/budget.py: against what it took)
             return "time"
         u = _bound_in_flight(search, inflight)
         if (not search.heap and not inflight) or search.settled(u):
@@ -385,7 +408,7 @@ def _rounds(search: Search, pool: _Pool, inflight: dict, totals: dict, deadline:
             budget = SLICE_SECONDS if stop is None else max(0.0, min(SLICE_SECONDS, stop - now))
             fut = pool.submit([_open_data(n) for n in batch], search.best_theta, search.alpha, search.tol,
                               search.method, seed + 1 + totals["submitted"], budget, search.lifted,
-                              *_delay(search, W))
+                              *_delay(search, W), None if stop is None else max(0.0, stop - now))
             totals["submitted"] += 1
             inflight[fut] = batch
         timeout = _POLL if deadline is None else max(0.0, min(_POLL, deadline - time.perf_counter()))

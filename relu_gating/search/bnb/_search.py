@@ -77,6 +77,7 @@ class Search(NodeBounds, TreeGrowth, Incumbent, Budget, Chambers, SubtreeCost):
         self.obj, self.alpha, self.tol, self.method = obj, alpha, tol, method
         self.writes: str | None = None  # the certificate the caller writes after the run (its time is reserved)
         self.audit_workers = 1  # the audit's workers (set by the parallel driver: the reserve divides by them)
+        self.chamber_until: float | None = None  # a chamber's solve ends by then (the deadline less the reserve)
         self.slowdown_fixed: float | None = None  # wall over CPU seconds fixed by the parallel driver (_budget.slowdown)
         self.P = node_problem(obj.Phi, obj.Psi, obj.M, obj.Q_H, obj.feature_matrix, obj.cap + 1e-12)
         self.Gn = obj.Psi / np.maximum(np.linalg.norm(obj.Psi, axis=1), 1e-300)[:, None]
@@ -140,8 +141,11 @@ class Search(NodeBounds, TreeGrowth, Incumbent, Budget, Chambers, SubtreeCost):
                 if own and self.expansions % FREEZE_EVERY == 0:  # the tree is acyclic: keep the collector off it
                     gc.freeze()
                 check_stop()
-                if deadline is not None and time.perf_counter() >= deadline - self.reserve():
-                    return "time"
+                if deadline is not None:
+                    self.chamber_until = deadline - (keep := self.reserve())
+                    if time.perf_counter() >= self.chamber_until:
+                        self.stats["t_reserve"] = keep  # kept for the ending (benchmarks/budget.py: against what it took)
+                        return "time"
                 u = self.global_bound()
                 if self.settled(u):
                     return "settled"
