@@ -47,7 +47,10 @@ class TreeGrowth:
     thin: Any
     expansions: int
     settled: Callable[[float], bool]
-    offer: Callable[[np.ndarray], None]
+    offer: Callable[..., None]
+    best_value: float
+    tol: float
+    alpha: float
     ascend: Callable[..., None]
     chamber: Callable[[Node], None]
     try_lifted: Callable[[Node], bool]
