@@ -311,7 +311,10 @@ def kappa_n() -> str:
 
 
 def _code(row: dict) -> str:
-    """Which variation-norm code computed a kappa_n row: rows written since 2ab1190 carry ``final``."""
+    """Which variation-norm code computed a kappa_n row: rows written since 2ab1190 carry ``final``, and
+    since issue 40's pricing work the pricing (``early``: uncertified columns first, no dense seed pool)."""
+    if row.get("pricing") in ("early", "batched"):
+        return f"warm, pricing {row['pricing']}"
     return "warm, seeded (2ab1190)" if "final" in row else "cold (fc7fa07-003479b)"
 
 

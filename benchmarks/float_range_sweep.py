@@ -9,6 +9,8 @@ and the false claims the test oracle finds (an upper bound or a value against ex
 it on two commits to compare::
 
     PYTHONPATH=$PWD python benchmarks/float_range_sweep.py --seeds 60
+
+``--open`` prints, per uncertified result, the patterns or leaves whose bound stays above the value.
 """
 
 from __future__ import annotations
@@ -42,9 +44,27 @@ def draw(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, str | None]:
     return np.c_[X, np.ones(n)], U, [None, "bias"][int(rng.integers(0, 2))]
 
 
+def open_parts(res: rg.NeuronResult, n: int) -> list[str]:
+    """What keeps an uncertified result open: the patterns (enumeration) or tree leaves (branch and bound)
+    whose proven bound exceeds the value, with their active rows, bound and how they were settled."""
+    c, out = res.certificate, []
+    gap = res.value + 1e-9
+    if hasattr(c, "packed"):
+        masks = np.unpackbits(c.packed, axis=1, count=n).astype(bool)
+        for i in np.flatnonzero(np.asarray(c.bounds) > gap).tolist():
+            out.append(f"pattern {i} rows {np.flatnonzero(masks[i]).tolist()} bound {c.bounds[i]:.10f} "
+                       f"settlement {int(c.settlement[i])} method {c.methods.get(i)} evidence {i in c.evidence}")
+    else:
+        for nd in c.nodes:
+            if nd[0] in ("b", "c", "d") and nd[1] > gap:
+                out.append(f"leaf {nd[0]} bound {nd[1]:.10f}")
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=60)
+    ap.add_argument("--open", action="store_true", help="print, per uncertified result, what stays open")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
     count = {s: {"results": 0, "certified": 0, "checker agrees": 0, "mismatch": 0, "false": 0} for s in fr.STRATEGIES}
@@ -70,6 +90,11 @@ def main() -> None:
             vf = rg.verify(res, Phi, U, features=features).certified
             ve = rg.verify(res, Phi, U, features=features, exact=True).certified
             c["certified"] += res.certified
+            if args.open and not res.certified:
+                print(f"seed {seed} {s}: value {res.value:.10f}, upper bound {res.upper_bound:.10f}, n {Phi.shape[0]}, "
+                      f"m {Phi.shape[1]}, rank {res.problem.rank}, features {features}")
+                for line in open_parts(res, Phi.shape[0])[:6]:
+                    print("    " + line)
             c["checker agrees"] += bool(res.certified and vf and ve)
             if res.certified != vf or vf != ve:
                 c["mismatch"] += 1

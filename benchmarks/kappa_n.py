@@ -111,7 +111,8 @@ def rows_for(name: str, n: int, seed: int, args: argparse.Namespace, d: int = 2,
     for what, B in f["bases"].items():
         t0, c0 = time.perf_counter(), time.process_time()
         case = {"family": name, "d": d, "n": n, "seed": seed, "K": B.shape[1], "what": what,
-                "patterns": int(pats.masks.shape[0]), "pattern_seconds": t_pat}
+                "patterns": int(pats.masks.shape[0]), "pattern_seconds": t_pat,
+                "pricing": getattr(args, "pricing", "auto")}
         clock = (t0, c0)
 
         def partial(kap: Any, case: dict = case, clock: tuple = clock) -> None:  # the bounds so far (valid)
@@ -122,7 +123,8 @@ def rows_for(name: str, n: int, seed: int, args: argparse.Namespace, d: int = 2,
 
         kap = representability_constant(B, f["Phi"], n_directions=args.directions, refine=args.refine,
                                         tol=args.tol, patterns=pats, max_iter=args.max_iter,
-                                        adaptive=args.adaptive, gap=args.gap, on_norm=partial)
+                                        adaptive=args.adaptive, gap=args.gap, on_norm=partial,
+                                        pricing=getattr(args, "pricing", "auto"))
         row = _row(case, f, kap, clock, final=True)
         out.append(row)
         if on_row is not None:
@@ -227,6 +229,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--gap", type=float, default=0.03, help="stop the adaptive steps at this relative gap")
     ap.add_argument("--tol", type=float, default=1e-2)
     ap.add_argument("--max-iter", type=int, default=60)
+    ap.add_argument("--pricing", default="auto", choices=["auto", "cone", "batched", "early"],
+                    help="variation_norm's pricing ('early' for n >= 400: no dense pool of every witness)")
     ap.add_argument("--out-dir", default=None, help="one JSON per (family, d, n, seed), rewritten after each "
                                                     "quantity; complete cases already there are skipped")
     ap.add_argument("--plot", nargs=2, metavar=("DIR", "PNG"), help="only draw the figure of a saved run")

@@ -194,21 +194,26 @@ def _verify(res, Phi: np.ndarray, U: np.ndarray) -> dict:
                 "t_verify": time.perf_counter() - t, "verify_reasons": list(rep.reasons)[:3]}
 
 
-def run_greedy(case: str, budget: float, steps: int = 8, default: bool = False, workers: int = 1) -> dict:
+def run_greedy(case: str, budget: float, steps: int = 8, default: bool = False, workers: int = 1,
+               layer_seconds: float | None = None, reuse: bool = True) -> dict:
     """An ``steps``-step greedy layer on ``case`` (each step ``budget`` s at most, each step starting
     from the previous step's candidate neurons, issue 39) beside ``steps`` independent queries on the
     layer's own feature matrices, in the same process, alternating step by step (odd steps: the
     layer's first; even steps: the independent query's first).  Both run ``greedy_steps`` with the
     same options (``--default``: none named, every core; else the branch and bound on ``workers``
-    processes); the independent query is a one-step layer from the same features, with no starts."""
+    processes); the independent query is a one-step layer from the same features, with no starts.
+    ``layer_seconds`` (``--layer-seconds``): the layer has that budget in all, each step the time left
+    over the steps left; each independent query ``layer_seconds / steps``.  ``reuse`` (``--no-reuse``:
+    off): the layer carries the previous step's candidates and tree geometry (issue 39)."""
     from relu_gating.layers.greedy import greedy_steps
     from relu_gating.search.options import BranchAndBoundOptions
 
     Phi, U, K, what = case_problem(case)
-    kw: dict = {"max_seconds": budget}
+    kw: dict = {"max_seconds": budget if layer_seconds is None else layer_seconds / steps}
     if not default:
         kw.update(strategy="branch-and-bound", options=BranchAndBoundOptions(workers=workers))
-    layer = greedy_steps(Phi, U, steps, **kw)
+    lay_kw = dict(kw) if layer_seconds is None else dict(kw, max_seconds=None, layer_seconds=layer_seconds)
+    layer = greedy_steps(Phi, U, steps, reuse=reuse, **lay_kw)
     H, per_step = np.ones((Phi.shape[0], 1)), []
     for k in range(1, steps + 1):
         alone = _step_record(next(greedy_steps(Phi, U, 1, initial=H, reuse=False, **kw), None)) if k % 2 == 0 else None
@@ -222,7 +227,8 @@ def run_greedy(case: str, budget: float, steps: int = 8, default: bool = False, 
         H = np.c_[H, np.maximum(Phi @ step.result.theta, 0)]
     lay = [r["layer"] for r in per_step]
     singles = [r["independent"] for r in per_step]
-    return {"case": f"greedy-{case}", "data": what, "K": K, "budget": budget, "steps": len(per_step),
+    return {"case": f"greedy-{case}", "data": what, "K": K, "budget": kw["max_seconds"], "steps": len(per_step),
+            "layer_budget": layer_seconds, "reuse": reuse,
             "default": default, "workers": None if default else workers, "per_step": per_step,
             "layer_seconds": float(sum(x["seconds"] for x in lay)), "step_seconds": [x["seconds"] for x in lay],
             "gains": [x["value"] for x in lay], "step_alpha": [x["alpha"] for x in lay],
@@ -235,7 +241,9 @@ def _step_record(step) -> dict | None:
     if step is None:
         return None
     r = step.result
+    st = r.tree["stats"] if getattr(r, "tree", None) else {}
     return {"seconds": step.seconds, "cpu": step.cpu_seconds, "nodes": int(r.n_nodes), "certified": bool(r.certified),
+            "replayed": int(st.get("replayed", 0)),
             "value": float(r.value), "alpha": float(r.value / r.upper_bound) if r.upper_bound > 0 else 1.0}
 
 
@@ -373,6 +381,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--greedy", action="store_true",
                     help=f"8-step greedy layers instead of single queries (cases default: {GREEDY})")
     ap.add_argument("--steps", type=int, default=8, help="steps of each --greedy layer")
+    ap.add_argument("--layer-seconds", type=float, default=None,
+                    help="--greedy: the layer's budget in all (each step the time left over the steps left); "
+                         "each independent query gets this over --steps")
+    ap.add_argument("--no-reuse", action="store_true", help="--greedy: the layer carries nothing between steps")
     ap.add_argument("--default", action="store_true",
                     help="run best_neuron with its defaults (no strategy named) instead of strategy='branch-and-bound'")
     ap.add_argument("--workers", type=int, default=1, help="worker processes of the search (an executor)")
@@ -399,7 +411,7 @@ def main(argv=None) -> None:
     if args.child is not None:
         if args.child.startswith("greedy:"):
             row = run_greedy(args.child.split(":", 1)[1], args.budget, steps=args.steps, default=args.default,
-                             workers=args.workers)
+                             workers=args.workers, layer_seconds=args.layer_seconds, reuse=not args.no_reuse)
         else:
             row = run_child(args.child, args.budget, not args.no_verify, args.random, args.default, args.workers)
         print(json.dumps(row, default=float))
@@ -416,7 +428,7 @@ def main(argv=None) -> None:
     greedy = [r for r in records if r.get("case", "").startswith("greedy-")]
     if greedy:
         print("\nGreedy layers beside independent queries:\n" + greedy_table(greedy))
-        print("\nPer step (the layer starts each step from the previous step's candidates):\n"
+        print("\nPer step (the layer replays the previous step's tree and starts from its candidates, unless --no-reuse):\n"
               + greedy_steps_table(greedy))
     if args.write_docs:
         write_docs(text)
@@ -438,8 +450,10 @@ def run_all(args: argparse.Namespace) -> list[dict]:
     records: list[dict] = []
     child = ["--budget", str(args.budget), "--random", str(args.random), "--workers", str(args.workers),
              "--steps", str(args.steps)] + \
+        (["--layer-seconds", str(args.layer_seconds)] if args.layer_seconds else []) + \
+        (["--no-reuse"] if args.no_reuse else []) + \
         (["--no-verify"] if args.no_verify else []) + (["--default"] if args.default else [])
-    timeout = 2 * args.budget + 900 if not args.greedy else 20 * args.budget + 900
+    timeout = 2 * args.budget + 900 if not args.greedy else 20 * max(args.budget, (args.layer_seconds or 0) / 8) + 900
     with checkout("HEAD") as this, checkout(args.against) as other:
         roots = [this] + ([other] if args.against else [])  # both snapshots: edits during the run do not leak in
         for name in ([f"greedy:{c}" for c in args.names] if args.greedy else args.names):

@@ -19,6 +19,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from solvers._norms import norm2
+
 from solvers._reduction import ConeReduction, polish, reduce_cone
 from solvers._exact import dot, fr_matrix, is_psd, matvec, nullspace, pow2, quotient_lower
 from solvers._linalg import NOISE_RTOL, RANK_RTOL, top_eig
@@ -149,7 +151,7 @@ def prepare(problem: ConeEigProblem) -> Context:
     if red.dim:
         s, U = np.linalg.eigh(ctx.Bz)
         ctx.bscale = float(s[-1])
-        ctx.anorm = float(np.linalg.norm(ctx.Az))  # Frobenius: bounds the 2-norm
+        ctx.anorm = float(norm2(ctx.Az))  # Frobenius: bounds the 2-norm
         ctx.fragile = ctx.fragile or _pencil_fragility(ctx, s, U)
     else:
         ctx.fragile = ctx.fragile or "the cone may be {0}"
@@ -277,7 +279,7 @@ def _dk_ratio(Av, Bv, y, mu, s, W) -> np.ndarray:
     r = np.einsum("nij,nj->ni", Av, y) - top[:, None] * np.einsum("nij,nj->ni", Bv, y)
     err_r = (dv + 2) * _EPS * (np.einsum("nij,nj->ni", np.abs(Av), ay)
                                + np.abs(top)[:, None] * np.einsum("nij,nj->ni", np.abs(Bv), ay))
-    rB = np.linalg.norm(np.einsum("nji,nj->ni", W, r), axis=1) + np.linalg.norm(err_r, axis=1) / np.sqrt(s[:, 0])
+    rB = norm2(np.einsum("nji,nj->ni", W, r), axis=1) + norm2(err_r, axis=1) / np.sqrt(s[:, 0])
     err_mu = 16 * (dv + 2) * _EPS * np.abs(mu).max(axis=1) * np.sqrt(s[:, -1] / s[:, 0])
     delta = mu[:, -1] - mu[:, -2] - 2 * err_mu
     return np.where(delta > 0, rB / np.where(delta > 0, delta, 1.0), np.inf)
@@ -297,10 +299,10 @@ def sign_tolerance(Av: np.ndarray, Bv: np.ndarray, Hv: np.ndarray, y: np.ndarray
     ``mu`` (the pencil's eigenvalues, ascending), ``s`` (``Bv``'s) (n, k); returns (n, f).
     """
     n, dv = y.shape
-    floor = SIGN_FLOOR * np.linalg.norm(y, axis=1)[:, None]  # unit rows, before projection
+    floor = SIGN_FLOOR * norm2(y, axis=1)[:, None]  # unit rows, before projection
     if dv == 1:
         return np.broadcast_to(floor, Hv.shape[:2]).copy()
-    hB = np.linalg.norm(np.einsum("nfk,nkj->nfj", Hv, W), axis=2)
+    hB = norm2(np.einsum("nfk,nkj->nfj", Hv, W), axis=2)
     dk = DK_SAFETY * hB * _dk_ratio(Av, Bv, y, mu, s, W)[:, None]
     return np.maximum(dk + (dv + 2) * _EPS * np.einsum("nfk,nk->nf", np.abs(Hv), np.abs(y)), floor)
 
@@ -311,7 +313,7 @@ def sign_tolerance_flat(Av: np.ndarray, Bv: np.ndarray, y: np.ndarray, mu: np.nd
     ``|h|_{B^-1} <= 1 / sqrt(lambda_min(Bv))`` and ``|h| <= 1`` (cheap; looser by at most
     the condition of ``Bv``).  Shape (n,)."""
     n, dv = y.shape
-    ny = np.linalg.norm(y, axis=1)
+    ny = norm2(y, axis=1)
     if dv == 1:
         return SIGN_FLOOR * ny
     dk = DK_SAFETY * _dk_ratio(Av, Bv, y, mu, s, W) / np.sqrt(s[:, 0])
@@ -372,7 +374,7 @@ def check_flat(ctx: Context, V: np.ndarray) -> FlatCheck:
         z = te.E[:, 0]
     elif r == 0:
         for j in range(k):
-            col = R[:, j] / max(np.linalg.norm(te.E[:, j]), 1e-300)
+            col = R[:, j] / max(norm2(te.E[:, j]), 1e-300)
             if col.min() >= -1e-9:
                 z = te.E[:, j]
                 break

@@ -14,6 +14,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from solvers._norms import norm2
+
 __all__ = ["fr_matrix", "fr_vector", "dot", "matvec", "quad", "compress", "nullspace", "is_psd", "solve_exact",
            "det", "quad_rounded", "float_down", "float_up", "pow2", "nonneg", "quotient_lower", "combine", "LOOSE_RTOL"]
 
@@ -237,7 +239,7 @@ def matmul2(X: np.ndarray, W: np.ndarray) -> tuple[np.ndarray, float]:
         p = t
     out = p + s
     g = c * _EPS / (1 - c * _EPS)
-    bound = (_EPS / 2 * float(np.linalg.norm(out)) * (1 + 2 * _EPS) + g * g * float(np.linalg.norm(np.abs(X) @ np.abs(W)))
+    bound = (_EPS / 2 * float(norm2(out)) * (1 + 2 * _EPS) + g * g * float(norm2(np.abs(X) @ np.abs(W)))
              + 8.0 * c * k * _TINY) * (1 + 4 * _EPS)
     return out, bound
 

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from solvers._norms import norm2
+
 from solvers._exact import fr_matrix, nonneg, nullspace
 from solvers._linalg import null_space
 from solvers._lp import solve_lp
@@ -95,7 +97,7 @@ class ConeReduction:
 
 
 def _normalize(G: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    nrm = np.linalg.norm(G, axis=1)
+    nrm = norm2(G, axis=1)
     big = nrm.max() if nrm.size else 0.0
     keep = np.flatnonzero(nrm > ZERO_ROW_RTOL * max(big, 1e-300))
     return G[keep] / nrm[keep, None], keep
@@ -105,7 +107,7 @@ def _rel_margin(Gn: np.ndarray, x: np.ndarray | None) -> float:
     """``min_i Gn_i x / |x|`` (``-inf`` for a zero or non-finite ``x``)."""
     if x is None or not np.all(np.isfinite(x)):
         return -np.inf
-    n = float(np.linalg.norm(x))
+    n = float(norm2(x))
     return float((Gn @ x).min()) / n if n > 0 else -np.inf
 
 
@@ -181,7 +183,7 @@ def _first_rows(w: np.ndarray) -> np.ndarray:
 
 def _svmin(H: np.ndarray) -> float:
     """Smallest singular value of the rows of ``H`` scaled to unit norm."""
-    return float(np.linalg.svd(H / np.linalg.norm(H, axis=1)[:, None], compute_uv=False)[-1])
+    return float(np.linalg.svd(H / norm2(H, axis=1)[:, None], compute_uv=False)[-1])
 
 
 def _hull_facets(Hp: np.ndarray, z0: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
@@ -192,7 +194,7 @@ def _hull_facets(Hp: np.ndarray, z0: np.ndarray) -> tuple[np.ndarray, np.ndarray
     # duplicates (positively parallel rows) give the same point: keep the first
     first = _first_rows(w)
     if k == 1:
-        return first[:1], (z0 / np.linalg.norm(z0))[None, :], np.inf
+        return first[:1], (z0 / norm2(z0))[None, :], np.inf
     if first.size <= k:
         return first, np.linalg.inv(Hp[first]).T, _svmin(Hp[first])
     basis = null_space(z0[None, :])  # (k, k-1) coordinates on the cutting hyperplane
@@ -208,7 +210,7 @@ def _hull_facets(Hp: np.ndarray, z0: np.ndarray) -> tuple[np.ndarray, np.ndarray
     # each simplex spans a hyperplane r^T w = 0: r from the unit rows (not from w, whose rows
     # grow like 1 / margin of z0 and lose the ray's accuracy with it)
     Hf = Hp[first]
-    simp = (Hf / np.linalg.norm(Hf, axis=1)[:, None])[hull.simplices]  # (s, k-1, k)
+    simp = (Hf / norm2(Hf, axis=1)[:, None])[hull.simplices]  # (s, k-1, k)
     _, sv, Vt = np.linalg.svd(simp, full_matrices=True)
     rays = Vt[:, -1, :]
     rays = rays * np.where((rays @ Hp.T).sum(axis=1) < 0, -1.0, 1.0)[:, None]
@@ -230,7 +232,7 @@ def _prefiltered(Hp: np.ndarray, z0: np.ndarray) -> tuple[np.ndarray, np.ndarray
     growing.
     """
     q, k = Hp.shape
-    Hn = Hp / np.linalg.norm(Hp, axis=1)[:, None]
+    Hn = Hp / norm2(Hp, axis=1)[:, None]
     c = min(q - 1, PREFILTER_START * k + 8)
     S = np.sort(np.argpartition(Hn @ z0, c)[:c])
     for _ in range(PREFILTER_ROUNDS):
@@ -238,7 +240,7 @@ def _prefiltered(Hp: np.ndarray, z0: np.ndarray) -> tuple[np.ndarray, np.ndarray
             loc, rays, svmin = _hull_facets(Hp[S], z0)
         except Exception:  # noqa: BLE001 - qhull precision errors: all rows decide
             return None
-        nr = np.linalg.norm(rays, axis=1)
+        nr = norm2(rays, axis=1)
         if not (svmin > PREFILTER_SVMIN and np.all(np.isfinite(rays)) and np.all(nr > 0)):
             return None
         low = (Hn @ (rays / nr[:, None]).T).min(axis=1)
@@ -330,7 +332,7 @@ def _facet_data(Gn, idx_ne, P, x_int, m, notes):
     try:
         loc, rp = _facets_qhull(Hp, z0)
         rays = rp @ P.T
-        rays /= np.linalg.norm(rays, axis=1)[:, None]
+        rays /= norm2(rays, axis=1)[:, None]
         if not np.all(np.isfinite(rays)) or (Gn[idx_ne] @ rays.T).min() < -1e-9:
             notes.append("extreme rays failed their check: face filter off")
             rays = None
@@ -351,7 +353,7 @@ def reduce_cone(G: np.ndarray, hint: np.ndarray | None = None) -> ConeReduction:
     eq, x, lps, notes = implicit_equalities(Gn, hint)
     Q = null_space(Gn[eq]) if eq.any() else np.eye(m)
     x = Q @ (Q.T @ x)
-    nx = np.linalg.norm(x)
+    nx = norm2(x)
     x_int = x / nx if nx > 0 else x
     ne = ~eq
     margin = float((Gn[ne] @ x_int).min()) if ne.any() else np.inf
@@ -367,7 +369,7 @@ def reduce_cone(G: np.ndarray, hint: np.ndarray | None = None) -> ConeReduction:
         fac, rays, k = _facet_data(Gn, idx_ne, P, x_int, m, notes)
         lps += k
     H = Gn[fac] @ Q
-    hn = np.linalg.norm(H, axis=1)
+    hn = norm2(H, axis=1)
     H = H / np.where(hn > 0, hn, 1.0)[:, None]
     inc = None if rays is None else np.abs(rays @ Q @ H.T) <= 1e-9
     amb = lin or ("" if rays is None or eq.any() else _ambiguous_rays(rays, Gn[idx_ne]))
@@ -386,7 +388,7 @@ def polish(red: ConeReduction, G: np.ndarray, x: np.ndarray) -> np.ndarray:
     bound).  ``x`` is normalized to unit length first.
     """
     x = red.Q @ (red.Q.T @ np.asarray(x, dtype=float))
-    n = np.linalg.norm(x)
+    n = norm2(x)
     if n == 0:
         return x
     x = x / n
@@ -394,7 +396,7 @@ def polish(red: ConeReduction, G: np.ndarray, x: np.ndarray) -> np.ndarray:
     if ne.size == 0:
         return x
     Gne = G[ne]
-    nrm = np.linalg.norm(Gne, axis=1)
+    nrm = norm2(Gne, axis=1)
     aG = np.abs(Gne)
     lift = Gne @ red.x_int  # > 0
     for _ in range(60):

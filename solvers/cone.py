@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from solvers._norms import norm2
+
 from solvers._reduction import _normalize, implicit_equalities, reduce_cone
 from solvers._lp import LP_BACKENDS, solve_lp
 from solvers.errors import BackendError, ProblemError
@@ -146,7 +148,7 @@ def interior_point(G: Any) -> InteriorPoint:
     cone = exact_cone(fr_matrix(G), G, [x, xr], guess, floats=True)
     if cone.p is not None:  # an exact relative interior point: the dimension is certified
         p = np.array([float(v) for v in cone.p])
-        xr = p / max(np.linalg.norm(p), 1e-300)
+        xr = p / max(norm2(p), 1e-300)
     return InteriorPoint(x, float((Gn @ x).min()), xr, np.array(sorted(cone.eq), dtype=int), len(cone.span),
                          cone.p is not None)
 

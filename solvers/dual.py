@@ -56,6 +56,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from solvers._norms import norm2
 import scipy.sparse as sp
 
 from solvers._reduction import implicit_equalities
@@ -211,7 +213,7 @@ def _seen(Z: np.ndarray, G: np.ndarray) -> np.ndarray:
     """Mask of the rows of ``G`` that see ``ker B = span(Z)``."""
     if not Z.shape[1]:
         return np.zeros(G.shape[0], dtype=bool)
-    return np.linalg.norm(G @ Z, axis=1) > SEEN_RTOL * np.linalg.norm(G, axis=1)
+    return norm2(G @ Z, axis=1) > SEEN_RTOL * norm2(G, axis=1)
 
 
 def _kernel_seen(Z: np.ndarray, G: np.ndarray) -> np.ndarray:
@@ -221,7 +223,7 @@ def _kernel_seen(Z: np.ndarray, G: np.ndarray) -> np.ndarray:
     if not seen.any():
         return Z[:, :0]
     Gs = G[seen]
-    _, s, Vt = np.linalg.svd((Gs @ Z) / np.linalg.norm(Gs, axis=1)[:, None], full_matrices=False)
+    _, s, Vt = np.linalg.svd((Gs @ Z) / norm2(Gs, axis=1)[:, None], full_matrices=False)
     return Z @ Vt[:int(np.sum(s > SEEN_RTOL))].T
 
 
@@ -234,7 +236,7 @@ def _kernel_rows(G: np.ndarray, Z: np.ndarray) -> np.ndarray:
         if not idx.size:
             break
         GZ = G[idx] @ Z
-        eq = implicit_equalities(GZ / np.linalg.norm(GZ, axis=1)[:, None])[0]
+        eq = implicit_equalities(GZ / norm2(GZ, axis=1)[:, None])[0]
         if eq.all():
             break
         usable[idx[~eq]] = False
@@ -265,7 +267,7 @@ def _reduce(A: np.ndarray, W: np.ndarray, Z: np.ndarray, G: np.ndarray) -> _Redu
     Ar = np.zeros((d, d))
     Ar[:r, :r] = 0.5 * (Aw + Aw.T) / a
     GT = G @ T
-    nrm = np.linalg.norm(GT, axis=1)
+    nrm = norm2(GT, axis=1)
     keep = np.flatnonzero(nrm > ZERO_ROW_RTOL * max(float(nrm.max(initial=0.0)), 1e-300))
     return _Reduced(T, r, Ar, a, GT[keep] / nrm[keep, None], keep, nrm[keep])
 

@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from solvers._norms import norm2
+
 from solvers.errors import ProblemError
 
 __all__ = ["ConeEigProblem", "memo"]
@@ -140,6 +142,6 @@ class ConeEigProblem:
         x = np.asarray(x, dtype=float)
         if self.p == 0:
             return 0.0
-        nrm = np.linalg.norm(self.G, axis=1)
+        nrm = norm2(self.G, axis=1)
         nrm = np.where(nrm > 0, nrm, 1.0)
-        return float(max(0.0, (-(self.G @ x) / nrm).max() / max(np.linalg.norm(x), 1e-300)))
+        return float(max(0.0, (-(self.G @ x) / nrm).max() / max(norm2(x), 1e-300)))

@@ -208,9 +208,11 @@ def chamber_max_2d(Phi: np.ndarray, U: np.ndarray, basis: list | None, mask: np.
         v = [-C[0][1], C[0][0]] if abs(C[0][0]) + abs(C[0][1]) > abs(C[1][0]) + abs(C[1][1]) else [-C[1][1], C[1][0]]
         for sgn in (1, -1):
             z = [sgn * (p[0] * v[0] + p[1] * v[1]) for p in Pm]
-            tol = mpmath.mpf(10) ** (-digits // 2) * max(abs(x) for x in z)
+            # each row's own rounding scale (relative to the largest row, a row 2^500 smaller could not
+            # tell the sides of its wall apart: a cone 1e-91 thin took an eigenvector outside it)
+            tol = [mpmath.mpf(10) ** (-digits // 2) * (abs(p[0] * v[0]) + abs(p[1] * v[1])) for p in Pm]
             q = sum(Bm[i][j] * v[i] * v[j] for i in range(2) for j in range(2))
-            if q > 0 and all((x >= -tol) if s else (x <= tol) for x, s in zip(z, mask)):
+            if q > 0 and all((x >= -t) if s else (x <= t) for x, t, s in zip(z, tol, mask)):
                 cands.append(lam)
     return float(max(cands)) if cands else float("-inf")
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from relu_gating.errors import InputError
 
-__all__ = ["pow2_column_scales", "MAX_SCALED_EXPONENT", "lowest_bit_exponent"]
+__all__ = ["pow2_column_scales", "MAX_SCALED_EXPONENT", "lowest_bit_exponent", "pow2_norms"]
 
 #: Where the usual scaling is inexact, the exact one may leave a column's largest entry at most this
 #: power of two (its squares, summed over the rows, stay far from overflow).
@@ -76,3 +76,23 @@ def pow2_column_scales(A: np.ndarray, name: str = "Phi") -> np.ndarray:
         if np.any(A * s / s != A):  # the rule, checked as stated (cannot fail by construction)
             raise InputError(f"{name}: no exact power-of-two scaling of its columns was found")
     return s
+
+
+def pow2_norms(A: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Euclidean norms along ``axis``, each vector first brought to a largest entry in ``[0.5, 1)`` by a
+    power of two: no square overflows (entries up to ``2^1023``) or underflows to nothing (``2^-1074``).
+
+    Where every nonzero entry lies within ``2^±400`` this is ``np.linalg.norm(A, axis=axis)`` itself;
+    ``inf`` only where a norm exceeds the float range, ``nan`` for nan entries.
+    """
+    A = np.asarray(A, dtype=np.float64)
+    a = np.abs(A)
+    if A.size and a.max() < 2.0**400 and a[a > 0].min(initial=1.0) > 2.0**-400:  # no square over/underflows
+        return np.linalg.norm(A, axis=axis)
+    top = a.max(axis=axis, keepdims=True, initial=0.0)
+    k = np.frexp(np.where((top > 0) & np.isfinite(top), top, 1.0))[1]
+    with np.errstate(under="ignore"):
+        S = np.ldexp(A, -k)
+        out = np.sqrt((S * S).sum(axis=axis))
+    with np.errstate(over="ignore"):
+        return np.ldexp(out, np.squeeze(k, axis=axis))

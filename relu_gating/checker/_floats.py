@@ -23,9 +23,18 @@ def allow(n: int, d: int) -> float:
 
 
 def fro(A: np.ndarray) -> float:
-    """Frobenius norm."""
-    a = np.asarray(A).ravel()
-    return math.sqrt(float(a @ a))
+    """Frobenius norm; entries beyond ``2^±400`` first scaled by a power of two (no square overflows;
+    ``inf`` only where the norm exceeds the float range).  Entries lost to underflow by the scaling
+    (``2^-1075`` each at most) are added back as ``sqrt(size) 2^-1074``: never below the norm by more
+    than the float sum's own rounding."""
+    a = np.asarray(A, dtype=np.float64).ravel()
+    top = float(np.abs(a).max(initial=0.0))
+    if 2.0**-400 < top < 2.0**400 or not 0 < top < math.inf:  # (0, inf, nan: as they are)
+        return math.sqrt(float(a @ a))
+    e = math.frexp(top)[1]
+    with np.errstate(under="ignore", over="ignore"):
+        b = np.ldexp(a, -e)
+        return float(np.ldexp(math.sqrt(float(b @ b)) + (math.sqrt(a.size) * 2.0**-1074 if e > 0 else 0.0), e))
 
 
 def sigma_min_lower(Y: np.ndarray, Z: np.ndarray | None = None) -> float:

@@ -147,11 +147,23 @@ def check_value(c: Claim, P: StatedProblem, live: bool, exact: bool) -> tuple[fl
         value = 0.0
     elif abs(value - c.value) > VALUE_TOL:
         reasons.append(f"value {c.value!r} differs from the objective of relu(Phi theta) recomputed here, {value!r}")
-    z = P.Phi @ c.theta
-    eps = PATTERN_RTOL * (np.abs(z).max() + 1e-300)
-    if not np.all(np.where(z > eps, c.pattern, True) & np.where(z < -eps, ~c.pattern, True)):
+    if not _pattern_holds(P.Phi, c.theta, c.pattern):
         reasons.append("pattern disagrees with the signs of Phi theta")
     return value, reasons
+
+
+def _pattern_holds(Phi: np.ndarray, theta: np.ndarray, pattern: np.ndarray) -> bool:
+    """The informative ``pattern`` agrees with the signs of ``Phi theta`` on every row above
+    ``PATTERN_RTOL max |Phi theta|`` (up to the product's proven rounding error: a float refuses only
+    what it proves).  ``theta`` is first brought to a largest weight of ``2^-bit_length(m)`` by a power of
+    two (the signs and the ratios are those of ``Phi theta``): no product or sum overflows."""
+    m, top = Phi.shape[1], float(np.abs(theta).max(initial=0.0))
+    with np.errstate(under="ignore"):
+        ts = np.ldexp(np.asarray(theta, dtype=np.float64), -(math.frexp(top)[1] + m.bit_length() + 1) if 0 < top < math.inf else 0)
+        z = Phi @ ts  # the error: rounding, underflow and the weights the scaling lost (2^-1075 each)
+        err = (gamma(m + 1) * (np.abs(Phi) @ np.abs(ts)) + (m + 1) * 2.0**-1074 + (np.abs(Phi) * 2.0**-1074).sum(axis=1)) * (1 + 4 * EPS)
+    eps = PATTERN_RTOL * (np.abs(z).max(initial=0.0) + err.max(initial=0.0) + 1e-300) + err  # non-finite z: nothing
+    return not np.all(np.isfinite(z)) or bool(np.all(np.where(z > eps, pattern, True) & np.where(z < -eps, ~pattern, True)))
 
 
 def conclude(c: Claim, value: float, top: float, unproven: int, first: list, reasons: list,

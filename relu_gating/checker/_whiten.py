@@ -15,10 +15,23 @@ __all__ = ["WHITEN_ABOVE", "basis", "basis_whitened", "matmul2"]
 WHITEN_ABOVE = 1e-10
 
 
+def _pow2_columns(X: np.ndarray) -> np.ndarray:
+    """``X`` with each column whose largest entry lies beyond ``2^±400`` brought into ``[0.5, 1)`` by a
+    power of two where that is exact (the same column space; no square of the SVD's overflows)."""
+    top = np.abs(X).max(axis=0, initial=0.0)
+    k = np.where((top > 2.0**-400) & (top < 2.0**400) | ~(top > 0) | ~np.isfinite(top), 0, -np.frexp(top)[1])
+    with np.errstate(under="ignore"):
+        Y = np.ldexp(X, k)
+        return np.where(np.all(np.ldexp(Y, -k) == X, axis=0), Y, X)  # exact columns only
+
+
 def basis(X: np.ndarray) -> tuple[np.ndarray, float]:
-    """An orthonormal basis ``O`` of ``col(X)`` (SVD) and the proven ``eta >= ||P_X - O O^T||`` (inf: none)."""
+    """An orthonormal basis ``O`` of ``col(X)`` (SVD of ``X``, columns beyond ``2^±400`` scaled exactly by
+    powers of two) and the proven ``eta >= ||P_X - O O^T||`` (inf: none)."""
+    X = _pow2_columns(X)
     O, sv, Vt = np.linalg.svd(X, full_matrices=False)
-    eta, _, _ = projector_gap(O, X, Vt.T / sv if sv[-1] > 0 else None)
+    Z = Vt.T / sv if sv[-1] > 2.0**-1000 else None  # ~ (O^T X)^-1 (entries of Vt at most 1: no overflow)
+    eta, _, _ = projector_gap(O, X, Z)
     return O, float(eta)
 
 

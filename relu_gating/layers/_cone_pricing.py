@@ -43,6 +43,10 @@ _Y_BITS = 24
 _KEEP = 4
 #: Chambers tightened by NNLS per batch.
 _BATCH = 32
+#: Chambers tightened at once by :meth:`ConePricer._tighten_batch` (the default).
+_BATCH_VEC = 1024
+#: Chambers of largest bound per batch also tightened by NNLS.
+_NNLS_TOP = 4
 
 
 def integer_scale(Phi: np.ndarray) -> int | None:
@@ -89,14 +93,14 @@ class ConePricer:
     pattern set is not complete (a split part, or uncertified patterns).
     """
 
-    def __init__(self, Phi: np.ndarray, patterns: Any) -> None:
+    def __init__(self, Phi: np.ndarray, patterns: Any, batched: bool = True) -> None:
         e = integer_scale(Phi)
         n, m = Phi.shape
         if e is None or m > 4 or n > 2**10:
             raise ValueError("cone pricing needs a dyadic Phi with small entries, m <= 4 and n <= 1024")
         if tuple(getattr(patterns, "part", (0, 1))) != (0, 1) or len(getattr(patterns, "uncertified", ())):
             raise ValueError("cone pricing needs the complete pattern set")
-        self.Phi, self.e = Phi, e
+        self.Phi, self.e, self.batched = Phi, e, batched
         self.P = np.round(Phi * 2.0**e).astype(np.int64)
         self.S = np.asarray(patterns.masks, dtype=bool)
         self.W = np.asarray(patterns.witnesses, dtype=float)
@@ -144,12 +148,76 @@ class ConePricer:
         B = _sqrt_up(best)
         return B, yq, thetas, best
 
+    def columns(self, y: np.ndarray, limit: float, n_columns: int = 32, probe: int = 512) -> np.ndarray:
+        """Uncertified pricing: weights ``theta`` with ``|<y, d>| > limit``, most violating first (floats only).
+
+        The early exit of the column generation: a round needs *any* column of negative reduced cost,
+        not the certified maximum.  Candidates are each chamber's witness (explicit ``|<y, d>|``, in
+        chunks: no dense matrix of all atoms is kept) and, for the ``probe`` chambers of largest
+        unconstrained bound ``c^T G^-1 c``, the unconstrained maximizer ``±G^-1 c`` (the chamber's
+        best neuron when it lies in the chamber).  Every candidate's score is recomputed from its own
+        neuron ``relu(Phi theta)``, so a float error can only cost a column, never add a wrong one.
+        Empty when no candidate violates: the caller then runs the certified :meth:`bound`.
+        """
+        n, m = self.Phi.shape
+        N = self.S.shape[0]
+        yP = y[:, None] * self.Phi
+        step = max(1, 2**21 // max(n, 1))
+        top_v, top_i = np.zeros(0), np.zeros(0, dtype=np.int64)
+        cand_t, cand_s = [], []
+        for lo in range(0, N, step):
+            S = self.S[lo:lo + step]
+            c = S @ yP  # float Phi_S^T y_S of each chamber
+            full = self.full[lo:lo + step]
+            th0 = np.einsum("hij,hj->hi", self._Gi_phi(lo, lo + step), c)
+            val = np.where(full, np.einsum("hi,hi->h", c, th0), 0.0)
+            keep = np.argsort(-val)[:probe]
+            top_v, top_i = np.r_[top_v, val[keep]], np.r_[top_i, lo + keep]
+            if top_v.size > 2 * probe:
+                sel = np.argsort(-top_v)[:probe]
+                top_v, top_i = top_v[sel], top_i[sel]
+            Hw = np.maximum(self.W[lo:lo + step] @ self.Phi.T, 0.0)  # witness neurons, one chunk
+            nw = np.linalg.norm(Hw, axis=1)
+            sw = np.abs(Hw @ y) / np.where(nw > 0, nw, np.inf)
+            hit = np.flatnonzero(sw > limit)
+            hit = hit[np.argsort(-sw[hit])[:n_columns]]
+            cand_t.extend(self.W[lo + hit])
+            cand_s.extend(sw[hit])
+        if top_i.size:
+            sel = top_i[top_v > limit * limit]
+            if sel.size:
+                th = np.einsum("hij,hj->hi", self._Gi_phi_rows(sel), self.S[sel] @ yP)
+                for T in (th, -th):
+                    H = np.maximum(T @ self.Phi.T, 0.0)
+                    nh = np.linalg.norm(H, axis=1)
+                    s = np.abs(H @ y) / np.where(nh > 0, nh, np.inf)
+                    ok = np.flatnonzero(s > limit)
+                    cand_t.extend(T[ok])
+                    cand_s.extend(s[ok])
+        if not cand_t:
+            return np.zeros((0, m))
+        order = np.argsort(-np.asarray(cand_s), kind="stable")[:n_columns]
+        return np.asarray(cand_t)[order].reshape(-1, m)
+
+    def _Gi_phi(self, lo: int, hi: int) -> np.ndarray:
+        """Float ``(Phi_S^T Phi_S)^-1`` of chambers ``lo:hi`` (identity where singular; candidates only)."""
+        if self._Gi is not None:
+            return self._Gi[lo:hi] * 4.0**self.e
+        return self._Gi_phi_rows(np.arange(lo, min(hi, self.S.shape[0])))
+
+    def _Gi_phi_rows(self, rows: np.ndarray) -> np.ndarray:
+        """As :meth:`_Gi_phi` for the chambers ``rows``."""
+        if self._Gi is not None:
+            return self._Gi[rows] * 4.0**self.e
+        G = self.G[rows].astype(float)
+        G[~self.full[rows]] = np.eye(G.shape[1])
+        return np.linalg.pinv(G) * 4.0**self.e
+
     def _one_sign(self, Y: np.ndarray, k: int, cols: list) -> tuple[Fraction, None]:
         """Exact max over chambers of the bound for ``Y``: warm multipliers first, NNLS where they fall short."""
         N = self.S.shape[0]
         key = self._key  # each sign of y keeps its own multipliers
-        c = self.S.astype(np.int64) @ (Y[:, None] * self.P)  # exact integer Phi_S^T Y_S
-        pos = self.S.astype(np.int64) @ (np.maximum(Y, 0).astype(np.int64) ** 2)
+        c, pos = self._products(Y)
         scale = 4 ** k
         if key not in self.mu:
             self.mu[key] = (np.zeros((N, _KEEP), dtype=np.int64), np.zeros((N, _KEEP)))
@@ -165,13 +233,19 @@ class ConePricer:
             cols.append((float(est[i]) / scale, self.W[i]))
         order = np.argsort(-est)
         best, done = 0.0, 0
+        size = _BATCH_VEC if self.batched else _BATCH
         while done < order.size:
-            batch = order[done:done + _BATCH]
+            batch = order[done:done + size]
             if best > 0 and est[batch[0]] <= best * (1 + 1e-7):
                 break  # the warm bounds of the rest are below the best tightened one (float decides only the order)
-            for i in batch:
-                if self.full[i]:
-                    self._tighten(int(i), c, k, mi, mv, cols)
+            if self.batched:
+                self._tighten_batch(batch[self.full[batch]], c, k, mi, mv, cols)
+                est[batch] = self._estimate(c, k, mi, mv, pos, batch)
+                self._settle_top(batch, c, k, mi, mv, pos, two, est, cols)
+            else:
+                for i in batch:
+                    if self.full[i]:
+                        self._tighten(int(i), c, k, mi, mv, cols)
             est[batch] = self._estimate(c, k, mi, mv, pos, batch)
             for i in batch:
                 if int(i) in two:
@@ -179,6 +253,123 @@ class ConePricer:
             best = max(best, float(est[batch].max()))
             done += batch.size
         return self._exact_max(c, k, mi, mv, pos, two, est) / scale, None
+
+    def _settle_top(self, batch: np.ndarray, c: np.ndarray, k: int, mi: np.ndarray, mv: np.ndarray,
+                    pos: np.ndarray, two: dict, est: np.ndarray, cols: list) -> None:
+        """NNLS on the batch's largest bound until that chamber has had it (the batch's max is then as
+        tight as per-chamber NNLS makes it; the vectorized multipliers may be loose on a few)."""
+        done: set = set()
+        while True:
+            vals = est[batch].copy()
+            for t, i in enumerate(batch.tolist()):
+                if i in two:
+                    vals[t] = min(vals[t], float(two[i]))
+            i = int(batch[int(np.argmax(vals))])
+            if i in done or not self.full[i]:
+                return
+            done.add(i)
+            self._tighten(i, c, k, mi, mv, cols, keep_if_worse=False)
+            est[i] = self._estimate(c, k, mi, mv, pos, np.array([i]))[0]
+
+    def _products(self, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Exact integer ``Phi_S^T Y_S`` and ``||(Y_S)_+||^2`` of every chamber (in chunks: no N x n int matrix)."""
+        N = self.S.shape[0]
+        YP = Y[:, None] * self.P
+        Y2 = np.maximum(Y, 0).astype(np.int64) ** 2
+        c = np.empty((N, self.P.shape[1]), dtype=np.int64)
+        pos = np.empty(N, dtype=np.int64)
+        step = max(1, 2**22 // max(self.S.shape[1], 1))
+        for lo in range(0, N, step):
+            Sm = self.S[lo:lo + step].astype(np.int64)
+            c[lo:lo + step], pos[lo:lo + step] = Sm @ YP, Sm @ Y2
+        return c, pos
+
+    def _tighten_batch(self, rows: np.ndarray, c: np.ndarray, k: int, mi: np.ndarray, mv: np.ndarray,
+                       cols: list) -> None:
+        """Multipliers for the chambers ``rows`` at once: a vectorized active-set (Lawson-Hanson) method.
+
+        ``min_{mu >= 0} (c + A^T mu)^T G^-1 (c + A^T mu)``: the support starts empty; each step adds
+        the row most violated by ``theta = G^-1 (c + A^T mu)`` (``a_j . theta < 0``), solves the
+        support's system ``Q_s mu_s = -r_s`` (``Q = A G^-1 A^T``, ``r = A G^-1 c``) and drops rows
+        whose multiplier comes out negative.  At most ``m`` rows are kept (the maximizer lies on a
+        face of at most ``m - 1`` active rows, generically).  The result replaces the stored
+        multipliers where its value is smaller.  Any ``mu >= 0`` gives a valid bound, so floats
+        choose only how tight it is; the bound is evaluated exactly later.
+        """
+        if rows.size == 0:
+            return
+        h, m = rows.size, self.P.shape[1]
+        Gi = self._Gi[rows] if self._Gi is not None else np.linalg.inv(self.G[rows].astype(float))
+        cf = c[rows].astype(float)
+        sg = np.where(self.S[rows], 1.0, -1.0)
+        th0 = np.einsum("hij,hj->hi", Gi, cf)
+        r0 = sg * (th0 @ self.Pf.T)
+        qn = np.sqrt(np.maximum(np.einsum("jm,hmk,jk->hj", self.Pf, Gi, self.Pf), 1e-300))
+        scale = np.abs(r0 / qn).max(axis=1) + 1e-300
+        supp = np.full((h, m), -1)
+        mu = np.zeros((h, m))
+        ar = np.arange(h)
+        theta = th0
+        for _ in range(4 * m + 2):
+            r = sg * (theta @ self.Pf.T) / qn  # the steepest decrease per row (G^-1 norm of a_j)
+            on = supp >= 0
+            r[ar[:, None].repeat(m, 1)[on], supp[on]] = 0.0
+            j = np.argmin(r, axis=1)
+            act = r[ar, j] < -1e-12 * scale
+            free = np.argmax(~on, axis=1)
+            act &= ~on.all(axis=1)
+            if not act.any():
+                break
+            supp[ar[act], free[act]] = j[act]
+            for _ in range(m):  # solve on the support; drop negative multipliers
+                mu = self._support_solve(supp, sg, Gi, r0)
+                neg = (mu < 0) & (supp >= 0)
+                if not neg.any():
+                    break
+                worst = np.argmin(np.where(neg, mu, 0.0), axis=1)
+                bad = neg.any(axis=1)
+                supp[ar[bad], worst[bad]] = -1
+            mu = np.where(supp >= 0, np.maximum(mu, 0.0), 0.0)
+            sgs = np.where(supp >= 0, sg[ar[:, None], np.maximum(supp, 0)], 0.0)
+            b = cf + np.einsum("ht,htj->hj", sgs * mu, self.Pf[np.maximum(supp, 0)])
+            theta = np.einsum("hij,hj->hi", Gi, b)
+        self._keep_better(rows, c, k, mi, mv, np.maximum(supp, 0), np.where(supp >= 0, mu, 0.0), cols)
+
+    def _support_solve(self, supp: np.ndarray, sg: np.ndarray, Gi: np.ndarray, r0: np.ndarray) -> np.ndarray:
+        """``mu`` on each chamber's support (``Q_s mu_s = -r0_s``; empty slots held at 0 by identity rows)."""
+        h, m = supp.shape
+        ar = np.arange(h)[:, None]
+        on = supp >= 0
+        idx = np.maximum(supp, 0)
+        A = sg[ar, idx][:, :, None] * self.Pf[idx]  # h x m x m: the support's rows a_j
+        Q = np.einsum("hti,hij,hsj->hts", A, Gi, A)
+        both = on[:, :, None] & on[:, None, :]
+        Q = np.where(both, Q, 0.0) + np.where(on, 0.0, 1.0)[:, :, None] * np.eye(m)
+        rhs = np.where(on, -r0[ar, idx], 0.0)
+        with np.errstate(all="ignore"):
+            Q = Q + 1e-13 * np.abs(Q).max(axis=(1, 2))[:, None, None] * np.eye(m)
+            out = np.linalg.solve(Q, rhs[:, :, None])[:, :, 0]
+        return np.where(np.isfinite(out), out, -1.0)
+
+    def _keep_better(self, rows: np.ndarray, c: np.ndarray, k: int, mi: np.ndarray, mv: np.ndarray,
+                     si: np.ndarray, sv: np.ndarray, cols: list) -> None:
+        """Store the multipliers ``(si, sv)`` (integer units) of chambers ``rows`` where they bound lower."""
+        inf = np.full(c.shape[0], np.inf)
+        old = self._estimate(c, k, mi, mv, inf, rows)
+        ti, tv = mi.copy(), mv.copy()
+        mk = min(si.shape[1], _KEEP)
+        ti[rows], tv[rows] = 0, 0.0
+        ti[rows, :mk], tv[rows, :mk] = si[:, :mk], sv[:, :mk] / 2.0**k
+        new = self._estimate(c, k, ti, tv, inf, rows)
+        better = rows[new < old]
+        mi[better], mv[better] = ti[better], tv[better]
+        Gi = self._Gi[rows] if self._Gi is not None else np.linalg.inv(self.G[rows].astype(float))
+        sgs = np.where(self.S[rows[:, None], mi[rows]], 1.0, -1.0)
+        b = c[rows].astype(float) + np.einsum("ht,htj->hj", sgs * mv[rows] * 2.0**k, self.Pf[mi[rows]])
+        theta = np.einsum("hij,hj->hi", Gi, b)
+        val = np.einsum("hi,hi->h", b, theta) / 4.0**k
+        for j in np.argsort(-val)[:_NNLS_TOP * 4]:
+            cols.append((float(val[j]), theta[j]))
 
     def _b(self, c: np.ndarray, k: int, mi: np.ndarray, mv: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """Integer ``b = c + sum_t M_t sg_t P_(row t)`` of chambers ``rows`` (multipliers rounded to 2^-k)."""
@@ -251,7 +442,8 @@ class ConePricer:
             cols.append((float(np.linalg.norm(w)) / 2.0**k, theta))
         return _two_row_bound(self.P.tolist(), [int(x) for x in sg], int(ia), int(ib), [int(x) for x in c[i]], mu)
 
-    def _tighten(self, i: int, c: np.ndarray, k: int, mi: np.ndarray, mv: np.ndarray, cols: list) -> None:
+    def _tighten(self, i: int, c: np.ndarray, k: int, mi: np.ndarray, mv: np.ndarray, cols: list,
+                 keep_if_worse: bool = True) -> None:
         """Chamber ``i``: the NNLS multipliers stored (in units of ``y``), the float best theta proposed.
 
         Floats only choose ``mu`` and the proposed column; the bound is evaluated exactly later.  The
@@ -266,6 +458,12 @@ class ConePricer:
         if not np.all(np.isfinite(mu)):
             mu = np.zeros_like(mu)
         top = np.argsort(-mu)[:_KEEP]
+        if not keep_if_worse:  # keep the stored multipliers unless NNLS's are better (float comparison: tightness only)
+            G = self.Gf[i] * 4.0**self.e
+            now = ci + A_T[:, mi[i]] @ (mv[i] * 2.0**k)
+            new = ci + A_T[:, top] @ mu[top]
+            if float(new @ np.linalg.solve(G, new)) >= float(now @ np.linalg.solve(G, now)):
+                return
         mi[i], mv[i] = top, mu[top] / 2.0**k
         b = ci + A_T[:, top] @ mu[top]
         Gi = self._Gi[i] if self._Gi is not None else np.linalg.inv(self.G[i].astype(float))

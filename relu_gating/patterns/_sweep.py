@@ -53,6 +53,8 @@ from typing import Callable, TypeVar
 
 import numpy as np
 
+from relu_gating._inputs.scaling import pow2_norms
+
 from relu_gating.errors import SolverFailure
 from relu_gating.patterns._exact_witness import combine as _combine, concat_prov as _concat_prov, from_ray, simple_prov as _simple_prov
 from relu_gating.patterns._exact import cross_int, det_int
@@ -188,10 +190,10 @@ def _local_up(lv: SweepLevel, ray: LocalRay, rng: np.random.Generator) -> tuple[
     if nk == 0:
         return P, np.zeros((0, d)), lambda idx: []
     P[:, Z] = Pz[keep, :-1]
-    xn = np.linalg.norm(ray.X)
+    xn = float(pow2_norms(ray.X))
     vh = ray.sc * ray.X / xn
     U = Wl[keep] @ Qcf
-    U /= np.linalg.norm(U, axis=1, keepdims=True)
+    U /= pow2_norms(U, axis=1)[:, None]
     ratio = np.abs(ray.D) / (xn * lv.norms)
     ratio[Z] = np.inf
     eps = min(0.5 * float(ratio.min()), 1.0) if len(Z) < q else 1.0

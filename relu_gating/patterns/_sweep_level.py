@@ -19,6 +19,7 @@ from typing import Iterator, NamedTuple
 
 import numpy as np
 
+from relu_gating._inputs.scaling import pow2_norms
 from relu_gating.patterns._exact import U, IntMatrix, across, cross_int, cross_stack_T, det_int, err_factor, kernel_basis_int, rank_int, skinny_matmul
 from relu_gating.patterns._subsets import decide
 
@@ -102,7 +103,7 @@ def prepare_level(rows: list, d: int, c: tuple, g: tuple) -> SweepLevel:
     t = d - 1
     amax_all = float(M.amax.max(initial=0.0))
     return SweepLevel(
-        rows=rows, q=len(rows), d=d, t=t, c=c, g=g, M=M, fT=np.ascontiguousarray(M.f.T), norms=np.linalg.norm(M.f, axis=1),
+        rows=rows, q=len(rows), d=d, t=t, c=c, g=g, M=M, fT=np.ascontiguousarray(M.f.T), norms=pow2_norms(M.f, axis=1),
         cf=np.array(c, dtype=float), Q=Q, AK=AK, kappa=kappa, MK=MK, MKfT=np.ascontiguousarray(MK.f.T),
         amax_all=amax_all, amax_bound=max(amax_all, 2.0) * (1 + 2.0 ** -40),
         facD=err_factor(t, M.rel), facX=err_factor(t - 1, M.rel) if t > 1 else 4 * M.rel + 4 * 2.0 ** -53,
@@ -317,8 +318,9 @@ def _generator_signs(lv: SweepLevel, Ss: np.ndarray) -> np.ndarray:
 
 
 def _row_norms(A: np.ndarray) -> np.ndarray:
-    """Euclidean norms of the rows (relative error at most (d + 2) u, like ``np.linalg.norm``)."""
-    return np.sqrt(np.einsum("ij,ij->i", A, A))
+    """Euclidean norms of the rows (relative error at most (d + 2) u, like ``np.linalg.norm``; each row
+    scaled by a power of two first, so no square overflows)."""
+    return pow2_norms(A, axis=1)
 
 
 def _simple_witnesses(lv: SweepLevel, rays: Rays, rowmin: np.ndarray, si: np.ndarray, gen: np.ndarray) -> tuple:
@@ -327,13 +329,13 @@ def _simple_witnesses(lv: SweepLevel, rays: Rays, rowmin: np.ndarray, si: np.nda
     the unit rays ``fl(sc X / xn)``, the float norms ``xn`` and the generator rows (B, t, d)."""
     Ss, scs, fT = rays.S[si], rays.sc[si], lv.fT
     Xs = rays.X[si] * scs[:, None]
-    xn = np.linalg.norm(Xs, axis=1)
+    xn = pow2_norms(Xs, axis=1)
     vh = Xs / xn[:, None]
     As = lv.M.f[Ss]
     u = _generator_steps(As, np.where(gen, 1.0, -1.0), vh)
     rmin = rowmin[si] / (lv.amax_bound * np.sqrt(lv.d) * xn)  # <= min_j |a_j . vh| / ||a_j||
     un = _row_norms(u)
-    eps = np.minimum(0.5 * rmin / un, 1.0)
+    eps = np.minimum(0.5 * rmin / np.where(un > 0, un, 1.0), 1.0)  # un = 0: no step (_solve_rows)
     hard = np.flatnonzero(eps < 1e-6)
     if hard.size:  # thin chambers: only rows the step moves towards their wall limit it
         Au = skinny_matmul(u[hard], fT)
@@ -377,11 +379,24 @@ def _generator_steps(As: np.ndarray, sg: np.ndarray, vh: np.ndarray) -> np.ndarr
     if bad.size:
         Mat = np.concatenate([As[bad], vh[bad, None, :]], axis=1)
         u[bad] = _solve_rows(Mat, np.concatenate([sg[bad], np.zeros((bad.size, 1))], axis=1))
+    top = np.abs(u).max(axis=1)
+    big = np.flatnonzero(top > 2.0**500)  # generators within 2^-500 of parallel: the step's direction kept,
+    if big.size:  # its largest entry brought into [0.5, 1) (only the signs of a_S u matter)
+        with np.errstate(under="ignore"):
+            u[big] = np.ldexp(u[big], -np.frexp(top[big])[1][:, None])
     return u
 
 
 def _solve_rows(Mat: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    """Batched solve; rows singular in float64 (nearly parallel normals) use least squares."""
+    """Batched solve; rows singular in float64 (nearly parallel normals) use least squares.  A solution
+    beyond the float range (normals within ``2^-1000`` of parallel, a subnormal pivot) is 0: no step, the
+    ray itself, which the direct check refuses and repairs (it was ``inf``, and the witness nan)."""
+    x = _solve(Mat, rhs)
+    x[~np.all(np.isfinite(x), axis=1)] = 0.0
+    return x
+
+
+def _solve(Mat: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     try:
         return np.linalg.solve(Mat, rhs[:, :, None])[:, :, 0]
     except np.linalg.LinAlgError:

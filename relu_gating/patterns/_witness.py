@@ -14,6 +14,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from relu_gating._inputs.scaling import pow2_norms
+
 from relu_gating.patterns._exact import U, skinny_matmul
 
 __all__ = ["float_certified", "exact_realizes", "improve_witness", "refine_witness", "check_witnesses"]
@@ -35,13 +37,13 @@ def float_certified(Phi: np.ndarray, packed: np.ndarray, W: np.ndarray) -> np.nd
     out = np.zeros(N, dtype=bool)
     nzr = np.any(Phi != 0, axis=1)
     nz = np.flatnonzero(nzr)
-    PnT = np.ascontiguousarray((Phi[nz] / np.linalg.norm(Phi[nz], axis=1, keepdims=True)).T)
+    PnT = np.ascontiguousarray((Phi[nz] / pow2_norms(Phi[nz], axis=1)[:, None]).T)
     zero_bits = np.packbits(~nzr)
     fac = 1.2 * (m + 4) * U
     for s in range(0, N, _CHUNK):
         Wc = W[s:s + _CHUNK]
         pk = packed[s:s + _CHUNK]
-        wn = np.linalg.norm(Wc, axis=1)
+        wn = pow2_norms(Wc, axis=1)
         ok = np.isfinite(wn) & ~np.any(pk & zero_bits, axis=1)
         if nz.size == n:  # fast path: sign bits must match, every |value| above the bound
             V = skinny_matmul(Wc, PnT)
@@ -78,7 +80,7 @@ def improve_witness(Phi: np.ndarray, mask: np.ndarray) -> np.ndarray | None:
     from scipy.optimize import linprog
 
     nz = np.any(Phi != 0, axis=1)
-    A = Phi[nz] / np.linalg.norm(Phi[nz], axis=1, keepdims=True)
+    A = Phi[nz] / pow2_norms(Phi[nz], axis=1)[:, None]
     sg = np.where(mask[nz], 1.0, -1.0)
     m = Phi.shape[1]
     # maximise t  s.t.  sg_i a_i . w >= t,  -1 <= w <= 1,  t <= 1
@@ -101,10 +103,10 @@ def refine_witness(Phi: np.ndarray, mask: np.ndarray, w0: np.ndarray, rounds: in
     from scipy.optimize import linprog
 
     nz = np.any(Phi != 0, axis=1)
-    A = Phi[nz] / np.linalg.norm(Phi[nz], axis=1, keepdims=True)
+    A = Phi[nz] / pow2_norms(Phi[nz], axis=1)[:, None]
     sg = np.where(mask[nz], 1.0, -1.0)
     m = Phi.shape[1]
-    w = w0 / np.linalg.norm(w0)
+    w = w0 / float(pow2_norms(w0))
     for _ in range(rounds):
         r = sg * (A @ w)
         delta = 8 * float(np.sort(np.abs(r))[min(len(r) - 1, m)]) + 1e-300
@@ -116,7 +118,7 @@ def refine_witness(Phi: np.ndarray, mask: np.ndarray, w0: np.ndarray, rounds: in
         if res.status != 0 or -res.fun <= 0:
             break
         w = w + delta * res.x[:m]
-        w /= np.linalg.norm(w)
+        w /= float(pow2_norms(w))
     return w
 
 

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["Claims", "settle_claims", "checked_exclusions", "CLAIM_SLACK", "EXACT_CLAIMS_LIMIT", "proven_claim",
-           "pencil_bound", "exactly_excluded", "stated"]
+           "pencil_bound", "exactly_excluded", "stated", "local_claim"]
 
 #: Relative slack tried in turn on a claim the checks reject at the solver's value (the multipliers'
 #: rounding): ``u (1 + rel) + rel``.
@@ -60,6 +60,7 @@ class Claims:
 class _Budget:
     def __init__(self, limit: int) -> None:
         self.left = limit
+        self.local_left = LOCAL_RESCUES  # solves in the chamber's own coordinates (local_claim)
 
 
 def _features(obj: Any) -> Any:
@@ -215,6 +216,7 @@ def settle_claims(obj: Any, masks: np.ndarray, claims: np.ndarray, evidence: lis
             hi = float(min(out[i], fb[k]))
             rows, N = evidence[i]
             got = kernel_claim(obj, masks[i], float(claims[i]), rows, rescue) if rational else None
+            got = got if got is not None or not rational else local_claim(obj, S, masks[i], hi, rescue)
             if got is not None and got[0] < hi:  # multipliers on combinations that annihilate the exact kernel
                 out[i], replaced[i], keep[i] = got[0], got[1], True
                 evidence[i] = got[1]
@@ -294,6 +296,29 @@ def kernel_claim(obj: Any, mask: np.ndarray, claim: float, rows: Any, budget: _B
 
         got = near_kernel_evidence(obj, _exact_H(obj), mask, tries, budget)
     return got
+
+
+def local_claim(obj: Any, S: Any, mask: np.ndarray, hi: float, budget: _Budget) -> tuple | None:
+    """``(bound, (rows, N))`` proven (:func:`proven_claim`) by evidence from the pattern solved in its
+    own coordinates (:func:`relu_gating.search._exact.tasks.local_evidence`: chambers the global basis
+    of ``col(Phi)`` scales badly, at the ends of the float range), where it proves less than ``hi``."""
+    from relu_gating.search._exact.tasks import local_evidence
+
+    if budget.left <= 0 or budget.local_left <= 0:
+        return None
+    budget.local_left -= 1
+    got = local_evidence(obj, mask, max_seconds=LOCAL_SECONDS)
+    if got is None or not got[0] < hi:
+        return None
+    rows, N = got[1]
+    bound = proven_claim(obj, S, mask, got[0], rows, N, budget)
+    return (bound, (rows, N)) if bound < hi else None
+
+
+#: The time budget of one pattern's solve in its own coordinates as a rescue (:func:`local_claim`), and
+#: how many patterns one call of :func:`settle_claims` rescues so at most.
+LOCAL_SECONDS = 5.0
+LOCAL_RESCUES = 16
 
 
 def checked_exclusions(obj: Any, masks: Any, bounds: np.ndarray, status: np.ndarray,

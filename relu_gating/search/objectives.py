@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from relu_gating._inputs.scaling import pow2_column_scales
+from relu_gating._inputs.scaling import pow2_column_scales, pow2_norms
 from relu_gating._inputs.validate import as_matrix, as_vector, check_same_rows
 from relu_gating.search._kernels.masked import MaskStack
 from relu_gating.coverage.metrics import check_basis
@@ -461,12 +461,26 @@ CANCELLATION_RTOL = 1e-13
 
 
 def _products(Phi: np.ndarray, thetas: np.ndarray) -> np.ndarray:
-    """``Phi @ thetas.T``, the columns with heavy cancellation (:data:`CANCELLATION_RTOL`) recomputed
+    """``Phi @ thetas.T`` (a column scaled by a power of two, exactly, where it could overflow: the
+    objective is a ratio), the columns with heavy cancellation (:data:`CANCELLATION_RTOL`) recomputed
     in twice the working precision."""
-    P = Phi @ thetas.T
     m = Phi.shape[1]
-    err = (m * np.finfo(float).eps) * (np.abs(Phi).max(axis=0) @ np.abs(thetas.T))  # >= the largest row's
-    bad = np.flatnonzero(err * np.sqrt(Phi.shape[0]) > CANCELLATION_RTOL * np.linalg.norm(P, axis=0))
+    with np.errstate(over="ignore"):
+        size = np.abs(Phi).max(axis=0) @ np.abs(thetas.T)  # >= the largest row's |phi_i| |theta|
+    far = np.flatnonzero(~(size < 2.0**1000))
+    if far.size:  # large entries times large weights: each such theta brought to a largest weight 2^-bits(m)
+        k = (np.frexp(np.abs(thetas[far]).max(axis=1))[1] + m.bit_length() + 1)[:, None]
+        with np.errstate(under="ignore"):
+            ts = np.ldexp(thetas[far], -k)
+        ok = np.all(np.ldexp(ts, k) == thetas[far], axis=1)  # exact multiples only
+        thetas = thetas.copy()
+        thetas[far[ok]] = ts[ok]
+        with np.errstate(over="ignore"):
+            size = np.abs(Phi).max(axis=0) @ np.abs(thetas.T)
+    with np.errstate(over="ignore", invalid="ignore"):
+        P = Phi @ thetas.T
+    err = (m * np.finfo(float).eps) * size
+    bad = np.flatnonzero(err * np.sqrt(Phi.shape[0]) > CANCELLATION_RTOL * pow2_norms(P, axis=0))
     if bad.size:
         from solvers import matmul2
 

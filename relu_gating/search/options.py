@@ -92,12 +92,17 @@ class BranchAndBoundOptions:
         Neurons tried first for the incumbent, each ascended and its value recomputed under the
         query's own objective (a greedy layer passes its previous step's candidates, issue 39).
         They only help pruning; the certificate is proven as without them.
+    guide : TreeGuide or None
+        Another tree's geometry on the same ``Phi`` (:func:`relu_gating.search.bnb.tree_guide`), replayed
+        before the search's own expansions (a greedy layer passes its previous step's tree, issue 39).
+        The tree is checked as any other; a guide made on another ``Phi`` is ignored.
     """
 
     seed: int = 0
     lifted: bool = True
     workers: int | None = None
     starts: Any = dataclasses.field(default=None, compare=False, repr=False)
+    guide: Any = dataclasses.field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:

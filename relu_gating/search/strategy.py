@@ -123,7 +123,8 @@ class BranchAndBound:
         return branch_and_bound(query.Phi, query.U_K, features=query.features, alpha=query.alpha,
                                 method=query.method, tol=query.tol, progress=query.progress, seed=options.seed,
                                 executor=query.executor, lifted=options.lifted, deadline=query.deadline,
-                                writes=query.writes, workers=options.workers, starts=options.starts)
+                                writes=query.writes, workers=options.workers, starts=options.starts,
+                                guide=options.guide)
 
 
 #: The strategies by name (what :attr:`relu_gating.search.plan.Choice.strategy` holds).

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from solvers._norms import norm2
+
 from fractions import Fraction
 
 from solvers._exact import Vec, combine, dot, fr_vector, matvec, nonneg, nullspace, pow2, quad, solve_exact
@@ -46,7 +48,7 @@ def _identity(n: int) -> list[Vec]:
 
 
 def _normalized(Mf: np.ndarray) -> np.ndarray:
-    nrm = np.linalg.norm(Mf, axis=1)
+    nrm = norm2(Mf, axis=1)
     return Mf / np.where(nrm > 0, nrm, 1.0)[:, None]
 
 
@@ -135,7 +137,11 @@ def _square_solves(Mq, Mf: np.ndarray, rows: list[int], ref: np.ndarray | None, 
         if u is None:
             continue
         uf = np.array([float(v) for v in u])
-        if np.all(np.isfinite(uf)) and (Mn @ uf).min() >= -1e-9 * np.linalg.norm(uf):
+        if not np.all(np.isfinite(uf)):
+            continue
+        with np.errstate(under="ignore"):  # a positive multiple with its largest entry in [0.5, 1): no overflow
+            uf = np.ldexp(uf, -int(np.frexp(np.abs(uf).max())[1])) if np.any(uf) else uf
+        if (Mn @ uf).min() >= -1e-9 * norm2(uf):
             yield u
 
 

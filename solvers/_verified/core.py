@@ -32,6 +32,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from solvers._norms import norm2
+
 from solvers._exact import Vec, combine, compress, dot, float_down, fr_matrix, nonneg, pow2, quad, quotient_lower
 from solvers._verified.cone import ExactCone, exact_cone, exact_unbounded
 from solvers._verified.flats import Flat, children, evaluate
@@ -70,7 +72,7 @@ class _Data:
 
 
 def _unit(Mf: np.ndarray) -> np.ndarray:
-    nrm = np.linalg.norm(Mf, axis=1)
+    nrm = norm2(Mf, axis=1)
     return Mf / np.where(nrm > 0, nrm, 1.0)[:, None]
 
 
@@ -122,7 +124,7 @@ def _with_rows(data: _Data, Gq, rows: list[int]) -> _Data:
     pf = None
     if cone.full and cone.p is not None:
         x = np.array([float(v) for v in cone.p])
-        pf = x / np.linalg.norm(x) if nonneg(G, x, strict=True) else None
+        pf = x / norm2(x) if nonneg(G, x, strict=True) else None
     return _Data(data.A, data.B, G, cone, data.Aq, data.Bq, data.Ay, data.By, H, Hf, rows, pf)
 
 
@@ -150,15 +152,15 @@ def _lifted(data: _Data, xf: np.ndarray):
     nearly active at it (a local direction: the quotient barely moves), then toward the
     interior point."""
     yield xf
-    nx = float(np.linalg.norm(xf))
-    nrm = np.linalg.norm(data.G, axis=1)
+    nx = float(norm2(xf))
+    nrm = norm2(data.G, axis=1)
     Gu = data.G / np.where(nrm > 0, nrm, 1.0)[:, None]
     act = (Gu @ xf) <= 1e-9 * nx
     dirs = []
     if act.any():
         u = Gu[act].sum(axis=0)
-        if np.linalg.norm(u) > 0:
-            dirs.append(u / np.linalg.norm(u))
+        if norm2(u) > 0:
+            dirs.append(u / norm2(u))
     if data.pf is not None:
         dirs.append(data.pf)
     for u in dirs:
@@ -261,7 +263,7 @@ def _ray_certificate(data: _Data, y: Vec) -> dict:
     exact = big < 2**53
     ray = np.array([float(v) for v in ints]) / pow2(float(big)) if exact else np.array([float(v) for v in x])
     if not exact:
-        ray = ray / np.linalg.norm(ray)
+        ray = ray / norm2(ray)
     return {"ray": ray, "ray_exact": [f"{v.numerator}/{v.denominator}" for v in x], "ray_is_exact_float": exact}
 
 

@@ -13,6 +13,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from solvers._norms import norm2
+
 from solvers._exact import Vec, combine, compress, det, dot, matvec, nullspace, pow2, solve_exact
 from solvers._lp import solve_lp
 from solvers._verified.flats import CLEAR_TOL, Flat, FlatEval, _float_top, verify_up
@@ -36,7 +38,7 @@ def _exact_inside(H, rows, Hf, z: Vec, zf=None) -> bool:
     """Exact ``H_i z >= 0`` on ``rows``; rows whose float value (unit rows, ``fl(z)``: errors
     of a few eps) is beyond ``CLEAR_TOL |z|`` are settled in floats."""
     zf = np.array([float(v) for v in z])
-    nz = float(np.linalg.norm(zf))
+    nz = float(norm2(zf))
     vals = Hf[rows] @ zf if len(rows) else np.zeros(0)
     for i, v in zip(rows, vals.tolist()):
         if v > CLEAR_TOL * nz:
@@ -186,15 +188,15 @@ def _distance(ev: FlatEval, z: Vec) -> float:
         return np.inf
     r = [a - rho * b for a, b in zip(matvec(Af, z), Bz)]
     lmin = float(dt / tr ** (k - 1))
-    rn = float(np.linalg.norm([float(v) for v in r]))
-    zn = float(np.linalg.norm([float(v) for v in z]))
+    rn = float(norm2([float(v) for v in r]))
+    zn = float(norm2([float(v) for v in z]))
     return DIST_SAFETY * float(np.sqrt(float(tr))) * rn / (lmin * delta * float(np.sqrt(float(dot(z, Bz)))) * zn)
 
 
 def _violation(H, rows, Hf, y: Vec) -> float:
     """``min_i H_i y / (|H_i| |y|)`` over ``rows`` (exact products, float result)."""
-    ny = float(np.linalg.norm([float(v) for v in y]))
-    hn = np.linalg.norm(np.array([[float(v) for v in H[i]] for i in rows]), axis=1) if rows else []
+    ny = float(norm2([float(v) for v in y]))
+    hn = norm2(np.array([[float(v) for v in H[i]] for i in rows]), axis=1) if rows else []
     return min((float(dot(H[i], y)) / (h * ny) for i, h in zip(rows, hn)), default=0.0)
 
 

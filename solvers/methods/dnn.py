@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from solvers._norms import norm2
+
 from solvers._reduction import polish
 from solvers._core import (guarded, Fragile, check_flat, check_options, finish, interior_lower, upper_bound,
                     witness_quotient)
@@ -46,7 +48,7 @@ def dual_bound(Az: np.ndarray, Bz: np.ndarray, H: np.ndarray, N: np.ndarray) -> 
     s, U = np.linalg.eigh(Bz)
     K = U[:, s <= RANK_RTOL * max(float(s[-1]), 1e-300)]
     if K.shape[1] and H.shape[0]:
-        sees = np.abs(H @ K).max(axis=1) > KERNEL_SEE_TOL * np.linalg.norm(H, axis=1)
+        sees = np.abs(H @ K).max(axis=1) > KERNEL_SEE_TOL * norm2(H, axis=1)
         N[sees, :] = 0.0
         N[:, sees] = 0.0
     return sup_quotient(Az + H.T @ N @ H, Bz)

@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from solvers._norms import norm2
+
 from solvers._reduction import polish
 from solvers._core import (guarded, EXACT_RTOL, REALIZED_RTOL, Fragile, check_flat, check_options,
                            exact_flat_kernel, finish, interior_lower, sign_tolerance_flat, upper_bound,
@@ -74,7 +76,7 @@ def _children(H: np.ndarray, P: np.ndarray, rows: list[tuple[int, ...]],
     """
     n, d, dv = P.shape
     HP = np.einsum("fd,ndk->nfk", H, P)
-    nrm = np.linalg.norm(HP, axis=2)
+    nrm = norm2(HP, axis=2)
     _check_band(nrm)
     a_idx, i_idx = np.nonzero(nrm > CLOSURE_TOL)
     empty = np.zeros((0, d, dv - 1)), [], None

@@ -101,3 +101,62 @@ def test_cone_pricing_refuses_non_dyadic_data_and_auto_falls_back():
     assert variation_norm(v, Phi, pricing="auto").certified
     with pytest.raises(InputError, match="pricing must be"):
         variation_norm(v, Phi, pricing="fast")
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_batched_multipliers_give_a_valid_bound_as_tight_as_the_certified_search(seed):
+    """The vectorized active-set multipliers (ConePricer(batched=True)): the bound is above every sampled
+    neuron and equal (to 1e-6) to the certified enumeration search's on the same rounded dual."""
+    Phi = _phi(18, 20 + seed)
+    pats = enumerate_patterns(Phi)
+    rng = np.random.default_rng(30 + seed)
+    y = rng.standard_normal(18)
+    cp = ConePricer(Phi, pats, batched=True)
+    for _ in range(3):  # a moving dual: stored multipliers reused, then replaced where the batch does better
+        B, yq, _, exact = cp.bound(y)
+        assert Fraction(B) ** 2 >= exact
+        assert B >= _sampled_max(Phi, yq, count=30_000) * (1 - 1e-12)
+        g, _ = _Pricer(Phi, pats, None).certified(yq, 1.0)
+        assert g * (1 - 1e-6) <= B <= g * (1 + 1e-6)
+        y = y + 0.3 * rng.standard_normal(18)
+
+
+def test_batched_and_per_chamber_multipliers_give_the_same_bound():
+    Phi = _phi(20, 7)
+    pats = enumerate_patterns(Phi)
+    y = np.random.default_rng(8).standard_normal(20)
+    B1, *_ = ConePricer(Phi, pats, batched=False).bound(y)
+    B2, *_ = ConePricer(Phi, pats, batched=True).bound(y)
+    assert B2 == pytest.approx(B1, rel=1e-6)
+
+
+def test_cheap_columns_violate_and_are_empty_when_nothing_violates():
+    """ConePricer.columns (the early exit): every column it returns violates by its own neuron; scaled so
+    that the certified bound is below the limit, it returns none."""
+    from relu_gating.layers.variation import normalized_neurons
+
+    Phi = _phi(16, 9)
+    cp = ConePricer(Phi, enumerate_patterns(Phi))
+    y = np.random.default_rng(5).standard_normal(16)
+    B, yq, _, _ = cp.bound(y)
+    T = cp.columns(yq, 0.9 * B)
+    assert T.shape[0] >= 1
+    D, keep = normalized_neurons(Phi, T)
+    assert keep.size == T.shape[0] and np.all(np.abs(yq @ D) > 0.9 * B)
+    assert cp.columns(yq, B * (1 + 1e-9)).shape[0] == 0
+
+
+@pytest.mark.parametrize("pricing", ["batched", "early"])
+def test_variation_norm_new_pricings_agree_with_the_enumeration_search(pricing):
+    """Same interval (within tol) as the certified enumeration search's, and both intervals hold the
+    norm: each lower end at most the other's upper end."""
+    x = np.round(np.linspace(-1, 1, 13) * 2.0**8) / 2.0**8
+    Phi = np.c_[x, x * x, np.ones(13)]
+    v = np.sin(3 * x)
+    pats = enumerate_patterns(Phi)
+    tol = 1e-3
+    a = variation_norm(v, Phi, patterns=pats, tol=tol, pricing="search", max_iter=300)
+    b = variation_norm(v, Phi, patterns=pats, tol=tol, pricing=pricing, max_iter=300)
+    assert b.certified
+    assert b.lower <= a.upper * (1 + 1e-9) and a.lower <= b.upper * (1 + 1e-9)
+    assert b.upper == pytest.approx(a.upper, rel=2 * tol)

@@ -16,6 +16,7 @@ import numpy as np
 from relu_gating.search._config import NEAR_TIE_TOL
 from relu_gating.search._enum.store import SCAN, PatternStore
 from relu_gating.search._exact.polish import polish_theta
+from relu_gating.search._exact.signs import exact_signs, scaled_products
 from relu_gating.search._value import confirmed, reported_value
 from relu_gating.search.objectives import Objective, containment_remark, normalized_theta
 from relu_gating.search.result import NeuronResult, PatternCertificate, ProblemId, SearchStats
@@ -114,8 +115,8 @@ def _settle(store: PatternStore) -> np.ndarray:
 
 
 def _final_scan(store: PatternStore, z: np.ndarray | None, value: float) -> dict:
-    """Counts per settlement, the largest bound, and the near-ties of the neuron with ``Phi theta = z``
-    (None: no incumbent, no near-ties): patterns reaching ``value`` within 1e-9 whose closed cone
+    """Counts per settlement, the largest bound, and the near-ties of the neuron with ``Phi theta`` a
+    positive multiple of ``z`` (None: no incumbent, no near-ties): patterns reaching ``value`` within 1e-9 whose closed cone
     does not hold it (chambers sharing the wall on which the optimum lies hold the same neuron)."""
     out = {"max": -np.inf, "exact": 0, "bound": 0, "pruned": 0, "close": 0, "others": 0, "first": -1}
     eps = NEAR_TIE_TOL * (np.abs(z).max() + 1e-300) if z is not None else 0.0
@@ -157,12 +158,12 @@ def finish(obj: Objective, store: PatternStore, best_theta: np.ndarray | None, b
     else:
         theta, value, evaluated, why = reported_neuron(obj, best_theta)  # recomputed from relu(Phi theta)
         notes += why
-        z = obj.Phi @ theta
+        z, sg = scaled_products(obj.Phi, theta), exact_signs(obj.Phi, theta)  # z: a multiple (no overflow)
         pattern = _unpack(store.take("packed", [best_index]), obj.n)[0].copy()
         # the optimum may lie on a wall: report the chamber it was found in, which
-        # agrees with the signs of Phi theta wherever they are nonzero
-        if not np.all(np.where(z > 0, pattern, True) & np.where(z < 0, ~pattern, True)):
-            pattern = z > 0
+        # agrees with the (exact) signs of Phi theta wherever they are nonzero
+        if not np.all(np.where(sg > 0, pattern, True) & np.where(sg < 0, ~pattern, True)):
+            pattern = sg > 0
         if resumed:
             notes.append("resumed from checkpoint")
     claims = raise_claims(obj, store, _settle(store), evidence, near=value if best_theta is not None else None)

@@ -12,17 +12,22 @@ active rows ``Phi_0`` (chosen on the active rows scaled by their own powers of t
 is ``L = Phi C`` with ``C = Phi_0^{-1}`` computed in exact rationals: the rows of ``Phi_0`` are unit
 vectors, the other active rows ``phi_i C`` are formed exactly and rounded once, and the inactive
 rows (which only bound the cone) are scaled by powers of two ``c_i`` before rounding.  ``L`` spans
-``col(Phi)`` like ``Psi`` (``Phi`` of full column rank), so dual multipliers found on the rows of
+``col(Phi)`` like ``Psi``, so dual multipliers found on the rows of
 ``L`` are multipliers on the rows of any basis of ``col(Phi)`` once the row scales are divided out
 (``N_ij -> c_i c_j N'_ij``): the certificate format and the checker are unchanged, and every claim is
 decided by the same exact checks as any other.  A point of the chamber is mapped back to weights
 ``theta = C z`` in rationals and rounded to a float that lies strictly inside the chamber, decided
 exactly (:mod:`relu_gating.search._exact.float_point`).
+
+``Phi`` of rank ``r < m`` (a zero column, dependent columns) is first reduced to ``r`` exactly independent
+columns ``J`` (chosen in rationals): ``col(Phi_J) = col(Phi)``, so every neuron ``relu(Phi theta)`` is
+``relu(Phi_J theta')`` and the chambers are the same; the weights are ``theta_J = C z`` and 0 off ``J``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from fractions import Fraction
 from typing import NamedTuple
 
@@ -31,7 +36,7 @@ import numpy as np
 from relu_gating.errors import InputError
 from relu_gating.search.objectives import Objective
 
-__all__ = ["LocalBasis", "local_basis", "needs_local", "MAX_LOCAL_WORK"]
+__all__ = ["LocalBasis", "local_basis", "needs_local", "independent_columns", "MAX_LOCAL_WORK"]
 
 #: The local basis is formed in rationals only where ``n m^2`` is at most this (each pattern that
 #: needs it; the exact products are of dyadic rationals by ``C``).
@@ -42,12 +47,54 @@ _RANK_RTOL = 1e-12
 
 
 class LocalBasis(NamedTuple):
-    """``L`` (n, m) floats with ``L_i = c_i phi_i C`` (``c_i = 1`` on active rows), ``C`` (m x m)
-    rationals with ``Phi_0 C = I``, and the exponents ``e`` of the row scales ``c_i = 2^e_i``."""
+    """``L`` (n, r) floats with ``L_i = c_i phi_i C`` (``phi_i`` on the columns ``cols``; ``c_i = 1`` on
+    active rows), ``C`` (r x r) rationals with ``Phi_0 C = I``, the exponents ``e`` of the row scales
+    ``c_i = 2^e_i``, and ``cols``: ``r = rank(Phi)`` exactly independent columns (all ``m`` at full rank)."""
 
     L: np.ndarray
     C: list
     scale_exp: np.ndarray
+    cols: tuple = ()
+    m: int = 0
+
+
+def independent_columns(Phi: np.ndarray, rank: int) -> list[int] | None:
+    """``rank`` columns of ``Phi`` that are independent, decided in rationals (the first in order; all
+    of them at full rank); None when there are not ``rank`` (``rank`` not exact)."""
+    n, m = Phi.shape
+    if rank == m:
+        return list(range(m))
+    if n * m * m > MAX_LOCAL_WORK:
+        return None
+    key = (hashlib.blake2b(np.ascontiguousarray(Phi).tobytes(), digest_size=16).digest(), Phi.shape, rank)
+    last = _COLUMNS.get("last")  # one query's Phi asks again for every pattern (O(n m) to hash)
+    if last is not None and last[0] == key:
+        return last[1]
+    cols = _independent_columns(Phi, rank)
+    _COLUMNS["last"] = (key, cols)
+    return cols
+
+
+#: The last ``Phi``'s independent columns (the search asks once per pattern).
+_COLUMNS: dict = {}
+
+
+def _independent_columns(Phi: np.ndarray, rank: int) -> list[int] | None:
+    """The first ``rank`` independent columns in order (elimination in rationals), None if fewer."""
+    m = Phi.shape[1]
+    chosen: list[int] = []
+    basis: list[tuple[int, list[Fraction]]] = []
+    for j in range(m):
+        v = [Fraction(float(x)) for x in Phi[:, j]]
+        for piv, b in basis:
+            if v[piv]:
+                f = v[piv] / b[piv]
+                v = [x - f * y for x, y in zip(v, b)]
+        nz = next((k for k, x in enumerate(v) if x), None)
+        if nz is not None:
+            basis.append((nz, v))
+            chosen.append(j)
+    return chosen if len(chosen) == rank else None
 
 
 def _scaled_active(Phi: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -71,23 +118,28 @@ def needs_local(obj: Objective, mask: np.ndarray, k_global: int) -> bool:
     """Whether the chamber's own coordinates may resolve more of its pencil than the global basis:
     the numerical rank of ``(I - Pi_H) S Phi D_S`` (``D_S`` the powers of two of the active rows)
     above ``k_global``, the rank the global pattern problem kept, or the active rows numerically
-    dependent (a thin chamber; whether they are exactly is decided by :func:`local_basis`).  Only for
-    ``Phi`` of full column rank."""
+    dependent (a thin chamber; whether they are exactly is decided by :func:`local_basis`).  ``Phi`` of
+    rank ``r < m``: on ``r`` exactly independent columns (module docstring)."""
     n, m = obj.Phi.shape
-    if obj.rank != m or int(mask.sum()) < m or n * m * m > MAX_LOCAL_WORK:
+    if int(mask.sum()) < obj.rank or n * m * m > MAX_LOCAL_WORK:
         return False
+    cols = independent_columns(obj.Phi, obj.rank)
+    if cols is None:
+        return False
+    m = len(cols)
     Pa = np.zeros((n, m))
     with np.errstate(all="ignore"):
-        Pa[mask] = _scaled_active(obj.Phi, mask)
+        Pa[mask] = _scaled_active(obj.Phi[:, cols], mask)
         R = Pa if obj.Q_H is None else Pa - obj.Q_H @ (obj.Q_H.T @ Pa)
     if not (np.all(np.isfinite(R)) and np.all(np.isfinite(Pa))):
         return False
     return _numeric_rank(R) > k_global or _numeric_rank(Pa) < m
 
 
-def _independent_rows(Phi: np.ndarray, mask: np.ndarray) -> list[int] | None:
+def _independent_rows(Phi: np.ndarray, mask: np.ndarray, complete: bool = False) -> list[int] | None:
     """``m`` exactly independent active rows, tried in the order of a pivoted QR of the scaled
-    active rows (the best conditioned first); None when there are not ``m``."""
+    active rows (the best conditioned first); with ``complete``, fewer completed by inactive rows
+    (in order); None when there are not ``m``."""
     import scipy.linalg
 
     act = np.flatnonzero(mask)
@@ -109,6 +161,24 @@ def _independent_rows(Phi: np.ndarray, mask: np.ndarray) -> list[int] | None:
         if nz:
             basis.append((nz[0], v))
             chosen.append(int(act[j]))
+            if len(chosen) == m:
+                return chosen
+    return _completed(Phi, mask, chosen, basis) if complete else None
+
+
+def _completed(Phi: np.ndarray, mask: np.ndarray, chosen: list[int], basis: list) -> list[int] | None:
+    """``chosen`` (independent active rows, echelon ``basis``) completed to ``m`` by inactive rows."""
+    m = Phi.shape[1]
+    for i in np.flatnonzero(~mask & np.any(Phi != 0, axis=1)).tolist():
+        v = [Fraction(float(x)) for x in Phi[i]]
+        for piv, b in basis:
+            if v[piv]:
+                f = v[piv] / b[piv]
+                v = [x - f * y for x, y in zip(v, b)]
+        nz = next((k for k, x in enumerate(v) if x), None)
+        if nz is not None:
+            basis.append((nz, v))
+            chosen.append(int(i))
             if len(chosen) == m:
                 return chosen
     return None
@@ -140,15 +210,17 @@ def _pow2_down(row: list) -> int:
     return top.numerator.bit_length() - top.denominator.bit_length()
 
 
-def local_basis(obj: Objective, mask: np.ndarray) -> LocalBasis | None:
+def local_basis(obj: Objective, mask: np.ndarray, complete: bool = False) -> LocalBasis | None:
     """The chamber's coordinates (module docstring), or None where they do not exist or do not fit
-    in floats (``Phi`` not of full column rank, fewer than ``m`` independent active rows, an active
-    row of ``Phi C`` overflowing)."""
-    Phi = obj.Phi
-    n, m = Phi.shape
-    if obj.rank != m or n * m * m > MAX_LOCAL_WORK:
+    in floats (fewer than ``r = rank(Phi)`` independent active rows, an active row of ``Phi C``
+    overflowing; ``Phi`` of rank ``r < m`` on ``r`` exactly independent columns)."""
+    n, m_all = obj.Phi.shape
+    cols = independent_columns(obj.Phi, obj.rank) if n * m_all * m_all <= MAX_LOCAL_WORK else None
+    if cols is None:
         return None
-    rows = _independent_rows(Phi, mask)
+    Phi = obj.Phi[:, cols]
+    m = len(cols)
+    rows = _independent_rows(Phi, mask, complete)
     if rows is None:
         return None
     C = _inverse([[Fraction(float(x)) for x in Phi[i]] for i in rows])
@@ -168,7 +240,7 @@ def local_basis(obj: Objective, mask: np.ndarray) -> LocalBasis | None:
             return None
     if not np.all(np.isfinite(L)):
         return None
-    return LocalBasis(L, C, scale)
+    return LocalBasis(L, C, scale, tuple(cols), m_all)
 
 
 def local_objective(obj: Objective, basis: LocalBasis) -> Objective:
@@ -192,6 +264,10 @@ def evidence_to_rows(evidence: tuple[np.ndarray, np.ndarray], scale_exp: np.ndar
 
 
 def theta_of(basis: LocalBasis, z: np.ndarray) -> list:
-    """``theta = C z`` in rationals (``z`` the float chamber coordinates, taken exactly)."""
+    """``theta = C z`` in rationals on the columns ``cols``, 0 elsewhere (``z`` the float chamber
+    coordinates, taken exactly)."""
     zf = [Fraction(float(x)) for x in z]
-    return [sum((c * x for c, x in zip(row, zf) if x), Fraction(0)) for row in basis.C]
+    theta = [Fraction(0)] * (basis.m or len(basis.C))
+    for j, row in zip(basis.cols or range(len(basis.C)), basis.C):
+        theta[j] = sum((c * x for c, x in zip(row, zf) if x), Fraction(0))
+    return theta

@@ -14,6 +14,8 @@ from typing import Iterator
 
 import numpy as np
 
+from relu_gating._inputs.scaling import pow2_norms
+
 __all__ = ["dual_evidence", "dual_prune", "EVIDENCE_RTOL", "CLAIM_SLACK"]
 
 #: Dual evidence within this relative gap of the exact value counts as tight.
@@ -41,7 +43,7 @@ def _evidence_rows(A: np.ndarray, B: np.ndarray, G: np.ndarray, x: np.ndarray) -
     cannot see are covered by the rows that bind at the optimum.
     """
     r = G.shape[1]
-    Gn = G / np.maximum(np.linalg.norm(G, axis=1), 1e-300)[:, None]
+    Gn = G / np.maximum(pow2_norms(G, axis=1), 1e-300)[:, None]  # rows near 2^1023: no square overflows
     slack = np.abs(Gn @ x) / max(np.linalg.norm(x), 1e-300)
     w, V = np.linalg.eigh(B)
     keep = w > 1e-12 * max(w[-1], 1e-300)

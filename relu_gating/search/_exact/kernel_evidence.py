@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from relu_gating._inputs.scaling import pow2_norms
+
 __all__ = ["kernel_evidence", "exact_nullspace", "COMBO_ROWS", "MAX_COMBOS", "MAX_SUBSETS"]
 
 #: Rows considered for the combinations (the solver's evidence rows first, then the tightest).
@@ -70,9 +72,10 @@ def _candidates(obj: Any, mask: np.ndarray, rows0: np.ndarray, points: list[np.n
     rows = [int(i) for i in np.asarray(rows0, dtype=np.int64).reshape(-1)]
     Phi = obj.Phi
     sgn = np.where(mask, 1.0, -1.0)
-    norms = np.maximum(np.linalg.norm(Phi, axis=1), 1e-300)
+    norms = np.maximum(pow2_norms(Phi, axis=1), 1e-300)
     for theta in points:
-        w = sgn * (Phi @ theta) / norms / max(float(np.linalg.norm(theta)), 1e-300)
+        with np.errstate(all="ignore"):  # a choice of rows: products past the float range order last (nan)
+            w = sgn * (Phi @ theta) / norms / max(float(pow2_norms(theta)), 1e-300)
         rows += [int(i) for i in np.argsort(np.abs(w), kind="stable")[:COMBO_ROWS // 2]]
         rows += [int(i) for i in np.argsort(w, kind="stable")[:COMBO_ROWS // 4]]
     live = np.any(Phi != 0, axis=1)
@@ -88,8 +91,10 @@ def _candidates(obj: Any, mask: np.ndarray, rows0: np.ndarray, points: list[np.n
 def _top(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     """The top generalized eigenvector of ``(A, B)``, ``B`` positive definite (floats: a direction to look)."""
     w, V = np.linalg.eigh(0.5 * (B + B.T))
-    Wh = V / np.sqrt(np.maximum(w, 1e-300))
-    return Wh @ np.linalg.eigh(Wh.T @ A @ Wh)[1][:, -1]
+    with np.errstate(all="ignore"):  # a direction only: where it leaves the float range, none (zeros)
+        Wh = V / np.sqrt(np.maximum(w, 1e-300))
+        top = Wh @ np.linalg.eigh(Wh.T @ A @ Wh)[1][:, -1] if np.all(np.isfinite(Wh.T @ A @ Wh)) else None
+    return top if top is not None and np.all(np.isfinite(top)) else np.zeros(A.shape[0])
 
 
 def _on_rows(combos: list, Nc: list[list[Fraction]], p: int) -> np.ndarray:

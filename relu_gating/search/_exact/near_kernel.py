@@ -26,6 +26,8 @@ from typing import Any
 
 import numpy as np
 
+from relu_gating._inputs.scaling import pow2_norms
+
 __all__ = ["near_kernel_evidence", "NEAR_RTOL"]
 
 #: ``B_S``'s float eigenvalues below this times its largest count as near-kernel (only a choice of
@@ -139,7 +141,7 @@ def _near_kernel_evidence(obj: Any, basis: Any, mask: np.ndarray, claims: list[f
     free = [all(sum((g[c] * kv[c] for c in range(m)), Fraction(0)) == 0 for kv in K) for g in Gx]
     Gp = np.array([[float(sum((g[c] * t[c] for c in range(m)), Fraction(0))) for t in T[k:]] for g in Gx])
     Gp[~np.array(free, dtype=bool)] = 0.0  # rows that see the kernel carry no multiplier
-    scale = np.linalg.norm(Gp, axis=1)
+    scale = pow2_norms(Gp, axis=1)  # rows near 2^1023: no square overflows
     live = np.flatnonzero((scale > 0) & np.isfinite(scale))
     try:
         if live.size:
@@ -151,7 +153,8 @@ def _near_kernel_evidence(obj: Any, basis: Any, mask: np.ndarray, claims: list[f
             upper, Nd = float(np.linalg.eigvalsh(0.5 * (Ci + Ci.T))[-1]), np.zeros((0, 0))
     except (solvers.ConeEigError, np.linalg.LinAlgError, ValueError):
         return None
-    Nl = np.maximum(0.5 * (Nd + Nd.T), 0.0) / np.outer(scale[live], scale[live])
+    with np.errstate(under="ignore"):  # one division at a time: scale_i scale_j may overflow (rows near 2^1023)
+        Nl = np.maximum(0.5 * (Nd + Nd.T), 0.0) / scale[live, None] / scale[None, live]
     if not (np.all(np.isfinite(Nl)) and np.isfinite(upper)):
         return None
     keep = np.flatnonzero(Nl.any(axis=1))

@@ -22,6 +22,7 @@ import itertools
 
 import numpy as np
 
+from relu_gating._inputs.scaling import pow2_norms
 from relu_gating.search.objectives import neuron_values
 
 __all__ = ["polish_theta", "WALL_FACTOR", "MARGINS"]
@@ -73,7 +74,7 @@ def polish_theta(obj, theta: np.ndarray) -> np.ndarray:
         return theta
     act = (z > 0) & ~wall
     rows = np.vstack([Phi[act], Phi[wall]])
-    scale = np.linalg.norm(rows, axis=1)
+    scale = pow2_norms(rows, axis=1)  # entries near 2^1023: no square overflows
     Ms = rows / scale[:, None]
     best, best_val = theta, _value(obj, theta)
     for side in _sides(int(wall.sum())):

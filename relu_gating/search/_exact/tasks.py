@@ -377,15 +377,15 @@ def _with_local(obj: Objective, mask: np.ndarray, method: str, got: _Solved, w_v
     return out
 
 
-def _local_solve(obj: Objective, mask: np.ndarray, method: str, w_val: float, max_seconds: float | None
-                 ) -> tuple[np.ndarray, float, float, Any, str] | None:
+def _local_solve(obj: Objective, mask: np.ndarray, method: str, w_val: float, max_seconds: float | None,
+                 complete: bool = False) -> tuple[np.ndarray, float, float, Any, str] | None:
     """The pattern solved in its own coordinates: ``(theta, value, upper, evidence, method)`` with a
     float ``theta`` strictly inside the chamber (exactly) and evidence on the rows of ``Phi C``."""
     import solvers
     from relu_gating.search._exact.chamber_coords import evidence_to_rows, local_basis, local_objective, theta_of
     from relu_gating.search._exact.float_point import float_points
 
-    lb = local_basis(obj, mask)
+    lb = local_basis(obj, mask, complete)
     if lb is None:
         return None
     lobj = local_objective(obj, lb)
@@ -409,13 +409,28 @@ def _local_solve(obj: Objective, mask: np.ndarray, method: str, w_val: float, ma
     from relu_gating.search._value import reported_value  # thin chambers: float products cancel
 
     vals = np.array([reported_value(obj, t)[0] for t in cands])
-    if vals.size == 0 or np.all(np.isnan(vals)):
-        return None
-    j = int(np.nanargmax(vals))
+    found = vals.size > 0 and not np.all(np.isnan(vals))  # else a supremum on the boundary: evidence only
+    j = int(np.nanargmax(vals)) if found else -1
     rows = np.flatnonzero(np.any(obj.Phi != 0, axis=1))
-    upper, ev = _dual_evidence(A, B, G, rows, float(vals[j]), [x], _solver_facets(res))
+    upper, ev = _dual_evidence(A, B, G, rows, float(vals[j]) if found else float(res.upper), [x], _solver_facets(res))
     ev = None if ev is None else evidence_to_rows(ev, lb.scale_exp)
-    return cands[j], float(vals[j]), (upper if ev is not None else np.inf), ev, mth + "-local"
+    if not found and ev is None:
+        return None
+    theta = cands[j] if found else np.zeros(obj.Phi.shape[1])
+    return theta, float(vals[j]) if found else np.nan, (upper if ev is not None else np.inf), ev, mth + "-local"
+
+
+def local_evidence(obj: Objective, mask: np.ndarray, method: str = "auto", max_seconds: float | None = None
+                   ) -> tuple[float, tuple[np.ndarray, np.ndarray]] | None:
+    """``(upper, (rows, N))``: dual evidence for the pattern solved in its own coordinates
+    (:func:`_local_solve`), for a claim no other evidence proves (the caller proves it exactly)."""
+    from relu_gating.search._exact.chamber_coords import MAX_LOCAL_WORK
+
+    n, m = obj.Phi.shape
+    if n * m * m > MAX_LOCAL_WORK:
+        return None
+    got = _local_solve(obj, mask, method, np.nan, max_seconds, complete=True)  # fewer than m active rows too
+    return None if got is None or got[3] is None else (float(got[2]), got[3])
 
 
 def _solver_facets(res: Any) -> np.ndarray | None:

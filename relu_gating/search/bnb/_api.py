@@ -15,6 +15,7 @@ from relu_gating.search.bnb._search import Search
 from relu_gating.search.bnb._audit import audit_tree
 from relu_gating.search.bnb._chamber import UNPROVEN_NOTE
 from relu_gating.search.bnb._tree_build import count_kinds, to_nodes
+from relu_gating.search._exact.signs import exact_signs
 from relu_gating.search.proofs import exact_rank
 from relu_gating.search.objectives import Objective, containment_remark, make_objective, with_rank
 from relu_gating.search.result import NeuronResult, ProblemId, SearchStats, TreeCertificate
@@ -29,7 +30,7 @@ def branch_and_bound(Phi: Any, U_K: Any, *, features: Any = "bias", alpha: float
                      tol: float = 1e-9, max_seconds: float | None = None, progress: bool | None = False,
                      seed: int = 0, executor: Any = None, lifted: bool = True,
                      deadline: float | None = None, writes: str | None = None, workers: int | None = None,
-                     starts: Any = None) -> NeuronResult:
+                     starts: Any = None, guide: Any = None) -> NeuronResult:
     """Certified best neuron by branch and bound; the certificate is the search tree.
 
     Same problem and result type as :func:`relu_gating.best_neuron` (which dispatches here for
@@ -55,6 +56,10 @@ def branch_and_bound(Phi: Any, U_K: Any, *, features: Any = "bias", alpha: float
     fixed-gating ascent steps under this query's objective, its value recomputed (a greedy layer
     passes the previous step's candidates, issue 39); like every incumbent they only help pruning.
     The result's ``certificate.candidates`` holds the best neurons of distinct patterns the search met.
+    ``guide`` (:class:`relu_gating.search.bnb._replay.TreeGuide` of a tree on the same ``Phi``, from
+    :func:`relu_gating.search.bnb.tree_guide`): the search replays that tree's splits and implied rows
+    before its own expansions (a greedy layer passes its previous step's tree, issue 39); the tree is
+    checked as any other, and a guide made on another ``Phi`` is ignored.
     """
     t0 = time.perf_counter()
     from relu_gating.search.options import check_max_seconds
@@ -66,6 +71,7 @@ def branch_and_bound(Phi: Any, U_K: Any, *, features: Any = "bias", alpha: float
         raise InputError(f"lifted must be True or False, got {lifted!r}")
     search = Search(obj, float(alpha), float(tol), method, seed, lifted)
     search.writes = writes
+    _use_guide(search, obj, guide)
     _seed_incumbent(search, obj, seed, _starts(starts, obj.Phi.shape[1]))
     if deadline is None and max_seconds is not None:
         deadline = t0 + max_seconds
@@ -78,6 +84,21 @@ def branch_and_bound(Phi: Any, U_K: Any, *, features: Any = "bias", alpha: float
             else:
                 why = run_parallel(search, ex, deadline, bar, seed)
         return _result(obj, search, why, float(alpha), float(tol), time.perf_counter() - t0, ex)
+
+
+def _use_guide(search: Search, obj: Objective, guide: Any) -> None:
+    """Hang ``guide``'s root below the search's root when it was made on this ``Phi`` (InputError if it
+    is not a guide)."""
+    from relu_gating.search.bnb._replay import TreeGuide, phi_digest
+
+    if guide is None:
+        return
+    if not isinstance(guide, TreeGuide):
+        raise InputError(f"guide must be a tree guide (relu_gating.search.bnb.tree_guide) or None, got "
+                         f"{type(guide).__name__}")
+    if guide.root is not None and guide.digest == phi_digest(obj.Phi):
+        search.root.guide = guide.root
+        search.stats["guide_entries"] = guide.entries
 
 
 def _starts(starts: Any, m: int) -> np.ndarray:
@@ -153,7 +174,7 @@ def _result(obj: Objective, search: Search, why: str, alpha: float, tol: float, 
 
     return confirmed(obj, NeuronResult(
         theta=theta, value=value, upper_bound=upper, alpha=alpha, certified=bool(value >= alpha * upper - tol) and refused is None,
-        pattern=obj.Phi @ theta > 0, seconds={"total": seconds, "bound": search.stats["t_bound"],
+        pattern=exact_signs(obj.Phi, theta) > 0, seconds={"total": seconds, "bound": search.stats["t_bound"],
                                               "lp": search.stats["t_lp"], "chambers": search.stats["t_chamber"]},
         tol=tol, certificate=TreeCertificate({"nodes": nodes, "stats": stats}, search.candidates()), notes=tuple(notes),
         problem=ProblemId(obj.kind, K=int(obj.U_K.shape[1]), rank=obj.rank, features=obj.features,

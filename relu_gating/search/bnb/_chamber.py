@@ -53,7 +53,7 @@ class Chambers:
     notes: list
     _face_proof: bool = False  # the last ``_proven`` claim lies below the solver's bound, by replaced evidence
 
-    def offer(self, theta: np.ndarray) -> None:  # pragma: no cover - provided by the search
+    def offer(self, theta: np.ndarray, proven: float | None = None) -> None:  # pragma: no cover - the search's
         raise NotImplementedError
 
     def chamber(self, node: Node) -> None:
@@ -91,8 +91,8 @@ class Chambers:
             node.evidence = None  # (any lifted evidence tried here is not the leaf's)
             node.settle("x")
         else:
-            if np.isfinite(out.lower):
-                self.offer(out.theta)
+            if np.isfinite(out.lower):  # a neuron from the chamber's own coordinates: its value proven
+                self.offer(out.theta, float(out.lower) if out.method.endswith("-local") else None)
             if d < node.claim:  # only a settled "c" node shows its evidence (none: the claim alone)
                 # a supremum on the chamber's boundary proven by exact face multipliers lies below the
                 # solver's dual bound (``_exact/faces.py``): the proven claim, not the solver's
@@ -150,7 +150,9 @@ class Chambers:
 
     def _attained(self, node: Node, mask: np.ndarray) -> bool:
         """Rem 4.4 without a solver: a top eigenvector of the chamber's pencil (either sign) in its
-        closed cone gives a neuron whose recomputed value reaches the node bound (to ``tol / 2``)."""
+        closed cone gives a neuron whose recomputed value reaches the node bound (to ``tol / 2``): the
+        incumbent's, proven to 1e-10 when taken (a float value that cancels, a thin chamber's, is not
+        taken as reaching it)."""
         from solvers import top_generalized_eig
 
         from relu_gating.search.objectives import pattern_matrices
@@ -165,7 +167,7 @@ class Chambers:
         z = self.obj.Phi @ cands[k]
         inside = bool(np.all(np.where(mask, z, -z) >= -1e-12 * (np.abs(z).max() + 1e-300)))
         self.offer(cands[k])
-        return inside and vals[k] >= node.claim - 0.5 * self.tol
+        return inside and vals[k] >= node.claim - 0.5 * self.tol and self.best_value >= node.claim - 0.5 * self.tol
 
     def _excluded(self, mask: np.ndarray) -> bool:
         """No admissible neuron in the chamber, decided exactly (and confirmed by the verifier's own

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from relu_gating.search._exact.pilot import ascend
+from relu_gating.search._exact.signs import scaled_products
 from relu_gating.search.objectives import neuron_values
 
 __all__ = ["Incumbent", "POOL"]
@@ -31,17 +32,25 @@ class Incumbent:
     best_value: float
     best_theta: Any
 
-    def offer(self, theta: np.ndarray) -> None:
+    def offer(self, theta: np.ndarray, proven: float | None = None) -> None:
         """Take the best row of ``theta`` (one or several neurons) as the incumbent if its
-        recomputed value is better."""
+        recomputed value is better.  ``proven``: the value of a single ``theta`` proven to 1e-10
+        (:func:`relu_gating.search._value.reported_value`; a thin chamber's float products cancel)."""
         thetas = np.atleast_2d(theta)
         vals = np.nan_to_num(neuron_values(self.obj, thetas), nan=-np.inf)
+        if proven is not None and len(vals) == 1 and np.isfinite(proven):
+            vals[0] = proven
         k = int(np.argmax(vals))
         self._take(thetas[k], float(vals[k]))
 
     def _take(self, theta: np.ndarray, value: float) -> None:
         """``theta`` becomes the incumbent if its value (recomputed from ``relu(Phi theta)`` by the
         caller) is better; it enters the pool if it beats the pool's worst pattern."""
+        if value > self.best_value:  # the incumbent's value proven to 1e-10 (else exact): a float value that
+            from relu_gating.search._value import reported_value  # cancels (a thin chamber) settled nodes early
+
+            proven = reported_value(self.obj, np.asarray(theta, dtype=float))[0]
+            value = float(proven) if np.isfinite(proven) else -np.inf
         if value > self.best_value:
             self.best_value, self.best_theta = float(value), np.asarray(theta, dtype=float).copy()
         self._pool(theta, value)
@@ -51,7 +60,7 @@ class Incumbent:
         pool: dict = self.__dict__.setdefault("pool", {})
         if not np.isfinite(value) or (len(pool) >= POOL and value <= min(v for v, _ in pool.values())):
             return
-        key = (self.obj.Phi @ theta > 0).tobytes()
+        key = (scaled_products(self.obj.Phi, theta) > 0).tobytes()  # a multiple: no overflow
         if key in pool and pool[key][0] >= value:
             return
         pool[key] = (float(value), np.asarray(theta, dtype=float).copy())

@@ -95,13 +95,15 @@ def _note(search: Search, u: float, busy: int = 0) -> str:
 
 # ---------------------------------------------------------------------- subtrees as flat lists
 def _open_data(node: Node) -> tuple:
-    return (node.signs, node.v, node.z, float(node.claim), float(node.bound), int(node.depth), node.evidence)
+    return (node.signs, node.v, node.z, float(node.claim), float(node.bound), int(node.depth), node.evidence,
+            node.guide)
 
 
 def _open_node(data: tuple) -> Node:
-    signs, v, z, claim, bound, depth, evidence = data
+    signs, v, z, claim, bound, depth, evidence = data[:7]
     node = Node(signs, v, claim, z, depth)
     node.bound, node.evidence = bound, evidence  # a claim lowered by lifted evidence keeps it
+    node.guide = data[7] if len(data) > 7 else None  # the replayed tree's geometry below it (bnb/_replay.py)
     return node
 
 

@@ -35,6 +35,7 @@ from relu_gating.search.bnb._growth import TreeGrowth
 from relu_gating.search.bnb._incumbent import Incumbent
 from relu_gating.search.bnb._lp import ConeLP
 from relu_gating.search.bnb._node_bounds import LIFTED_BAND, LIFTED_MAX_UNDECIDED, NodeBounds
+from relu_gating.search.bnb._replay import Replay
 from relu_gating.search.bnb._subtree import SubtreeCost
 from relu_gating.search.bnb._thin import ExactChambers
 from relu_gating.search.bnb._tree_build import Node
@@ -69,7 +70,7 @@ def chamber_leaves_only(obj: Objective) -> bool:
     return not checker_eta(obj.Phi, obj.U_K, features) <= CHAMBER_LEAVES_ETA
 
 
-class Search(NodeBounds, TreeGrowth, Incumbent, Budget, Chambers, SubtreeCost):
+class Search(NodeBounds, TreeGrowth, Incumbent, Budget, Chambers, SubtreeCost, Replay):
     """One branch-and-bound run; :meth:`run` returns when settled, out of time or interrupted."""
 
     def __init__(self, obj: Objective, alpha: float, tol: float, method: str, seed: int = 0,

@@ -29,7 +29,7 @@ class Node:
     """
 
     __slots__ = ("kind", "row", "sign", "rows", "children", "claim", "bound", "evidence", "signs", "v", "z", "T", "depth",
-                 "refuted", "trk")
+                 "refuted", "trk", "guide")
 
     def __init__(self, signs: np.ndarray | None, v: np.ndarray | None, claim: float, z: np.ndarray | None,
                  depth: int = 0) -> None:
@@ -46,12 +46,13 @@ class Node:
         self.evidence: tuple | None = None
         self.refuted: dict = {}  # row -> {side: decided rows} an exhaustive search here or above found nothing in
         self.trk: tuple = ()  # the split subtrees measured around it (bnb/_subtree.py; the search's policy only)
+        self.guide: tuple | None = None  # another tree's expansion of these signs (bnb/_replay.py)
 
     def settle(self, kind: str) -> None:
         """Make this node a leaf (or internal node): its signs are no longer needed."""
         self.kind = kind
         if kind not in ("open",):
-            self.signs, self.v, self.z, self.T, self.refuted, self.trk = None, None, None, None, {}, ()
+            self.signs, self.v, self.z, self.T, self.refuted, self.trk, self.guide = None, None, None, None, {}, (), None
 
 
 def _multipliers_json(N: Any) -> Any:
