@@ -16,7 +16,7 @@ from relu_gating.checker._verify import VerifyReport, holds_tree, verdict_word, 
 
 __all__ = ["verify", "VerifyReport", "verdict_word", "VALUE_TOL", "BOUND_SLACK", "EXCLUDE_RTOL", "ROUNDING_STEP", "CHUNK", "FORMAT",
            "BINARY_FORMAT", "is_binary", "load_json", "BinaryReader", "prove", "excluded", "StatedProblem",
-           "state_problem", "walk_tree", "lifted_leaf", "array_sha256", "binary_tree", "holds_tree"]
+           "state_problem", "walk_tree", "array_sha256", "binary_tree", "holds_tree"]
 
 
 def walk_tree(nodes: list, P: StatedProblem, start: object = None) -> tuple[list, list[str], dict]:
@@ -24,14 +24,6 @@ def walk_tree(nodes: list, P: StatedProblem, start: object = None) -> tuple[list
     from relu_gating.checker._tree import walk
 
     return walk(nodes, P, start=start)
-
-
-def lifted_leaf(P: StatedProblem, signs: object, zero: object, claim: float, dec: object, N: object, mu: object) -> float:
-    """``claim`` if the lifted evidence ``(dec, N, mu)`` of a ``"d"`` leaf proves it on the node with
-    ``signs`` in floats (the walk's own test), else ``inf``."""
-    from relu_gating.checker._tree import lifted_bound
-
-    return lifted_bound(P, signs, zero, claim, dec, N, mu)  # type: ignore[arg-type]
 
 
 def binary_tree(path: object, P: object = None) -> dict | None:

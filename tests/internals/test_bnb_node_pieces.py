@@ -136,10 +136,11 @@ def test_the_search_splits_on_the_row_of_best_product_score(seed, n, d):
     u, z, T = bound_parts(s.P, signs)
     node = s._node(signs, rng.normal(size=(1, obj.rank)), 1)
     level = (s.best_value + s.tol) / s.alpha
-    top_u = max(node.claim, float(np.linalg.eigvalsh(bound_matrix(s.P, signs)[0])[-1]))  # the bound, not capped
+    eig = float(np.linalg.eigvalsh(bound_matrix(s.P, signs)[0])[-1])
     cands = free[np.argsort(-np.abs(obj.M[free] @ z))[:STRONG]]
 
     def score(i: int) -> Fraction:
+        top_u = max(node.claim, eig)  # the bound, not capped, with the node's claim as it is now
         kids = []
         for sg in (1, -1):
             child = signs.copy()
@@ -149,10 +150,10 @@ def test_the_search_splits_on_the_row_of_best_product_score(seed, n, d):
             return Fraction(-max(kids)) + 10
         return _score_oracle(kids[0], kids[1], top_u, level)
 
-    best = max(score(int(i)) for i in cands)
     for lowered in (False, True):
         if lowered and node.claim > level:
             node.claim = level + 0.2 * (node.claim - level)
+        best = max(score(int(i)) for i in cands)
         got = s._branch_row(signs.copy(), free, node)
         assert got in cands.tolist()
         assert score(got) >= best * (1 - Fraction(1, 10**6)) - Fraction(1, 10**9)

@@ -365,11 +365,16 @@ def _plain_leaves(tree):
 
 
 @pytest.mark.parametrize("n,d,seed", [(14, 3, 2), (15, 3, 3)])
-def test_plain_lifted_leaves_at_a_greedy_step_certify_the_enumeration_value_and_forgeries_fail(n, d, seed):
+def test_plain_lifted_leaves_at_a_greedy_step_certify_the_enumeration_value_and_forgeries_fail(n, d, seed,
+                                                                                              monkeypatch):
     """A greedy step (features ``[1, relu(Phi theta_1)]``, ``theta_1`` the first step's neuron): the
     search settles nodes by the lifted bound without multipliers, certifies the enumeration's value
     (the oracle), and its tree verifies, in floats and exactly; such a leaf with its claim lowered below
-    the incumbent is refused."""
+    the incumbent is refused.  Face leaves (whose evidence also has no multipliers on the lifted rows)
+    are turned off: they settle these nodes first, and this test is of the plain lifted leaves."""
+    from relu_gating.search.bnb._node_bounds import NodeBounds
+
+    monkeypatch.setattr(NodeBounds, "try_face", lambda self, node: False)
     Phi, U = _instance(n, d, seed, True)
     first = best_neuron(Phi, U, features="bias", strategy="enumerate")
     H = np.c_[np.ones(n), np.maximum(Phi @ first.theta, 0.0)]

@@ -38,10 +38,10 @@ def _prove(S: Any, masks: np.ndarray, claims: np.ndarray, evidence: dict, pruned
 
 
 def checker_lifted(S: Any, signs: np.ndarray, claim: float, dec: np.ndarray, N: dict, mu: np.ndarray) -> bool:
-    """Does the checker's float test of a ``"d"`` leaf (:func:`relu_gating.checker.lifted_leaf`,
+    """Does the checker's float test of a ``"d"`` leaf (:func:`relu_gating.checker.lifted.lifted_leaf`,
     what ``verify`` runs) prove ``claim`` from the lifted evidence ``(dec, N sparse, mu)`` on the node
     with these signs?  (Its basis allowance is wider than the search's copy of the test.)"""
-    from relu_gating.checker import lifted_leaf as lifted_bound
+    from relu_gating.checker.lifted import lifted_leaf as lifted_bound
 
     P = _checker_problem(S)
     zero = ~np.any(np.asarray(P.Phi) != 0, axis=1)
