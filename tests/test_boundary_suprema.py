@@ -67,19 +67,25 @@ def _one_sample_optimum(U: np.ndarray, i: int) -> Fraction | None:
     return li if _psd(C) else None
 
 
+def _certified_at(Phi: np.ndarray, U: np.ndarray, H, strategy: str, g: Fraction):
+    """``strategy`` certifies the exact value ``g`` and float and exact verify accept it; the result."""
+    res = rg.best_neuron(Phi, U, features=H, strategy=strategy)
+    assert res.certified, (strategy, res.value, res.upper_bound, float(g))
+    assert abs(Fraction(res.value) - g) <= Fraction(1, 10**12), (strategy, res.value, float(g))
+    assert Fraction(res.upper_bound) >= g and res.upper_bound - float(g) <= VALUE_TOL
+    for exact in (False, True):
+        rep = rg.verify(res, Phi, U, H, exact=exact)
+        assert rep.valid and rep.certified, (strategy, exact, rep.reasons)
+        assert Fraction(rep.upper_bound) >= g
+    return res
+
+
 def _check(Phi: np.ndarray, U: np.ndarray, i: int, li: Fraction) -> None:
     """Both strategies certify ``l_i`` exactly, the checker agrees in floats and rationals, and
     several chambers besides ``{i}`` claim ``l_i`` (their suprema on their boundaries)."""
     for strategy in ("enumerate", "branch-and-bound"):
-        res = rg.best_neuron(Phi, U, features=None, strategy=strategy)
-        assert res.certified, (strategy, res.value, res.upper_bound, float(li))
-        assert abs(Fraction(res.value) - li) <= Fraction(1, 10**12), (strategy, res.value, float(li))
-        assert Fraction(res.upper_bound) >= li and res.upper_bound - float(li) <= VALUE_TOL
+        res = _certified_at(Phi, U, None, strategy, li)
         assert np.flatnonzero(res.pattern).tolist() == [i] or res.value >= float(li) - 1e-12
-        for exact in (False, True):
-            rep = rg.verify(res, Phi, U, None, exact=exact)
-            assert rep.valid and rep.certified, (strategy, exact, rep.reasons)
-            assert Fraction(rep.upper_bound) >= li
         if strategy == "enumerate":
             masks, bounds = res.masks, np.asarray(res.bounds)
             shared = [k for k in range(bounds.size) if masks[k, i] and masks[k].sum() > 1 and bounds[k] >= float(li) - 1e-12]
@@ -138,14 +144,7 @@ def test_gh_one_sample_optimum_on_chamber_boundaries_certified(seed, n, K):
     g = _gh_one_sample_optimum(U, H, i)
     assume(g is not None)
     for strategy in ("enumerate", "branch-and-bound"):
-        res = rg.best_neuron(Phi, U, features=H, strategy=strategy)
-        assert res.certified, (strategy, res.value, res.upper_bound, float(g))
-        assert abs(Fraction(res.value) - g) <= Fraction(1, 10**12), (strategy, res.value, float(g))
-        assert Fraction(res.upper_bound) >= g and res.upper_bound - float(g) <= VALUE_TOL
-        for exact in (False, True):
-            rep = rg.verify(res, Phi, U, H, exact=exact)
-            assert rep.valid and rep.certified, (strategy, exact, rep.reasons)
-            assert Fraction(rep.upper_bound) >= g
+        res = _certified_at(Phi, U, H, strategy, g)
         if strategy == "enumerate":
             masks, bounds = res.masks, np.asarray(res.bounds)
             shared = [k for k in range(bounds.size) if masks[k, i] and masks[k].sum() > 1 and bounds[k] >= float(g) - 1e-12]
@@ -308,14 +307,7 @@ def _line_instance(seed: int, n_line: int, K: int) -> tuple[np.ndarray, np.ndarr
 def _check_line(Phi: np.ndarray, U: np.ndarray, i: int, li: Fraction, strategies: tuple) -> None:
     """As :func:`_check`, and chambers of more than 12 active samples claim ``l_i`` (enumeration)."""
     for strategy in strategies:
-        res = rg.best_neuron(Phi, U, features=None, strategy=strategy)
-        assert res.certified, (strategy, res.value, res.upper_bound, float(li))
-        assert abs(Fraction(res.value) - li) <= Fraction(1, 10**12), (strategy, res.value, float(li))
-        assert Fraction(res.upper_bound) >= li and res.upper_bound - float(li) <= VALUE_TOL
-        for exact in (False, True):
-            rep = rg.verify(res, Phi, U, None, exact=exact)
-            assert rep.valid and rep.certified, (strategy, exact, rep.reasons)
-            assert Fraction(rep.upper_bound) >= li
+        res = _certified_at(Phi, U, None, strategy, li)
         if strategy == "enumerate":
             masks, bounds = res.masks, np.asarray(res.bounds)
             big = [k for k in range(bounds.size) if masks[k, i] and masks[k].sum() > 12 and bounds[k] >= float(li) - 1e-12]

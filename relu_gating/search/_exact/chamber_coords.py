@@ -81,20 +81,23 @@ _COLUMNS: dict = {}
 
 def _independent_columns(Phi: np.ndarray, rank: int) -> list[int] | None:
     """The first ``rank`` independent columns in order (elimination in rationals), None if fewer."""
-    m = Phi.shape[1]
-    chosen: list[int] = []
     basis: list[tuple[int, list[Fraction]]] = []
-    for j in range(m):
-        v = [Fraction(float(x)) for x in Phi[:, j]]
-        for piv, b in basis:
-            if v[piv]:
-                f = v[piv] / b[piv]
-                v = [x - f * y for x, y in zip(v, b)]
-        nz = next((k for k, x in enumerate(v) if x), None)
-        if nz is not None:
-            basis.append((nz, v))
-            chosen.append(j)
+    chosen = [j for j in range(Phi.shape[1]) if _extend(basis, Phi[:, j])]
     return chosen if len(chosen) == rank else None
+
+
+def _extend(basis: list, row: np.ndarray) -> bool:
+    """Reduce the float ``row`` (the rationals it holds) against the echelon ``basis``; append it and
+    say True where it is independent of the basis."""
+    v = [Fraction(float(x)) for x in row]
+    for piv, b in basis:
+        if v[piv]:
+            f = v[piv] / b[piv]
+            v = [x - f * y for x, y in zip(v, b)]
+    nz = next((k for k, x in enumerate(v) if x), None)
+    if nz is not None:
+        basis.append((nz, v))
+    return nz is not None
 
 
 def _scaled_active(Phi: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -152,14 +155,7 @@ def _independent_rows(Phi: np.ndarray, mask: np.ndarray, complete: bool = False)
     chosen: list[int] = []
     basis: list[tuple[int, list[Fraction]]] = []  # echelon rows in rationals
     for j in order:
-        v = [Fraction(float(x)) for x in Phi[act[j]]]
-        for piv, b in basis:
-            if v[piv]:
-                f = v[piv] / b[piv]
-                v = [x - f * y for x, y in zip(v, b)]
-        nz = [k for k, x in enumerate(v) if x]
-        if nz:
-            basis.append((nz[0], v))
+        if _extend(basis, Phi[act[j]]):
             chosen.append(int(act[j]))
             if len(chosen) == m:
                 return chosen
@@ -170,14 +166,7 @@ def _completed(Phi: np.ndarray, mask: np.ndarray, chosen: list[int], basis: list
     """``chosen`` (independent active rows, echelon ``basis``) completed to ``m`` by inactive rows."""
     m = Phi.shape[1]
     for i in np.flatnonzero(~mask & np.any(Phi != 0, axis=1)).tolist():
-        v = [Fraction(float(x)) for x in Phi[i]]
-        for piv, b in basis:
-            if v[piv]:
-                f = v[piv] / b[piv]
-                v = [x - f * y for x, y in zip(v, b)]
-        nz = next((k for k, x in enumerate(v) if x), None)
-        if nz is not None:
-            basis.append((nz, v))
+        if _extend(basis, Phi[i]):
             chosen.append(int(i))
             if len(chosen) == m:
                 return chosen
