@@ -19,7 +19,7 @@ import numpy as np
 
 from relu_gating._inputs.scaling import pow2_column_scales
 
-__all__ = ["FeatureBasis", "feature_basis", "exact_pivots", "projector_gap", "m_error", "pencil_allowances",
+__all__ = ["FeatureBasis", "feature_basis", "exact_pivots", "extend_echelon", "projector_gap", "m_error", "pencil_allowances",
            "UK_ORTHONORMAL_TOL"]
 
 #: ``U_K`` is orthonormal to this (checked on input by the search and the checker): ``||U_K||_2^2 <= 1 + K`` times it.
@@ -81,18 +81,22 @@ def exact_pivots(A: np.ndarray) -> list[int]:
     """The first independent columns of a float matrix taken as the rationals it holds (elimination
     in fractions; their number is the exact rank)."""
     basis: list[tuple[int, list[Fraction]]] = []
-    piv: list[int] = []
-    for j, col in enumerate(np.asarray(A, dtype=float).T.tolist()):
-        v = [Fraction(x) for x in col]
-        for p, b in basis:
-            if v[p]:
-                f = v[p] / b[p]
-                v = [x - f * y for x, y in zip(v, b)]
-        first = next((i for i, x in enumerate(v) if x), None)
-        if first is not None:
-            basis.append((first, v))
-            piv.append(j)
-    return piv
+    cols = np.asarray(A, dtype=float).T
+    return [j for j in range(cols.shape[0]) if extend_echelon(basis, cols[j])]
+
+
+def extend_echelon(basis: list, vec: np.ndarray) -> bool:
+    """Reduce the float ``vec`` (the rationals it holds) against the echelon ``basis`` (pairs of a
+    pivot and a row of fractions); append it and say True where it is independent of the basis."""
+    v = [Fraction(float(x)) for x in vec]
+    for p, b in basis:
+        if v[p]:
+            f = v[p] / b[p]
+            v = [x - f * y for x, y in zip(v, b)]
+    first = next((i for i, x in enumerate(v) if x), None)
+    if first is not None:
+        basis.append((first, v))
+    return first is not None
 
 
 @dataclass(frozen=True)

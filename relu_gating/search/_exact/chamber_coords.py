@@ -33,6 +33,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from relu_gating._inputs.feature_basis import extend_echelon as _extend_echelon
 from relu_gating.errors import InputError
 from relu_gating.search.objectives import Objective
 
@@ -82,22 +83,8 @@ _COLUMNS: dict = {}
 def _independent_columns(Phi: np.ndarray, rank: int) -> list[int] | None:
     """The first ``rank`` independent columns in order (elimination in rationals), None if fewer."""
     basis: list[tuple[int, list[Fraction]]] = []
-    chosen = [j for j in range(Phi.shape[1]) if _extend(basis, Phi[:, j])]
+    chosen = [j for j in range(Phi.shape[1]) if _extend_echelon(basis, Phi[:, j])]
     return chosen if len(chosen) == rank else None
-
-
-def _extend(basis: list, row: np.ndarray) -> bool:
-    """Reduce the float ``row`` (the rationals it holds) against the echelon ``basis``; append it and
-    say True where it is independent of the basis."""
-    v = [Fraction(float(x)) for x in row]
-    for piv, b in basis:
-        if v[piv]:
-            f = v[piv] / b[piv]
-            v = [x - f * y for x, y in zip(v, b)]
-    nz = next((k for k, x in enumerate(v) if x), None)
-    if nz is not None:
-        basis.append((nz, v))
-    return nz is not None
 
 
 def _scaled_active(Phi: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -155,7 +142,7 @@ def _independent_rows(Phi: np.ndarray, mask: np.ndarray, complete: bool = False)
     chosen: list[int] = []
     basis: list[tuple[int, list[Fraction]]] = []  # echelon rows in rationals
     for j in order:
-        if _extend(basis, Phi[act[j]]):
+        if _extend_echelon(basis, Phi[act[j]]):
             chosen.append(int(act[j]))
             if len(chosen) == m:
                 return chosen
@@ -166,7 +153,7 @@ def _completed(Phi: np.ndarray, mask: np.ndarray, chosen: list[int], basis: list
     """``chosen`` (independent active rows, echelon ``basis``) completed to ``m`` by inactive rows."""
     m = Phi.shape[1]
     for i in np.flatnonzero(~mask & np.any(Phi != 0, axis=1)).tolist():
-        if _extend(basis, Phi[i]):
+        if _extend_echelon(basis, Phi[i]):
             chosen.append(int(i))
             if len(chosen) == m:
                 return chosen
