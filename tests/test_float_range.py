@@ -582,3 +582,17 @@ OVERFLOWED = [
 def test_dynamic_range_instances_that_overflowed(k):
     P, u, seed = OVERFLOWED[k]
     _check_instance(np.array(P), np.linalg.qr(np.array(u)[:, None])[0], None, seed)
+
+
+def test_a_residual_whose_square_underflows_is_valued_exactly_by_the_checker():
+    """A neuron whose ``relu(Phi theta)`` is about 1e-162 (its squared norm underflows to 0): the
+    checker's float value gave way to a ZeroDivisionError (found by the slow sweep property); it now
+    defers to exact arithmetic, and both strategies' certificates verify, floats and exact."""
+    Phi = np.array([[0.0, 1.0]] * 4 + [[-1.11137937e-162, 1.0]])
+    U = np.array([[-0.1460256], [0.15342924], [-0.74379973], [-0.1218331], [0.62213717]])
+    U /= np.linalg.norm(U)
+    for strategy in ("enumerate", "branch-and-bound"):
+        res = rg.best_neuron(Phi, U, strategy=strategy)
+        for exact in (False, True):
+            rep = rg.verify(res, Phi, U, exact=exact)
+            assert rep.valid and rep.certified, (strategy, exact, rep.reasons)

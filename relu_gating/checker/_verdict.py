@@ -90,7 +90,8 @@ def _float_objective(P: StatedProblem, theta: np.ndarray) -> float:
     a least-squares ``c`` (for any ``c``, ``(I - Pi_H) r = (I - Pi_H) h`` exactly) and ``||Pi_H r||
     <= ||Hs^T r|| / sigma_min(Hs)``: ``r`` is within ``D`` of ``y = (I - Pi_H) h``; the value
     ``||U^T r||^2 / ||r||^2`` is within ``4 D / (||r|| - D)`` of ``||U^T y||^2 / ||y||^2 = ||M^T y||^2
-    / ||y||^2``, plus its own rounding."""
+    / ||y||^2``, plus its own rounding.  ``nan`` also where ``||r||`` lies outside ``2^±450`` (its square
+    would leave the float range: a residual of 1e-162 squared to 0)."""
     n, m = P.Phi.shape
     K = P.U.shape[1]
     with np.errstate(all="ignore"):
@@ -108,7 +109,7 @@ def _float_objective(P: StatedProblem, theta: np.ndarray) -> float:
             g, eg = dot_rounded(P.Hs.T, r)
             D = ((er + dz) * (1 + fro(P.Hs) / P.sigma_H) + (fro(g) + eg) / P.sigma_H) * (1 + 8 * EPS)
         rn = fro(r)
-        if not (np.isfinite(D) and np.isfinite(rn) and rn > 4 * D and rn - D > 1.01 * EXCLUDE_RTOL * (hn + dz)):
+        if not (2.0**-450 < rn < 2.0**450 and np.isfinite(D) and rn > 4 * D and rn - D > 1.01 * EXCLUDE_RTOL * (hn + dz)):
             return float("nan")
         u, eu = dot_rounded(P.U.T, r)
         num = float(u @ u)
