@@ -190,7 +190,8 @@ def main(argv=None) -> None:
     worst = max((r["over"] - 0.02 * r["budget"] for r in rows), default=0.0)
     print(f"\nworst overrun beyond 2 %: {worst:+.2f} s (target at most 1 s)")
     save = Path(args.save or HERE / "results" / f"budget_{datetime.now(timezone.utc):%Y%m%d_%H%M}.json")
-    save.write_text(json.dumps({"argv": sys.argv, "rows": rows}, indent=1))
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=HERE).stdout.strip()
+    save.write_text(json.dumps({"commit": commit, "argv": sys.argv, "rows": rows}, indent=1))
     print(f"saved {save}")
 
 
