@@ -344,13 +344,24 @@ def _attempt(A: np.ndarray, B: np.ndarray, G: np.ndarray, W: np.ndarray, Z: np.n
         if Nn is None:
             return best if best[1] is not None else (np.inf, None, status)
         N = np.zeros((G.shape[0], G.shape[0]))
-        N[np.ix_(sel, sel)] = red.a * Nn / np.outer(red.cnorm, red.cnorm)
+        N[np.ix_(sel, sel)] = _unnormalized(Nn, red.a, red.cnorm)
         value, allowance = _certify(A, B, G, N)
         if value + allowance < best[0]:
             best = (value + allowance, N, status)
         if margin >= KERNEL_MARGIN_MIN_TRIED and allowance <= RETRY_RTOL * max(abs(value), _vscale(A, B)):
             break
     return best
+
+
+def _unnormalized(Nn: np.ndarray, a: float, c: np.ndarray) -> np.ndarray:
+    """``a Nn_ij / (c_i c_j)``, the multipliers of the unit rows for the rows of norms ``c``: the
+    exponents of ``c`` apply by ``ldexp`` (``c_i c_j`` may pass ``2^±1023`` where the product does not);
+    an entry beyond the float range is 0 (any ``N >= 0`` gives a valid bound: only a weaker one)."""
+    m, k = np.frexp(c)  # c = m 2^k, m in [0.5, 1)
+    base = a * Nn / np.outer(m, m)
+    with np.errstate(over="ignore", under="ignore"):
+        out = np.ldexp(base, -(k[:, None] + k[None, :]))
+    return np.where(np.isfinite(out), out, 0.0)
 
 
 def _prepare(A: Any, B: Any, G: Any, rows: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

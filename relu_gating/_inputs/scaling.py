@@ -18,7 +18,7 @@ import numpy as np
 
 from relu_gating.errors import InputError
 
-__all__ = ["pow2_column_scales", "MAX_SCALED_EXPONENT", "lowest_bit_exponent", "pow2_norms"]
+__all__ = ["pow2_column_scales", "MAX_SCALED_EXPONENT", "lowest_bit_exponent", "pow2_norms", "unit_rows"]
 
 #: Where the usual scaling is inexact, the exact one may leave a column's largest entry at most this
 #: power of two (its squares, summed over the rows, stay far from overflow).
@@ -96,3 +96,15 @@ def pow2_norms(A: np.ndarray, axis: int = -1) -> np.ndarray:
         out = np.sqrt((S * S).sum(axis=axis))
     with np.errstate(over="ignore"):
         return np.ldexp(out, np.squeeze(k, axis=axis))
+
+
+def unit_rows(A: np.ndarray) -> np.ndarray:
+    """The rows of ``A`` divided by their :func:`pow2_norms` (unit rows for any nonzero row, also one of
+    norm below ``2^-1022`` or above ``2^1023``, whose squares underflow or overflow); zero rows stay zero."""
+    A = np.asarray(A, dtype=np.float64)
+    top = np.abs(A).max(axis=1, keepdims=True, initial=0.0)
+    k = np.frexp(np.where((top > 0) & np.isfinite(top), top, 1.0))[1]
+    with np.errstate(under="ignore"):
+        S = np.ldexp(A, -k)  # largest entry of each row in [0.5, 1)
+    nrm = np.sqrt((S * S).sum(axis=1, keepdims=True))
+    return S / np.where(nrm > 0, nrm, 1.0)

@@ -38,8 +38,8 @@ def witnesses_ok(P: StatedProblem, packed: np.ndarray, W: np.ndarray) -> np.ndar
     nz = np.any(P.Phi != 0, axis=1)
     zero_bits = np.packbits(~nz)
     r = np.abs(P.Phi[nz]).sum(axis=1) * (1 + gamma(m))
-    inv_r = 1.0 / r
-    under = (m + 1) * 2.0**-1074 * inv_r * (1 + 8 * EPS)
+    inv_r = np.divide(1.0, r, out=np.zeros_like(r), where=r >= 2.0**-1000)  # 1/r would overflow: exact (under inf)
+    under = np.where(inv_r > 0, (m + 1) * 2.0**-1074 * inv_r * (1 + 8 * EPS), np.inf)
     PhiT = np.ascontiguousarray(P.Phi[nz].T)
     ok = np.zeros(len(W), dtype=bool)
     for s in range(0, len(W), 4096):

@@ -511,11 +511,26 @@ def normalized_theta(obj: Objective, theta: np.ndarray) -> np.ndarray:
     The gating pattern and the value are unchanged (both objectives are ratios);
     returned unchanged when that norm is 0 (an excluded neuron).
     """
-    h = np.maximum(obj.Phi @ theta, 0.0)
+    theta = np.asarray(theta, dtype=np.float64)
+    top = float(np.abs(theta).max(initial=0.0))
+    if not (top > 0 and np.isfinite(top)):
+        return theta
+    # h of theta 2^-k, k bringing the largest weight to 2^-(bit_length(m) + 1): no product or sum overflows;
+    # its norm as a mantissa and an exponent (pow2_norms), so that theta / ||h|| is formed by one division
+    k = int(np.frexp(top)[1]) + obj.Phi.shape[1].bit_length() + 1
+    with np.errstate(under="ignore"):
+        h = np.maximum(obj.Phi @ np.ldexp(theta, -k), 0.0)
     if obj.Q_H is not None:
         h = h - obj.Q_H @ (obj.Q_H.T @ h)
-    norm = float(np.linalg.norm(h))
-    return theta / norm if norm > 0 and np.isfinite(norm) else theta
+    norm = float(pow2_norms(h))
+    if not (norm > 0 and np.isfinite(norm)):
+        return theta
+    f, e = np.frexp(norm)  # ||h(theta)|| = f 2^(e + k)
+    q = theta / f  # f in [0.5, 1): no overflow or underflow beyond theta's own
+    with np.errstate(under="ignore", over="ignore"):
+        out = np.ldexp(q, -(int(e) + k))
+        exact = np.array_equal(np.ldexp(out, int(e) + k), q)  # no weight lost bits to the float range
+    return out if exact else theta
 
 
 def neuron_value(Phi: Any, U_K: Any, theta: Any, features: Any = None) -> float:

@@ -47,6 +47,9 @@ def pattern_problem(obj: Objective, mask: np.ndarray
     r = obj.Psi.shape[1]
     SPsi = obj.Psi * mask[:, None]
     R = SPsi if obj.Q_H is None else SPsi - obj.Q_H @ (obj.Q_H.T @ SPsi)
+    top = float(np.abs(R).max(initial=0.0))
+    if 0 < top < 2.0**-500:  # active rows near 2^-1000: R 2^e (exact, e > 0) keeps V / s in the float range;
+        R = np.ldexp(R, -int(np.frexp(top)[1]))  # T, Ti and G scale by 2^-e, 2^e, 2^-e: the same cone and quotient
     Ur, s, Vt = np.linalg.svd(R, full_matrices=False)  # n >= r: all of V, U_R as big as Psi
     k = int(np.sum(s > ACTIVE_RANK_RTOL * s[0])) if s.size and s[0] > 0 else 0
     T = np.hstack([Vt[:k].T / s[:k], Vt[k:].T])

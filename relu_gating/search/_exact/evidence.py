@@ -14,7 +14,7 @@ from typing import Iterator
 
 import numpy as np
 
-from relu_gating._inputs.scaling import pow2_norms
+from relu_gating._inputs.scaling import pow2_norms, unit_rows
 
 __all__ = ["dual_evidence", "dual_prune", "EVIDENCE_RTOL", "CLAIM_SLACK"]
 
@@ -43,10 +43,12 @@ def _evidence_rows(A: np.ndarray, B: np.ndarray, G: np.ndarray, x: np.ndarray) -
     cannot see are covered by the rows that bind at the optimum.
     """
     r = G.shape[1]
-    Gn = G / np.maximum(pow2_norms(G, axis=1), 1e-300)[:, None]  # rows near 2^1023: no square overflows
-    slack = np.abs(Gn @ x) / max(np.linalg.norm(x), 1e-300)
+    Gn = unit_rows(G)  # rows near 2^1023 or 2^-1074: no square overflows or underflows
+    slack = np.abs(Gn @ x) / max(float(pow2_norms(x)), 1e-300)
     w, V = np.linalg.eigh(B)
     keep = w > 1e-12 * max(w[-1], 1e-300)
+    if not keep.any():  # B below 1e-300 (rows near 2^-537 square to nothing): the tightest rows only
+        return np.unique(np.argsort(slack)[:2 * r]).astype(np.int64)
     Wh = V[:, keep] / np.sqrt(w[keep])
     top = Wh @ np.linalg.eigh(Wh.T @ A @ Wh)[1][:, -1]
     g = Gn @ top

@@ -50,11 +50,13 @@ is taken as exact (as stored).
 
 from __future__ import annotations
 
+import math
 import weakref
 from dataclasses import dataclass
 
 import numpy as np
 
+from relu_gating._inputs.scaling import pow2_norms
 from relu_gating.search._kernels.mirror import mirror_products
 from relu_gating.search.objectives import feature_allowances
 from relu_gating.search._kernels.stacks import backward, cholesky, cholesky_ok, forward, frob, gram, sym
@@ -126,7 +128,7 @@ def _make_plan(obj) -> Plan:
     the number of active samples."""
     Psi, M = obj.Psi, obj.M
     n, r = Psi.shape
-    norms = np.linalg.norm(M, axis=0)
+    norms = pow2_norms(M, axis=0)  # a column below 2^-537 keeps its norm (its square underflows)
     keep = norms > DROP_RTOL * norms.max()  # e.g. the constant eigenvector under the bias feature
     M = M[:, keep]
     dropped = 1.01 * (1 + 4 * n * U) * float(np.sum(norms[~keep] ** 2))  # >= ||M_drop M_drop^T||_2
@@ -149,7 +151,10 @@ def _make_plan(obj) -> Plan:
     # the neurons are S Phi to_theta v = S (Psi + E) v: the pencils of Psi + E differ from those of
     # Psi by at most 2 ||E|| + ||E||^2 (||Psi||, ||M|| <= 1), E bounded with the rounding of its product
     m = obj.Phi.shape[1]
-    E = np.linalg.norm(obj.Phi @ obj.to_theta - Psi) + _gamma(m + 2) * np.linalg.norm(np.abs(obj.Phi) @ np.abs(obj.to_theta))
+    with np.errstate(over="ignore", invalid="ignore"):  # beyond the float range: E inf or nan, never certified
+        E = float(pow2_norms((obj.Phi @ obj.to_theta - Psi).ravel()) + _gamma(m + 2) * pow2_norms(
+            (np.abs(obj.Phi) @ np.abs(obj.to_theta)).ravel()))
+    E = E if math.isfinite(E) else math.inf
     basis = 1.01 * (2 * E * (1 + 1e-6) + E * E) + 1e-300
     # and M, Q_H are a float basis of the features (error eta_H): the true pencils are within (aH, bH)
     aH, bH = feature_allowances(obj)

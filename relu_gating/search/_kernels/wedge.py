@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from relu_gating._inputs.scaling import pow2_norms
 from relu_gating.search._kernels import bound as kernel
 from relu_gating.search._kernels.stacks import frob
 
@@ -104,7 +105,7 @@ def _minimize(Aw: np.ndarray, Sw: np.ndarray) -> np.ndarray:
 def _rows(obj: Any, masks: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(a, b, ok)``: per pattern the row ``x`` violates most, the row ``-x`` violates most, and
     whether both are violated (rows normalized; zero rows of ``Phi`` never chosen)."""
-    norms = np.linalg.norm(obj.Psi, axis=1)
+    norms = pow2_norms(obj.Psi, axis=1)  # a row below 2^-537 is live (its square underflows)
     live = norms > 0
     z = (x.T @ obj.Psi.T) * np.where(masks, 1.0, -1.0) / np.where(live, norms, 1.0)
     z[:, ~live] = 0.0
@@ -139,7 +140,7 @@ def wedge_settle(obj: Any, masks: np.ndarray, target: float) -> dict[int, tuple[
     val = _slope(Aw, Sw, t)[0]
     mu = val * (1 + WEDGE_MARGIN) + WEDGE_MARGIN * np.abs(val).max(initial=0.0) + 1e-300
     At = np.transpose(A + t[:, None, None] * S, (1, 2, 0))
-    na, nb = np.linalg.norm(sa, axis=1), np.linalg.norm(sb, axis=1)
+    na, nb = pow2_norms(sa, axis=1), pow2_norms(sb, axis=1)
     E = plan.basis  # rows of Psi err by at most this (part of the pencils' allowance)
     extra = t * (4.01 * _U * na * nb + 2.01 * E * (na + nb + E)) + 2.01 * _U * (
         frob(At) + t * np.linalg.norm(S, axis=(1, 2)))

@@ -23,6 +23,8 @@ from typing import Callable
 
 import numpy as np
 
+from relu_gating._inputs.scaling import unit_rows
+
 __all__ = ["forced_rows", "float_clear", "exhaustive_farkas", "float_rules_out", "MIN_RANK", "MAX_RANK", "MIN_CANDIDATES"]
 
 MIN_RANK, MAX_RANK = 3, 5
@@ -95,7 +97,7 @@ def forced_rows(Gn: np.ndarray, signs: np.ndarray, dec: np.ndarray, cand: np.nda
     h = G @ inner
     if not np.all(h > 0):
         return {}
-    Q = _slice_basis(inner / np.linalg.norm(inner))
+    Q = _slice_basis(unit_rows(inner[None, :])[0])
     got = _triangulate((G / h[:, None]) @ Q)
     if got is None:
         return {}

@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from relu_gating._inputs.scaling import pow2_norms, unit_rows
 from relu_gating.search.proofs import implied_exact, node_bound
 from relu_gating.search.bnb._blind import blind_row, expand_pointless, split
 from relu_gating.search.bnb._forced import MAX_RANK, exhaustive_farkas, float_clear, forced_rows
@@ -232,7 +233,7 @@ class TreeGrowth:
         self.stats["nnls"] += 1
         g = s * self.Gn[i]
         try:
-            y, res = nnls(Gd.T, g) if dec.size else (np.zeros(0), float(np.linalg.norm(g)))
+            y, res = nnls(Gd.T, g) if dec.size else (np.zeros(0), float(pow2_norms(g)))
         except (RuntimeError, ValueError):
             return ("lp", None)
         finally:
@@ -245,7 +246,7 @@ class TreeGrowth:
                 return ("empty", rows)
             return ("lp", None)
         w = Gd.T @ y - g  # in the closed cone, with g . w = -res^2 < 0
-        w = w / np.linalg.norm(w)
+        w = unit_rows(w[None, :])[0]  # also below 2^-537
         for eps in (1e-3, 1e-6):
             v = w + eps * inner
             if (Gd @ v).min(initial=np.inf) > WITNESS_MARGIN and g @ v < -WITNESS_MARGIN:

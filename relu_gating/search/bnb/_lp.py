@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from relu_gating._inputs.scaling import unit_rows
 from solvers import quiet_highs
 
 __all__ = ["ConeLP", "LPAnswer", "WITNESS_MARGIN"]
@@ -40,8 +41,7 @@ class ConeLP:
         """Load the cone ``G v >= 0`` with the candidate rows ``C`` (each sign) switched off."""
         import highspy
 
-        Gn = G / np.maximum(np.linalg.norm(G, axis=1), 1e-300)[:, None]
-        Cn = C / np.maximum(np.linalg.norm(C, axis=1), 1e-300)[:, None]
+        Gn, Cn = unit_rows(G), unit_rows(C)  # also rows below 2^-537 or above 2^511
         self.G, self.C = Gn, Cn
         f, c, r = Gn.shape[0], Cn.shape[0], Gn.shape[1] if Gn.size else Cn.shape[1]
         rows = np.vstack([Gn, Cn, -Cn])

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from relu_gating._inputs.scaling import pow2_norms, unit_rows
+
 __all__ = ["sample_interior", "SAMPLES"]
 
 #: Hit-and-run steps per node expansion.
@@ -19,7 +21,7 @@ def sample_interior(G: np.ndarray, start: np.ndarray, rng: np.random.Generator, 
     The slacks ``G v`` are carried along the walk (``G (v + t d) = G v + t G d``, one product for
     all directions) and every new point is checked directly at the end."""
     start = np.atleast_2d(start)
-    pts = list(start / np.linalg.norm(start, axis=1)[:, None])
+    pts = list(unit_rows(start))
     first = len(pts)
     cur = pts[-1]
     D = rng.standard_normal((steps, cur.size))
@@ -45,7 +47,7 @@ def sample_interior(G: np.ndarray, start: np.ndarray, rng: np.random.Generator, 
         pts.append(cur)
     out = np.array(pts)
     if G.shape[0] and out.shape[0] > first:  # the carried slacks drift by rounding: check each new point
-        ok = (G @ out[first:].T).min(axis=0) > margin * np.linalg.norm(out[first:], axis=1)
+        ok = (G @ out[first:].T).min(axis=0) > margin * pow2_norms(out[first:], axis=1)
         out = np.concatenate([out[:first], out[first:][ok]])
     return out
 

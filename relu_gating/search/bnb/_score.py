@@ -37,10 +37,12 @@ def _block(Mb: np.ndarray, X: np.ndarray | None, Xi: np.ndarray | None, Mi: np.n
     d = np.abs(np.diag(R))
     if d.size == 0 or d.min() <= INDEPENDENT_RTOL * max(float(d.max()), 1e-300):
         return None
-    Y = np.linalg.solve(R.T, Xi.T)  # R^{-T} x_i, shape (c, #cand)
-    top = -(O @ Y)  # (k, #cand)
-    v = Mi + (Mb.T @ top).T
-    return v, 1.0 + np.sum(top**2, axis=0)
+    with np.errstate(over="ignore", invalid="ignore"):  # R near 2^-537 against rows near 1: beyond the range
+        Y = np.linalg.solve(R.T, Xi.T)  # R^{-T} x_i, shape (c, #cand)
+        top = -(O @ Y)  # (k, #cand)
+        v = Mi + (Mb.T @ top).T
+        w2 = 1.0 + np.sum(top**2, axis=0)
+    return (v, w2) if np.isfinite(v).all() and np.isfinite(w2).all() else None  # None: computed in full
 
 
 def _independent(X: np.ndarray, Xi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

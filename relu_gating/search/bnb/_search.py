@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from relu_gating._inputs.scaling import unit_rows
 from relu_gating.search.proofs import node_problem
 from relu_gating.search.bnb._budget import Budget
 from relu_gating.search.bnb._chamber import Chambers
@@ -81,7 +82,7 @@ class Search(NodeBounds, TreeGrowth, Incumbent, Budget, Chambers, SubtreeCost, R
         self.chamber_until: float | None = None  # a chamber's solve ends by then (the deadline less the reserve)
         self.slowdown_fixed: float | None = None  # wall over CPU seconds fixed by the parallel driver (_budget.slowdown)
         self.P = node_problem(obj.Phi, obj.Psi, obj.M, obj.Q_H, obj.feature_matrix, obj.cap + 1e-12)
-        self.Gn = obj.Psi / np.maximum(np.linalg.norm(obj.Psi, axis=1), 1e-300)[:, None]
+        self.Gn = unit_rows(obj.Psi)  # also rows below 2^-537 (their squares underflow)
         self.lp = ConeLP()
         self.cache: dict = {}
         self.best_value, self.best_theta = -np.inf, None

@@ -44,6 +44,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from relu_gating._inputs.scaling import unit_rows
+
 __all__ = ["lifted", "plain", "strong_bound", "first_order", "level_order", "proven_at", "sparsify", "compact", "MAX_UNDECIDED", "N_DECIDED"]
 
 #: The strong bound is tried only on nodes with at most this many undecided rows (PSD size r + |U|).
@@ -257,8 +259,7 @@ def pick_decided(Q: np.ndarray, signs: np.ndarray, zero: np.ndarray, V: np.ndarr
     dec = np.flatnonzero((signs != 0) & ~zero)
     if dec.size <= k:
         return dec
-    Gd = Q[dec] / np.linalg.norm(Q[dec], axis=1)[:, None]
-    Vn = V / np.linalg.norm(V, axis=1)[:, None]
+    Gd, Vn = unit_rows(Q[dec]), unit_rows(V)  # also rows below 2^-537 (their squares underflow)
     near = (signs[dec, None] * (Gd @ Vn.T)).min(axis=1)
     return np.sort(dec[np.argsort(near)[:k]])
 

@@ -22,6 +22,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from relu_gating._inputs.scaling import pow2_norms
 from solvers import exact_solve
 
 __all__ = ["positive_dependency"]
@@ -70,7 +71,7 @@ def positive_dependency(Phi: np.ndarray, Psi: np.ndarray, signs: np.ndarray, zer
     row (``signs > 0``, not ``zero``) among them; None when the LP or the exact repair finds none.
     ``Psi``: an orthonormal basis of ``col(Phi)`` (``Phi = Psi C``), where the LP is solved."""
     rows = np.flatnonzero(~zero & (signs != 0))
-    norms = np.linalg.norm(Psi[rows], axis=1)
+    norms = pow2_norms(Psi[rows], axis=1)  # a nonzero row below 2^-537 is not zero
     if np.any(norms == 0):
         return None
     Gs = signs[rows, None] * Psi[rows] / norms[:, None]

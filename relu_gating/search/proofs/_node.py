@@ -46,6 +46,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from relu_gating._inputs.scaling import pow2_norms
 from relu_gating.search.proofs._farkas import implied_exact
 from relu_gating.search.proofs._problem import pow2_scales
 from relu_gating.search.proofs._pattern import _allow
@@ -131,9 +132,15 @@ def _gamma(j: int) -> float:
 
 def _fro(A: np.ndarray) -> float:
     """``np.linalg.norm(A)`` (Frobenius): the same dot product of the raveled array, without the
-    dispatch (the node bound computes a dozen per block)."""
+    dispatch (the node bound computes a dozen per block).  Where the sum of squares leaves
+    ``[2^-900, 2^1000]`` (it overflowed, or entries near ``2^-537`` lost their squares) the norm is
+    taken with each entry scaled by a power of two (:func:`pow2_norms`); ``nan`` stays ``nan``."""
     a = A.ravel()
-    return math.sqrt(float(a @ a))
+    with np.errstate(over="ignore", invalid="ignore"):
+        s = float(a @ a)
+    if 2.0**-900 <= s <= 2.0**1000 or s == 0.0 and not a.any():
+        return math.sqrt(s)
+    return float(pow2_norms(a))
 
 
 def _sigma_min_lower(Y: np.ndarray, Z: np.ndarray | None = None) -> float:
@@ -148,9 +155,10 @@ def _sigma_min_lower(Y: np.ndarray, Z: np.ndarray | None = None) -> float:
             return 0.0
     if not np.isfinite(Z).all():
         return 0.0
-    E = np.eye(c) - Z @ Y
-    beta = (_fro(E) + _gamma(c + 1) * _fro(np.abs(Z) @ np.abs(Y)) + c * _EPS) * (1 + 4 * _EPS)
-    if beta >= 0.5:
+    with np.errstate(over="ignore", invalid="ignore"):  # Z far beyond 1/2^1000: beta inf or nan, no bound
+        E = np.eye(c) - Z @ Y
+        beta = (_fro(E) + _gamma(c + 1) * _fro(np.abs(Z) @ np.abs(Y)) + c * _EPS) * (1 + 4 * _EPS)
+    if not beta < 0.5:
         return 0.0
     return (1.0 - beta) / (_fro(Z) * (1 + 4 * _EPS)) * (1 - 4 * _EPS)
 
@@ -170,7 +178,7 @@ def _projector_gap(O: np.ndarray, X: np.ndarray, Z: np.ndarray | None = None) ->
     aO, aX = np.abs(O), np.abs(X)
     fO = _fro(O)
     delta = (_fro(O.T @ O - np.eye(c)) + _gamma(k + 1) * fO**2 + c * _EPS) * (1 + 4 * _EPS)
-    if delta >= 0.5:
+    if not delta < 0.5:
         return np.inf, 0.0
     Y = O.T @ X
     R = X - O @ Y
@@ -180,7 +188,7 @@ def _projector_gap(O: np.ndarray, X: np.ndarray, Z: np.ndarray | None = None) ->
     yerr = _gamma(k) * _fro(aOX) * (1 + 4 * _EPS)
     sy = max(_sigma_min_lower(Y, Z) - yerr, 0.0)
     s = (math.sqrt(1.0 - delta) * sy - rho) * (1 - 4 * _EPS)
-    if s <= 0:
+    if not s > 0:  # nan included: no float decides
         return np.inf, 0.0
     return (rho / s + (1 + delta) * delta / (1 - delta)) * (1 + 4 * _EPS), s
 
@@ -201,7 +209,9 @@ def _complement(Mb: np.ndarray, X: np.ndarray | None,
     if k <= c:
         return np.zeros((K, K)), 0.0
     O, sv, Vt = np.linalg.svd(X, full_matrices=False)
-    eta, s = _projector_gap(O, X, Vt.T / sv if sv[-1] > 0 else None)
+    with np.errstate(over="ignore"):  # sv[-1] subnormal: Z inf, which gives no bound (0), never a false one
+        Z = Vt.T / sv if sv[-1] > 0 else None
+    eta, s = _projector_gap(O, X, Z)
     if not np.isfinite(eta) or s <= SIGMA_MIN * max(1.0, float(sv[0])) or eta >= 1.0:
         O, eta = _whitened_basis(exact()) if exact is not None else (X, np.inf)
         if not eta < 1.0:
