@@ -17,6 +17,9 @@ from relu_gating.search._exact import chamber_coords as cc
 from relu_gating.search._exact.float_point import float_points, strictly_inside
 from relu_gating.search.objectives import make_objective
 
+# at the ends of the float range nothing overflows or turns nan unnoticed (issue 37)
+pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
+
 A = 2.0**-520 * (1 + 2**-52)
 PHI_RANGE = np.array([[-2.0**511, 0], [A, 1], [-2.0**-520, -1], [0, 0]])
 U_PAIR = np.array([[0.0], [1], [1], [0]]) / np.sqrt(2)
