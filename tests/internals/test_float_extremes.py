@@ -182,6 +182,21 @@ def test_node_frobenius_norm_at_the_ends_of_the_float_range():
     assert _fro(np.zeros((2, 2))) == 0.0
 
 
+def test_stack_frobenius_norms_keep_entries_near_2_to_the_minus_537():
+    """The bound pass's Frobenius norms (rounding allowances of ``mu B - A``): a pencil of entries 1e-200
+    had norm 0 (every square underflowed), an allowance taken as nothing; now each is the norm to 8 u."""
+    from relu_gating.search._kernels.stacks import frob
+
+    X = np.zeros((2, 2, 4))
+    X[:, :, 0] = [[1e-200, -3e-200], [0.0, 2e-170]]
+    X[:, :, 1] = [[3.0, 4.0], [0.0, 0.0]]
+    X[:, :, 3] = [[2.0**-1074, 0.0], [1.0, 0.0]]
+    got = frob(X)
+    assert got[2] == 0.0
+    for k in (0, 1, 3):
+        assert math.isfinite(got[k]) and _norm_within(got[k], X[:, :, k].ravel(), 8 * EPS), (k, got[k])
+
+
 def test_node_sigma_min_of_a_tiny_block_is_a_proven_positive_bound():
     """``Y = diag(2^-600, 3 2^-601)``: its inverse is ``2^600``-sized, whose Frobenius norm overflowed
     (an overflow, and the bound 0).  Now a positive lower bound, at most the exact ``sigma_min``."""

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from relu_gating._inputs.scaling import pow2_norms
+
 __all__ = ["sym", "gram", "frob", "cholesky", "cholesky_ok", "forward", "backward"]
 
 
@@ -27,7 +29,20 @@ def gram(Y: np.ndarray, Z: np.ndarray) -> np.ndarray:
 
 
 def frob(X: np.ndarray) -> np.ndarray:
-    return np.sqrt(np.einsum("ijk,ijk->k", X, X, optimize=False))
+    """Frobenius norms of the k matrices of a stack (a, b, k); where a sum of squares falls below
+    ``2^-900`` (entries near ``2^-537`` square to nothing: an error allowance would be taken as 0), the
+    norm with each entry scaled by a power of two (:func:`pow2_norms`).  (The pencils' entries are at
+    most ``n``: no square overflows.)"""
+    s = np.einsum("ijk,ijk->k", X, X, optimize=False)
+    out = np.sqrt(s)
+    if not s.size or s.min() >= 2.0**-900:  # the usual case: one reduction (nan goes on)
+        return out
+    odd = ~(s >= 2.0**-900)
+    if odd.any():
+        odd[odd] = (s[odd] != 0) | (np.abs(X[:, :, odd]).max(axis=(0, 1), initial=0.0) > 0)  # zero is exact
+        if odd.any():
+            out[odd] = pow2_norms(X[:, :, odd].reshape(-1, int(odd.sum())), axis=0)
+    return out
 
 
 def cholesky(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

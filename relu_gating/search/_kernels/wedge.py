@@ -143,7 +143,7 @@ def wedge_settle(obj: Any, masks: np.ndarray, target: float) -> dict[int, tuple[
     na, nb = pow2_norms(sa, axis=1), pow2_norms(sb, axis=1)
     E = plan.basis  # rows of Psi err by at most this (part of the pencils' allowance)
     extra = t * (4.01 * _U * na * nb + 2.01 * E * (na + nb + E)) + 2.01 * _U * (
-        frob(At) + t * np.linalg.norm(S, axis=(1, 2)))
+        frob(At) + t * pow2_norms(S.reshape(S.shape[0], -1), axis=1))  # entries near 2^-537 keep their norm
     good = kernel.certify(At, pb.B[:, :, cand], pb.alpha[cand] + extra, pb.beta[cand], mu) & (mu <= target)
     out = {}
     for j in np.flatnonzero(good).tolist():
