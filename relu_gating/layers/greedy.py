@@ -187,7 +187,7 @@ def greedy_steps(Phi: Any, U_K: Any, t: int, *, initial: Any = "bias", alpha: fl
         spent += seconds
         yield GreedyStep(H, res, seconds, _cpu() - c_step)
         starts = _next_starts(res, starts) if reuse else None
-        guide = _next_guide(res, Phi) if reuse else None
+        guide = _next_guide(res, Phi, guide) if reuse else None
         H = np.c_[H, np.maximum(Phi @ res.theta, 0)]
         t_step, c_step = time.perf_counter(), _cpu()
 
@@ -234,15 +234,18 @@ def _next_starts(res: Any, starts: np.ndarray | None) -> np.ndarray | None:
     return np.array(out) if out else None
 
 
-def _next_guide(res: Any, Phi: np.ndarray) -> Any:
+def _next_guide(res: Any, Phi: np.ndarray, before: Any = None) -> Any:
     """The next step's guide: this step's tree geometry (its splits and implied rows, which depend on
-    ``Phi`` only; :func:`relu_gating.search.bnb.tree_guide`), None after an enumeration."""
+    ``Phi`` only; :func:`relu_gating.search.bnb.tree_guide`), with the guide this step was given grafted
+    where this tree ended first (:func:`relu_gating.search.bnb.merge_guides`: the geometry of every step
+    before, where a step that ran out of time left nodes open that an earlier step had expanded); None
+    after an enumeration."""
     tree = getattr(res, "tree", None)
     if not tree or not tree.get("nodes"):
         return None
-    from relu_gating.search.bnb import tree_guide
+    from relu_gating.search.bnb import merge_guides, tree_guide
 
-    return tree_guide(tree["nodes"], Phi)
+    return merge_guides(tree_guide(tree["nodes"], Phi), before)
 
 
 def _with_starts(search_options: dict, starts: np.ndarray | None, guide: Any = None) -> dict:
