@@ -89,8 +89,9 @@ def greedy_layer(Phi: Any, U_K: Any, t: int, *, initial: Any = "bias", alpha: fl
         ``H^(0)``.
     alpha : float in (0, 1]
     reuse : bool
-        Branch and bound steps only (issue 39): each step replays the previous step's tree geometry
-        (its splits and exact implied rows, which depend on ``Phi`` alone;
+        Branch and bound steps only (issue 39): each step replays the previous step's tree geometry,
+        with the earlier steps' grafted where that tree ended (:func:`relu_gating.search.bnb.merge_guides`)
+        (splits and exact implied rows, which depend on ``Phi`` alone;
         :class:`~relu_gating.search.options.BranchAndBoundOptions` ``guide``), computing only the node
         bounds for its own features where the previous tree went, and starts its incumbent from the
         previous step's candidate neurons (``starts``).  Every step is still certified by its own tree,
