@@ -89,9 +89,8 @@ def greedy_layer(Phi: Any, U_K: Any, t: int, *, initial: Any = "bias", alpha: fl
         ``H^(0)``.
     alpha : float in (0, 1]
     reuse : bool
-        Branch and bound steps only (issue 39): each step replays the previous step's tree geometry,
-        with the earlier steps' grafted where that tree ended (:func:`relu_gating.search.bnb.merge_guides`)
-        (splits and exact implied rows, which depend on ``Phi`` alone;
+        Branch and bound steps only (issue 39): each step replays the previous step's tree geometry
+        (its splits and exact implied rows, which depend on ``Phi`` alone;
         :class:`~relu_gating.search.options.BranchAndBoundOptions` ``guide``), computing only the node
         bounds for its own features where the previous tree went, and starts its incumbent from the
         previous step's candidate neurons (``starts``).  Every step is still certified by its own tree,
@@ -188,7 +187,7 @@ def greedy_steps(Phi: Any, U_K: Any, t: int, *, initial: Any = "bias", alpha: fl
         spent += seconds
         yield GreedyStep(H, res, seconds, _cpu() - c_step)
         starts = _next_starts(res, starts) if reuse else None
-        guide = _next_guide(res, Phi, guide) if reuse else None
+        guide = _next_guide(res, Phi) if reuse else None
         H = np.c_[H, np.maximum(Phi @ res.theta, 0)]
         t_step, c_step = time.perf_counter(), _cpu()
 
@@ -235,18 +234,15 @@ def _next_starts(res: Any, starts: np.ndarray | None) -> np.ndarray | None:
     return np.array(out) if out else None
 
 
-def _next_guide(res: Any, Phi: np.ndarray, before: Any = None) -> Any:
+def _next_guide(res: Any, Phi: np.ndarray) -> Any:
     """The next step's guide: this step's tree geometry (its splits and implied rows, which depend on
-    ``Phi`` only; :func:`relu_gating.search.bnb.tree_guide`), with the guide this step was given grafted
-    where this tree ended first (:func:`relu_gating.search.bnb.merge_guides`: the geometry of every step
-    before, where a step that ran out of time left nodes open that an earlier step had expanded); None
-    after an enumeration."""
+    ``Phi`` only; :func:`relu_gating.search.bnb.tree_guide`), None after an enumeration."""
     tree = getattr(res, "tree", None)
     if not tree or not tree.get("nodes"):
         return None
-    from relu_gating.search.bnb import merge_guides, tree_guide
+    from relu_gating.search.bnb import tree_guide
 
-    return merge_guides(tree_guide(tree["nodes"], Phi), before)
+    return tree_guide(tree["nodes"], Phi)
 
 
 def _with_starts(search_options: dict, starts: np.ndarray | None, guide: Any = None) -> dict:

@@ -196,28 +196,6 @@ def test_a_merged_guide_replays_to_the_exact_optimum_and_verifies(step2):
     _checked(res, Phi, U, H)
 
 
-def test_a_layer_carries_every_earlier_steps_geometry(monkeypatch):
-    """Each step's guide is its tree merged with the guide it was given (a spy on the queries): at
-    least as many expansions as its own tree's guide alone, and the layer's answers unchanged."""
-    Phi, U = _problem(16, 5)
-    guides: list = []
-    real = greedy_mod.best_neuron
-
-    def spy(*args, **kw):
-        guides.append(kw["options"].guide)
-        return real(*args, **kw)
-
-    monkeypatch.setattr(greedy_mod, "best_neuron", spy)
-    steps = list(greedy_steps(Phi, U, 3, reuse=True, **BNB))
-    assert guides[0] is None and guides[1] is not None
-    own = tree_guide(steps[1].result.tree["nodes"], Phi)
-    assert guides[2].entries >= own.entries
-    assert guides[2].root == merge_guides(own, guides[1]).root
-    for s in steps:
-        assert s.result.certified
-        _checked(s.result, Phi, U, s.features)
-
-
 # ------------------------------------------------------------------ the layer's budget
 def test_step_budget_is_the_time_left_over_the_steps_left():
     assert step_budget(600.0, 8) == 75.0

@@ -84,8 +84,8 @@ def tree_guide(nodes: list, Phi: np.ndarray) -> TreeGuide:
 
 
 def merge_guides(new: TreeGuide | None, old: TreeGuide | None) -> TreeGuide | None:
-    """``new`` with ``old``'s expansions grafted where ``new`` ends (a greedy layer's guide carried over
-    several steps).
+    """``new`` with ``old``'s expansions grafted where ``new`` ends (a guide carried over several greedy
+    steps; measured, not adopted by :func:`relu_gating.greedy_layer`: ``benchmarks/greedy_late.py merge``).
 
     Where ``new`` has no expansion of a node (its tree ended there in a leaf: a bound that settled it,
     or an open node when its query ran out of time) and ``old`` has one at the same place (the same
