@@ -346,7 +346,9 @@ def _per_seed(sel: list[dict], s: float, key: str = "t_needed") -> str:
 
 def example512() -> str:
     """Example 5.12 across n (``benchmarks/example512_n.py``): neurons to reach s against the predictions."""
-    cases = _cases("experiments_example512", "n*_s*.json")
+    saved = _cases("experiments_example512", "n*_s*.json")
+    cases = [c for c in saved if c.get("complete", True) and c.get("row") is not None]
+    started = [c for c in saved if c not in cases]
     if not cases:
         return "(no saved run)"
     allr = [c["row"] for c in cases]
@@ -364,7 +366,16 @@ def example512() -> str:
             + _table(["n", "seeds", "eps", "max omega_c", *[f"neurons to s = {s:g} (per seed)" for s in show],
                       "Example 5.12's count at s = 0.1 (16 K^3 max omega^2 / (alpha s^2))",
                       "Thm 5.10's count at s = 0.1 with the explicit kappa(chi)", "smallest alpha_eff",
-                      "every step certified"], rows))
+                      "every step certified"], rows) + _unfinished(started))
+
+
+def _unfinished(started: list[dict]) -> str:
+    """The cases started and not finished (their files record the commit, the start and the load)."""
+    if not started:
+        return ""
+    return ("\n\nStarted and not finished (no result saved): "
+            + "; ".join(f"n = {c['case']['n']}, seed {c['case']['seed']} (started {(c['provenance'].get('date') or '-')[:16]}"
+                        f" UTC at {(c['provenance'].get('commit') or '-')[:9]})" for c in started) + ".")
 
 
 def variation_speed() -> str:
