@@ -491,7 +491,9 @@ def best_pair() -> str:
         d = json.loads(path.read_text(encoding="utf-8"))
         r = d["result"]
         g = d["greedy"]
-        rows = [["best pair, bracket (float bounds over every pattern pair)", f"[{r['best_found']:.5f}, {r['certified_upper']:.5f}]",
+        proven = r.get("upper_proven", False)
+        how = "upper end proven in exact integers" if proven else "float bounds over every pattern pair, not proven"
+        rows = [[f"best pair, bracket ({how})", f"[{r['best_found']:.5f}, {r['certified_upper']:.5f}]",
                  "optimum" if r["optimum"] else f"bracket, width {r['gap']:.4f}"],
                 ["best pair found (local solves in the open pattern pairs; value in exact rationals)",
                  f"{r['best_found']:.5f}", f"{r['best_found'] - g['1.0']['N_K'][-1]:+.5f} against greedy"],
@@ -501,14 +503,21 @@ def best_pair() -> str:
                   f"{v['N_K'][-1]:.5f}", "gain / bound per step: " + ", ".join(f"{x:.4f}" for x in v["gain_over_bound"])]
                  for k, v in g.items()]
         rows.append(["Thm 5.13 (no ReLU constraint)", f"{r['kyfan_upper_t2']:.5f}", "-"])
+        if proven:
+            pr = r["proven"]
+            proof = (f"every pair's bound proven in exact integers ({r['cpu_seconds_proof']:.0f} CPU seconds; the pattern "
+                     f"list proven complete; {pr['proposals_rejected']} float proposals rejected; the proven bounds exceed "
+                     f"the float eigenvalues by at most {pr['max_excess_over_float']:.1e}; the float bounds' largest: "
+                     f"{r['float_upper']:.7f})")
+        else:
+            proof = (f"the bounds at 50 digits differ by at most {r['mp_check']['max_abs_diff']:.1e} "
+                     f"({r['mp_check']['pairs']} pairs); smallest kept relative singular value "
+                     f"{r['rank_gap']['pair_kept_min']:.1e}, largest dropped {r['rank_gap']['pair_dropped_max']:.1e}")
         out.append(f"{d['data']}, n = {d['n']}, K = {d['K']}, seed {d['seed']}, from the bias (N_K = {r['N_K_H0']:.5f}): "
                    f"{r['n_patterns']:,} patterns, {r['n_pairs']:,} pattern pairs; {r['pairs_pruned']:,} pruned by their "
                    f"bound, {r['pairs_open']:,} open ({r['pairs_solved_locally']:,} solved locally); largest pair bound "
-                   f"{r['largest_pair_bound']:.5f} (Ky Fan alone: {r['largest_pair_kyfan']:.5f}); the bounds at 50 digits "
-                   f"differ by at most {r['mp_check']['max_abs_diff']:.1e} ({r['mp_check']['pairs']} pairs); smallest kept "
-                   f"relative singular value {r['rank_gap']['pair_kept_min']:.1e}, largest dropped "
-                   f"{r['rank_gap']['pair_dropped_max']:.1e}; {r['cpu_seconds']:.0f} CPU seconds; "
-                   + _prov_line(d["provenance"]) + ":\n\n"
+                   f"{r['largest_pair_bound']:.7f} (Ky Fan alone: {r['largest_pair_kyfan']:.5f}); {proof}; "
+                   f"{r['cpu_seconds']:.0f} CPU seconds; " + _prov_line(d["provenance"]) + ":\n\n"
                    + _table(["layer of 2 neurons", "N_K", "note"], rows))
     return "\n\n".join(out) or "(no saved run)"
 
