@@ -89,17 +89,18 @@ def runs() -> str:
         for quick in (True, False):
             d = load(name, quick)
             if d is None:
-                rows.append([name, "quick" if quick else "full", "not saved", "-", "-", "-", "-", "-", "-"])
+                rows.append([name, "quick" if quick else "full", "not saved", "-", "-", "-", "-", "-", "-", "-"])
                 continue
             pv = d.get("provenance") or {}
             commit = (pv.get("commit") or "")[:9] or "not recorded"
             load_ = pv.get("load_start"), pv.get("load_end")
             ld = "-" if None in load_ else f"{load_[0][0]:.1f} -> {load_[1][0]:.1f}"
             rows.append([name, _run_label(d, quick), commit + (" (dirty)" if pv.get("dirty") else ""),
-                         (pv.get("date") or "-")[:16], ld, f"{d['seconds']:.1f}", _checks_cell(d),
+                         (pv.get("date") or "-")[:16], ld, f"{d['seconds']:.1f}",
+                         f"{pv['cpu_seconds']:.1f}" if "cpu_seconds" in pv else "not recorded", _checks_cell(d),
                          d["version"], "`" + pv["command"] + "`" if pv.get("command") else "-"])
-    return _table(["experiment", "run", "commit", "date (UTC)", "load (1 min, start -> end)", "seconds",
-                   "checks", "version", "command"], rows)
+    return _table(["experiment", "run", "commit", "date (UTC)", "load (1 min, start -> end)", "seconds (wall)",
+                   "CPU seconds", "checks", "version", "command"], rows)
 
 
 def checks() -> str:

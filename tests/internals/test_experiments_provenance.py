@@ -33,6 +33,23 @@ def test_a_recorded_run_carries_commit_command_load_and_date(tmp_path):
     assert d["checks"][0]["kind"] == "code test"
 
 
+def test_a_recorded_run_carries_its_cpu_seconds_including_a_child_process():
+    import subprocess
+    import sys
+    import time
+
+    def busy(seed=0, quick=False):
+        t0 = time.process_time()
+        while time.process_time() - t0 < 0.2:
+            pass
+        subprocess.run([sys.executable, "-c", "import time\nt=time.process_time()\nwhile time.process_time()-t<0.3: pass"],
+                       check=True)
+        return ExperimentResult("stub", "t", {"seed": seed}, {"rows": [{"a": 1}]}, (Check("c", True, kind="code test"),))
+
+    pv = run_recorded(Experiment("stub", "a stub", busy), argv=["prog"]).provenance
+    assert 0.45 <= pv["cpu_seconds"] < 30  # 0.2 s here and 0.3 s in the child (plus its start-up)
+
+
 def test_provenance_quotes_the_command():
     assert provenance(["a b", "c"])["command"] == "'a b' c"
 
