@@ -494,7 +494,8 @@ def best_pair() -> str:
         g = d["greedy"]
         proven = r.get("upper_proven", False)
         how = "upper end proven in exact integers" if proven else "float bounds over every pattern pair, not proven"
-        rows = [[f"best pair, bracket ({how})", f"[{r['best_found']:.5f}, {r['certified_upper']:.5f}]",
+        rows = [[f"best pair, bracket ({how}; rounded outward)",
+                 f"[{math.floor(r['best_found'] * 1e5) / 1e5:.5f}, {math.ceil(r['certified_upper'] * 1e5) / 1e5:.5f}]",
                  "optimum" if r["optimum"] else f"bracket, width {r['gap']:.4f}"],
                 ["best pair found (local solves in the open pattern pairs; value in exact rationals)",
                  f"{r['best_found']:.5f}", f"{r['best_found'] - g['1.0']['N_K'][-1]:+.5f} against greedy"],
