@@ -241,8 +241,9 @@ def face_claim(obj: Any, basis: Any, mask: np.ndarray, bound: float, budget: Any
         if not top or top[0][0] > near + at:
             return None  # a higher face: the chamber's supremum may be above the incumbent, no proof at it
         # the orthant's top face at most the incumbent (a one-sample face at it, or any face below it: a
-        # solver's refuted claim at the ends of the float range, seed 51 of benchmarks/float_range_sweep.py)
-        lo = -np.inf
+        # solver's refuted claim at the ends of the float range, seed 51 of benchmarks/float_range_sweep.py);
+        # only the highest can be proven: it and those tied to it by rounding
+        lo = top[0][0] - 2 * at
     cands = faces(Ahf, Bhf, lo, bound)[:FACE_TRIES]
     if not cands or not _charge(budget, T.size):
         return None
