@@ -106,8 +106,9 @@ def reported_neuron(obj: Objective, best: np.ndarray) -> tuple[np.ndarray, float
 def _better_found(obj: Objective, store: PatternStore, found: dict, value: float) -> tuple | None:
     """The best neuron ``found`` by the claims' rescue (``{pattern index: (theta, value)}``, each strictly
     inside its chamber, decided exactly) where it beats the incumbent's ``value``: ``(theta, value,
-    evaluated, pattern, notes)`` as reported (:func:`reported_neuron`), its pattern the exact signs;
-    its pattern's recorded value raised to it.  None otherwise."""
+    evaluated, pattern, notes)`` as reported (:func:`reported_neuron`), its pattern the chamber it was
+    found in where the exact signs agree (else the signs); that pattern's recorded value raised to it.
+    None otherwise."""
     if not found:
         return None
     i = max(found, key=lambda j: found[j][1])
@@ -118,7 +119,10 @@ def _better_found(obj: Objective, store: PatternStore, found: dict, value: float
         return None
     if not store.take("lower", [i])[0] >= got:
         store.patch("lower", np.array([i]), np.array([got]))
-    return theta, got, evaluated, exact_signs(obj.Phi, theta) > 0, why
+    sg, pattern = exact_signs(obj.Phi, theta), _unpack(store.take("packed", [i]), obj.n)[0].copy()
+    if not np.all(np.where(sg > 0, pattern, True) & np.where(sg < 0, ~pattern, True)):  # as for the incumbent
+        pattern = sg > 0
+    return theta, got, evaluated, pattern, why
 
 
 def _settle(store: PatternStore) -> np.ndarray:
