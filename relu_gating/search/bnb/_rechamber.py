@@ -11,6 +11,7 @@ leaf's claim is decided as a pattern's (``settle_claims``: exact where floats ca
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
@@ -50,13 +51,17 @@ def leaf_signs(nodes: list, zero_rows: np.ndarray) -> dict[int, np.ndarray]:
 def rechamber(search: Any, nodes: list, raised: list[int]) -> int:
     """Replace, in place, the raised ``"b"`` leaves at ``raised`` (indices into ``nodes``) that are
     chambers by ``"c"`` leaves claiming what the chamber's solve proves, where that is below the raised
-    claim.  Returns how many were replaced."""
+    claim, while the search's budget lasts (none is started past ``search.chamber_until``: the budget is
+    the whole call's).  Returns how many were replaced."""
     from relu_gating.search._exact.tasks import solve_one
 
     P, obj = search.P, search.obj
     signs = leaf_signs(nodes, P.zero_rows)
     done = 0
+    until = getattr(search, "chamber_until", None)
     for k in raised[:RECHAMBER_MAX]:
+        if until is not None and time.perf_counter() >= until:
+            break
         s = signs.get(k)
         if s is None or nodes[k][0] != "b" or np.any((s == 0) & ~P.zero_rows):
             continue
