@@ -286,8 +286,8 @@ def _allowance(A: np.ndarray, B: np.ndarray, G: np.ndarray, C: np.ndarray, N: np
                u: float = 1.0) -> float:
     """A rounding allowance on the slack ``u B - A - G^T N G - sum mu_i C_i`` (generous: the verifier
     recomputes the pieces from ``Phi`` with its own allowance)."""
-    mag = abs(u) * np.abs(B).sum() + np.abs(A).sum() + (np.abs(G).T @ N @ np.abs(G)).sum() \
-        + np.abs(mu) @ _cabs(C)
+    g = np.abs(G).sum(1)  # the sum of |G|^T N |G|'s entries is g^T N g (N >= 0): p^2, not p^2 d
+    mag = abs(u) * np.abs(B).sum() + np.abs(A).sum() + float(g @ N @ g) + np.abs(mu) @ _cabs(C)
     return _allow(B.shape[0] + G.shape[0], A.shape[0], float(mag))
 
 
@@ -296,16 +296,34 @@ def _allow(rows: int, d: int, mag: float) -> float:
     return 64.0 * (rows + d * d) * _EPS * mag
 
 
+_WHITENED: list = []  # [(B, its eigenvalues, L^-1)]: the last B whitened (held, so `is` is safe)
+
+
+def _whitener(B: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """``B``'s eigenvalues and the inverse of its Cholesky factor (None where ``B``'s least eigenvalue is at
+    most ``1e-9`` of its largest), kept for the last ``B``: :func:`sparsify` proves several ``N`` on one node."""
+    last = _WHITENED[0] if _WHITENED else None  # one read: another thread may replace it
+    if last is not None and last[0] is B:
+        return last[1], last[2]
+    wB = np.linalg.eigvalsh(B)
+    Li = None
+    if wB[0] > 1e-9 * max(wB[-1], 1e-300):
+        try:
+            Li = np.linalg.inv(np.linalg.cholesky(B))
+        except np.linalg.LinAlgError:
+            Li = None
+    _WHITENED[:1] = [(B, wB, Li)]
+    return wB, Li
+
+
 def proven(A: np.ndarray, B: np.ndarray, G: np.ndarray, C: np.ndarray, N: np.ndarray, mu: np.ndarray) -> float:
     """The bound ``(N, mu)`` prove: top eigenvalue of ``(A + G^T N G + sum mu C, B)`` (B positive
     definite, else ``inf``), with a relative margin for the verifier's own rounding allowance.  The
     margin grows as B's least eigenvalue falls: see :func:`proven_at` for a claim given in advance."""
-    wB = np.linalg.eigvalsh(B)
-    if wB[0] <= 1e-9 * max(wB[-1], 1e-300):
+    wB, Li = _whitener(B)
+    if Li is None:
         return float("inf")
     T = A + G.T @ N @ G + _cweighted(C, mu)
-    L = np.linalg.cholesky(B)
-    Li = np.linalg.inv(L)
     lam = float(np.linalg.eigvalsh(Li @ (0.5 * (T + T.T)) @ Li.T)[-1])
     allow = _allowance(A, B, G, C, N, mu)
     return lam + 1e-9 * abs(lam) + 4.0 * allow / wB[0] + 1e-12
