@@ -12,11 +12,13 @@ Single-threaded BLAS.
 Run::
 
     python benchmarks/lifted_steps.py --case bc-pca5-n200 --cpu 60
+    python benchmarks/lifted_steps.py --case bc-pca5-n200 --cpu 60 --nodes /tmp/nodes.pkl   # kept for reruns
 """
 
 from __future__ import annotations
 
 import argparse
+import pickle
 import statistics
 import sys
 import time
@@ -86,8 +88,16 @@ def main(argv=None) -> None:
     ap.add_argument("--cpu", type=float, default=60.0, help="CPU seconds of search that collect the nodes")
     ap.add_argument("--fraction", type=float, default=0.5)
     ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--nodes", help="a pickle of recorded nodes: read it when it exists (no search), else write it")
     a = ap.parse_args(argv)
-    obj, zero, rec = collect(a.case, a.cpu, a.fraction)
+    if a.nodes and Path(a.nodes).exists():
+        with open(a.nodes, "rb") as f:
+            obj, zero, rec = pickle.load(f)
+    else:
+        obj, zero, rec = collect(a.case, a.cpu, a.fraction)
+        if a.nodes:
+            with open(a.nodes, "wb") as f:
+                pickle.dump((obj, zero, rec), f)
     ways = {"dense (before)": False, "factors (now)": True}
     secs: dict = {w: [] for w in ways}
     bounds: dict = {}
