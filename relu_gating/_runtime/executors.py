@@ -127,8 +127,11 @@ class LocalPool:
 def end_pool(ex: Any) -> None:
     """Shut a ``ProcessPoolExecutor`` down now: queued tasks cancelled, its processes terminated and
     joined (what Python 3.14's ``terminate_workers`` does, and the join); one still alive
-    :data:`JOIN_SECONDS` after SIGTERM is killed (SIGKILL) and joined again."""
+    :data:`JOIN_SECONDS` after SIGTERM is killed (SIGKILL) and joined again.  Then the pool's management
+    thread, which marks the abandoned tasks' futures broken, is waited for (at most :data:`JOIN_SECONDS`):
+    when this returns, every future of the pool is done or cancelled."""
     procs = list((getattr(ex, "_processes", None) or {}).values())  # shutdown() forgets them
+    manager = getattr(ex, "_executor_manager_thread", None)
     ex.shutdown(wait=False, cancel_futures=True)
     for proc in procs:
         try:
@@ -138,6 +141,8 @@ def end_pool(ex: Any) -> None:
             continue
     for proc in procs:
         _join_or_kill(proc)
+    if manager is not None:
+        manager.join(JOIN_SECONDS)
 
 
 def _join_or_kill(proc: Any) -> None:

@@ -42,11 +42,12 @@ import functools
 from typing import Any
 
 import numpy as np
+import scipy.linalg
 import scipy.sparse as sp
 
 from relu_gating._inputs.scaling import unit_rows
 
-__all__ = ["lifted", "plain", "strong_bound", "first_order", "level_order", "proven_at", "sparsify", "compact", "MAX_UNDECIDED", "N_DECIDED"]
+__all__ = ["lifted", "lifted_parts", "Comp", "plain", "strong_bound", "first_order", "level_order", "proven_at", "sparsify", "compact", "MAX_UNDECIDED", "N_DECIDED"]
 
 #: The strong bound is tried only on nodes with at most this many undecided rows (PSD size r + |U|).
 MAX_UNDECIDED = 128
@@ -89,6 +90,11 @@ LEVEL_ORDER_COND = 1e-12
 LEVEL_STEPS = 60
 #: Multipliers below these fractions of the largest are dropped, the largest fraction that still proves the level.
 SPARSE_FRACTIONS = (0.3, 0.1, 0.03, 0.01, 0.0)
+#: The complementarity matrices held by their factors (:class:`Comp`) in :func:`strong_bound`; False: the
+#: dense stack of :func:`lifted`, as before (a switch for ``benchmarks/lifted_steps.py``).
+STRUCTURED = True
+#: The steps compute only the top eigenpair (:func:`_top`); False: the whole ``eigh`` (before).
+TOP_ONLY = True
 #: Decided rows used (those nearest the node's interior points; any subset is valid).
 N_DECIDED = 12
 _SQRT2 = float(np.sqrt(2.0))
@@ -115,6 +121,72 @@ def lifted(Q: np.ndarray, M: np.ndarray, QH: np.ndarray | None, signs: np.ndarra
     C[k, r + k, :r] -= 0.5 * Q[U]
     C[k, :r, r + k] -= 0.5 * Q[U]
     return A, B, G, C, U
+
+
+class Comp:
+    """The complementarity matrices ``C_i = sym(a_i b_i^T)`` of :func:`lifted` held by their factors: ``a``
+    (``d x |U|``, column ``i`` is ``a_i``) and ``b``; ``C_i`` of the node are ``a_i = e_{y_i}``,
+    ``b_i = e_{y_i} - (q_i, 0)``.  What the steps need of them costs ``O(d |U|)`` (:meth:`quad`) and one
+    product of ``d x |U|`` by ``|U| x d`` (:meth:`weighted`), where the dense ``(|U|, d, d)`` stack cost
+    ``O(|U| d^2)`` a step and ``O(|U| d^3)`` to whiten (issue 39: 110 of 192 ms a try at about 120
+    undecided rows on breast cancer PCA 5).  The same matrices: ``dense()`` is the stack."""
+
+    def __init__(self, a: np.ndarray, b: np.ndarray) -> None:
+        self.a, self.b = a, b
+        self.shape = (a.shape[1], a.shape[0], a.shape[0])
+
+    def weighted(self, mu: np.ndarray) -> np.ndarray:
+        """``sum_i mu_i C_i`` (symmetric, ``d x d``)."""
+        S = (self.a * mu) @ self.b.T
+        return 0.5 * (S + S.T)
+
+    def quad(self, x: np.ndarray) -> np.ndarray:
+        """``x^T C_i x`` for every ``i``."""
+        return (self.a.T @ x) * (self.b.T @ x)
+
+    def whiten(self, Li: np.ndarray) -> "Comp":
+        """The matrices ``Li C_i Li^T``."""
+        return Comp(Li @ self.a, Li @ self.b)
+
+    def abs_sums(self) -> np.ndarray:
+        """``sum_i ||a_i||_1 ||b_i||_1``, at least ``sum |C_i|`` (entrywise) and equal to it for the node's
+        factors (``1 + ||q_i||_1``): for the rounding allowance."""
+        return np.abs(self.a).sum(0) * np.abs(self.b).sum(0)
+
+    def dense(self) -> np.ndarray:
+        """The ``(|U|, d, d)`` stack."""
+        S = np.einsum("ki,li->ikl", self.a, self.b)
+        return 0.5 * (S + S.transpose(0, 2, 1))
+
+
+def _cweighted(C: Any, mu: np.ndarray) -> np.ndarray:
+    return C.weighted(mu) if isinstance(C, Comp) else np.tensordot(mu, C, axes=1)
+
+
+def _cquad(C: Any, x: np.ndarray) -> np.ndarray:
+    return C.quad(x) if isinstance(C, Comp) else np.einsum("i,kij,j->k", x, C, x)
+
+
+def _cabs(C: Any) -> np.ndarray:
+    return C.abs_sums() if isinstance(C, Comp) else np.abs(C).sum((1, 2))
+
+
+def lifted_parts(Q: np.ndarray, M: np.ndarray, QH: np.ndarray | None, signs: np.ndarray, zero: np.ndarray,
+                 dec: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, Comp, np.ndarray]:
+    """:func:`lifted` with ``C`` held by its factors (:class:`Comp`): the matrices the steps use."""
+    n, r = Q.shape
+    A, B, U = _pencil(Q, M, QH, signs, zero)
+    u = U.size
+    G = np.zeros((dec.size + 2 * u, r + u))
+    G[:dec.size, :r] = signs[dec, None] * Q[dec]
+    G[dec.size + np.arange(u), r + np.arange(u)] = 1.0
+    G[dec.size + u + np.arange(u), r + np.arange(u)] = 1.0
+    G[dec.size + u:, :r] = -Q[U]
+    a = np.zeros((r + u, u))
+    a[r + np.arange(u), np.arange(u)] = 1.0
+    b = a.copy()
+    b[:r] = -Q[U].T
+    return A, B, G, Comp(a, b), U
 
 
 def _pencil(Q: np.ndarray, M: np.ndarray, QH: np.ndarray | None, signs: np.ndarray,
@@ -216,8 +288,8 @@ def _allowance(A: np.ndarray, B: np.ndarray, G: np.ndarray, C: np.ndarray, N: np
                u: float = 1.0) -> float:
     """A rounding allowance on the slack ``u B - A - G^T N G - sum mu_i C_i`` (generous: the verifier
     recomputes the pieces from ``Phi`` with its own allowance)."""
-    mag = abs(u) * np.abs(B).sum() + np.abs(A).sum() + (np.abs(G).T @ N @ np.abs(G)).sum() \
-        + np.abs(mu) @ np.abs(C).sum((1, 2))
+    g = np.abs(G).sum(1)  # the sum of |G|^T N |G|'s entries is g^T N g (N >= 0): p^2, not p^2 d
+    mag = abs(u) * np.abs(B).sum() + np.abs(A).sum() + float(g @ N @ g) + np.abs(mu) @ _cabs(C)
     return _allow(B.shape[0] + G.shape[0], A.shape[0], float(mag))
 
 
@@ -226,16 +298,34 @@ def _allow(rows: int, d: int, mag: float) -> float:
     return 64.0 * (rows + d * d) * _EPS * mag
 
 
+_WHITENED: list = []  # [(B, its eigenvalues, L^-1)]: the last B whitened (held, so `is` is safe)
+
+
+def _whitener(B: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """``B``'s eigenvalues and the inverse of its Cholesky factor (None where ``B``'s least eigenvalue is at
+    most ``1e-9`` of its largest), kept for the last ``B``: :func:`sparsify` proves several ``N`` on one node."""
+    last = _WHITENED[0] if _WHITENED else None  # one read: another thread may replace it
+    if last is not None and last[0] is B:
+        return last[1], last[2]
+    wB = np.linalg.eigvalsh(B)
+    Li = None
+    if wB[0] > 1e-9 * max(wB[-1], 1e-300):
+        try:
+            Li = np.linalg.inv(np.linalg.cholesky(B))
+        except np.linalg.LinAlgError:
+            Li = None
+    _WHITENED[:1] = [(B, wB, Li)]
+    return wB, Li
+
+
 def proven(A: np.ndarray, B: np.ndarray, G: np.ndarray, C: np.ndarray, N: np.ndarray, mu: np.ndarray) -> float:
     """The bound ``(N, mu)`` prove: top eigenvalue of ``(A + G^T N G + sum mu C, B)`` (B positive
     definite, else ``inf``), with a relative margin for the verifier's own rounding allowance.  The
     margin grows as B's least eigenvalue falls: see :func:`proven_at` for a claim given in advance."""
-    wB = np.linalg.eigvalsh(B)
-    if wB[0] <= 1e-9 * max(wB[-1], 1e-300):
+    wB, Li = _whitener(B)
+    if Li is None:
         return float("inf")
-    T = A + G.T @ N @ G + np.tensordot(mu, C, axes=1)
-    L = np.linalg.cholesky(B)
-    Li = np.linalg.inv(L)
+    T = A + G.T @ N @ G + _cweighted(C, mu)
     lam = float(np.linalg.eigvalsh(Li @ (0.5 * (T + T.T)) @ Li.T)[-1])
     allow = _allowance(A, B, G, C, N, mu)
     return lam + 1e-9 * abs(lam) + 4.0 * allow / wB[0] + 1e-12
@@ -249,7 +339,7 @@ def proven_at(A: np.ndarray, B: np.ndarray, G: np.ndarray, C: np.ndarray, N: np.
     steps a node's ``B`` is singular or nearly so wherever a former feature is (nearly) one of the node's
     lifted points, which made :func:`proven`'s margin exceed the gain to be proven (iris step 4: 0.0754
     proven for multipliers whose slack at 0.0737 is positive definite by 4e-5)."""
-    T = A + G.T @ N @ G + np.tensordot(mu, C, axes=1)
+    T = A + G.T @ N @ G + _cweighted(C, mu)
     lam = float(np.linalg.eigvalsh(u * B - 0.5 * (T + T.T))[0])
     return float(u) if lam > 4.0 * _allowance(A, B, G, C, N, mu, u) + 1e-12 else float("inf")
 
@@ -276,7 +366,7 @@ def first_order(A: np.ndarray, B: np.ndarray, G: np.ndarray, C: np.ndarray, leve
         return None
     Li = np.linalg.inv(L)
     At, Gt = Li @ A @ Li.T, G @ Li.T  # B-whitened: the pencil's top eigenvalue is At's
-    Ct = Li @ C @ Li.T  # (|U|, d, d) by broadcasting
+    Ct = C.whiten(Li) if isinstance(C, Comp) else Li @ C @ Li.T  # (|U|, d, d) by broadcasting
     return _descend(At, Gt, Ct, level, FO_STEPS if steps is None else steps, check)
 
 
@@ -299,9 +389,8 @@ def _descend(A: np.ndarray, G: np.ndarray, C: np.ndarray, target: float, steps: 
     N, mu = np.zeros((p, p)), np.zeros(u)
     best, arg, mark = np.inf, (N, mu), np.inf
     for t in range(steps):
-        T = A + G.T @ N @ G + np.tensordot(mu, C, axes=1)
-        w, V = np.linalg.eigh(0.5 * (T + T.T))
-        f, x = float(w[-1]), V[:, -1]
+        T = A + G.T @ N @ G + _cweighted(C, mu)
+        f, x = _top(0.5 * (T + T.T))
         if f < best:
             best, arg = f, (N.copy(), mu.copy())
         if f <= target:
@@ -313,7 +402,7 @@ def _descend(A: np.ndarray, G: np.ndarray, C: np.ndarray, target: float, steps: 
         gx = G @ x
         dN = np.outer(gx, gx)  # d f / d N (x the top eigenvector); N only rises where it lowers f
         dN[(N <= 0.0) & (dN > 0.0)] = 0.0
-        dm = np.einsum("i,kij,j->k", x, C, x)
+        dm = _cquad(C, x)
         norm = float((dN * dN).sum() + dm @ dm)
         if norm <= 1e-300:
             break
@@ -321,6 +410,21 @@ def _descend(A: np.ndarray, G: np.ndarray, C: np.ndarray, target: float, steps: 
         N = np.maximum(N - step * dN, 0.0)
         mu = mu - step * dm
     return arg
+
+
+def _top(T: np.ndarray) -> tuple[float, np.ndarray]:
+    """The largest eigenvalue of the symmetric ``T`` and an eigenvector: LAPACK's ``syevr`` for that one
+    pair (2.9x faster than the whole ``eigh`` at size 126), the whole ``eigh`` where it fails."""
+    d = T.shape[0]
+    if TOP_ONLY and d > 1:
+        try:
+            w, V = scipy.linalg.eigh(T, subset_by_index=[d - 1, d - 1], driver="evr", check_finite=False)
+            if np.all(np.isfinite(w)) and np.all(np.isfinite(V)):
+                return float(w[-1]), V[:, -1]
+        except (np.linalg.LinAlgError, ValueError):
+            pass
+    w, V = np.linalg.eigh(T)
+    return float(w[-1]), V[:, -1]
 
 
 def sparsify(A: np.ndarray, B: np.ndarray, G: np.ndarray, C: np.ndarray, N: np.ndarray, mu: np.ndarray,
@@ -359,7 +463,7 @@ def strong_bound(Q: np.ndarray, M: np.ndarray, QH: np.ndarray | None, signs: np.
     whitening: ``B`` singular or ill-conditioned), else Clarabel's on small nodes
     (``CLARABEL_MAX_UNDECIDED``; the only way without a finite ``level``), else the better bound found."""
     dec = pick_decided(Q, signs, zero, V, k)
-    A, B, G, C, U = lifted(Q, M, QH, signs, zero, dec)
+    A, B, G, C, U = (lifted_parts if STRUCTURED else lifted)(Q, M, QH, signs, zero, dec)
     found = []
     if np.isfinite(level):
         aim = level - FO_AIM * abs(level)
@@ -379,7 +483,7 @@ def strong_bound(Q: np.ndarray, M: np.ndarray, QH: np.ndarray | None, signs: np.
             if u <= level:
                 return u, (dec, compact(N), mult[1])
     if U.size <= CLARABEL_MAX_UNDECIDED:
-        solved = _solve(A, B, G, C)
+        solved = _solve(A, B, G, C.dense() if isinstance(C, Comp) else C)
         if solved is not None:
             N, mu, u = solved
             claims = [proven(A, B, G, C, N, mu), proven_at(A, B, G, C, N, mu, u + CLARABEL_ROOM * max(abs(u), 1.0))]
