@@ -51,6 +51,8 @@ ATOMS_PER_ROUND = 8
 SMOOTHING = 0.5
 #: Atoms kept in the master LP between rounds of the cone pricing.
 _MASTER_ATOMS = 400
+#: Chambers' witnesses sampled into the early pricing's seed pool (:func:`_early_seeds`).
+_EARLY_SAMPLE = 8192
 #: Master LPs at most in choosing the seed pool's columns (:func:`_seed_master`).
 _SEED_LPS = 40
 #: Most violated witnesses added per LP of the seed phase.
@@ -258,7 +260,8 @@ class _Pricer:
 
 
 def variation_norm(v: Any, Phi: Any, *, tol: float = DEFAULT_TOL, max_iter: int = 200, patterns: Any = None,
-                   initial: Any = None, max_patterns: int | None = None, pricing: str = "auto") -> VariationNorm:
+                   initial: Any = None, max_patterns: int | None = None, pricing: str = "auto",
+                   on_round: Any = None) -> VariationNorm:
     """``||v||_A`` (Def 5.8) as a certified interval that closes to ``tol``, with a decomposition.
 
     Parameters
@@ -291,6 +294,9 @@ def variation_norm(v: Any, Phi: Any, *, tol: float = DEFAULT_TOL, max_iter: int 
         certified as with ``"cone"`` for every choice.  ``"search"``: cheap
         candidates, and the certified best-neuron search when they find nothing (the earlier
         method).  ``"auto"``: ``"cone"`` where it applies, else ``"search"``.
+    on_round : callable, optional
+        Called as ``on_round(round, lower, upper)`` after each priced round of the cone pricings
+        (the interval so far, in the units of ``v``): progress reports and benchmarks.
 
     Examples
     --------
@@ -322,14 +328,15 @@ def variation_norm(v: Any, Phi: Any, *, tol: float = DEFAULT_TOL, max_iter: int 
     span = _spanning_thetas(P)
     u = vv / scale
     early = pricing == "early" and cone is not None
-    seeds = _top_witnesses(P, pricer.W, u, _MASTER_ATOMS) if early else pricer.W[pricer.idx]
+    seeds = _early_seeds(P, pricer.W, u) if early else pricer.W[pricer.idx]
     pool = [seeds, *([] if span is None else [span]),
             *([] if initial is None else [as_matrix(initial, "initial", cols=m) if np.size(initial) else
                                           np.zeros((0, m))])]
     thetas = np.vstack(pool)
     B = None if span is None else normalized_neurons(P, span)[0]
     st = (_solve(P, u, thetas, B, pricer, tol, max_iter) if cone is None else
-          _solve_cone(P, u, vv, thetas, B, cone, tol, max_iter, n_seed=0 if early else seeds.shape[0], early=early))
+          _solve_cone(P, u, vv, thetas, B, cone, tol, max_iter, n_seed=seeds.shape[0], early=early,
+                      on_round=on_round))
     D, keep = normalized_neurons(P, st["thetas"])
     nz = np.abs(st["a"]) > 0
     th = np.vstack([st["thetas"][keep][nz], *([] if span is None else [span[normalized_neurons(P, span)[1]]])])
@@ -408,6 +415,22 @@ def _top_witnesses(P: np.ndarray, W: np.ndarray, u: np.ndarray, k: int) -> np.nd
     return W[best_i[best_s > 0]]
 
 
+def _early_seeds(P: np.ndarray, W: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """The early pricing's seed pool: the ``_MASTER_ATOMS`` witnesses most aligned with ``u`` and a
+    seeded uniform sample of ``_EARLY_SAMPLE`` chambers' witnesses.
+
+    The aligned witnesses alone are near-duplicates (neurons active almost everywhere): at ``n = 400``
+    a master started from them paid for most of ``u`` through the spanning atoms and did not close
+    in 60 rounds.  The sample spreads the start over the arrangement; :func:`_seed_master` keeps
+    only the columns its LPs price in.
+    """
+    top = _top_witnesses(P, W, u, _MASTER_ATOMS)
+    if W.shape[0] <= _EARLY_SAMPLE:
+        return np.vstack([top, W])
+    pick = np.random.default_rng(0).choice(W.shape[0], size=_EARLY_SAMPLE, replace=False)
+    return np.vstack([top, W[np.sort(pick)]])
+
+
 def _seed_master(P: np.ndarray, u: np.ndarray, thetas: np.ndarray, n_seed: int, tol: float,
                  M: float) -> tuple[Any, np.ndarray, np.ndarray, int]:
     """The warm master LP loaded with the useful part of the seed pool: ``(lp, thetas, D, LPs solved)``.
@@ -449,7 +472,7 @@ def _seed_master(P: np.ndarray, u: np.ndarray, thetas: np.ndarray, n_seed: int, 
 
 
 def _solve_cone(P: np.ndarray, u: np.ndarray, v: np.ndarray, thetas: np.ndarray, B: np.ndarray | None, cone: Any,
-                tol: float, max_iter: int, n_seed: int = 0, early: bool = False) -> dict:
+                tol: float, max_iter: int, n_seed: int = 0, early: bool = False, on_round: Any = None) -> dict:
     """Column generation priced by :class:`~relu_gating.layers._cone_pricing.ConePricer` every round.
 
     The master is one warm LP (:class:`~relu_gating.layers._master_lp.MasterLP`) to which rounds add
@@ -474,6 +497,8 @@ def _solve_cone(P: np.ndarray, u: np.ndarray, v: np.ndarray, thetas: np.ndarray,
         a, r, y = lp.solve()
         upper, c, residual = _upper(D, a, u, B)
         out = {"thetas": thetas, "a": a, "c": c, "upper": upper, "residual": residual, "it": it + seed_lps}
+        if on_round is not None:
+            on_round(it, lower_v, upper * nv)
         if upper * nv - lower_v <= tol * upper * nv:
             break
         smoothed = lower_v > 0
