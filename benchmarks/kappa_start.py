@@ -1,5 +1,6 @@
 r"""Benchmark: the early pricing's starting columns, before (the 400 witnesses most aligned with ``v``) and
-after (those plus a seeded sample of every chamber's witnesses, :func:`relu_gating.layers.variation._early_seeds`).
+after (those, then warm LPs each pricing every chamber's witness in chunks and adding the most violated:
+:func:`relu_gating.layers.variation._seed_master_chunked`; "before" is the same with ``_SEED_LPS = 0``).
 
 One variation norm, ``||U_K[:, col]||_A`` of a :mod:`benchmarks.kappa_n` family, with ``pricing="early"``,
 run alternately with each start in one process (the load hits both alike).  For each run it records
@@ -34,20 +35,13 @@ class _Budget(Exception):
     """The run's CPU budget is spent."""
 
 
-def _before(P: np.ndarray, W: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """The start before: the witnesses most aligned with ``u`` only."""
-    from relu_gating.layers import variation
-
-    return variation._top_witnesses(P, W, u, variation._MASTER_ATOMS)
-
-
 def run_one(start: str, v: np.ndarray, Phi: np.ndarray, pats: object, args: argparse.Namespace) -> dict:
     """One norm with the start ``"before"`` or ``"after"``: its trace ``[(cpu s, lower, upper)]`` and result."""
     from relu_gating.layers import variation
 
-    saved = variation._early_seeds
+    saved = variation._SEED_LPS
     if start == "before":
-        variation._early_seeds = _before
+        variation._SEED_LPS = 0
     trace: list[tuple[float, float, float]] = []
     c0 = time.process_time()
 
@@ -66,7 +60,7 @@ def run_one(start: str, v: np.ndarray, Phi: np.ndarray, pats: object, args: argp
     except _Budget:
         out.update(lower=trace[-1][1], upper=trace[-1][2], closed=False, stopped="budget")
     finally:
-        variation._early_seeds = saved
+        variation._SEED_LPS = saved
     out["cpu_seconds"] = time.process_time() - c0
     out["trace"] = trace
     out["to_width"] = {str(w): next((t for t, lo, up in trace if up - lo <= w * up), None) for w in WIDTHS}
