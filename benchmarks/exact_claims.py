@@ -16,53 +16,23 @@ import argparse
 import statistics
 import sys
 import time
-from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(1, str(Path(__file__).resolve().parent.parent))  # the tests' own imports (tests._exact_reference)
 
 import test_float_range as fr  # noqa: E402
+from _fraction_claims import fraction_lifted  # noqa: E402
 
 import relu_gating as rg  # noqa: E402
 from relu_gating.checker import _exact_claims, _exact_mode, _tree_exact  # noqa: E402
 
 
 def _fraction_lifted(P, signs, zero, claims, got, meter=None) -> float:
-    """The former exact-mode ``exact_lifted`` (Fraction forms, :func:`_exact_claims.psd_excluding`)."""
-    if got is None:
-        return np.inf
-    dec, Nf, muf, und = got
-    E = P.exact
-    r, k = P.Phi_r.shape[1], und.size
-    p = r + k
-    unit = [[Fraction(int(a == b)) for b in range(k)] for a in range(k)]
-    zrows = [(i, E.Y[i] + [0] * k) for i in np.flatnonzero((signs > 0) & ~zero).tolist()]
-    zrows += [(int(i), [0] * r + unit[t]) for t, i in enumerate(und.tolist())]
-    A, B, ZZ = E.forms(zrows, p)
-    G = [[int(signs[i]) * y for y in E.Y[int(i)]] + [0] * k for i in dec.tolist()]
-    G += [[0] * r + unit[t] for t in range(k)]
-    G += [[-y for y in E.Y[int(i)]] + unit[t] for t, i in enumerate(und.tolist())]
-    D = [[Fraction(0)] * p for _ in range(p)]
-    K, L = np.nonzero(np.triu(np.maximum(0.5 * Nf + 0.5 * Nf.T, 0.0)))
-    for a, b in zip(K.tolist(), L.tolist()):
-        v = Fraction(max(0.5 * Nf[a, b] + 0.5 * Nf[b, a], 0.0)) * (1 if a == b else 2)
-        ga, gb = G[a], G[b]
-        for i in range(p):
-            if ga[i] or gb[i]:
-                for j in range(p):
-                    D[i][j] += v * (ga[i] * gb[j] + gb[i] * ga[j]) / 2
-    for t, i in enumerate(und.tolist()):
-        m = Fraction(float(muf[t]))
-        D[r + t][r + t] += m
-        for j, y in enumerate(E.Y[i]):
-            D[r + t][j] -= m * y / 2
-            D[j][r + t] -= m * y / 2
-    for u in sorted({float(c) for c in claims if np.isfinite(c)}):
-        if _exact_claims.psd_excluding(u, A, B, ZZ, D):
-            return u
-    return np.inf
+    """The former exact-mode ``exact_lifted``: the Fraction forms of the tests' own oracle."""
+    return fraction_lifted(P, signs, zero, claims, got)
 
 
 def _fraction_claim(P, mask, claims, rows=None, N=None, meter=None) -> float:

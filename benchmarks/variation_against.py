@@ -17,9 +17,8 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
-from contextlib import contextmanager
-from typing import Iterator
+
+from compare import _checkout  # one worktree helper for the benchmarks that compare commits
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -49,18 +48,6 @@ def _run(root: str, fam: str, n: int, col: int, tol: float, max_iter: int) -> di
     out = subprocess.run([sys.executable, "-c", _CHILD, root, fam, str(n), str(col), str(tol), str(max_iter), HERE],
                          env=env, capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
-
-
-@contextmanager
-def _checkout(rev: str) -> Iterator[str]:
-    """A temporary git worktree of ``rev`` (removed after)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        other = os.path.join(tmp, "other")
-        subprocess.run(["git", "worktree", "add", "--detach", "-q", other, rev], cwd=ROOT, check=True)
-        try:
-            yield other
-        finally:
-            subprocess.run(["git", "worktree", "remove", "--force", other], cwd=ROOT, check=False)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,24 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _script():
-    spec = importlib.util.spec_from_file_location("experiment_reduced", ROOT / "benchmarks" / "experiment_reduced.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
+from tests._benchmarks import benchmark_script
 
 def test_a_reduced_clusters_run_records_what_was_replaced(tmp_path):
-    mod = _script()
+    mod = benchmark_script("experiment_reduced")
     argv = ["clusters", "--set", "n=24", "--set", "configs=[[0.4, 0.4]]", "--set", "T=2", "--set", "kappa_n=9",
             "--set", "kappa_seconds=1", "--out", str(tmp_path), "--no-plot"]
     assert mod.main(argv) == 0
@@ -32,7 +21,7 @@ def test_a_reduced_clusters_run_records_what_was_replaced(tmp_path):
 
 
 def test_a_bad_set_is_one_clear_error():
-    mod = _script()
+    mod = benchmark_script("experiment_reduced")
     with pytest.raises(SystemExit, match="expected KEY=VALUE"):
         mod.parse_sets(["n"])
     with pytest.raises(SystemExit, match="not JSON"):

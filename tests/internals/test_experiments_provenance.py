@@ -2,22 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from pathlib import Path
 
 from relu_gating.experiments import Check, Experiment, ExperimentResult
 from relu_gating.experiments._base import provenance, run_recorded
+from tests._benchmarks import benchmark_script
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _doc_script():
-    spec = importlib.util.spec_from_file_location("experiments_doc", ROOT / "benchmarks" / "experiments_doc.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def test_a_recorded_run_carries_commit_command_load_and_date(tmp_path):
@@ -45,14 +38,14 @@ def test_a_check_of_an_unknown_kind_is_refused():
 
 
 def test_experiments_doc_blocks_match_the_saved_runs():
-    t = _doc_script()
+    t = benchmark_script("experiments_doc")
     text = (ROOT / "docs" / "experiments.md").read_text(encoding="utf-8")
     assert any(t.begin(n) in text for n in t.BLOCKS)
     assert t.replace_blocks(text) == text, "regenerate: python benchmarks/experiments_doc.py --write docs/experiments.md"
 
 
 def test_experiments_doc_replaces_only_its_blocks():
-    t = _doc_script()
+    t = benchmark_script("experiments_doc")
     doc = f"intro\n{t.begin('alpha')}\nold\n{t.end('alpha')}\noutro\n"
     new = t.replace_blocks(doc)
     assert new.startswith("intro\n") and new.endswith("outro\n") and "old" not in new and t.block("alpha") in new

@@ -2,23 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from relu_gating.experiments.greedy_rate import gap_K
+from tests._benchmarks import benchmark_script
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _bench(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def test_gap_K_skips_a_tie_and_takes_the_nearest_gap():
@@ -36,7 +27,7 @@ def test_gap_K_refuses_a_spectrum_without_a_gap():
 
 
 def test_pair_scores_equal_the_captured_coverage_recomputed():
-    bl = _bench("best_layer")
+    bl = benchmark_script("best_layer")
     rng = np.random.default_rng(1)
     n, K = 12, 3
     Phi = np.c_[rng.standard_normal((n, 2)), np.ones(n)]
@@ -54,7 +45,7 @@ def test_pair_scores_equal_the_captured_coverage_recomputed():
 
 def test_captured_with_a_dead_neuron_keeps_the_later_columns():
     # [1, 0, x]: an unpivoted QR dropped the zero column's direction and with it part of x (N_K 1.5, not 2)
-    bl = _bench("best_layer")
+    bl = benchmark_script("best_layer")
     x = np.arange(5.0)
     U = np.linalg.qr(np.c_[np.ones(5), x])[0]
     assert bl.captured(np.c_[np.ones(5), np.zeros(5), x], U) == pytest.approx(2.0, abs=1e-12)
@@ -62,7 +53,7 @@ def test_captured_with_a_dead_neuron_keeps_the_later_columns():
 
 
 def test_rate_bound_violations_are_reported():
-    gr = _bench("greedy_rates")
+    gr = benchmark_script("greedy_rates")
     good = {"steps": [{"t": 0, "delta": 1.0, "rate_bound": 1.0, "applies": True},
                       {"t": 1, "delta": 0.5, "rate_bound": 0.9, "s2": 0.5, "s2_bound": 20.0, "applies": True}]}
     assert gr.bound_violations(good) == []
@@ -75,7 +66,7 @@ def test_rate_bound_violations_are_reported():
 def test_t_interval_matches_scipy():
     from scipy import stats
 
-    gr = _bench("greedy_rates")
+    gr = benchmark_script("greedy_rates")
     v = [-1.2, -0.8, -1.1, -1.4, -0.9]
     m, lo, hi = gr.t_interval(v)
     ref = stats.t.interval(0.95, len(v) - 1, loc=np.mean(v), scale=stats.sem(v))
@@ -84,7 +75,7 @@ def test_t_interval_matches_scipy():
 
 
 def test_explicit_pair_is_tight_on_an_atom_and_valid_off_the_span():
-    gr = _bench("greedy_rates")
+    gr = benchmark_script("greedy_rates")
     x = np.linspace(0.0, 1.0, 41)
     atom = np.maximum(x - 0.5, 0.0)
     u = (atom / np.linalg.norm(atom))[:, None]
@@ -98,7 +89,7 @@ def test_explicit_pair_is_tight_on_an_atom_and_valid_off_the_span():
 
 
 def test_rem514_flags_a_fall_of_s_past_a_multiple_eta1():
-    gr = _bench("greedy_rates")
+    gr = benchmark_script("greedy_rates")
     ok = {"steps": [{"t": 0}, {"t": 1, "s_fell": False, "eta1_multiplicity_prev": 2},
                     {"t": 2, "s_fell": True, "eta1_multiplicity_prev": 1}]}
     assert gr.rem514_violations(ok) == []
@@ -112,10 +103,7 @@ def test_rem514_flags_a_fall_of_s_past_a_multiple_eta1():
 
 
 def test_prop41_violations_are_reported():
-    import sys
-
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    p41 = _bench("prop41")
+    p41 = benchmark_script("prop41")
     rng = np.random.default_rng(2)
     n, K = 16, 3
     A = (rng.random((n, n)) < 0.4).astype(float)
