@@ -319,6 +319,8 @@ def _kappa_trend(rows: list[dict]) -> str:
     seeds = {n: len({r["seed"] for r in rows if r["n"] == n}) for n in ns}
     ranges = ", ".join(f"[{lo[n]:.3g}, {hi[n]:.3g}] at n = {n} ({seeds[n]} seed{'s' * (seeds[n] > 1)})" for n in ns)
     grown = [n for n in ns[1:] if lo[n] > hi[ns[0]]]
+    if min(lo.values()) < 1:  # ||u||_A >= ||u|| = 1 for every unit u: such lower ends say nothing
+        ranges += " (lower ends below the trivial 1: only the upper ends are informative)"
     if len(ns) == 1:
         return f"{ranges}: one n only, no trend"
     if grown:

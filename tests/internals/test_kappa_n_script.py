@@ -101,3 +101,5 @@ def test_kappa_trend_says_grows_only_when_a_lower_end_clears_every_first_upper_e
     text = doc._kappa_trend(flat)
     assert "grows" not in text and "within [2.5, 3.5]" in text
     assert "one n only" in doc._kappa_trend([r(50, 0, 1.0, 3.0)])
+    assert "trivial 1" not in doc._kappa_trend([r(50, 0, 1.0, 3.0)])
+    assert "trivial 1" in doc._kappa_trend([r(50, 0, 0.97, 3.0)])
