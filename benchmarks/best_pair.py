@@ -46,6 +46,7 @@ import argparse
 import json
 import sys
 import time
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -148,6 +149,35 @@ def combine(N0: float, lam: np.ndarray, I: np.ndarray, J: np.ndarray, g1_upper: 
     return N0 + lam[:, 0] + lam[:, 1], N0 + np.minimum(single[I], single[J]) + lam[:, 0]
 
 
+def proven_bounds(Phi: np.ndarray, U: np.ndarray, masks: np.ndarray, lam: np.ndarray, I: np.ndarray,
+                  J: np.ndarray) -> tuple[list[Fraction], Fraction, dict]:
+    """Every pattern pair's bound proven in exact integers (:mod:`pair_bound_exact`): ``N_K(H_0)`` plus the
+    smaller of Ky Fan ``a + b`` and the sequential ``min(a_i, a_j) + a``, where ``a >= lambda_1`` and
+    ``b >= lambda_2`` of ``U^T P_W U`` are decided exactly (the floats ``lam`` only propose them) and
+    ``a_i`` is pattern ``i``'s own proven ``lambda_1``.  Returns the bounds (``Fraction``, in ``I, J``'s
+    order), the exact ``N_K(H_0)`` and statistics (proposals rejected, the largest excess over the float)."""
+    from pair_bound_exact import ExactPairs
+
+    ex = ExactPairs(Phi, U, masks)
+    ab, worst_excess, rejected = [], 0.0, 0
+    for k in range(I.size):
+        a, b, tries = ex.certify(int(I[k]), int(J[k]), float(lam[k, 0]), float(lam[k, 1]))
+        ab.append((a, b))
+        rejected += tries - 1
+        worst_excess = max(worst_excess, float(a + b) - float(lam[k, 0] + lam[k, 1]))
+    single = {int(i): ab[k][0] for k, (i, j) in enumerate(zip(I, J)) if i == j}
+    ub = [ex.N0 + min(a + b, min(single[int(i)], single[int(j)]) + a) for (a, b), i, j in zip(ab, I, J)]
+    return ub, ex.N0, {"proposals_rejected": rejected, "max_excess_over_float": worst_excess,
+                       "pairs_where_sequential_is_smaller": sum(
+                           min(single[int(i)], single[int(j)]) < b for (a, b), i, j in zip(ab, I, J))}
+
+
+def round_up(q: Fraction) -> float:
+    """The smallest double at or above ``q``."""
+    x = float(q)
+    return x if Fraction(x) >= q else float(np.nextafter(x, np.inf))
+
+
 def layer_value(Phi: np.ndarray, U: np.ndarray, thetas: np.ndarray) -> float:
     """``N_K([1, relu(Phi theta_1), ...])`` in float64: the neurons' residuals against ``1``, each scaled to
     unit norm (a dead neuron, or one whose residual is below ``1e-12`` of its norm, adds nothing), then an
@@ -166,11 +196,13 @@ def layer_value(Phi: np.ndarray, U: np.ndarray, thetas: np.ndarray) -> float:
 
 
 def exact_value(Phi: np.ndarray, U: np.ndarray, thetas: np.ndarray) -> float:
-    """The same value in exact rationals (``Phi``, ``U`` and the weights taken as the doubles they are):
-    Gram-Schmidt of ``[1, relu(Phi theta_1), ...]`` without normalization, ``sum_j <q_j, U>^2 / <q_j, q_j>``;
-    rounded once at the end."""
-    from fractions import Fraction
+    """:func:`exact_value_q` rounded once to a float."""
+    return float(exact_value_q(Phi, U, thetas))
 
+
+def exact_value_q(Phi: np.ndarray, U: np.ndarray, thetas: np.ndarray) -> Fraction:
+    """The layer's value in exact rationals (``Phi``, ``U`` and the weights taken as the doubles they are):
+    Gram-Schmidt of ``[1, relu(Phi theta_1), ...]`` without normalization, ``sum_j <q_j, U>^2 / <q_j, q_j>``."""
     n = Phi.shape[0]
     F = [[Fraction(float(x)) for x in row] for row in Phi]
     cols = [[Fraction(1)] * n]
@@ -187,7 +219,7 @@ def exact_value(Phi: np.ndarray, U: np.ndarray, thetas: np.ndarray) -> float:
         if vv:
             basis.append((v, vv))
             total += sum(sum(a * b for a, b in zip(v, u)) ** 2 for u in Uq) / vv
-    return float(total)
+    return total
 
 
 def local_pair(Phi: np.ndarray, U: np.ndarray, w1: np.ndarray, w2: np.ndarray, iters: int) -> tuple[float, np.ndarray]:
@@ -235,9 +267,88 @@ def pool_best(Phi: np.ndarray, U: np.ndarray, extra: np.ndarray, size: int) -> t
     return layer_value(Phi, U, th), th
 
 
+def upper_end(Phi: np.ndarray, U: np.ndarray) -> dict:
+    """The patterns (their completeness proven), the float pair bounds and the proven ones."""
+    from relu_gating.patterns import check_completeness, enumerate_patterns
+
+    c0 = time.process_time()
+    pats = enumerate_patterns(Phi)
+    report = check_completeness(Phi, pats.masks, pats.witnesses, pats.exact_witnesses)
+    if not report.ok:
+        raise RuntimeError(f"the pattern list is not proven complete: {report.reason}")
+    bases, kept1, drop1 = pattern_bases(Phi, pats.masks.astype(float))
+    lam, kept2, drop2 = pair_bounds(bases, U)
+    I, J = np.triu_indices(len(bases))
+    c1 = time.process_time()
+    ub_q, N0_q, stats = proven_bounds(Phi, U, pats.masks, lam, I, J)
+    return {"pats": pats, "bases": bases, "lam": lam, "I": I, "J": J, "ub_q": ub_q, "N0_q": N0_q,
+            "ub": np.array([float(x) for x in ub_q]), "stats": stats, "cpu_float": c1 - c0,
+            "cpu_exact": time.process_time() - c1,
+            "rank_gap": {"pattern_kept_min": float(min(kept1)), "pattern_dropped_max": float(max(drop1)),
+                         "pair_kept_min": kept2, "pair_dropped_max": drop2}}
+
+
+def lower_end(Phi: np.ndarray, U: np.ndarray, up: dict, greedy: dict, a: argparse.Namespace) -> dict:
+    """Actual pairs: the greedy pairs, the pool's best pair, local solves in the pattern pairs whose proven
+    bound is above the best found (largest first, for ``a.seconds`` of CPU); the best one's value exact."""
+    W = np.asarray(up["pats"].witnesses, float)
+    ub, I, J = up["ub"], up["I"], up["J"]
+    lb, arg = max(((v["value_recomputed"], np.asarray(v["thetas"])) for v in greedy.values()
+                   if v["value_recomputed"] is not None), key=lambda z: z[0])
+    lb_greedy = lb
+    pv, pth = pool_best(Phi, U, np.vstack([W] + [np.asarray(v["thetas"]) for v in greedy.values()]), a.pool)
+    if pv > lb:
+        lb, arg = pv, pth
+    order = np.argsort(-ub)
+    solved, c1 = 0, time.process_time()
+    for k in order:
+        if ub[k] <= lb + a.allowance or time.process_time() - c1 > a.seconds:
+            break
+        v, th = local_pair(Phi, U, W[I[k]], W[J[k]], a.iters)
+        solved += 1
+        if v > lb:
+            lb, arg = v, th
+    return {"lb_q": exact_value_q(Phi, U, arg), "lb_float": lb, "arg": arg, "lb_greedy": lb_greedy,
+            "lb_pool": pv, "solved": solved, "order": order}
+
+
+def summary(Phi: np.ndarray, U: np.ndarray, up: dict, greedy: dict, low: dict, a: argparse.Namespace) -> dict:
+    """The result record: the bracket (upper end proven, lower end an actual pair's exact value), the float
+    bounds beside the proven ones, and the 50-digit spot check of the float eigenvalues."""
+    I, J, lam, ub_q, lb_q = up["I"], up["J"], up["lam"], up["ub_q"], low["lb_q"]
+    N0 = float(np.sum(U.mean(axis=0) ** 2) * a.n)
+    g1_upper = greedy["1.0"]["upper_bounds"][0]  # the search's certified bound on the best single neuron
+    ub_kyfan, ub_seq = combine(N0, lam, I, J, g1_upper)
+    ub_float = np.minimum(ub_kyfan, ub_seq)
+    top_q = max(ub_q)
+    if top_q < lb_q:
+        raise ArithmeticError("an actual pair above every proven pair bound: a bound is wrong")
+    open_ = np.array([u > lb_q for u in ub_q])
+    top = int(np.argmax(up["ub"]))
+    rng = np.random.default_rng(1)
+    order = low["order"]
+    sample = list(order[:a.mp_sample // 2]) + list(rng.choice(I.size, a.mp_sample - a.mp_sample // 2, replace=False))
+    mp_err = max(abs(pair_bound_mp(up["bases"][I[k]], up["bases"][J[k]], U) - lam[k, 0] - lam[k, 1]) for k in sample)
+    Uc = U - U.mean(0)
+    return {"n_patterns": len(up["bases"]), "n_pairs": int(I.size), "N_K_H0": float(up["N0_q"]),
+            "kyfan_upper_t2": N0 + float(np.sum(np.sort(np.linalg.eigvalsh(Uc.T @ Uc))[-2:])),
+            "best_found": float(lb_q), "best_found_exact": f"{lb_q.numerator}/{lb_q.denominator}",
+            "best_found_float": float(low["lb_float"]), "best_thetas": np.asarray(low["arg"]).tolist(),
+            "best_found_greedy": low["lb_greedy"], "best_found_pool": low["lb_pool"],
+            "certified_upper": round_up(top_q), "certified_upper_exact": f"{top_q.numerator}/{top_q.denominator}",
+            "upper_proven": True, "gap": round_up(top_q - lb_q), "optimum": bool(top_q == lb_q),
+            "pairs_open": int(open_.sum()), "pairs_pruned": int((~open_).sum()),
+            "pairs_solved_locally": low["solved"], "largest_pair_bound": round_up(top_q),
+            "largest_pair_patterns": [int(I[top]), int(J[top])], "single_gain_upper": float(g1_upper),
+            "float_upper": float(ub_float.max()), "largest_pair_kyfan": float(ub_kyfan.max()),
+            "proven": up["stats"], "pairs_where_sequential_bound_is_smaller": up["stats"]["pairs_where_sequential_is_smaller"],
+            "pair_bound_quantiles": {q: float(np.quantile(up["ub"], q)) for q in (0.5, 0.9, 0.99, 1.0)},
+            "rank_gap": up["rank_gap"], "mp_check": {"pairs": len(sample), "max_abs_diff": float(mp_err)},
+            "allowance": a.allowance, "cpu_seconds_bounds": up["cpu_float"], "cpu_seconds_proof": up["cpu_exact"]}
+
+
 def main(argv: list[str] | None = None) -> int:
     from relu_gating.experiments._base import provenance
-    from relu_gating.patterns import enumerate_patterns
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=16)
@@ -256,60 +367,15 @@ def main(argv: list[str] | None = None) -> int:
     prov = provenance(sys.argv if argv is None else ["benchmarks/best_pair.py", *argv])
     c0 = time.process_time()
     Phi, U, desc = instance(a.n, a.K, a.seed)
-    N0 = float(np.sum(U.mean(axis=0) ** 2) * a.n)  # ||P_1 U||_F^2
-    pats = enumerate_patterns(Phi)
-    masks = pats.masks.astype(float)
-    W = np.asarray(pats.witnesses, float)
-    bases, kept1, drop1 = pattern_bases(Phi, masks)
-    lam, kept2, drop2 = pair_bounds(bases, U)
-    I, J = np.triu_indices(len(bases))
+    up = upper_end(Phi, U)
     greedy = greedy_pairs(Phi, U)
-    g1_upper = greedy["1.0"]["upper_bounds"][0]  # certified: no single neuron gains more over [1]
-    ub_kyfan, ub_seq = combine(N0, lam, I, J, g1_upper)
-    ub = np.minimum(ub_kyfan, ub_seq)
-    c_bounds = time.process_time() - c0
-    lb, arg = max(((v["value_recomputed"], np.asarray(v["thetas"])) for v in greedy.values()
-                   if v["value_recomputed"] is not None), key=lambda z: z[0])
-    lb_greedy = lb
-    pv, pth = pool_best(Phi, U, np.vstack([W] + [np.asarray(v["thetas"]) for v in greedy.values()]), a.pool)
-    if pv > lb:
-        lb, arg = pv, pth
-    lb_pool = pv
-    order = np.argsort(-ub)
-    solved, c1 = 0, time.process_time()
-    for k in order:
-        if ub[k] <= lb + a.allowance or time.process_time() - c1 > a.seconds:
-            break
-        v, th = local_pair(Phi, U, W[I[k]], W[J[k]], a.iters)
-        solved += 1
-        if v > lb:
-            lb, arg = v, th
-    lb_float = lb
-    lb = exact_value(Phi, U, arg)  # the reported best layer's value decided in rationals
-    open_ = ub > lb + a.allowance
-    upper = float(max(lb, ub[open_].max(initial=-np.inf)))
-    rng = np.random.default_rng(1)
-    sample = list(order[:a.mp_sample // 2]) + list(rng.choice(I.size, a.mp_sample - a.mp_sample // 2, replace=False))
-    mp_err = max(abs(pair_bound_mp(bases[I[k]], bases[J[k]], U) - lam[k, 0] - lam[k, 1]) for k in sample)
-    top = order[0]
-    res = {"n_patterns": len(bases), "n_pairs": int(I.size), "N_K_H0": N0,
-           "kyfan_upper_t2": N0 + float(np.sum(np.sort(np.linalg.eigvalsh((U - U.mean(0)).T @ (U - U.mean(0))))[-2:])),
-           "best_found": float(lb), "best_found_float": float(lb_float), "best_thetas": np.asarray(arg).tolist(), "best_found_greedy": lb_greedy,
-           "best_found_pool": lb_pool, "certified_upper": upper, "gap": upper - float(lb),
-           "optimum": bool(upper - lb <= a.allowance), "pairs_open": int(open_.sum()),
-           "pairs_pruned": int((~open_).sum()), "pairs_solved_locally": solved,
-           "largest_pair_bound": float(ub[top]), "largest_pair_patterns": [int(I[top]), int(J[top])],
-           "single_gain_upper": float(g1_upper), "largest_pair_kyfan": float(ub_kyfan.max()),
-           "pairs_where_sequential_bound_is_smaller": int(np.sum(ub_seq < ub_kyfan)),
-           "pair_bound_quantiles": {q: float(np.quantile(ub, q)) for q in (0.5, 0.9, 0.99, 1.0)},
-           "rank_gap": {"pattern_kept_min": float(min(kept1)), "pattern_dropped_max": float(max(drop1)),
-                        "pair_kept_min": kept2, "pair_dropped_max": drop2},
-           "mp_check": {"pairs": len(sample), "max_abs_diff": float(mp_err)}, "allowance": a.allowance,
-           "cpu_seconds_bounds": c_bounds, "cpu_seconds": time.process_time() - c0}
+    low = lower_end(Phi, U, up, greedy, a)
+    res = {**summary(Phi, U, up, greedy, low, a), "cpu_seconds": time.process_time() - c0}
+    upper, lb = res["certified_upper"], res["best_found"]
     rows = [{"layer": "best pair (certified bracket)", "N_K": float(lb), "upper": upper}]
     for k, v in greedy.items():
         rows.append({"layer": f"greedy alpha = {k}", "N_K": v["N_K"][-1], "certified": v["certified"]})
-    rows.append({"layer": "best pair of the pool", "N_K": lb_pool})
+    rows.append({"layer": "best pair of the pool", "N_K": res["best_found_pool"]})
     print(json.dumps({k: v for k, v in res.items() if k not in ("best_thetas",)}, indent=1))
     print(json.dumps(rows, indent=1))
     if a.out is not None:

@@ -8,7 +8,9 @@ several ``n`` and seeds.  Per case a certified greedy layer of ``T`` neurons fro
 the neurons needed to reach each target ``s >= 2 epsilon`` are recorded beside Example 5.12's count
 (``omega_c`` measured on the sample) and Thm 5.10's count with the explicit decomposition's
 ``kappa(chi)`` (``sqrt(sum_c ||chi_c||_A^2)``, exact atom norms), both of which do not grow with ``n``.
-One JSON per ``(n, seed)`` is written when the case completes (with the commit, command and load).
+One JSON per ``(n, seed)`` is written when the case starts (``"complete": false``, ``"row": null``: a record
+that it was run and did not finish) and rewritten when it completes (``"complete": true``), each with the
+commit, command and load.
 
 Usage::
 
@@ -52,8 +54,14 @@ def case(n: int, seed: int, rho: float, sigma: float, T: int) -> dict:
 
 
 def load_rows(out_dir: str) -> list[dict]:
-    """Every saved case (one file per ``(n, seed)``)."""
-    return [json.loads(p.read_text())["row"] for p in sorted(Path(out_dir).glob("n*_s*.json"))]
+    """Every completed case (one file per ``(n, seed)``; files of cases started and not finished are skipped)."""
+    cases = [json.loads(p.read_text()) for p in sorted(Path(out_dir).glob("n*_s*.json"))]
+    return [c["row"] for c in cases if is_complete(c)]
+
+
+def is_complete(saved: dict) -> bool:
+    """Whether a saved case finished (files written before the ``complete`` flag hold finished cases only)."""
+    return bool(saved.get("complete", True)) and saved.get("row") is not None
 
 
 def plot(out_dir: str, png: str) -> None:
@@ -105,8 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rho", type=float, default=0.4)
     ap.add_argument("--sigma", type=float, default=0.3)
     ap.add_argument("--T", type=int, default=8, help="greedy neurons per case")
-    ap.add_argument("--out-dir", default=None, help="one JSON per (n, seed), written when it completes; "
-                                                    "cases already there are skipped")
+    ap.add_argument("--out-dir", default=None, help="one JSON per (n, seed), written when it starts (complete: "
+                                                    "false) and when it completes; completed cases are skipped")
     ap.add_argument("--plot", nargs=2, metavar=("DIR", "PNG"), help="only draw the figure of a saved run")
     args = ap.parse_args(argv)
     if args.plot:
@@ -115,16 +123,23 @@ def main(argv: list[str] | None = None) -> int:
     for n in args.n:
         for seed in args.seeds:
             path = Path(args.out_dir) / f"n{n}_s{seed}.json" if args.out_dir else None
-            if path is not None and path.exists():
+            if path is not None and path.exists() and is_complete(json.loads(path.read_text())):
                 continue
             before = provenance()
+            if path is not None:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(json.dumps({"provenance": {**before, "load_start": before["load_end"]},
+                                            "args": vars(args), "case": {"n": n, "seed": seed},
+                                            "complete": False, "row": None}, indent=1))
             row = case(n, seed, args.rho, args.sigma, args.T)
             print(f"n={n} seed={seed}: eps {row['epsilon']:.3g}, targets {row['targets']}, t {row['t_needed']}, "
                   f"gaps {[round(g, 3) for g in row['gaps']]} ({row['seconds']:.0f} s)", flush=True)
             if path is not None:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 prov = {**before, "load_start": before["load_end"], "load_end": provenance()["load_end"]}
-                path.write_text(json.dumps({"provenance": prov, "args": vars(args), "row": row}, indent=1))
+                path.write_text(json.dumps({"provenance": prov, "args": vars(args), "case": {"n": n, "seed": seed},
+                                            "complete": True, "row": row},
+                                           indent=1))
     return 0
 
 

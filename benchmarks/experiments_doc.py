@@ -89,17 +89,18 @@ def runs() -> str:
         for quick in (True, False):
             d = load(name, quick)
             if d is None:
-                rows.append([name, "quick" if quick else "full", "not saved", "-", "-", "-", "-", "-", "-"])
+                rows.append([name, "quick" if quick else "full", "not saved", "-", "-", "-", "-", "-", "-", "-"])
                 continue
             pv = d.get("provenance") or {}
             commit = (pv.get("commit") or "")[:9] or "not recorded"
             load_ = pv.get("load_start"), pv.get("load_end")
             ld = "-" if None in load_ else f"{load_[0][0]:.1f} -> {load_[1][0]:.1f}"
             rows.append([name, _run_label(d, quick), commit + (" (dirty)" if pv.get("dirty") else ""),
-                         (pv.get("date") or "-")[:16], ld, f"{d['seconds']:.1f}", _checks_cell(d),
+                         (pv.get("date") or "-")[:16], ld, f"{d['seconds']:.1f}",
+                         f"{pv['cpu_seconds']:.1f}" if "cpu_seconds" in pv else "not recorded", _checks_cell(d),
                          d["version"], "`" + pv["command"] + "`" if pv.get("command") else "-"])
-    return _table(["experiment", "run", "commit", "date (UTC)", "load (1 min, start -> end)", "seconds",
-                   "checks", "version", "command"], rows)
+    return _table(["experiment", "run", "commit", "date (UTC)", "load (1 min, start -> end)", "seconds (wall)",
+                   "CPU seconds", "checks", "version", "command"], rows)
 
 
 def checks() -> str:
@@ -383,7 +384,9 @@ def _per_seed(sel: list[dict], s: float, key: str = "t_needed") -> str:
 
 def example512() -> str:
     """Example 5.12 across n (``benchmarks/example512_n.py``): neurons to reach s against the predictions."""
-    cases = _cases("experiments_example512", "n*_s*.json")
+    saved = _cases("experiments_example512", "n*_s*.json")
+    cases = [c for c in saved if c.get("complete", True) and c.get("row") is not None]
+    started = [c for c in saved if c not in cases]
     if not cases:
         return "(no saved run)"
     allr = [c["row"] for c in cases]
@@ -401,7 +404,16 @@ def example512() -> str:
             + _table(["n", "seeds", "eps", "max omega_c", *[f"neurons to s = {s:g} (per seed)" for s in show],
                       "Example 5.12's count at s = 0.1 (16 K^3 max omega^2 / (alpha s^2))",
                       "Thm 5.10's count at s = 0.1 with the explicit kappa(chi)", "smallest alpha_eff",
-                      "every step certified"], rows))
+                      "every step certified"], rows) + _unfinished(started))
+
+
+def _unfinished(started: list[dict]) -> str:
+    """The cases started and not finished (their files record the commit, the start and the load)."""
+    if not started:
+        return ""
+    return ("\n\nStarted and not finished (no result saved): "
+            + "; ".join(f"n = {c['case']['n']}, seed {c['case']['seed']} (started {(c['provenance'].get('date') or '-')[:16]}"
+                        f" UTC at {(c['provenance'].get('commit') or '-')[:9]})" for c in started) + ".")
 
 
 def variation_speed() -> str:
@@ -517,7 +529,10 @@ def best_pair() -> str:
         d = json.loads(path.read_text(encoding="utf-8"))
         r = d["result"]
         g = d["greedy"]
-        rows = [["best pair, bracket (float bounds over every pattern pair)", f"[{r['best_found']:.5f}, {r['certified_upper']:.5f}]",
+        proven = r.get("upper_proven", False)
+        how = "upper end proven in exact integers" if proven else "float bounds over every pattern pair, not proven"
+        rows = [[f"best pair, bracket ({how}; rounded outward)",
+                 f"[{math.floor(r['best_found'] * 1e5) / 1e5:.5f}, {math.ceil(r['certified_upper'] * 1e5) / 1e5:.5f}]",
                  "optimum" if r["optimum"] else f"bracket, width {r['gap']:.4f}"],
                 ["best pair found (local solves in the open pattern pairs; value in exact rationals)",
                  f"{r['best_found']:.5f}", f"{r['best_found'] - g['1.0']['N_K'][-1]:+.5f} against greedy"],
@@ -527,14 +542,21 @@ def best_pair() -> str:
                   f"{v['N_K'][-1]:.5f}", "gain / bound per step: " + ", ".join(f"{x:.4f}" for x in v["gain_over_bound"])]
                  for k, v in g.items()]
         rows.append(["Thm 5.13 (no ReLU constraint)", f"{r['kyfan_upper_t2']:.5f}", "-"])
+        if proven:
+            pr = r["proven"]
+            proof = (f"every pair's bound proven in exact integers ({r['cpu_seconds_proof']:.0f} CPU seconds; the pattern "
+                     f"list proven complete; {pr['proposals_rejected']} float proposals rejected; the proven bounds exceed "
+                     f"the float eigenvalues by at most {pr['max_excess_over_float']:.1e}; the float bounds' largest: "
+                     f"{r['float_upper']:.7f})")
+        else:
+            proof = (f"the bounds at 50 digits differ by at most {r['mp_check']['max_abs_diff']:.1e} "
+                     f"({r['mp_check']['pairs']} pairs); smallest kept relative singular value "
+                     f"{r['rank_gap']['pair_kept_min']:.1e}, largest dropped {r['rank_gap']['pair_dropped_max']:.1e}")
         out.append(f"{d['data']}, n = {d['n']}, K = {d['K']}, seed {d['seed']}, from the bias (N_K = {r['N_K_H0']:.5f}): "
                    f"{r['n_patterns']:,} patterns, {r['n_pairs']:,} pattern pairs; {r['pairs_pruned']:,} pruned by their "
                    f"bound, {r['pairs_open']:,} open ({r['pairs_solved_locally']:,} solved locally); largest pair bound "
-                   f"{r['largest_pair_bound']:.5f} (Ky Fan alone: {r['largest_pair_kyfan']:.5f}); the bounds at 50 digits "
-                   f"differ by at most {r['mp_check']['max_abs_diff']:.1e} ({r['mp_check']['pairs']} pairs); smallest kept "
-                   f"relative singular value {r['rank_gap']['pair_kept_min']:.1e}, largest dropped "
-                   f"{r['rank_gap']['pair_dropped_max']:.1e}; {r['cpu_seconds']:.0f} CPU seconds; "
-                   + _prov_line(d["provenance"]) + ":\n\n"
+                   f"{r['largest_pair_bound']:.7f} (Ky Fan alone: {r['largest_pair_kyfan']:.5f}); {proof}; "
+                   f"{r['cpu_seconds']:.0f} CPU seconds; " + _prov_line(d["provenance"]) + ":\n\n"
                    + _table(["layer of 2 neurons", "N_K", "note"], rows))
     return "\n\n".join(out) or "(no saved run)"
 

@@ -192,9 +192,19 @@ def provenance(argv: list[str] | None = None) -> dict:
 def run_recorded(exp: Experiment, *, seed: int = 0, quick: bool = False, argv: list[str] | None = None
                  ) -> ExperimentResult:
     """``exp.run(seed=, quick=)`` with its :func:`provenance`: the code's state and the date when it
-    started (the code that ran), the load before and after."""
-    before = provenance(argv)
+    started (the code that ran), the load before and after, and the CPU seconds it took (``cpu_seconds``:
+    user + system of this process and its waited-for children; wall seconds rise with the load)."""
+    before, cpu0 = provenance(argv), _cpu_seconds()
     res = exp.run(seed=seed, quick=quick)
-    after = provenance(argv)
+    after, cpu1 = provenance(argv), _cpu_seconds()
     return dataclasses.replace(res, provenance={**before, "load_start": before["load_end"],
-                                                "load_end": after["load_end"], "date_end": after["date"]})
+                                                "load_end": after["load_end"], "date_end": after["date"],
+                                                "cpu_seconds": cpu1 - cpu0})
+
+
+def _cpu_seconds() -> float:
+    """User + system CPU seconds of this process and of its waited-for children (worker processes)."""
+    import resource
+
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime

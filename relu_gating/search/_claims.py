@@ -30,7 +30,7 @@ rest, and what neither proves is not claimed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -55,6 +55,9 @@ class Claims:
     keep_evidence: np.ndarray  # bool: the evidence proves the claim (else drop it)
     fallback: np.ndarray  # bool: no proof of the solver's claim; a claim-free bound instead (not settled)
     replaced: dict  # position -> new evidence (rows, exact N) that proves the claim (exact-kernel patterns)
+    # position -> (theta, value): a neuron the rescue found strictly inside the chamber (its own coordinates,
+    # :func:`local_claim`), its value proven to 1e-10 or exact; the caller offers it to its incumbent
+    neurons: dict = field(default_factory=dict)
 
 
 class _Budget:
@@ -199,8 +202,9 @@ def settle_claims(obj: Any, masks: np.ndarray, claims: np.ndarray, evidence: lis
     keep = np.ones(k, dtype=bool)
     fell = np.zeros(k, dtype=bool)
     replaced: dict = {}
+    neurons: dict = {}
     if k == 0:
-        return Claims(out, keep, fell, replaced)
+        return Claims(out, keep, fell, replaced, neurons)
     S = stated(obj)
     budget = _Budget(limit)
     fast = _float_bounds(S, masks, claims, evidence)
@@ -216,7 +220,7 @@ def settle_claims(obj: Any, masks: np.ndarray, claims: np.ndarray, evidence: lis
             hi = float(min(out[i], fb[k]))
             rows, N = evidence[i]
             got = kernel_claim(obj, masks[i], float(claims[i]), rows, rescue) if rational else None
-            got = got if got is not None or not rational else local_claim(obj, S, masks[i], hi, rescue)
+            got = got if got is not None or not rational else local_claim(obj, S, masks[i], hi, rescue, neurons, i)
             if got is not None and got[0] < hi:  # multipliers on combinations that annihilate the exact kernel
                 out[i], replaced[i], keep[i] = got[0], got[1], True
                 evidence[i] = got[1]
@@ -226,6 +230,9 @@ def settle_claims(obj: Any, masks: np.ndarray, claims: np.ndarray, evidence: lis
         fell[bad] = out[bad] > loose[bad]
     if rational:
         _faces(obj, masks, out, keep, fell, loose, evidence, replaced, limit, near)
+        top = max((v for _, v in neurons.values()), default=None)
+        if top is not None and (near is None or top > near):  # the rescue's neuron may be the incumbent now
+            _faces(obj, masks, out, keep, fell, loose, evidence, replaced, limit, top)
     ev = {i: evidence[i] for i in np.flatnonzero(keep).tolist()}
     checker = prove_bounds(obj.Phi, obj.U_K, _features(obj), masks, out, ev)
     up = np.flatnonzero(np.isfinite(checker) & (checker > out))
@@ -237,7 +244,7 @@ def settle_claims(obj: Any, masks: np.ndarray, claims: np.ndarray, evidence: lis
         d = proven_claim(obj, S, masks[i], float(checker[i]), rows, N, budget)
         if d <= checker[i]:
             out[i] = d
-    return Claims(out, keep, fell, replaced)
+    return Claims(out, keep, fell, replaced, neurons)
 
 
 def _faces(obj: Any, masks: np.ndarray, out: np.ndarray, keep: np.ndarray, fell: np.ndarray,
@@ -249,7 +256,11 @@ def _faces(obj: Any, masks: np.ndarray, out: np.ndarray, keep: np.ndarray, fell:
     from relu_gating.search._exact.faces import face_candidates, face_claim, polished_claim
 
     budget = _Budget(limit)
-    for i in face_candidates(obj, masks, out, near):
+    cands = face_candidates(obj, masks, out, near)
+    if near is not None and np.isfinite(near):  # a refuted claim above the incumbent: its orthant may be below it
+        sc = 2.0**-39 * max(1.0, abs(float(near)))
+        cands = sorted(set(cands) | set(np.flatnonzero(fell & (out > near + sc)).tolist()))
+    for i in cands:
         got = face_claim(obj, _exact_H(obj), masks[i], float(out[i]), budget, near)
         if got is None and keep[i]:  # a face beyond the orthant's: the solver's evidence polished there
             rows, N = evidence[i]
@@ -298,17 +309,23 @@ def kernel_claim(obj: Any, mask: np.ndarray, claim: float, rows: Any, budget: _B
     return got
 
 
-def local_claim(obj: Any, S: Any, mask: np.ndarray, hi: float, budget: _Budget) -> tuple | None:
+def local_claim(obj: Any, S: Any, mask: np.ndarray, hi: float, budget: _Budget, neurons: dict | None = None,
+                key: int = 0) -> tuple | None:
     """``(bound, (rows, N))`` proven (:func:`proven_claim`) by evidence from the pattern solved in its
     own coordinates (:func:`relu_gating.search._exact.tasks.local_evidence`: chambers the global basis
-    of ``col(Phi)`` scales badly, at the ends of the float range), where it proves less than ``hi``."""
+    of ``col(Phi)`` scales badly, at the ends of the float range), where it proves less than ``hi``.
+    The neuron found there (strictly inside the chamber, decided exactly; its value proven) is put in
+    ``neurons[key]`` as ``(theta, value)``: the solve whose claim failed had missed it (seeds 7 and 51 of
+    ``benchmarks/float_range_sweep.py``: a solver's claim 0.69 refuted, the chamber's optimum 0.96)."""
     from relu_gating.search._exact.tasks import local_evidence
 
     if budget.left <= 0 or budget.local_left <= 0:
         return None
     budget.local_left -= 1
     got = local_evidence(obj, mask, max_seconds=LOCAL_SECONDS)
-    if got is None or not got[0] < hi:
+    if got is not None and neurons is not None and np.isfinite(got[3]):
+        neurons[key] = (np.asarray(got[2], dtype=float), float(got[3]))
+    if got is None or got[1] is None or not got[0] < hi:
         return None
     rows, N = got[1]
     bound = proven_claim(obj, S, mask, got[0], rows, N, budget)

@@ -120,7 +120,10 @@ def test_the_run_brackets_the_best_pair_and_records_its_provenance(tmp_path):
     assert r["best_found"] >= r["best_found_greedy"] - 1e-12 and r["certified_upper"] >= r["best_found"]
     assert r["certified_upper"] <= r["kyfan_upper_t2"] + 1e-9 and r["mp_check"]["max_abs_diff"] < 1e-10
     assert r["pairs_open"] + r["pairs_pruned"] == r["n_pairs"]
-    assert r["optimum"] == (r["gap"] <= d["args"]["allowance"])
+    upper, best = Fraction(r["certified_upper_exact"]), Fraction(r["best_found_exact"])
+    assert r["upper_proven"] and upper >= best and r["optimum"] == (upper == best)
+    assert r["certified_upper"] >= float(upper) and r["certified_upper"] >= r["float_upper"] - 1e-9
+    assert Fraction(r["certified_upper"]) - upper < Fraction(1, 10**12)  # rounded up by at most one ulp
 
 
 def test_a_dead_neuron_adds_nothing_and_the_float_value_matches_the_exact_one(setup):

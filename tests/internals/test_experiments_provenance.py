@@ -26,6 +26,23 @@ def test_a_recorded_run_carries_commit_command_load_and_date(tmp_path):
     assert d["checks"][0]["kind"] == "code test"
 
 
+def test_a_recorded_run_carries_its_cpu_seconds_including_a_child_process():
+    import subprocess
+    import sys
+    import time
+
+    def busy(seed=0, quick=False):
+        t0 = time.process_time()
+        while time.process_time() - t0 < 0.2:
+            pass
+        subprocess.run([sys.executable, "-c", "import time\nt=time.process_time()\nwhile time.process_time()-t<0.3: pass"],
+                       check=True)
+        return ExperimentResult("stub", "t", {"seed": seed}, {"rows": [{"a": 1}]}, (Check("c", True, kind="code test"),))
+
+    pv = run_recorded(Experiment("stub", "a stub", busy), argv=["prog"]).provenance
+    assert 0.45 <= pv["cpu_seconds"] < 30  # 0.2 s here and 0.3 s in the child (plus its start-up)
+
+
 def test_provenance_quotes_the_command():
     assert provenance(["a b", "c"])["command"] == "'a b' c"
 
@@ -49,3 +66,39 @@ def test_experiments_doc_replaces_only_its_blocks():
     doc = f"intro\n{t.begin('alpha')}\nold\n{t.end('alpha')}\noutro\n"
     new = t.replace_blocks(doc)
     assert new.startswith("intro\n") and new.endswith("outro\n") and "old" not in new and t.block("alpha") in new
+
+
+#: The first commit naming issue 40 ("Experiments III"): every saved run must be of its code or later.
+ISSUE_40_START = "6b4349e"
+
+
+def _commits(d) -> list[str]:
+    """The commits a saved file records (its provenance, or each run's in a file of several runs)."""
+    if isinstance(d, dict):
+        pv = d.get("provenance")
+        if isinstance(pv, dict) and "commit" in pv:
+            return [pv["commit"]]
+        return [c for k in ("commands", "runs") for x in (d.get(k) or []) for c in _commits({"provenance": x})
+                if isinstance(x, dict) and "commit" in x]
+    return []
+
+
+def test_every_saved_experiment_run_records_a_commit_at_or_after_the_issues_start():
+    import subprocess
+
+    import pytest
+
+    def git(*a: str) -> int:
+        return subprocess.run(["git", "-C", str(ROOT), *a], capture_output=True).returncode
+
+    if git("cat-file", "-e", ISSUE_40_START + "^{commit}") != 0:
+        pytest.skip("no git history here (a source archive or a shallow clone)")
+    files = sorted((ROOT / "benchmarks" / "results").glob("experiments_*/**/*.json"))
+    assert len(files) > 20
+    late = []
+    for path in files:
+        commits = _commits(json.loads(path.read_text(encoding="utf-8")))
+        assert commits and all(re.fullmatch(r"[0-9a-f]{40}", c) for c in commits), f"{path}: no commit recorded"
+        late += [f"{path.relative_to(ROOT)} at {c[:9]}" for c in commits
+                 if git("merge-base", "--is-ancestor", ISSUE_40_START, c) != 0]
+    assert not late, "saved runs older than issue 40's start: " + "; ".join(late)

@@ -22,7 +22,7 @@ from relu_gating.data.datasets import two_moons
 from relu_gating.data.io import InputData, resolve_problem
 from relu_gating.layers import greedy as greedy_mod
 from relu_gating.layers.greedy import MIN_STEP_SECONDS, greedy_layer, greedy_steps, step_budget
-from relu_gating.search.bnb import TreeGuide, tree_guide
+from relu_gating.search.bnb import TreeGuide, merge_guides, tree_guide
 from relu_gating.search.options import BranchAndBoundOptions
 
 BNB = {"strategy": "branch-and-bound", "options": BranchAndBoundOptions(workers=1)}
@@ -157,6 +157,43 @@ def test_reused_layer_is_the_independent_layer_at_every_step():
         assert abs(float(exact_objective(Phi, U, exact_features(s.features, Phi.shape[0]), s.result.theta))
                    - s.result.value) <= 1e-10
         _checked(s.result, Phi, U, s.features)
+
+
+def test_merge_guides_grafts_the_older_guide_where_the_newer_ends():
+    leaf = (((0, -1, (3,)),), -1, None, None)
+    old = TreeGuide(((), 3, (((1, 1, (0, 2)),), 4, None, leaf), (((2, 1, (3,)),), 0, None, None)), "d", 4)
+    new = TreeGuide(((), 3, (((1, 1, (0, 2)),), 4, (((), 0, None, None)), None), None), "d", 3)
+    got = merge_guides(new, old)
+    # the + subtree: both expand it alike (merged: new's + child, old's - child); the - subtree: old's
+    assert got.root == ((), 3, (((1, 1, (0, 2)),), 4, (((), 0, None, None)), leaf), (((2, 1, (3,)),), 0, None, None))
+    assert got.entries == 5 and got.digest == "d"
+    other = TreeGuide(((), 2, None, None), "d", 1)  # a different split at the root: the new guide's
+    assert merge_guides(other, old).root == other.root and merge_guides(other, old).entries == 1
+    assert merge_guides(new, TreeGuide(old.root, "e", 4)) is new  # another Phi: not merged
+    assert merge_guides(None, old) is old and merge_guides(new, None) is new
+
+
+def _truncated(g, keep: int):
+    """The guide with every subtree below depth ``keep`` cut (a tree that ran out of time there)."""
+    if g is None or keep == 0:
+        return None
+    chain, row, plus, minus = g
+    return (chain, row, _truncated(plus, keep - 1), _truncated(minus, keep - 1))
+
+
+def test_a_merged_guide_replays_to_the_exact_optimum_and_verifies(step2):
+    """Step 1's tree cut below depth 2 (as a step that ran out of time leaves it) merged with the whole
+    tree gives the whole tree back; replayed on step 2 it certifies the exact optimum, verified."""
+    Phi, U, first, H = step2
+    whole = tree_guide(first.tree["nodes"], Phi)
+    cut = TreeGuide(_truncated(whole.root, 2), whole.digest, 3)
+    merged = merge_guides(cut, whole)
+    assert merged.root == whole.root and merged.entries == whole.entries
+    res = best_neuron(Phi, U, features=H, strategy="branch-and-bound",
+                      options=BranchAndBoundOptions(workers=1, guide=merged))
+    assert res.certified and res.tree["stats"]["replayed"] > 3
+    assert abs(res.value - _exact_optimum(Phi, U, H)) <= 1e-9
+    _checked(res, Phi, U, H)
 
 
 # ------------------------------------------------------------------ the layer's budget

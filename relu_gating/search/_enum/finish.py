@@ -30,12 +30,13 @@ def _unpack(packed: np.ndarray, n: int) -> np.ndarray:
 
 
 def raise_claims(obj: Objective, store: PatternStore, pruned: np.ndarray, evidence: dict,
-                 near: float | None = None) -> list[str]:
+                 near: float | None = None, found: dict | None = None) -> list[str]:
     """Claims made what is proven (in place on ``store`` and ``evidence``;
     :mod:`relu_gating.search._claims`): the patterns ``pruned`` (settled as having no admissible
     neuron, bounds zeroed) must be so exactly; a solver's claim that no check proves is replaced by
     the least proven bound, its evidence dropped and its pattern ``BOUND``; a claim just above ``near``
-    (the incumbent's value) may be proven at a supremum on its chamber's boundary.  Returns notes."""
+    (the incumbent's value) may be proven at a supremum on its chamber's boundary.  ``found`` (if given)
+    receives the neurons the claims' rescue found, ``{pattern index: (theta, value)}``.  Returns notes."""
     from relu_gating.search._claims import checked_exclusions, settle_claims
 
     notes: list[str] = []
@@ -57,6 +58,8 @@ def raise_claims(obj: Objective, store: PatternStore, pruned: np.ndarray, eviden
     store.patch("upper", idx, got.bounds)
     for k, ev in got.replaced.items():
         evidence[int(idx[k])] = ev
+    if found is not None:
+        found.update({int(idx[k]): tv for k, tv in got.neurons.items()})
     for i in idx[~got.keep_evidence].tolist():
         evidence.pop(int(i))
     fell = idx[got.fallback]
@@ -98,6 +101,28 @@ def reported_neuron(obj: Objective, best: np.ndarray) -> tuple[np.ndarray, float
         return theta, value, False, ["the value of theta cannot be evaluated to 1e-10 (features nearly dependent, "
                                      "too large for exact rationals): not certified"]
     return theta, value, True, []
+
+
+def _better_found(obj: Objective, store: PatternStore, found: dict, value: float) -> tuple | None:
+    """The best neuron ``found`` by the claims' rescue (``{pattern index: (theta, value)}``, each strictly
+    inside its chamber, decided exactly) where it beats the incumbent's ``value``: ``(theta, value,
+    evaluated, pattern, notes)`` as reported (:func:`reported_neuron`), its pattern the chamber it was
+    found in where the exact signs agree (else the signs); that pattern's recorded value raised to it.
+    None otherwise."""
+    if not found:
+        return None
+    i = max(found, key=lambda j: found[j][1])
+    if not found[i][1] > value:
+        return None
+    theta, got, evaluated, why = reported_neuron(obj, found[i][0])
+    if not (evaluated and got > value):
+        return None
+    if not store.take("lower", [i])[0] >= got:
+        store.patch("lower", np.array([i]), np.array([got]))
+    sg, pattern = exact_signs(obj.Phi, theta), _unpack(store.take("packed", [i]), obj.n)[0].copy()
+    if not np.all(np.where(sg > 0, pattern, True) & np.where(sg < 0, ~pattern, True)):  # as for the incumbent
+        pattern = sg > 0
+    return theta, got, evaluated, pattern, why
 
 
 def _settle(store: PatternStore) -> np.ndarray:
@@ -166,7 +191,14 @@ def finish(obj: Objective, store: PatternStore, best_theta: np.ndarray | None, b
             pattern = sg > 0
         if resumed:
             notes.append("resumed from checkpoint")
-    claims = raise_claims(obj, store, _settle(store), evidence, near=value if best_theta is not None else None)
+    found: dict = {}
+    claims = raise_claims(obj, store, _settle(store), evidence, near=value if best_theta is not None else None,
+                          found=found)
+    better = _better_found(obj, store, found, value if best_theta is not None else -np.inf)
+    if better is not None:  # the claims' rescue found a better neuron than the search (its chamber's own coordinates)
+        theta, value, evaluated, pattern, why = better
+        notes += why
+        z = scaled_products(obj.Phi, theta)
     sc = _final_scan(store, z, value)
     if sc["close"] >= 2 and sc["others"]:
         notes.append(f"near-tie: {sc['others']} other pattern(s) reach {value:.12f} within 1e-9 with a different "

@@ -235,6 +235,14 @@ class _Solved(NamedTuple):
     evidence: tuple[np.ndarray, np.ndarray] | None = None
 
 
+def _below_witness(got: tuple[float, Any] | None, w_val: float) -> bool:
+    """Dual evidence ``got = (upper, (rows, N))`` whose bound lies below the value of the pattern's own
+    strict witness: refuted by that neuron (a float SDP's multipliers at the ends of the float range,
+    seed 51 of ``benchmarks/float_range_sweep.py``: 0.0059 claimed, the witness 0.31), so not taken as
+    settling the pattern; it is solved instead, where its neuron may be found."""
+    return got is not None and bool(w_val > got[0] + WITNESS_RTOL)
+
+
 def _by_evidence(got: tuple[float, tuple[np.ndarray, np.ndarray]], w_val: float, theta0: np.ndarray) -> _Solved:
     """A pattern settled by dual evidence ``got = (upper, (rows, N))`` before any exact solve; its
     value is its witness's."""
@@ -323,10 +331,10 @@ def solve_one(obj: Objective, mask: np.ndarray, method: str, witness: np.ndarray
     # (the solver checks it and ignores it if it is not)
     if x0 is not None and m >= DUAL_FIRST_MIN_M and target < np.inf:
         two = wedge_settle(obj, mask[None, :], target) if two_row else {}
-        if two:
+        if two and not _below_witness(two[0], w_val):
             return _by_evidence(two[0], w_val, theta0)
         pruned = dual_prune(A, B, G, np.flatnonzero(np.any(obj.Phi != 0, axis=1)), x0, target)
-        if pruned is not None:
+        if pruned is not None and not _below_witness(pruned, w_val):
             return _by_evidence(pruned, w_val, theta0)
     problem = solvers.ConeEigProblem(A, B, G, interior=x0)
     tried = []
@@ -421,16 +429,18 @@ def _local_solve(obj: Objective, mask: np.ndarray, method: str, w_val: float, ma
 
 
 def local_evidence(obj: Objective, mask: np.ndarray, method: str = "auto", max_seconds: float | None = None
-                   ) -> tuple[float, tuple[np.ndarray, np.ndarray]] | None:
-    """``(upper, (rows, N))``: dual evidence for the pattern solved in its own coordinates
-    (:func:`_local_solve`), for a claim no other evidence proves (the caller proves it exactly)."""
+                   ) -> tuple[float, tuple[np.ndarray, np.ndarray] | None, np.ndarray, float] | None:
+    """``(upper, (rows, N) or None, theta, value)``: dual evidence for the pattern solved in its own
+    coordinates (:func:`_local_solve`), for a claim no other evidence proves (the caller proves it
+    exactly), and the neuron found there (a float ``theta`` strictly inside the chamber, decided exactly,
+    its value proven to 1e-10 or exact; ``value`` nan where none was found).  None: nothing found."""
     from relu_gating.search._exact.chamber_coords import MAX_LOCAL_WORK
 
     n, m = obj.Phi.shape
     if n * m * m > MAX_LOCAL_WORK:
         return None
     got = _local_solve(obj, mask, method, np.nan, max_seconds, complete=True)  # fewer than m active rows too
-    return None if got is None or got[3] is None else (float(got[2]), got[3])
+    return None if got is None else (float(got[2]), got[3], got[0], float(got[1]))
 
 
 def _solver_facets(res: Any) -> np.ndarray | None:
@@ -480,10 +490,13 @@ def solve_chunk(obj: Objective, index: np.ndarray, masks: np.ndarray, method: st
     if witnesses is not None and m >= DUAL_FIRST_MIN_M and target < np.inf:  # the batch's cheapest evidence first
         wedged = wedge_settle(obj, masks, target)
     for j in range(k):
+        w_val = np.nan
         if j in wedged:
             assert witnesses is not None  # only patterns with a witness are offered the two-row step
             w = np.array(witnesses[j], dtype=float)
-            out = _by_evidence(wedged[j], float(neuron_values(obj, w[None, :])[0]), w)
+            w_val = float(neuron_values(obj, w[None, :])[0])
+        if j in wedged and not _below_witness(wedged[j], w_val):
+            out = _by_evidence(wedged[j], w_val, w)
         else:
             out = solve_one(obj, masks[j], method, None if witnesses is None else witnesses[j], target, two_row=False)
         upper[j], lower[j], thetas[j], status[j] = out.upper, out.lower, out.theta, out.status

@@ -6,6 +6,6 @@ enumerating every chamber; :class:`relu_gating.search.strategy.BranchAndBound` r
 """
 
 from relu_gating.search.bnb._api import branch_and_bound
-from relu_gating.search.bnb._replay import TreeGuide, tree_guide
+from relu_gating.search.bnb._replay import TreeGuide, merge_guides, tree_guide
 
-__all__ = ["branch_and_bound", "tree_guide", "TreeGuide"]
+__all__ = ["branch_and_bound", "tree_guide", "merge_guides", "TreeGuide"]

@@ -141,7 +141,14 @@ def _result(obj: Objective, search: Search, why: str, alpha: float, tol: float, 
     search.stats["slowdown"] = slowdown(search)  # wall over CPU seconds of the search (Search.reserve)
     nodes = to_nodes(search.root)
     search.stats["t_finish"] = time.perf_counter() - t0
+    before = [nd[1] if nd[0] == "b" else None for nd in nodes]
     raised, refused = audit_tree(obj, nodes, executor)  # on the search's workers, if it had several
+    if raised and refused is None:  # raised leaves that are chambers: claimed as chamber leaves, decided exactly
+        from relu_gating.search.bnb._rechamber import rechamber
+
+        up = [k for k, c in enumerate(before) if c is not None and nodes[k][1] > c]
+        if rechamber(search, nodes, up):
+            raised, refused = audit_tree(obj, nodes, executor)
     search.stats["t_audit"] = time.perf_counter() - t0 - search.stats["t_finish"]
     claims = [nd[1] for nd in nodes if nd[0] in ("b", "c", "d")]
     n, m = obj.Phi.shape

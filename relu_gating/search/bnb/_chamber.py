@@ -137,16 +137,24 @@ class Chambers:
         u = float(out.upper)
         if u < target < np.inf:
             got = settle_claims(self.obj, mask[None], np.array([target]), ev, near=self.best_value)
+            self._offer_found(got)
             if got.keep_evidence[0] and got.bounds[0] <= target:
                 self._face_proof = got.bounds[0] < u and 0 in got.replaced
                 return float(got.bounds[0]), got.replaced.get(0, ev[0])
         got = settle_claims(self.obj, mask[None], np.array([u]), ev, near=self.best_value)
+        self._offer_found(got)
         if not got.keep_evidence[0]:
             self.stats["unproven"] = self.stats.get("unproven", 0) + 1
             self.notes.append(UNPROVEN_NOTE)
             return float(got.bounds[0]), None
         self._face_proof = got.bounds[0] < u and 0 in got.replaced
         return float(got.bounds[0]), got.replaced.get(0, ev[0])
+
+    def _offer_found(self, got: Any) -> None:
+        """Offer the neurons the claims' rescue found (strictly inside the chamber, their values proven):
+        the solve whose claim it refuted had missed them (seed 7 of ``benchmarks/float_range_sweep.py``)."""
+        for theta, value in got.neurons.values():
+            self.offer(theta, value)
 
     def _attained(self, node: Node, mask: np.ndarray) -> bool:
         """Rem 4.4 without a solver: a top eigenvector of the chamber's pencil (either sign) in its

@@ -26,7 +26,7 @@ import numpy as np
 
 from relu_gating.search.bnb._tree_build import Node
 
-__all__ = ["TreeGuide", "tree_guide", "Replay", "phi_digest"]
+__all__ = ["TreeGuide", "tree_guide", "merge_guides", "Replay", "phi_digest"]
 
 
 def phi_digest(Phi: np.ndarray) -> str:
@@ -81,6 +81,65 @@ def tree_guide(nodes: list, Phi: np.ndarray) -> TreeGuide:
     finally:
         sys.setrecursionlimit(depth)
     return TreeGuide(root, phi_digest(Phi), count)
+
+
+def merge_guides(new: TreeGuide | None, old: TreeGuide | None) -> TreeGuide | None:
+    """``new`` with ``old``'s expansions grafted where ``new`` ends (a guide carried over several greedy
+    steps; measured, not adopted by :func:`relu_gating.greedy_layer`: ``benchmarks/greedy_late.py merge``).
+
+    Where ``new`` has no expansion of a node (its tree ended there in a leaf: a bound that settled it,
+    or an open node when its query ran out of time) and ``old`` has one at the same place (the same
+    path of implied rows and splits from the root, so the same signs), ``old``'s subtree is kept; where
+    both expand a node alike (the same implied rows and split) their children are merged; where they
+    differ, ``new``'s is kept.  Both must be made on the same ``Phi`` (else ``new`` is returned).  Like
+    any guide, the merged one is only replayed where it fits a node's signs, and the tree it gives is
+    checked as any other."""
+    if new is None or old is None or new.digest != old.digest:
+        return new if new is not None else old
+    import sys
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 2 * max(_depth(new.root), _depth(old.root)) + 1000))
+    try:
+        root, count = _merge(new.root, old.root)
+    finally:
+        sys.setrecursionlimit(limit)
+    return TreeGuide(root, new.digest, count)
+
+
+def _depth(g: tuple | None) -> int:
+    """The nesting depth of a guide (iteratively)."""
+    deepest, stack = 0, [(g, 1)]
+    while stack:
+        x, d = stack.pop()
+        if x is not None:
+            deepest = max(deepest, d)
+            stack.extend(((x[2], d + 1), (x[3], d + 1)))
+    return deepest
+
+
+def _merge(a: tuple | None, b: tuple | None) -> tuple[tuple | None, int]:
+    """The merged guide of two nested tuples (:func:`merge_guides`) and its number of expansions."""
+    if a is None or b is None:
+        g = a if a is not None else b
+        return g, _count(g)
+    chain, row, plus, minus = a
+    if chain != b[0] or row != b[1]:
+        return a, _count(a)
+    p, cp = _merge(plus, b[2])
+    m, cm = _merge(minus, b[3])
+    return (chain, row, p, m), 1 + cp + cm
+
+
+def _count(g: tuple | None) -> int:
+    """Expansions in a nested guide (iteratively: a guide may nest as deep as a tree's paths)."""
+    n, stack = 0, [g]
+    while stack:
+        x = stack.pop()
+        if x is not None:
+            n += 1
+            stack.extend((x[2], x[3]))
+    return n
 
 
 class Replay:

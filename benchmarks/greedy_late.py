@@ -1,0 +1,205 @@
+r"""Benchmark: the late steps of a greedy layer, profiled, and the merged guide against the last tree's (issue 39).
+
+Three commands, on the layer's own features (``benchmarks/real.py``'s case, default iris):
+
+- ``build --steps 4 --budget 900 --out layer.pkl``: the layer's first steps, serially (one worker), each
+  step's neuron, tree, candidates and CPU seconds saved (a pickle of plain lists and arrays);
+- ``profile --layer layer.pkl --step 5 --cpu 120``: step ``--step`` with the earlier steps' merged guide
+  and the previous step's candidates, serially, its open heap sampled at fixed CPU seconds (largest open
+  bound, alpha, open nodes, their undecided rows and depths, the search's stats);
+- ``merge --layer layer.pkl --step 4 --first 30 --cpu 40 --order plain,merged,merged,plain``: step
+  ``--step - 1`` searched ``--first`` CPU seconds (cut short, replaying the step before it), then step
+  ``--step`` for ``--cpu`` CPU seconds (``--first 0``: the previous step's tree as ``build`` saved it)
+  with the guide of that cut tree alone (``plain``, as before) or
+  merged with the earlier guide (``merged``, :func:`relu_gating.search.bnb.merge_guides`), in the
+  order given.
+
+Every search here stops on its own CPU clock (``time.process_time``), so the figures hold under load.
+
+Run::
+
+    python benchmarks/greedy_late.py build --steps 4 --budget 900 --out /tmp/layer4.pkl
+    python benchmarks/greedy_late.py profile --layer /tmp/layer4.pkl --step 5 --cpu 120
+    python benchmarks/greedy_late.py merge --layer /tmp/layer4.pkl --step 4 --first 30 --cpu 40
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pickle
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from real import case_problem  # noqa: E402
+
+
+def build(case: str, steps: int, budget: float, out: str) -> None:
+    from relu_gating.layers.greedy import greedy_steps
+    from relu_gating.search.options import BranchAndBoundOptions
+
+    Phi, U, _, _ = case_problem(case)
+    saved = []
+    for st in greedy_steps(Phi, U, steps, strategy="branch-and-bound", max_seconds=budget,
+                           options=BranchAndBoundOptions(workers=1)):
+        r = st.result
+        saved.append({"theta": r.theta, "value": float(r.value), "upper_bound": float(r.upper_bound),
+                      "certified": bool(r.certified), "tree": r.tree["nodes"], "cpu": st.cpu_seconds,
+                      "candidates": getattr(r.certificate, "candidates", None), "nodes": int(r.n_nodes)})
+        print(json.dumps({k: saved[-1][k] for k in ("value", "upper_bound", "certified", "cpu", "nodes")}), flush=True)
+        Path(out).write_bytes(pickle.dumps(saved))
+
+
+def _features(Phi: np.ndarray, layer: list, step: int) -> np.ndarray:
+    H = np.ones((Phi.shape[0], 1))
+    for r in layer[: step - 1]:
+        H = np.c_[H, np.maximum(Phi @ r["theta"], 0)]
+    return H
+
+
+def _search(Phi: np.ndarray, U: np.ndarray, H: np.ndarray, guide, starts):
+    from relu_gating.search.bnb._api import _seed_incumbent, _starts, _use_guide
+    from relu_gating.search.bnb._search import Search
+    from relu_gating.search.objectives import make_objective, with_rank
+    from relu_gating.search.proofs import exact_rank
+
+    obj = make_objective(Phi, U, H)
+    obj = with_rank(obj, exact_rank(obj.Phi))
+    s = Search(obj, 1.0, 1e-9, "auto", 0, True)
+    _use_guide(s, obj, guide)
+    _seed_incumbent(s, obj, 0, _starts(starts, Phi.shape[1]))
+    return s
+
+
+def _run(s, cpu: float, marks=(), snap=None) -> str:
+    """``s.run`` until ``cpu`` CPU seconds of this process from now; ``snap()`` at each of ``marks``."""
+    from relu_gating.patterns import single_thread_blas
+
+    c0, todo = time.process_time(), list(marks)
+
+    class Clock:
+        def update(self, n, note=None):
+            c = time.process_time() - c0
+            if todo and c >= todo[0]:
+                while todo and c >= todo[0]:
+                    todo.pop(0)
+                snap(c)
+            if c >= cpu:
+                raise KeyboardInterrupt
+
+    with single_thread_blas():
+        return s.run(None, Clock())
+
+
+def _quartiles(a) -> list:
+    return [float(x) for x in np.percentile(a, [0, 25, 50, 75, 100])] if len(a) else []
+
+
+def heap_snapshot(s, cpu: float) -> dict:
+    """The open heap of a search: its largest bound, alpha, size, undecided rows and depths."""
+    heap = [e[-1] for e in s.heap]
+    u = float(s.global_bound()) if heap else float("nan")
+    und = [int(np.count_nonzero((n.signs == 0) & ~s.P.zero_rows)) for n in heap if n.signs is not None]
+    return {"cpu": cpu, "u": u, "best": float(s.best_value), "alpha": float(s.best_value / u) if heap else 1.0,
+            "open": len(heap), "open_above_best": int(sum(n.claim > s.best_value for n in heap)),
+            "undecided": _quartiles(und), "depth": _quartiles([n.depth for n in heap]),
+            "guided_open": int(sum(n.guide is not None for n in heap)), "expansions": int(s.expansions),
+            "stats": {k: v for k, v in s.stats.items() if not k.startswith(("lifted_tried_", "lifted_settled_"))}}
+
+
+def layer_guide(Phi: np.ndarray, layer: list, upto: int):
+    """The merged guide of the layer's steps before ``upto`` (as ``greedy_steps`` hands it on)."""
+    from relu_gating.search.bnb import merge_guides, tree_guide
+
+    g = None
+    for r in layer[: upto - 1]:
+        g = merge_guides(tree_guide(r["tree"], Phi), g)
+    return g
+
+
+def profile(case: str, layer: list, step: int, cpu: float, marks: list) -> list:
+    Phi, U, _, _ = case_problem(case)
+    prev = layer[step - 2]
+    starts = [c for c in (prev["candidates"] if prev["candidates"] is not None else [])
+              if not np.array_equal(c, prev["theta"])][:32]
+    s = _search(Phi, U, _features(Phi, layer, step), layer_guide(Phi, layer, step), np.array(starts) if starts else None)
+    snaps: list = []
+
+    def snap(c):
+        snaps.append(heap_snapshot(s, c))
+        print(json.dumps({k: v for k, v in snaps[-1].items() if k != "stats"}), flush=True)
+
+    snap(0.0)
+    _run(s, cpu, [m for m in marks if m < cpu], snap)
+    snap(cpu)
+    return snaps
+
+
+def merge_ab(case: str, layer: list, step: int, first: float, cpu: float, order: list) -> dict:
+    from relu_gating.search.bnb import merge_guides, tree_guide
+    from relu_gating.search.bnb._tree_build import to_nodes
+
+    Phi, U, _, _ = case_problem(case)
+    before = layer_guide(Phi, layer, step - 1)
+    if first > 0:
+        s = _search(Phi, U, _features(Phi, layer, step - 1), before, None)
+        _run(s, first)
+        cut = tree_guide(to_nodes(s.root), Phi)
+        head = {k: v for k, v in heap_snapshot(s, first).items() if k != "stats"}
+    else:  # the previous step's tree as the layer's run left it (build)
+        cut = tree_guide(layer[step - 2]["tree"], Phi)
+        head = {k: layer[step - 2][k] for k in ("value", "upper_bound", "certified", "cpu", "nodes")}
+    merged = merge_guides(cut, before)
+    out = {"first": head, "plain_entries": cut.entries, "merged_entries": merged.entries, "runs": []}
+    print(json.dumps({k: out[k] for k in ("plain_entries", "merged_entries")}), flush=True)
+    for mode in order:
+        r = _search(Phi, U, _features(Phi, layer, step), cut if mode == "plain" else merged, None)
+        _run(r, cpu)
+        snap = heap_snapshot(r, cpu)
+        row = {"mode": mode, "alpha": snap["alpha"], "u": snap["u"], "nodes": r.stats["nodes"],
+               "expansions": r.expansions, "replayed": r.stats.get("replayed", 0), "open": snap["open"]}
+        out["runs"].append(row)
+        print(json.dumps(row), flush=True)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("command", choices=("build", "profile", "merge"))
+    ap.add_argument("--case", default="iris")
+    ap.add_argument("--steps", type=int, default=4)
+    ap.add_argument("--budget", type=float, default=900.0)
+    ap.add_argument("--out")
+    ap.add_argument("--layer")
+    ap.add_argument("--step", type=int, default=5)
+    ap.add_argument("--cpu", type=float, default=120.0)
+    ap.add_argument("--first", type=float, default=30.0)
+    ap.add_argument("--marks", default="5,10,20,40,80,120,160,200,300,400,600")
+    ap.add_argument("--order", default="plain,merged,merged,plain")
+    ap.add_argument("--save")
+    args = ap.parse_args(argv)
+    if args.command == "build":
+        if not args.out:
+            ap.error("build needs --out")
+        build(args.case, args.steps, args.budget, args.out)
+        return 0
+    if not args.layer:
+        ap.error(f"{args.command} needs --layer (a file written by build)")
+    layer = pickle.loads(Path(args.layer).read_bytes())
+    if args.command == "profile":
+        res = profile(args.case, layer, args.step, args.cpu, [float(x) for x in args.marks.split(",")])
+    else:
+        res = merge_ab(args.case, layer, args.step, args.first, args.cpu, args.order.split(","))
+    if args.save:
+        Path(args.save).write_text(json.dumps({"argv": sys.argv[1:], "result": res}, indent=1, default=float))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
