@@ -311,6 +311,43 @@ def kappa_n() -> str:
                       "Example 5.12 explicit upper end", "every norm closed to tol"], rows))
 
 
+def _kappa_trend(rows: list[dict]) -> str:
+    """One family's and quantity's brackets against n, in words: each n's range, and whether the growth
+    is certified (every lower end at a larger n above every upper end at the smallest)."""
+    ns = sorted({r["n"] for r in rows})
+    lo = {n: min(r["lower"] for r in rows if r["n"] == n) for n in ns}
+    hi = {n: max(r["upper"] for r in rows if r["n"] == n) for n in ns}
+    seeds = {n: len({r["seed"] for r in rows if r["n"] == n}) for n in ns}
+    ranges = ", ".join(f"[{lo[n]:.3g}, {hi[n]:.3g}] at n = {n} ({seeds[n]} seed{'s' * (seeds[n] > 1)})" for n in ns)
+    grown = [n for n in ns[1:] if lo[n] > hi[ns[0]]]
+    if min(lo.values()) < 1:  # ||u||_A >= ||u|| = 1 for every unit u: such lower ends say nothing
+        ranges += " (lower ends below the trivial 1: only the upper ends are informative)"
+    if len(ns) == 1:
+        return f"{ranges}: one n only, no trend"
+    if grown:
+        return (f"{ranges}: it grows with n (every lower end at n = {', '.join(map(str, grown))} lies above every "
+                f"upper end at n = {ns[0]})")
+    return (f"{ranges}: every bracket lies within [{min(lo.values()):.3g}, {max(hi.values()):.3g}] "
+            f"(no certified growth between n = {ns[0]} and {ns[-1]})")
+
+
+def kappa_claim() -> str:
+    """The sentence on which family's kappa is bounded, stated only as far as the saved brackets go."""
+    cases = _cases("experiments_kappa_n", "*_d*_n*_s*.json")
+    if not cases:
+        return "(no saved run)"
+    allr = [r for c in cases for r in c["rows"]]
+    out = []
+    for d in sorted({r["d"] for r in allr}):
+        for fam, what in sorted(dict.fromkeys((r["family"], r["what"]) for r in allr if r["d"] == d)):
+            sel = [r for r in allr if (r["d"], r["family"], r["what"]) == (d, fam, what)]
+            out.append(f"- d = {d}, {fam}, {what}: " + _kappa_trend(sel) + ".")
+    top = max(r["n"] for r in allr)
+    return ("Certified brackets (partial ones included: valid, only wider) per family and quantity, the range "
+            f"over seeds at each n; no n above {top} was reached, so \"bounded\" below means bounded up to the "
+            "largest n listed, no further:\n\n" + "\n".join(out))
+
+
 def _code(row: dict) -> str:
     """Which variation-norm code computed a kappa_n row: rows written since 2ab1190 carry ``final``, and
     since issue 40's pricing work the pricing (``early``: uncertified columns first, no dense seed pool)."""
@@ -561,7 +598,7 @@ def prop41() -> str:
 BLOCKS: dict[str, Callable[[], str]] = {
     "runs": runs, "checks": checks, "greedy-rate": greedy_rate, "clusters": clusters,
     "graph-choice": graph_choice, "certification": certification, "alpha": alpha, "depth": depth,
-    "kappa-n": kappa_n, "kappa-speed": kappa_speed, "example512": example512, "variation-speed": variation_speed,
+    "kappa-n": kappa_n, "kappa-claim": kappa_claim, "kappa-speed": kappa_speed, "example512": example512, "variation-speed": variation_speed,
     "variation-against": variation_against,
     "rates": rates, "best-layer": best_layer, "best-pair": best_pair, "real-gap": real_gap, "prop41": prop41,
 }

@@ -258,7 +258,8 @@ class _Pricer:
 
 
 def variation_norm(v: Any, Phi: Any, *, tol: float = DEFAULT_TOL, max_iter: int = 200, patterns: Any = None,
-                   initial: Any = None, max_patterns: int | None = None, pricing: str = "auto") -> VariationNorm:
+                   initial: Any = None, max_patterns: int | None = None, pricing: str = "auto",
+                   on_round: Any = None) -> VariationNorm:
     """``||v||_A`` (Def 5.8) as a certified interval that closes to ``tol``, with a decomposition.
 
     Parameters
@@ -282,15 +283,18 @@ def variation_norm(v: Any, Phi: Any, *, tol: float = DEFAULT_TOL, max_iter: int 
         columns and 1,024 rows, as on the experiments' grid): a certified lower end every round,
         and the best neuron of each violating chamber as new columns.  ``"batched"``: the same bound
         with each chamber's multipliers chosen by a vectorized active-set method over 1,024 chambers
-        at once (NNLS kept for each batch's largest bound).  ``"early"``: as ``"batched"``, with a
-        master started from the ``_MASTER_ATOMS`` witnesses most aligned with ``v`` instead of a
-        pool of every witness (no dense matrix of all of them: the choice for large ``n``) and the
+        at once (NNLS kept for each batch's largest bound).  ``"early"``: as ``"batched"``, with the
+        seed pool of every witness priced in chunks (no dense matrix of all of them: the choice for
+        large ``n``; :func:`_seed_master_chunked`) and the
         certified bound only when a round's uncertified pricing (witnesses and unconstrained
         chamber optima, :meth:`~relu_gating.layers._cone_pricing.ConePricer.columns`) finds no
         violating column, and every ``CERTIFY_EVERY`` rounds (the lower end).  The interval is as
         certified as with ``"cone"`` for every choice.  ``"search"``: cheap
         candidates, and the certified best-neuron search when they find nothing (the earlier
         method).  ``"auto"``: ``"cone"`` where it applies, else ``"search"``.
+    on_round : callable, optional
+        Called as ``on_round(round, lower, upper)`` after each priced round of the cone pricings
+        (the interval so far, in the units of ``v``): progress reports and benchmarks.
 
     Examples
     --------
@@ -322,14 +326,15 @@ def variation_norm(v: Any, Phi: Any, *, tol: float = DEFAULT_TOL, max_iter: int 
     span = _spanning_thetas(P)
     u = vv / scale
     early = pricing == "early" and cone is not None
-    seeds = _top_witnesses(P, pricer.W, u, _MASTER_ATOMS) if early else pricer.W[pricer.idx]
+    seeds = pricer.W if early else pricer.W[pricer.idx]  # early: every witness, priced in chunks
     pool = [seeds, *([] if span is None else [span]),
             *([] if initial is None else [as_matrix(initial, "initial", cols=m) if np.size(initial) else
                                           np.zeros((0, m))])]
     thetas = np.vstack(pool)
     B = None if span is None else normalized_neurons(P, span)[0]
     st = (_solve(P, u, thetas, B, pricer, tol, max_iter) if cone is None else
-          _solve_cone(P, u, vv, thetas, B, cone, tol, max_iter, n_seed=0 if early else seeds.shape[0], early=early))
+          _solve_cone(P, u, vv, thetas, B, cone, tol, max_iter, n_seed=seeds.shape[0], early=early,
+                      on_round=on_round))
     D, keep = normalized_neurons(P, st["thetas"])
     nz = np.abs(st["a"]) > 0
     th = np.vstack([st["thetas"][keep][nz], *([] if span is None else [span[normalized_neurons(P, span)[1]]])])
@@ -394,18 +399,66 @@ def _lower_exact(yq: np.ndarray, v: np.ndarray, bound: float) -> float:
     return math.nextafter(f, -math.inf) if Fraction(f) > q else f
 
 
-def _top_witnesses(P: np.ndarray, W: np.ndarray, u: np.ndarray, k: int) -> np.ndarray:
-    """The ``k`` witnesses whose neurons are most aligned with ``u`` (``|<u, d>|``; in chunks, no dense matrix)."""
-    step = max(1, 2**21 // max(P.shape[0], 1))
-    best_s, best_i = np.zeros(0), np.zeros(0, dtype=np.int64)
+#: Witnesses per chunk times rows of ``Phi`` in the explicit pricing of every witness (16 MB of floats).
+_CHUNK = 2**21
+
+
+def _witness_scores(P: np.ndarray, W: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``|<y, d_w>|`` for every witness's normalized neuron ``d_w`` (0 for a zero neuron), in chunks: no
+    dense matrix of all of them (``n x N``: 512 MB at ``n = 400``)."""
+    step = max(1, _CHUNK // max(P.shape[0], 1))
+    out = np.zeros(W.shape[0])
     for lo in range(0, W.shape[0], step):
         H = np.maximum(W[lo:lo + step] @ P.T, 0.0)
         nh = np.linalg.norm(H, axis=1)
-        s = np.abs(H @ u) / np.where(nh > 0, nh, np.inf)
-        best_s, best_i = np.r_[best_s, s], np.r_[best_i, lo + np.arange(s.size)]
-        top = np.argsort(-best_s, kind="stable")[:k]
-        best_s, best_i = best_s[top], best_i[top]
-    return W[best_i[best_s > 0]]
+        out[lo:lo + step] = np.abs(H @ y) / np.where(nh > 0, nh, np.inf)
+    return out
+
+
+def _top_witnesses(P: np.ndarray, W: np.ndarray, u: np.ndarray, k: int) -> np.ndarray:
+    """The ``k`` witnesses whose neurons are most aligned with ``u`` (``|<u, d>|``; in chunks, no dense matrix)."""
+    s = _witness_scores(P, W, u)
+    top = np.argsort(-s, kind="stable")[:k]
+    return W[top[s[top] > 0]]
+
+
+def _seed_master_chunked(P: np.ndarray, u: np.ndarray, thetas: np.ndarray, n_seed: int, tol: float,
+                         M: float) -> tuple[Any, np.ndarray, np.ndarray, int]:
+    """:func:`_seed_master` for a seed block of every chamber's witness, priced in chunks (the early pricing).
+
+    The first ``n_seed`` rows of ``thetas`` are the witnesses ``W`` (``O(n^2)`` at ``d = 2``: 160,000
+    at ``n = 400``), the rest the spanning atoms and the caller's ``initial``.  The master starts from
+    the ``_MASTER_ATOMS`` witnesses most aligned with ``u`` and the rest; each of at most ``_SEED_LPS``
+    warm LPs prices every witness explicitly (:func:`_witness_scores`) and adds the ``_SEED_ADD`` most
+    violated, until none violates.  With ``_SEED_LPS = 0`` this is the start of the earlier early
+    pricing (the aligned witnesses only), which at ``n = 400`` paid for most of ``u`` through the
+    spanning atoms and did not close in 60 rounds.  Only which columns start the master changes.
+    """
+    from relu_gating.layers._master_lp import MasterLP
+
+    W, rest = thetas[:n_seed], thetas[n_seed:]
+    lp = MasterLP(u, M)
+    s = _witness_scores(P, W, u)
+    act = np.zeros(W.shape[0], dtype=bool)
+    top = np.argsort(-s, kind="stable")[:_MASTER_ATOMS]
+    act[top[s[top] > 0]] = True
+    D, keep = normalized_neurons(P, np.vstack([W[act], rest]))
+    out_t = np.vstack([W[act], rest])[keep]
+    lp.add(D)
+    lps = 0
+    while lps < _SEED_LPS:
+        _, _, y = lp.solve()
+        lps += 1
+        score = _witness_scores(P, W, y)
+        viol = np.flatnonzero(~act & (score > 1.0 + tol / 4))
+        if viol.size == 0:
+            break
+        add = viol[np.argsort(-score[viol], kind="stable")[:_SEED_ADD]]
+        act[add] = True
+        Dn, k = normalized_neurons(P, W[add])  # every added witness violates: a nonzero neuron
+        lp.add(Dn)
+        out_t, D = np.vstack([out_t, W[add][k]]), np.hstack([D, Dn])
+    return lp, out_t, D, lps
 
 
 def _seed_master(P: np.ndarray, u: np.ndarray, thetas: np.ndarray, n_seed: int, tol: float,
@@ -449,7 +502,7 @@ def _seed_master(P: np.ndarray, u: np.ndarray, thetas: np.ndarray, n_seed: int, 
 
 
 def _solve_cone(P: np.ndarray, u: np.ndarray, v: np.ndarray, thetas: np.ndarray, B: np.ndarray | None, cone: Any,
-                tol: float, max_iter: int, n_seed: int = 0, early: bool = False) -> dict:
+                tol: float, max_iter: int, n_seed: int = 0, early: bool = False, on_round: Any = None) -> dict:
     """Column generation priced by :class:`~relu_gating.layers._cone_pricing.ConePricer` every round.
 
     The master is one warm LP (:class:`~relu_gating.layers._master_lp.MasterLP`) to which rounds add
@@ -468,12 +521,14 @@ def _solve_cone(P: np.ndarray, u: np.ndarray, v: np.ndarray, thetas: np.ndarray,
     certified bounds move ``lower``, so the interval is as valid as without.
     """
     lower_v, best_y, M, nv = 0.0, np.zeros_like(u), 1e3, float(np.linalg.norm(v))
-    lp, thetas, D, seed_lps = _seed_master(P, u, thetas, n_seed, tol, M)
+    lp, thetas, D, seed_lps = (_seed_master_chunked if early else _seed_master)(P, u, thetas, n_seed, tol, M)
     out: dict = {}
     for it in range(1, max_iter + 1):
         a, r, y = lp.solve()
         upper, c, residual = _upper(D, a, u, B)
         out = {"thetas": thetas, "a": a, "c": c, "upper": upper, "residual": residual, "it": it + seed_lps}
+        if on_round is not None:
+            on_round(it, lower_v, upper * nv)
         if upper * nv - lower_v <= tol * upper * nv:
             break
         smoothed = lower_v > 0

@@ -84,3 +84,22 @@ def test_doc_per_seed_cells():
     assert doc._per_seed(rows, 0.3) == "2 / 3"
     assert doc._per_seed(rows, 0.1) == "- / -"  # not reached; below 2 eps
     assert doc._per_seed(rows, 0.1, "t_pred_example") == "9e+04 / -"
+
+
+def test_kappa_trend_says_grows_only_when_a_lower_end_clears_every_first_upper_end():
+    doc = _script("experiments_doc")
+
+    def r(n, seed, lo, up):
+        return {"n": n, "seed": seed, "lower": lo, "upper": up}
+
+    grows = [r(50, 0, 7.6, 8.1), r(50, 1, 8.8, 9.7), r(100, 0, 9.6, 9.9), r(100, 1, 11.7, 13.3)]
+    assert "grows with n" not in doc._kappa_trend(grows)  # 9.6 < 9.7: the brackets touch
+    grows[2]["lower"] = 9.71
+    text = doc._kappa_trend(grows)
+    assert "grows with n" in text and "n = 100" in text and "[7.6, 9.7] at n = 50 (2 seeds)" in text
+    flat = [r(50, 0, 2.5, 3.0), r(100, 0, 2.7, 3.4), r(200, 0, 2.9, 3.5)]
+    text = doc._kappa_trend(flat)
+    assert "grows" not in text and "within [2.5, 3.5]" in text
+    assert "one n only" in doc._kappa_trend([r(50, 0, 1.0, 3.0)])
+    assert "trivial 1" not in doc._kappa_trend([r(50, 0, 1.0, 3.0)])
+    assert "trivial 1" in doc._kappa_trend([r(50, 0, 0.97, 3.0)])
