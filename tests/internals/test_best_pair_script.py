@@ -3,31 +3,21 @@ rationals and dense sampling), a wrong bound is caught, and the run's bracket an
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from fractions import Fraction
-from pathlib import Path
 
 import numpy as np
 import pytest
+from tests._benchmarks import benchmark_script
 
-ROOT = Path(__file__).resolve().parents[2]
 
-
-def _script(name: str):
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 @pytest.fixture(scope="module")
 def setup():
     from relu_gating.patterns import enumerate_patterns
 
-    bp = _script("best_pair")
+    bp = benchmark_script("best_pair")
     Phi, U, _ = bp.instance(16, 4, 0)
     pats = enumerate_patterns(Phi)
     masks = pats.masks
@@ -110,7 +100,7 @@ def test_local_solves_stay_below_their_pairs_bound(setup):
 
 
 def test_the_run_brackets_the_best_pair_and_records_its_provenance(tmp_path):
-    bp = _script("best_pair")
+    bp = benchmark_script("best_pair")
     out = tmp_path / "bp.json"
     assert bp.main(["--n", "12", "--K", "3", "--seed", "3", "--pool", "50", "--seconds", "1", "--iters", "50",
                     "--mp-sample", "2", "--out", str(out)]) == 0

@@ -2,27 +2,19 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
+from tests._benchmarks import benchmark_script
 
-ROOT = Path(__file__).resolve().parents[2]
 
-
-def _script(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 @pytest.mark.parametrize("d", [2, 3])
 @pytest.mark.parametrize("name", ["moons", "clusters"])
 def test_families_are_dyadic_orthonormal_and_the_explicit_end_is_below_the_papers(name, d):
-    f = _script("kappa_n").family(name, 30, 1, d)
+    f = benchmark_script("kappa_n").family(name, 30, 1, d)
     Phi = f["Phi"]
     assert Phi.shape == (30, d + 1) and np.all(Phi * 2.0**16 == np.round(Phi * 2.0**16))
     for B in f["bases"].values():
@@ -32,7 +24,7 @@ def test_families_are_dyadic_orthonormal_and_the_explicit_end_is_below_the_paper
 
 
 def test_one_file_per_case_with_provenance_and_claims_skip(tmp_path):
-    mod = _script("kappa_n")
+    mod = benchmark_script("kappa_n")
     argv = ["--n", "9", "--seeds", "0", "--families", "clusters", "--refine", "0", "--adaptive", "1",
             "--out-dir", str(tmp_path)]
     (tmp_path / "clusters_d2_n9_s1.running").write_text("1")  # claimed by another process: skipped
@@ -53,7 +45,7 @@ def test_one_file_per_case_with_provenance_and_claims_skip(tmp_path):
 
 
 def test_a_case_is_saved_after_each_quantity_and_an_incomplete_one_is_redone(tmp_path, monkeypatch):
-    mod = _script("kappa_n")
+    mod = benchmark_script("kappa_n")
     argv = ["--n", "9", "--seeds", "0", "--families", "clusters", "--refine", "0", "--adaptive", "0",
             "--out-dir", str(tmp_path)]
     path = tmp_path / "clusters_d2_n9_s0.json"
@@ -78,7 +70,7 @@ def test_a_case_is_saved_after_each_quantity_and_an_incomplete_one_is_redone(tmp
 
 
 def test_doc_per_seed_cells():
-    doc = _script("experiments_doc")
+    doc = benchmark_script("experiments_doc")
     rows = [{"targets": [0.3, 0.1], "t_needed": [2, None], "t_pred_example": [1e4, 9e4]},
             {"targets": [0.3], "t_needed": [3], "t_pred_example": [2e4]}]
     assert doc._per_seed(rows, 0.3) == "2 / 3"
@@ -87,7 +79,7 @@ def test_doc_per_seed_cells():
 
 
 def test_kappa_trend_says_grows_only_when_a_lower_end_clears_every_first_upper_end():
-    doc = _script("experiments_doc")
+    doc = benchmark_script("experiments_doc")
 
     def r(n, seed, lo, up):
         return {"n": n, "seed": seed, "lower": lo, "upper": up}
