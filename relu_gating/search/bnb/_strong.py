@@ -284,7 +284,7 @@ def _solve(A: np.ndarray, B: np.ndarray, G: np.ndarray, C: np.ndarray) -> tuple[
     return N, x[1 + npair:], float(x[0])
 
 
-def _allowance(A: np.ndarray, B: np.ndarray, G: np.ndarray, C: np.ndarray, N: np.ndarray, mu: np.ndarray,
+def _allowance(A: np.ndarray, B: np.ndarray, G: np.ndarray, C: "Comp | np.ndarray", N: np.ndarray, mu: np.ndarray,
                u: float = 1.0) -> float:
     """A rounding allowance on the slack ``u B - A - G^T N G - sum mu_i C_i`` (generous: the verifier
     recomputes the pieces from ``Phi`` with its own allowance)."""
@@ -318,7 +318,7 @@ def _whitener(B: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     return wB, Li
 
 
-def proven(A: np.ndarray, B: np.ndarray, G: np.ndarray, C: np.ndarray, N: np.ndarray, mu: np.ndarray) -> float:
+def proven(A: np.ndarray, B: np.ndarray, G: np.ndarray, C: "Comp | np.ndarray", N: np.ndarray, mu: np.ndarray) -> float:
     """The bound ``(N, mu)`` prove: top eigenvalue of ``(A + G^T N G + sum mu C, B)`` (B positive
     definite, else ``inf``), with a relative margin for the verifier's own rounding allowance.  The
     margin grows as B's least eigenvalue falls: see :func:`proven_at` for a claim given in advance."""
@@ -331,7 +331,7 @@ def proven(A: np.ndarray, B: np.ndarray, G: np.ndarray, C: np.ndarray, N: np.nda
     return lam + 1e-9 * abs(lam) + 4.0 * allow / wB[0] + 1e-12
 
 
-def proven_at(A: np.ndarray, B: np.ndarray, G: np.ndarray, C: np.ndarray, N: np.ndarray, mu: np.ndarray,
+def proven_at(A: np.ndarray, B: np.ndarray, G: np.ndarray, C: "Comp | np.ndarray", N: np.ndarray, mu: np.ndarray,
               u: float) -> float:
     """``u`` when ``(N, mu)`` prove it, else ``inf``: the slack ``u B - A - G^T N G - sum mu_i C_i`` has
     its least eigenvalue above 4 times the rounding allowance (the verifier's test, with room).  Unlike
@@ -354,7 +354,7 @@ def pick_decided(Q: np.ndarray, signs: np.ndarray, zero: np.ndarray, V: np.ndarr
     return np.sort(dec[np.argsort(near)[:k]])
 
 
-def first_order(A: np.ndarray, B: np.ndarray, G: np.ndarray, C: np.ndarray, level: float,
+def first_order(A: np.ndarray, B: np.ndarray, G: np.ndarray, C: "Comp | np.ndarray", level: float,
                 steps: int | None = None, check: int = FO_CHECK) -> tuple[np.ndarray, np.ndarray] | None:
     """Multipliers ``(N, mu)`` whose top eigenvalue of ``(A + G^T N G + sum mu_i C_i, B)`` is as low as
     projected subgradient steps find (Polyak's step towards ``level``; stops there, or when a step no
@@ -370,7 +370,7 @@ def first_order(A: np.ndarray, B: np.ndarray, G: np.ndarray, C: np.ndarray, leve
     return _descend(At, Gt, Ct, level, FO_STEPS if steps is None else steps, check)
 
 
-def level_order(A: np.ndarray, B: np.ndarray, G: np.ndarray, C: np.ndarray, level: float,
+def level_order(A: np.ndarray, B: np.ndarray, G: np.ndarray, C: "Comp | np.ndarray", level: float,
                 steps: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Multipliers ``(N, mu)`` for which ``f = lambda_max(A + G^T N G + sum mu_i C_i - level B)`` is as low
     as projected subgradient steps find (Polyak's step towards ``-FO_LEVEL_TARGET`` times the pieces'
@@ -380,7 +380,7 @@ def level_order(A: np.ndarray, B: np.ndarray, G: np.ndarray, C: np.ndarray, leve
     return _descend(A - level * B, G, C, -FO_LEVEL_TARGET * scale, LEVEL_STEPS if steps is None else steps)
 
 
-def _descend(A: np.ndarray, G: np.ndarray, C: np.ndarray, target: float, steps: int,
+def _descend(A: np.ndarray, G: np.ndarray, C: "Comp | np.ndarray", target: float, steps: int,
              check: int = FO_CHECK) -> tuple[np.ndarray, np.ndarray]:
     """Projected subgradient steps on ``f(N, mu) = lambda_max(A + G^T N G + sum mu_i C_i)``, ``N >= 0``, with
     Polyak's step towards ``target``: the best ``(N, mu)`` seen, once ``f <= target``, after ``steps``, or
@@ -427,7 +427,7 @@ def _top(T: np.ndarray) -> tuple[float, np.ndarray]:
     return float(w[-1]), V[:, -1]
 
 
-def sparsify(A: np.ndarray, B: np.ndarray, G: np.ndarray, C: np.ndarray, N: np.ndarray, mu: np.ndarray,
+def sparsify(A: np.ndarray, B: np.ndarray, G: np.ndarray, C: "Comp | np.ndarray", N: np.ndarray, mu: np.ndarray,
              level: float, at: float | None = None) -> tuple[float, np.ndarray]:
     """``(bound proven, N)`` with the entries of ``N`` below the largest fraction of ``SPARSE_FRACTIONS``
     of its largest entry dropped such that the proven bound stays at most ``level`` (the densest, all
