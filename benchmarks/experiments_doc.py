@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import statistics
 import sys
 from pathlib import Path
@@ -82,6 +83,15 @@ def _run_label(d: dict, quick: bool) -> str:
     return "full" if not red else "full, reduced (" + ", ".join(f"{k} = {d['params'][k]}" for k in red) + ")"
 
 
+
+_MAIN = re.compile(r"^\S*relu_gating/__main__\.py(?= )")
+
+
+def _command(cmd: str) -> str:
+    """A recorded command as a reader runs it: a checkout's ``.../relu_gating/__main__.py`` is
+    ``python -m relu_gating`` (the runs of a clean clone record the clone's path)."""
+    return _MAIN.sub("python -m relu_gating", cmd)
+
 def runs() -> str:
     """Every saved run: where, when, on which commit, under what load, how long, its checks."""
     rows = []
@@ -98,7 +108,7 @@ def runs() -> str:
             rows.append([name, _run_label(d, quick), commit + (" (dirty)" if pv.get("dirty") else ""),
                          (pv.get("date") or "-")[:16], ld, f"{d['seconds']:.1f}",
                          f"{pv['cpu_seconds']:.1f}" if "cpu_seconds" in pv else "not recorded", _checks_cell(d),
-                         d["version"], "`" + pv["command"] + "`" if pv.get("command") else "-"])
+                         d["version"], "`" + _command(pv["command"]) + "`" if pv.get("command") else "-"])
     return _table(["experiment", "run", "commit", "date (UTC)", "load (1 min, start -> end)", "seconds (wall)",
                    "CPU seconds", "checks", "version", "command"], rows)
 
