@@ -132,6 +132,13 @@ def test_malformed_sparse_multipliers_are_rejected(evidence):
         _multipliers({"p": p, "entries": E.tolist()}, p)
 
 
+def _best_nodes(obj, masks, vals, wits, count=6):
+    """Nodes at the ``count`` best chambers (rows 0, 3, 5, 8 left undecided): signs, level and true maximum."""
+    for k in np.argsort(-np.nan_to_num(vals, nan=-1.0))[:count]:
+        signs, v = _node(obj, masks[k], wits[k], [0, 3, 5, 8])
+        yield signs, v, _true_max(masks, vals, signs)
+
+
 def test_first_order_multipliers_settle_and_are_checked(chambers):
     """Given the level that settles a node (above its true maximum), the first-order multipliers prove
     a bound at most that level, never below the true maximum, accepted by both checkers; below the true
@@ -139,9 +146,7 @@ def test_first_order_multipliers_settle_and_are_checked(chambers):
     obj, masks, vals, wits = chambers
     zero = np.zeros(obj.Phi.shape[0], dtype=bool)
     tried = 0
-    for k in np.argsort(-np.nan_to_num(vals, nan=-1.0))[:6]:
-        signs, v = _node(obj, masks[k], wits[k], [0, 3, 5, 8])
-        true = _true_max(masks, vals, signs)
+    for signs, v, true in _best_nodes(obj, masks, vals, wits):
         clar = _strong.strong_bound(obj.Psi, obj.M, obj.Q_H, signs, zero, v)
         if clar is None:
             continue
@@ -429,9 +434,7 @@ def test_factored_steps_prove_what_the_dense_steps_prove(chambers, monkeypatch):
     obj, masks, vals, wits = chambers
     zero = np.zeros(obj.Phi.shape[0], dtype=bool)
     tried = 0
-    for k in np.argsort(-np.nan_to_num(vals, nan=-1.0))[:6]:
-        signs, v = _node(obj, masks[k], wits[k], [0, 3, 5, 8])
-        true = _true_max(masks, vals, signs)
+    for signs, v, true in _best_nodes(obj, masks, vals, wits):
         for level in (true + 1e-3, true + 0.05, true - 1e-3):
             got = {}
             for way in (False, True):
