@@ -144,13 +144,13 @@ def test_the_centered_push_finds_witnesses_the_fixed_push_misses():
     assert v is not None and _exact_witness(G, g, v)
 
 
-@pytest.mark.parametrize("seed,n", [(1, 14), pytest.param(5, 22, marks=pytest.mark.slow),
-                                    pytest.param(9, 22, marks=pytest.mark.slow)])
-def test_the_search_certifies_the_enumerations_value_either_way_and_each_certificate_verifies(seed, n, monkeypatch):
-    """Rank 6 (the NNLS pass; at n = 22 nodes with more decided rows than the first working set): the
-    branch and bound with the working set and with the full NNLS certifies the enumeration's value;
+@pytest.mark.parametrize("seed,d,n", [(1, 3, 12), (2, 4, 10), pytest.param(1, 5, 14, marks=pytest.mark.slow),
+                                      pytest.param(5, 5, 22, marks=pytest.mark.slow), pytest.param(9, 5, 22, marks=pytest.mark.slow)])
+def test_the_search_certifies_the_enumerations_value_either_way_and_each_certificate_verifies(seed, d, n, monkeypatch):
+    """Ranks 4-6 (at 6 the NNLS pass; at n = 22 nodes with more decided rows than the first working set):
+    the branch and bound with the working set and with the full NNLS certifies the enumeration's value;
     both certificates verify."""
-    I = instance(seed, kind="gauss", n=n, d=5, K=3)
+    I = instance(seed, kind="gauss", n=n, d=d, K=3)
     e = best_neuron(I.Phi, I.U, features=I.features)
     assert e.certified
     for ws in (True, False):
