@@ -113,14 +113,15 @@ class DecidedCone:
     that answers half the rows asked.  ``solves``, ``rounds``, ``full`` and ``hits`` count the NNLS
     solves, the cutting-plane rounds, the solves on all rows and the rows a kept simplex answered."""
 
-    def __init__(self, G: np.ndarray, dec: np.ndarray, pts: np.ndarray, rank: int) -> None:
+    def __init__(self, G: np.ndarray, dec: np.ndarray, pts: np.ndarray, rank: int, on: bool = True) -> None:
         self.G, self.dec, self.rank = G, dec, rank
+        self.on = WORKING_SET and on  # off: the full NNLS and the fixed push (below rank 6, where it is not measured to pay)
         self.inner = pts[0]
         self.solves = self.rounds = self.full = self.hits = 0
         self.S: np.ndarray | None = None  # the working set (indices into dec), None: all rows
         self.simp = np.zeros((0, rank), dtype=np.int64)  # kept Farkas simplices (indices into dec)
         self.inv = np.zeros((0, rank, rank))  # their inverse matrices (columns: the rows)
-        if not WORKING_SET:
+        if not self.on:
             return
         self.c = center(G, pts)
         self.b = G @ self.c
@@ -194,9 +195,9 @@ class DecidedCone:
             return ("lp", None)
         if res <= NNLS_RESIDUAL:
             sup = np.flatnonzero(y > 1e-12 * max(float(y.max(initial=0.0)), 1e-300))
-            if WORKING_SET and sup.size == self.rank:
+            if self.on and sup.size == self.rank:
                 self._keep(sup)
             return ("farkas", self.dec[sup])
         w = unit_rows((self.G.T @ y - g)[None, :])[0]  # in the closed cone, with g . w < 0
-        v = push(self.G, g, w, self.c, b=self.b) if WORKING_SET else _old_push(self.G, g, w, self.inner)
+        v = push(self.G, g, w, self.c, b=self.b) if self.on else _old_push(self.G, g, w, self.inner)
         return ("lp", None) if v is None else ("witness", v)

@@ -136,7 +136,7 @@ class TreeGrowth:
         dec = np.flatnonzero((signs != 0) & ~self.P.zero_rows)
         Gd = signs[dec, None] * self.Gn[dec]
         t0 = time.perf_counter()
-        cone = DecidedCone(Gd, dec, pts, self.obj.rank)
+        cone = DecidedCone(Gd, dec, pts, self.obj.rank, self.Gn.shape[1] > MAX_RANK)  # ranks 3-5: as before
         self.stats["t_nnls"] += time.perf_counter() - t0
         loaded = False
         obs = cand[pos[cand] | neg[cand]]  # seen on one side only: maybe forced to it
