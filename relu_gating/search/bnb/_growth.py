@@ -15,7 +15,7 @@ import numpy as np
 
 from relu_gating.search.proofs import implied_exact, node_bound
 from relu_gating.search.bnb._blind import blind_row, expand_pointless, split
-from relu_gating.search.bnb._cone_nnls import DecidedCone
+from relu_gating.search.bnb._cone_nnls import MIN_RANK as NNLS_MIN_RANK, DecidedCone
 from relu_gating.search.bnb._forced import MAX_RANK, exhaustive_farkas, float_clear, forced_rows
 from relu_gating.search.bnb._lp import WITNESS_MARGIN
 from relu_gating.search.bnb._node_bounds import LIFTED_BAND
@@ -136,7 +136,7 @@ class TreeGrowth:
         dec = np.flatnonzero((signs != 0) & ~self.P.zero_rows)
         Gd = signs[dec, None] * self.Gn[dec]
         t0 = time.perf_counter()
-        cone = DecidedCone(Gd, dec, pts, self.obj.rank, self.Gn.shape[1] > MAX_RANK)  # ranks 3-5: as before
+        cone = DecidedCone(Gd, dec, pts, self.obj.rank, self.Gn.shape[1] >= NNLS_MIN_RANK)  # below: as before
         self.stats["t_nnls"] += time.perf_counter() - t0
         loaded = False
         obs = cand[pos[cand] | neg[cand]]  # seen on one side only: maybe forced to it
