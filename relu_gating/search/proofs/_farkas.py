@@ -11,8 +11,8 @@ signed decided rows ``rows`` (so ``s phi_i theta >= 0`` on the node's closed con
    ``gamma_m |X| |A|``, Higham), ``||A^{-1}||_inf <= ||X||_inf / (1 - delta)``; with
    ``y~ = fl(X b)`` and ``rho >= ||b - A y~||_inf``, every exact ``y_j`` lies within
    ``||A^{-1}||_inf rho`` of ``y~_j``.  Signs clear of that margin are decided;
-2. otherwise Cramer's rule on integers (rows scaled by powers of two), exactly; and Gaussian
-   elimination on rationals when ``rows`` is not a basis.
+2. otherwise Cramer's rule on integers (rows scaled by powers of two), exactly; and fraction-free
+   elimination on the same integers when ``rows`` is not a basis (each answer kept per claim).
 
 The filter decides nearly every claim at numpy speed (the exact determinants cost about 80
 microseconds each at m = 5).  The checker applies the same margins to batches of a tree's implied
@@ -130,11 +130,11 @@ def _implied_square(Phi: np.ndarray, signs: np.ndarray, i: int, s: int, rows: li
 #: Rows that are not a basis are decided by fraction-free elimination on integers (:func:`_implied_integer`);
 #: False: Gaussian elimination on ``Fraction`` (before; a switch for tests and benchmarks).  The same answer
 #: either way: both compute the basic solution of the same pivot columns (the first column independent of
-#: the ones before it), exactly.  On iris greedy step 5 the ``Fraction`` path took about 1.6 ms a claim.
+#: the ones before it), exactly.  37 against 178 us a claim on 4 rows of 5 (iris greedy step 5 asks thousands).
 INTEGER_ELIMINATION = True
 #: :func:`implied_exact` keeps the answers of this many claims in the caller's ``cache`` (then starts afresh):
 #: the same claim (row, side, Farkas rows and their signs) recurs at other nodes, the exhaustive search's
-#: subsets most (iris greedy step 5: NNN of the NNN claims of a 60-CPU-s search were asked before).
+#: subsets most (iris greedy step 5, 60 CPU s: 29,314 checks, 21,161 distinct claims).
 CLAIMS_KEPT = 200_000
 
 
