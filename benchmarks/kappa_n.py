@@ -108,6 +108,7 @@ def rows_for(name: str, n: int, seed: int, args: argparse.Namespace, d: int = 2,
     pats = enumerate_patterns(f["Phi"])
     t_pat = time.perf_counter() - t0
     out = []
+    carry: dict = {}  # every norm of the case (both quantities of clusters) on one Phi: one pricer, one master
     for what, B in f["bases"].items():
         t0, c0 = time.perf_counter(), time.process_time()
         case = {"family": name, "d": d, "n": n, "seed": seed, "K": B.shape[1], "what": what,
@@ -124,7 +125,7 @@ def rows_for(name: str, n: int, seed: int, args: argparse.Namespace, d: int = 2,
         kap = representability_constant(B, f["Phi"], n_directions=args.directions, refine=args.refine,
                                         tol=args.tol, patterns=pats, max_iter=args.max_iter,
                                         adaptive=args.adaptive, gap=args.gap, on_norm=partial,
-                                        pricing=getattr(args, "pricing", "auto"))
+                                        pricing=getattr(args, "pricing", "auto"), carry=carry)
         row = _row(case, f, kap, clock, final=True)
         out.append(row)
         if on_row is not None:
