@@ -242,6 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.plot:
         plot(*args.plot)
         return 0
+    started = provenance()  # the commit whose code this process loaded (HEAD may move while it runs)
     for n in args.n:
         for seed in args.seeds:
             for d in args.d:
@@ -250,7 +251,8 @@ def main(argv: list[str] | None = None) -> int:
                     claim = path.with_suffix(".running") if path is not None else None
                     if path is not None and (_complete(path) or claim.exists()):
                         continue  # done, or claimed by another process running the same command
-                    save = partial(_save, path, provenance(), args)
+                    save = partial(_save, path, {**started, "date": provenance()["date"],
+                                                 "load_end": provenance()["load_end"]}, args)
                     if path is not None:
                         path.parent.mkdir(parents=True, exist_ok=True)
                         claim.write_text(str(os.getpid()))
