@@ -47,9 +47,6 @@ def bracket(mode: str, f: dict, what: str, pats: object, args: argparse.Namespac
         return orig_cp(P, patterns, pricing, carry)
 
     variation.variation_norm = timed
-    stall = variation._SEED_STALL
-    if mode == "nostall":  # the carry with the seed loop run until no witness violates (before the stall rule)
-        variation._SEED_STALL = 0.0
     if mode == "fresh":
         variation._carried_pricer = fresh
     c0 = time.process_time()
@@ -58,7 +55,7 @@ def bracket(mode: str, f: dict, what: str, pats: object, args: argparse.Namespac
                                                   adaptive=args.adaptive, gap=args.gap, tol=args.tol,
                                                   patterns=pats, max_iter=args.max_iter, pricing=args.pricing)
     finally:
-        variation.variation_norm, variation._carried_pricer, variation._SEED_STALL = orig_vn, orig_cp, stall
+        variation.variation_norm, variation._carried_pricer = orig_vn, orig_cp
     return {"mode": mode, "lower": kap.lower, "upper": kap.upper, "closed": bool(kap.certified),
             "cpu_seconds": time.process_time() - c0, "norms": norms}
 
@@ -81,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tol", type=float, default=1e-2)
     ap.add_argument("--max-iter", type=int, default=60)
     ap.add_argument("--pricing", default="early", choices=["early", "cone", "batched"])
-    ap.add_argument("--order", nargs="+", default=["fresh", "carry"], choices=["fresh", "carry", "nostall"])
+    ap.add_argument("--order", nargs="+", default=["fresh", "carry"], choices=["fresh", "carry"])
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
     threadpool_limits(1)

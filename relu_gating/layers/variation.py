@@ -55,9 +55,6 @@ _MASTER_ATOMS = 400
 _SEED_LPS = 40
 #: Most violated witnesses added per LP of the seed phase.
 _SEED_ADD = 400
-#: The early seed loop stops once an LP lowers the master's value by less than ``_SEED_STALL * tol``
-#: (relative): the witnesses it still adds are then degenerate columns, kept by every later norm.
-_SEED_STALL = 0.25
 #: Master rounds between certified pricing calls while cheap candidates still violate.
 CERTIFY_EVERY = 8
 
@@ -482,14 +479,10 @@ def _seed_master_chunked(P: np.ndarray, u: np.ndarray, thetas: np.ndarray, n_see
         D, keep = normalized_neurons(P, np.vstack([W[act], rest]))
         out_t = np.vstack([W[act], rest])[keep]
         lp.add(D)
-    lps, last = 0, math.inf
+    lps = 0
     while lps < _SEED_LPS:
         _, _, y = lp.solve()
         lps += 1
-        value = float(y @ u)  # the master's value (strong duality)
-        if _SEED_STALL > 0 and last - value <= _SEED_STALL * tol * abs(value):
-            break  # stalled: the priced rounds take over (the columns only start them)
-        last = value
         score = _witness_scores(P, W, y)
         viol = np.flatnonzero(~act & (score > 1.0 + tol / 4))
         if viol.size == 0:
