@@ -361,7 +361,9 @@ def kappa_claim() -> str:
 def _code(row: dict) -> str:
     """Which variation-norm code computed a kappa_n row: rows written since 2ab1190 carry ``final``, and
     since issue 40's pricing work the pricing (``early``: uncertified columns first, no dense seed pool)."""
-    if row.get("pricing") in ("early", "batched"):
+    if row.get("pricing") == "early":  # no early row predates 1798cc7: each bracket is one master (the carry)
+        return "warm, pricing early, one master per case (carry)"
+    if row.get("pricing") == "batched":
         return f"warm, pricing {row['pricing']}"
     return "warm, seeded (2ab1190)" if "final" in row else "cold (fc7fa07-003479b)"
 
@@ -451,6 +453,23 @@ def variation_against() -> str:
     return (_prov_line(d.get("provenance") or {}) + f" (baseline {d['args']['against']}):\n\n"
             + _table(["n", "chambers", "code", "master LPs", "interval of ||u_2||_A", "closed to 1e-2", "CPU seconds",
                       "wall seconds"], rows))
+
+
+def kappa_carry() -> str:
+    """``benchmarks/kappa_carry.py``: one kappa bracket with the carry beside every norm from scratch."""
+    paths = sorted(RESULTS.glob("kappa_carry_n*.json"))
+    if not paths:
+        return "(no saved run)"
+    out = []
+    for path in paths:
+        d = json.loads(path.read_text(encoding="utf-8"))
+        rows = [[r["n"], f"{r['chambers']:,}", r["mode"], len(r["norms"]), sum(x["lps"] for x in r["norms"]),
+                 " / ".join(f"{x['cpu']:.1f}" for x in r["norms"]), f"{r['cpu_seconds']:.1f}",
+                 f"[{r['lower']:.4g}, {r['upper']:.4g}]", r["closed"]] for r in d["rows"]]
+        out += [_prov_line(d.get("provenance") or {}) + ":", "",
+                _table(["n", "chambers", "each norm starts", "norms evaluated", "master LPs (all norms)", "CPU seconds per norm",
+                        "CPU seconds (bracket)", "kappa interval", "every norm closed"], rows), ""]
+    return "\n".join(out).rstrip()
 
 
 def _prov_line(pv: dict) -> str:
@@ -609,7 +628,7 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "runs": runs, "checks": checks, "greedy-rate": greedy_rate, "clusters": clusters,
     "graph-choice": graph_choice, "certification": certification, "alpha": alpha, "depth": depth,
     "kappa-n": kappa_n, "kappa-claim": kappa_claim, "kappa-speed": kappa_speed, "example512": example512, "variation-speed": variation_speed,
-    "variation-against": variation_against,
+    "variation-against": variation_against, "kappa-carry": kappa_carry,
     "rates": rates, "best-layer": best_layer, "best-pair": best_pair, "real-gap": real_gap, "prop41": prop41,
 }
 
