@@ -58,7 +58,7 @@ def main(argv=None) -> None:
     from real import checkout, in_child_script
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--against", required=True, help="the other commit")
+    ap.add_argument("--against", help="the other commit (required)")
     ap.add_argument("--cases", default="iris,bc-pca3")
     ap.add_argument("--budget", type=float, default=120.0)
     ap.add_argument("--repeats", type=int, default=2)
@@ -69,6 +69,8 @@ def main(argv=None) -> None:
         case, budget, out = args.search_child
         print(json.dumps(search_child(case, float(budget), out)))
         return
+    if not args.against:
+        ap.error("--against is required")
     print(f"load {os.getloadavg()}")
     print("| case | checkout | nodes | search s | search CPU s | verify s | verify serial CPU s | verify / search "
           "| CPU ratio | kept s | audit + finish s | kept / ending |\n" + "| --- | --- |" + " ---: |" * 10)
