@@ -13,7 +13,7 @@ CPU (medians), verify / search in wall and in CPU, kept / (audit + finish).
 
 Run::
 
-    python benchmarks/verify_speed.py --against d81e597 --cases iris,bc-pca3,bc-pca5-n200 --budget 120
+    python benchmarks/verify_speed.py --against d81e597 --now HEAD --cases iris,bc-pca3,bc-pca5-n200 --budget 120
 """
 
 from __future__ import annotations
@@ -59,6 +59,7 @@ def main(argv=None) -> None:
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--against", help="the other commit (required)")
+    ap.add_argument("--now", help="this side's commit (default: this working tree, edits included)")
     ap.add_argument("--cases", default="iris,bc-pca3")
     ap.add_argument("--budget", type=float, default=120.0)
     ap.add_argument("--repeats", type=int, default=2)
@@ -75,8 +76,8 @@ def main(argv=None) -> None:
     print("| case | checkout | nodes | search s | search CPU s | verify s | verify serial CPU s | verify / search "
           "| CPU ratio | kept s | audit + finish s | kept / ending |\n" + "| --- | --- |" + " ---: |" * 10)
     records = []
-    with tempfile.TemporaryDirectory() as tmp, checkout(args.against) as other:
-        sides = {"against": other, "now": HERE.parent}
+    with tempfile.TemporaryDirectory() as tmp, checkout(args.against) as other, checkout(args.now) as now:
+        sides = {"against": other, "now": now}
         for c, case in enumerate(args.cases.split(",")):
             order = list(sides) if c % 2 == 0 else list(sides)[::-1]
             rows = {}
