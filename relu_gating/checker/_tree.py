@@ -12,7 +12,8 @@ proves every leaf's bound:
 * ``x``: an exclusion, decided exactly (:func:`relu_gating.checker._exact_claims.excluded`), or a chamber
   whose signed rows have an exact positive dependency covering every active row (:func:`_zero_leaf`):
   ``relu(Phi theta) = 0`` on its closed cone (a cone too thin for floats);
-* ``d``: lifted evidence (:func:`lifted_bound`), accepted in floats with an allowance.
+* ``d``: lifted evidence (:func:`lifted_bound`), accepted in floats with an allowance (tried first: where it
+  proves the claim, at or below the cap, the leaf's node bound is not computed).
 
 In exact mode every leaf bound and implied sign is decided in rationals instead.
 """
