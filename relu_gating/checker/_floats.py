@@ -27,10 +27,10 @@ def fro(A: np.ndarray) -> float:
     ``inf`` only where the norm exceeds the float range).  Entries lost to underflow by the scaling
     (``2^-1075`` each at most) are added back as ``sqrt(size) 2^-1074``: never below the norm by more
     than the float sum's own rounding."""
-    a = np.asarray(A, dtype=np.float64).ravel()
-    top = float(np.abs(a).max(initial=0.0))
-    if 2.0**-400 < top < 2.0**400 or not 0 < top < math.inf:  # (0, inf, nan: as they are)
-        return math.sqrt(float(a @ a))
+    a = np.asarray(A, dtype=np.float64).ravel()  # first the sum of squares (vdot: no overflow warning) where no
+    # square overflowed (s < 2^800) and those that underflowed are below its rounding (s > 2^-800); 0, inf, nan as they are
+    if 2.0**-800 < (s := float(np.vdot(a, a))) < 2.0**800 or not 0 < (top := float(np.abs(a).max(initial=0.0))) < math.inf:
+        return math.sqrt(s)
     e = math.frexp(top)[1]
     with np.errstate(under="ignore", over="ignore"):
         b = np.ldexp(a, -e)

@@ -20,6 +20,8 @@ def _pow2_columns(X: np.ndarray) -> np.ndarray:
     power of two where that is exact (the same column space; no square of the SVD's overflows)."""
     top = np.abs(X).max(axis=0, initial=0.0)
     k = np.where((top > 2.0**-400) & (top < 2.0**400) | ~(top > 0) | ~np.isfinite(top), 0, -np.frexp(top)[1])
+    if not k.any():  # (the common case: no column to scale)
+        return X
     with np.errstate(under="ignore"):
         Y = np.ldexp(X, k)
         return np.where(np.all(np.ldexp(Y, -k) == X, axis=0), Y, X)  # exact columns only

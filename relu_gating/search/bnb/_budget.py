@@ -18,12 +18,18 @@ __all__ = ["Budget", "FINISH_PER_NODE", "AUDIT_PER_BOUND_SECOND", "AUDIT_PER_IMP
 #: Seconds per node kept before a time budget ends, for the tree's JSON form (``t_finish`` in the tree's
 #: stats).  Measured 1 us a node on Gaussian data; 9.5 us a node (2.6 s, 275,000 nodes with the implied
 #: rows) on iris greedy step 4 in 150 s, the other core busy, where 1.5 us let the query overrun its budget.
-FINISH_PER_NODE = 1e-5
+#: CPU seconds (scaled by :func:`slowdown` in :meth:`Budget.reserve`): 4.1 us a node-entry quiet (breast cancer
+#: PCA 5, 600 s: 13.2 s for 3.23M entries, where 1e-5 kept 33 s), 5.7 us a CPU-second under load (breast cancer
+#: PCA 5 on 200 rows, 9.7 s for 504k entries at slowdown 3.4): 6e-6 (issue 39).
+FINISH_PER_NODE = 6e-6
 #: Seconds kept before a time budget ends for the checker's audit of the tree, per second the search
 #: spent on node bounds: the audit bounds every node again, from ``Phi``'s columns.  Measured on the six
 #: 600-s real-data runs (docs/real-data.md): audit (= verify) time / ``t_bound`` 0.63-1.43; 0.36-0.85 in
-#: 120-s runs (``benchmarks/real.py --cases gauss-60x8,wine-pca5 --budget 120``).
-AUDIT_PER_BOUND_SECOND = 1.0
+#: 120-s runs (``benchmarks/real.py --cases gauss-60x8,wine-pca5 --budget 120``).  With the implied rows and the
+#: lifted checks counted apart (below), the audit's own node bounds (its leaves only, a ``"d"`` leaf's when its
+#: lifted evidence fails) took 0.23x ``t_bound``: 2.6 s of CPU against 11.4 s (breast cancer PCA 5 on 200 rows),
+#: 0.41 s against 1.8 s (clustered 400 x 3), where 1.0 kept 1.7-3.3x the ending's time: 0.6 (issue 39).
+AUDIT_PER_BOUND_SECOND = 0.6
 #: Seconds kept for the audit per implied row (its Farkas check) and per lifted leaf (its PSD check). A
 #: least-squares fit of the verify times of those six runs and gauss-60x8 to ``t_bound``, implied rows and
 #: lifted leaves gave 0.89, 21 us and 0.44 ms (``benchmarks/results/real_20261204_600s_final.json``); without
@@ -31,7 +37,9 @@ AUDIT_PER_BOUND_SECOND = 1.0
 #: by :func:`slowdown` in :meth:`Budget.reserve`: the audit, now with one BLAS thread, took 13-16 us of CPU per
 #: implied row on a clustered 400 x 3 tree of 86,816 nodes (83,879 implied; every node's walk included), so
 #: 1.5e-5 (3e-5 before the slowdown and the one thread; with both, a 60-s run kept 16.0 s for a 5.1-s audit).
-AUDIT_PER_IMPLIED = 1.5e-5
+#: Since the checker's Farkas check and walk got cheaper (issue 39: 5.7-6.7 us of CPU per implied row, walk
+#: included, on trees of 161k and 453k implied rows, under load): 1e-5.
+AUDIT_PER_IMPLIED = 1e-5
 AUDIT_PER_LIFTED_LEAF = 5e-4
 #: ... or, if more, this many seconds per second the search spent in the checker's test of the lifted
 #: evidence it kept (``t_lifted_check``; the audit repeats that test, its node bounds are counted above): a
