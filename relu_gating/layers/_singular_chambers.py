@@ -123,17 +123,46 @@ class SingularChamber:
         if not np.all(np.isfinite(mu)) or float(np.abs(mu).max(initial=0.0)) >= 2.0**40:
             return None, None
         theta = self.Gfi @ (cf + A_T @ mu)
+        best = None
+        for cand in (mu, self._polish(mu, A_T, cf, cond)):
+            t = self._exact(P, c, cand)
+            if t is not None and (best is None or t < best):
+                best = t
+        return best, theta
+
+    def _polish(self, mu: np.ndarray, A_T: np.ndarray, cf: np.ndarray, cond: np.ndarray) -> np.ndarray:
+        """The penalized NNLS's support re-solved with the row-space condition as an equality (KKT; floats).
+
+        The penalty leaves a small violation whose exact repair costs tightness; this removes it where
+        the re-solved multipliers stay ``>= 0`` (else the NNLS's are returned)."""
+        s = np.flatnonzero(mu > 0)
+        k = cond.shape[0]
+        if s.size <= k:
+            return mu
+        As, Cs = A_T[:, s], cond[:, s]
+        H = As.T @ self.Gfi @ As
+        K = np.block([[H, Cs.T], [Cs, np.zeros((k, k))]])
+        rhs = np.r_[-(As.T @ self.Gfi @ cf), np.zeros(k)]
+        sol = np.linalg.lstsq(K, rhs, rcond=None)[0][:s.size]
+        if not np.all(np.isfinite(sol)) or np.any(sol < 0):
+            return mu
+        out = np.zeros_like(mu)
+        out[s] = sol
+        return out
+
+    def _exact(self, P: np.ndarray, c: list, mu: np.ndarray) -> Fraction | None:
+        """The exact bound of the multipliers ``mu`` (rounded, repaired into the row space), or None."""
         M = [max(int(round(x)), 0) for x in mu]
         rep = self._repair(M, mu)
         if rep is None:
-            return None, theta
+            return None
         M, f = rep
         m = len(c)
         b = [f * c[t] + sum(M[j] * self.sg[j] * int(P[j, t]) for j in range(len(M)) if M[j]) for t in range(m)]
         if any(sum(v[t] * b[t] for t in range(m)) for v in self.N):
-            return None, theta  # not in the row space exactly (cannot happen after a repair; kept as a guard)
+            return None  # not in the row space exactly (cannot happen after a repair; kept as a guard)
         quad = sum(b[a] * self.adj[a][t] * b[t] for a in range(m) for t in range(m))
-        return Fraction(quad, self.det * f * f), theta
+        return Fraction(quad, self.det * f * f)
 
     def _repair(self, M: list, mu: np.ndarray) -> tuple[list, int] | None:
         """Integer multipliers ``M' >= 0`` with ``sum M'_l q_l = 0`` and the scale ``f`` (``M' ~ f M``), or None."""
