@@ -265,14 +265,20 @@ class ConePricer:
 
     def _singular(self, c: np.ndarray, k: int, two: dict, est: np.ndarray, cols: list) -> None:
         """Chambers of ``r < m`` active rows at ``m = 4`` (:mod:`._singular_chambers`): the exact bound in
-        ``two``, and the feasible best neurons of the ``_SING_COLS`` largest as candidate columns."""
+        ``two``, and the feasible best neurons of the ``_SING_COLS`` largest as candidate columns.
+
+        In decreasing order of ``||(Y_S)_+||`` (valid on every chamber), until that falls below the
+        largest singular bound found: the rest keep it, and cannot be the maximum."""
         if self.sing is None:
             from relu_gating.layers._singular_chambers import singular_chambers
 
             self.sing = singular_chambers(self.P, self.S, self.G, self.full) if self.P.shape[1] == 4 else {}
-        props = []
-        for i, ch in self.sing.items():
-            t, t0 = ch.bound(self.P, self.Pf, [int(x) for x in c[i]])
+        props, top = [], 0.0
+        for i in sorted(self.sing, key=lambda j: -float(est[j])):  # est: ||(Y_S)_+||^2, itself a bound
+            if float(est[i]) <= top * (1 - 1e-9):
+                break  # the rest cannot exceed a bound already proved (float decides only the order)
+            t, t0 = self.sing[i].bound(self.P, self.Pf, [int(x) for x in c[i]])
+            top = max(top, float(est[i]) if t is None else min(float(est[i]), float(t)))
             if t is not None:
                 two[i] = t
                 est[i] = min(est[i], float(t))
