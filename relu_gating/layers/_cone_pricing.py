@@ -16,8 +16,9 @@ evaluated **exactly**: ``Phi`` must be a dyadic matrix (``Phi 2^e`` integral and
 experiments' data on the grid of :func:`relu_gating.experiments._theory.dyadic`), ``y`` and ``mu``
 are rounded to a dyadic grid first (any ``y`` and any ``mu >= 0`` give a valid bound), and
 ``b^T adj(G_S) b / det(G_S)`` is computed in Python integers.  A chamber with ``det G_S = 0`` (its
-active rows span less than ``R^m``) uses ``||(y_S)_+||`` instead, valid on every chamber since
-``d >= 0`` there.  Both signs of ``y`` are bounded (``|<y, d>|``).
+active rows span less than ``R^m``) is bounded in the row space of ``Phi_S`` (two rows at ``m = 3``:
+:meth:`ConePricer._two_rows`; two or three rows at ``m = 4``: :mod:`._singular_chambers`), else by
+``||(y_S)_+||``, valid on every chamber since ``d >= 0`` there.  Both signs of ``y`` are bounded (``|<y, d>|``).
 
 Between rounds only ``y`` changes: the integer Gram matrices, their adjugates and determinants are
 computed once per ``Phi`` (:class:`ConePricer`).  The chambers are processed in decreasing order of
