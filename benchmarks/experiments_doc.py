@@ -362,7 +362,9 @@ def _code(row: dict) -> str:
     """Which variation-norm code computed a kappa_n row: rows written since 2ab1190 carry ``final``, and
     since issue 40's pricing work the pricing (``early``: uncertified columns first, no dense seed pool);
     every d = 3 row in the folder has the exact bounds on singular chambers (8258c55 on)."""
-    if row.get("pricing") in ("early", "batched"):
+    if row.get("pricing") == "early":  # no early row predates 1798cc7: each bracket is one master (the carry)
+        return "warm, pricing early, one master per case (carry)"
+    if row.get("pricing") == "batched":
         return f"warm, pricing {row['pricing']}"
     if row.get("d") == 3:  # the open d = 3 cases (c7b6d80) were moved to superseded_d3/: these are 8258c55's
         return "warm, exact singular chambers (8258c55)"
@@ -462,6 +464,23 @@ def variation_against_d3() -> str:
     names = ["variation_against_d3_moons_20261206.json", "variation_against_d3_clusters_20261206.json",
              "variation_against_d2_20261206.json"]
     return "\n\n".join(variation_against(nm) for nm in names if (RESULTS / nm).exists()) or "(no saved run)"
+
+
+def kappa_carry() -> str:
+    """``benchmarks/kappa_carry.py``: one kappa bracket with the carry beside every norm from scratch."""
+    paths = sorted(RESULTS.glob("kappa_carry_n*.json"))
+    if not paths:
+        return "(no saved run)"
+    out = []
+    for path in paths:
+        d = json.loads(path.read_text(encoding="utf-8"))
+        rows = [[r["n"], f"{r['chambers']:,}", r["mode"], len(r["norms"]), sum(x["lps"] for x in r["norms"]),
+                 " / ".join(f"{x['cpu']:.1f}" for x in r["norms"]), f"{r['cpu_seconds']:.1f}",
+                 f"[{r['lower']:.4g}, {r['upper']:.4g}]", r["closed"]] for r in d["rows"]]
+        out += [_prov_line(d.get("provenance") or {}) + ":", "",
+                _table(["n", "chambers", "each norm starts", "norms evaluated", "master LPs (all norms)", "CPU seconds per norm",
+                        "CPU seconds (bracket)", "kappa interval", "every norm closed"], rows), ""]
+    return "\n".join(out).rstrip()
 
 
 def _prov_line(pv: dict) -> str:
@@ -620,7 +639,7 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "runs": runs, "checks": checks, "greedy-rate": greedy_rate, "clusters": clusters,
     "graph-choice": graph_choice, "certification": certification, "alpha": alpha, "depth": depth,
     "kappa-n": kappa_n, "kappa-claim": kappa_claim, "kappa-speed": kappa_speed, "example512": example512, "variation-speed": variation_speed,
-    "variation-against": variation_against, "variation-against-d3": variation_against_d3,
+    "variation-against": variation_against, "variation-against-d3": variation_against_d3, "kappa-carry": kappa_carry,
     "rates": rates, "best-layer": best_layer, "best-pair": best_pair, "real-gap": real_gap, "prop41": prop41,
 }
 

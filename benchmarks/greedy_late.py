@@ -7,6 +7,10 @@ Three commands, on the layer's own features (``benchmarks/real.py``'s case, defa
 - ``profile --layer layer.pkl --step 5 --cpu 120``: step ``--step`` with the earlier steps' merged guide
   and the previous step's candidates, serially, its open heap sampled at fixed CPU seconds (largest open
   bound, alpha, open nodes, their undecided rows and depths, the search's stats);
+- ``fixed --layer layer.pkl --step 5 --cpu 60 --repeats 3 --against /work/main``: step ``--step`` without a
+  guide, the previous step's candidates as starts, ``--cpu`` CPU seconds in a fresh process, alternately
+  with this checkout and the checkout at ``--against`` (a directory put first on ``PYTHONPATH``); per run the
+  expansions, nodes, alpha and the search's counters;
 - ``merge --layer layer.pkl --step 4 --first 30 --cpu 40 --order plain,merged,merged,plain``: step
   ``--step - 1`` searched ``--first`` CPU seconds (cut short, replaying the step before it), then step
   ``--step`` for ``--cpu`` CPU seconds (``--first 0``: the previous step's tree as ``build`` saved it)
@@ -21,6 +25,7 @@ Run::
     python benchmarks/greedy_late.py build --steps 4 --budget 900 --out /tmp/layer4.pkl
     python benchmarks/greedy_late.py profile --layer /tmp/layer4.pkl --step 5 --cpu 120
     python benchmarks/greedy_late.py merge --layer /tmp/layer4.pkl --step 4 --first 30 --cpu 40
+    python benchmarks/greedy_late.py fixed --layer /tmp/layer4.pkl --step 5 --cpu 60 --against /work/main
 """
 
 from __future__ import annotations
@@ -123,6 +128,49 @@ def layer_guide(Phi: np.ndarray, layer: list, upto: int):
     return g
 
 
+def _cands(r: dict):
+    """A step's candidates (``build`` saves them as ``candidates``; other layer files as ``cands``)."""
+    got = r.get("candidates", r.get("cands"))
+    return [] if got is None else list(got)
+
+
+def fixed_child(case: str, layer: list, step: int, cpu: float) -> dict:
+    """Step ``step`` without a guide for ``cpu`` CPU seconds of this process: expansions, nodes, alpha, counters."""
+    from relu_gating.patterns import single_thread_blas
+
+    Phi, U, _, _ = case_problem(case)
+    prev = layer[step - 2]
+    starts = [c for c in _cands(prev) if not np.array_equal(c, prev["theta"])][:32]
+    s = _search(Phi, U, _features(Phi, layer, step), None, np.array(starts) if starts else None)
+    c0 = time.process_time()
+    s.reserve = lambda: 2e9 if time.process_time() - c0 > cpu else 0.0  # stops the loop at the CPU budget
+    with single_thread_blas():
+        s.run(time.perf_counter() + 1e9)
+    snap = heap_snapshot(s, time.process_time() - c0)
+    keep = ("nodes", "lifted", "lifted_settled", "lifted_plain", "exact_farkas", "lp", "implied", "lifted_cost_skips")
+    return {"alpha": snap["alpha"], "u": snap["u"], "best": snap["best"], "expansions": s.expansions,
+            "open": snap["open"], "cpu": snap["cpu"], **{k: s.stats.get(k, 0) for k in keep}}
+
+
+def fixed(args) -> list:
+    """``fixed_child`` in fresh processes, this checkout and ``--against`` alternately."""
+    import os
+    import subprocess
+
+    here = str(HERE.parent)
+    rows = []
+    for r in range(args.repeats):
+        for tree in ((here, args.against) if r % 2 == 0 else (args.against, here)):
+            env = {**os.environ, "PYTHONPATH": tree}
+            out = subprocess.run([sys.executable, __file__, "fixed-child", "--layer", args.layer, "--case", args.case,
+                                  "--step", str(args.step), "--cpu", str(args.cpu)], env=env, capture_output=True,
+                                 text=True, check=True).stdout.strip().splitlines()[-1]
+            row = {"tree": "this" if tree == here else args.against, **json.loads(out)}
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    return rows
+
+
 def profile(case: str, layer: list, step: int, cpu: float, marks: list) -> list:
     Phi, U, _, _ = case_problem(case)
     prev = layer[step - 2]
@@ -171,7 +219,7 @@ def merge_ab(case: str, layer: list, step: int, first: float, cpu: float, order:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("command", choices=("build", "profile", "merge"))
+    ap.add_argument("command", choices=("build", "profile", "merge", "fixed", "fixed-child"))
     ap.add_argument("--case", default="iris")
     ap.add_argument("--steps", type=int, default=4)
     ap.add_argument("--budget", type=float, default=900.0)
@@ -183,6 +231,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--marks", default="5,10,20,40,80,120,160,200,300,400,600")
     ap.add_argument("--order", default="plain,merged,merged,plain")
     ap.add_argument("--save")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--against", help="fixed: a checkout directory run alternately with this one")
     args = ap.parse_args(argv)
     if args.command == "build":
         if not args.out:
@@ -192,7 +242,14 @@ def main(argv: list[str] | None = None) -> int:
     if not args.layer:
         ap.error(f"{args.command} needs --layer (a file written by build)")
     layer = pickle.loads(Path(args.layer).read_bytes())
-    if args.command == "profile":
+    if args.command == "fixed-child":
+        print(json.dumps(fixed_child(args.case, layer, args.step, args.cpu)))
+        return 0
+    if args.command == "fixed":
+        if not args.against:
+            ap.error("fixed needs --against (a checkout directory)")
+        res = fixed(args)
+    elif args.command == "profile":
         res = profile(args.case, layer, args.step, args.cpu, [float(x) for x in args.marks.split(",")])
     else:
         res = merge_ab(args.case, layer, args.step, args.first, args.cpu, args.order.split(","))

@@ -108,6 +108,7 @@ def rows_for(name: str, n: int, seed: int, args: argparse.Namespace, d: int = 2,
     pats = enumerate_patterns(f["Phi"])
     t_pat = time.perf_counter() - t0
     out = []
+    carry: dict = {}  # every norm of the case (both quantities of clusters) on one Phi: one pricer, one master
     for what, B in f["bases"].items():
         t0, c0 = time.perf_counter(), time.process_time()
         case = {"family": name, "d": d, "n": n, "seed": seed, "K": B.shape[1], "what": what,
@@ -124,7 +125,7 @@ def rows_for(name: str, n: int, seed: int, args: argparse.Namespace, d: int = 2,
         kap = representability_constant(B, f["Phi"], n_directions=args.directions, refine=args.refine,
                                         tol=args.tol, patterns=pats, max_iter=args.max_iter,
                                         adaptive=args.adaptive, gap=args.gap, on_norm=partial,
-                                        pricing=getattr(args, "pricing", "auto"))
+                                        pricing=getattr(args, "pricing", "auto"), carry=carry)
         row = _row(case, f, kap, clock, final=True)
         out.append(row)
         if on_row is not None:
@@ -242,6 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.plot:
         plot(*args.plot)
         return 0
+    started = provenance()  # the commit whose code this process loaded (HEAD may move while it runs)
     for n in args.n:
         for seed in args.seeds:
             for d in args.d:
@@ -250,7 +252,8 @@ def main(argv: list[str] | None = None) -> int:
                     claim = path.with_suffix(".running") if path is not None else None
                     if path is not None and (_complete(path) or claim.exists()):
                         continue  # done, or claimed by another process running the same command
-                    save = partial(_save, path, provenance(), args)
+                    save = partial(_save, path, {**started, "date": provenance()["date"],
+                                                 "load_end": provenance()["load_end"]}, args)
                     if path is not None:
                         path.parent.mkdir(parents=True, exist_ok=True)
                         claim.write_text(str(os.getpid()))

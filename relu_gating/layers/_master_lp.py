@@ -57,6 +57,13 @@ class MasterLP:
                        int(nz.sum()), starts, idx[1].astype(np.int32), cols.T[nz.T])
         self.J += k
 
+    def set_target(self, v: np.ndarray) -> None:
+        """A new right-hand side ``v`` (the columns and costs stay: the last basis stays dual feasible, so
+        the next solve is a warm dual simplex; the next norm of a bracket reuses every atom found)."""
+        idx = np.arange(self.n, dtype=np.int32)
+        vv = np.asarray(v, dtype=float)
+        self.h.changeRowsBounds(self.n, idx, vv, vv)
+
     def set_penalty(self, M: float) -> None:
         """The residual's cost ``M``."""
         idx = np.arange(2 * self.n, dtype=np.int32)

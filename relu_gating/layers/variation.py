@@ -259,7 +259,7 @@ class _Pricer:
 
 def variation_norm(v: Any, Phi: Any, *, tol: float = DEFAULT_TOL, max_iter: int = 200, patterns: Any = None,
                    initial: Any = None, max_patterns: int | None = None, pricing: str = "auto",
-                   on_round: Any = None) -> VariationNorm:
+                   on_round: Any = None, carry: dict | None = None) -> VariationNorm:
     """``||v||_A`` (Def 5.8) as a certified interval that closes to ``tol``, with a decomposition.
 
     Parameters
@@ -295,6 +295,12 @@ def variation_norm(v: Any, Phi: Any, *, tol: float = DEFAULT_TOL, max_iter: int 
     on_round : callable, optional
         Called as ``on_round(round, lower, upper)`` after each priced round of the cone pricings
         (the interval so far, in the units of ``v``): progress reports and benchmarks.
+    carry : dict, optional
+        State handed from one call to the next on the same ``Phi`` and ``patterns`` (pass an empty
+        dict first, then the same dict): the cone pricer (integer Gram matrices, adjugates, each
+        chamber's multipliers) and, with ``pricing="early"``, the master LP with every atom it holds,
+        its right-hand side replaced by the new ``v`` (the simplex restarts from the last basis).
+        Only where the search starts changes: the bounds are certified as without.
 
     Examples
     --------
@@ -308,6 +314,8 @@ def variation_norm(v: Any, Phi: Any, *, tol: float = DEFAULT_TOL, max_iter: int 
     _check_options(tol, max_iter)
     if pricing not in ("auto", "cone", "early", "batched", "search"):
         raise InputError(f"pricing must be 'auto', 'cone', 'early' or 'search', got {pricing!r}")
+    if carry is not None and not isinstance(carry, dict):
+        raise InputError(f"carry must be a dict (empty on the first call), got {type(carry).__name__}")
     P = as_matrix(Phi, "Phi")
     vv = as_vector(v, "v", size=P.shape[0])
     scale = float(np.linalg.norm(vv))
@@ -319,7 +327,7 @@ def variation_norm(v: Any, Phi: Any, *, tol: float = DEFAULT_TOL, max_iter: int 
         return VariationNorm(np.inf, np.inf, np.zeros((0, m)), np.zeros(0), np.zeros_like(vv), np.inf, 0, 0, True,
                              float(tol), time.perf_counter() - t0)
     pricer = _Pricer(P, patterns, max_patterns)
-    cone = _cone_pricer(P, pricer.patterns, batched=pricing in ("early", "batched")) if pricing in ("auto", "cone", "early", "batched") else None
+    cone = _carried_pricer(P, pricer.patterns, pricing, carry)
     if pricing in ("cone", "early", "batched") and cone is None:
         raise InputError("pricing='cone' needs a dyadic Phi (entries times 2^e integers below 2^20), "
                          "at most 4 columns and 1,024 rows")
@@ -334,7 +342,7 @@ def variation_norm(v: Any, Phi: Any, *, tol: float = DEFAULT_TOL, max_iter: int 
     B = None if span is None else normalized_neurons(P, span)[0]
     st = (_solve(P, u, thetas, B, pricer, tol, max_iter) if cone is None else
           _solve_cone(P, u, vv, thetas, B, cone, tol, max_iter, n_seed=seeds.shape[0], early=early,
-                      on_round=on_round))
+                      on_round=on_round, carry=carry))
     D, keep = normalized_neurons(P, st["thetas"])
     nz = np.abs(st["a"]) > 0
     th = np.vstack([st["thetas"][keep][nz], *([] if span is None else [span[normalized_neurons(P, span)[1]]])])
@@ -380,6 +388,22 @@ def _solve(P: np.ndarray, u: np.ndarray, thetas: np.ndarray, B: np.ndarray | Non
     return out
 
 
+def _carried_pricer(P: np.ndarray, patterns: Any, pricing: str, carry: dict | None) -> Any:
+    """The cone pricer for ``pricing`` (None for ``"search"`` or where it does not apply), from ``carry`` if
+    it holds one for the same ``Phi``, ``patterns`` and pricing; a ``carry`` of another problem is refused."""
+    if pricing not in ("auto", "cone", "early", "batched"):
+        return None
+    if carry:
+        same = carry.get("patterns") is patterns or np.array_equal(carry["patterns"].masks, patterns.masks)
+        if carry.get("pricing") != pricing or not same or not np.array_equal(carry.get("Phi"), P):
+            raise InputError("carry holds the state of another Phi, pattern set or pricing: pass a new dict")
+        return carry["cone"]
+    cone = _cone_pricer(P, patterns, batched=pricing in ("early", "batched"))
+    if carry is not None:
+        carry.update(Phi=P.copy(), patterns=patterns, pricing=pricing, cone=cone)
+    return cone
+
+
 def _cone_pricer(P: np.ndarray, patterns: Any, batched: bool = False) -> Any:
     """The exact chamber-by-chamber pricer of ``P``, or None where it does not apply."""
     from relu_gating.layers._cone_pricing import ConePricer
@@ -423,7 +447,7 @@ def _top_witnesses(P: np.ndarray, W: np.ndarray, u: np.ndarray, k: int) -> np.nd
 
 
 def _seed_master_chunked(P: np.ndarray, u: np.ndarray, thetas: np.ndarray, n_seed: int, tol: float,
-                         M: float) -> tuple[Any, np.ndarray, np.ndarray, int]:
+                         M: float, carry: dict | None = None) -> tuple[Any, np.ndarray, np.ndarray, int]:
     """:func:`_seed_master` for a seed block of every chamber's witness, priced in chunks (the early pricing).
 
     The first ``n_seed`` rows of ``thetas`` are the witnesses ``W`` (``O(n^2)`` at ``d = 2``: 160,000
@@ -433,18 +457,28 @@ def _seed_master_chunked(P: np.ndarray, u: np.ndarray, thetas: np.ndarray, n_see
     violated, until none violates.  With ``_SEED_LPS = 0`` this is the start of the earlier early
     pricing (the aligned witnesses only), which at ``n = 400`` paid for most of ``u`` through the
     spanning atoms and did not close in 60 rounds.  Only which columns start the master changes.
+
+    ``carry`` (:func:`variation_norm`'s): when it holds an earlier norm's master on the same ``Phi``,
+    that LP is reused with ``u`` as its new right-hand side (every atom it holds stays a column, the
+    last basis stays dual feasible) and only the witness loop runs; ``thetas`` after the seed block
+    are then not added (they are the earlier norm's atoms, already columns).
     """
     from relu_gating.layers._master_lp import MasterLP
 
-    W, rest = thetas[:n_seed], thetas[n_seed:]
-    lp = MasterLP(u, M)
-    s = _witness_scores(P, W, u)
-    act = np.zeros(W.shape[0], dtype=bool)
-    top = np.argsort(-s, kind="stable")[:_MASTER_ATOMS]
-    act[top[s[top] > 0]] = True
-    D, keep = normalized_neurons(P, np.vstack([W[act], rest]))
-    out_t = np.vstack([W[act], rest])[keep]
-    lp.add(D)
+    W = thetas[:n_seed]
+    if carry and "lp" in carry:
+        lp, act, out_t, D = carry["lp"], carry["act"], carry["thetas"], carry["D"]
+        lp.set_target(u)
+    else:
+        rest = thetas[n_seed:]
+        lp = MasterLP(u, M)
+        s = _witness_scores(P, W, u)
+        act = np.zeros(W.shape[0], dtype=bool)
+        top = np.argsort(-s, kind="stable")[:_MASTER_ATOMS]
+        act[top[s[top] > 0]] = True
+        D, keep = normalized_neurons(P, np.vstack([W[act], rest]))
+        out_t = np.vstack([W[act], rest])[keep]
+        lp.add(D)
     lps = 0
     while lps < _SEED_LPS:
         _, _, y = lp.solve()
@@ -458,6 +492,8 @@ def _seed_master_chunked(P: np.ndarray, u: np.ndarray, thetas: np.ndarray, n_see
         Dn, k = normalized_neurons(P, W[add])  # every added witness violates: a nonzero neuron
         lp.add(Dn)
         out_t, D = np.vstack([out_t, W[add][k]]), np.hstack([D, Dn])
+    if carry is not None:
+        carry["act"] = act
     return lp, out_t, D, lps
 
 
@@ -502,7 +538,8 @@ def _seed_master(P: np.ndarray, u: np.ndarray, thetas: np.ndarray, n_seed: int, 
 
 
 def _solve_cone(P: np.ndarray, u: np.ndarray, v: np.ndarray, thetas: np.ndarray, B: np.ndarray | None, cone: Any,
-                tol: float, max_iter: int, n_seed: int = 0, early: bool = False, on_round: Any = None) -> dict:
+                tol: float, max_iter: int, n_seed: int = 0, early: bool = False, on_round: Any = None,
+                carry: dict | None = None) -> dict:
     """Column generation priced by :class:`~relu_gating.layers._cone_pricing.ConePricer` every round.
 
     The master is one warm LP (:class:`~relu_gating.layers._master_lp.MasterLP`) to which rounds add
@@ -520,8 +557,12 @@ def _solve_cone(P: np.ndarray, u: np.ndarray, v: np.ndarray, thetas: np.ndarray,
     and every ``CERTIFY_EVERY`` rounds.  Only the
     certified bounds move ``lower``, so the interval is as valid as without.
     """
-    lower_v, best_y, M, nv = 0.0, np.zeros_like(u), 1e3, float(np.linalg.norm(v))
-    lp, thetas, D, seed_lps = (_seed_master_chunked if early else _seed_master)(P, u, thetas, n_seed, tol, M)
+    lower_v, best_y, nv = 0.0, np.zeros_like(u), float(np.linalg.norm(v))
+    M = carry.get("M", 1e3) if early and carry is not None else 1e3
+    if early:
+        lp, thetas, D, seed_lps = _seed_master_chunked(P, u, thetas, n_seed, tol, M, carry)
+    else:
+        lp, thetas, D, seed_lps = _seed_master(P, u, thetas, n_seed, tol, M)
     out: dict = {}
     for it in range(1, max_iter + 1):
         a, r, y = lp.solve()
@@ -556,6 +597,8 @@ def _solve_cone(P: np.ndarray, u: np.ndarray, v: np.ndarray, thetas: np.ndarray,
             lp.add(Dn)
             thetas, D = np.vstack([thetas, new[keep]]), np.hstack([D, Dn])
     out.update(lower=lower_v / nv, lower_v=lower_v, y=best_y)
+    if early and carry is not None:  # the next norm on this Phi starts from this master and its atoms
+        carry.update(lp=lp, thetas=thetas, D=D, M=M)
     return out
 
 
@@ -677,7 +720,8 @@ def _kappa_direction(Ub: np.ndarray, c: np.ndarray, P: np.ndarray, atoms: np.nda
 def representability_constant(U: Any, Phi: Any, *, n_directions: int = 12, refine: int = 2, tol: float = 1e-5,
                               seed: int = 0, patterns: Any = None, max_iter: int = 200,
                               max_patterns: int | None = None, adaptive: int = 0,
-                              gap: float = 0.0, on_norm: Any = None, pricing: str = "auto") -> Representability:
+                              gap: float = 0.0, on_norm: Any = None, pricing: str = "auto",
+                              carry: dict | None = None) -> Representability:
     r"""Bounds on :math:`\kappa(U)`, the largest ``||u||_A`` over unit ``u`` in ``col(U)`` (Def 5.8, ``epsilon = 0``).
 
     ``U`` is ``(kappa, 0)``-representable exactly for ``kappa >= kappa(U)``.  The maximum of a norm
@@ -708,6 +752,10 @@ def representability_constant(U: Any, Phi: Any, *, n_directions: int = 12, refin
         Stop the adaptive steps once ``upper - lower <= gap * upper``.
     pricing : str
         As in :func:`variation_norm` (``"early"`` for large ``n``).
+    carry : dict, optional
+        As in :func:`variation_norm`, shared by every norm of the bracket (a new dict if None): the
+        cone pricer is built once, and with ``pricing="early"`` each norm's master starts from the
+        previous one's LP and atoms.  Pass the same dict to brackets of several ``U`` on one ``Phi``.
     on_norm : callable, optional
         Called with the bounds so far (a :class:`Representability`, valid as it stands) after each
         norm once the basis is evaluated: long runs can save them as they come.
@@ -723,7 +771,7 @@ def representability_constant(U: Any, Phi: Any, *, n_directions: int = 12, refin
         if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < (name == "n_directions"):
             raise InputError(f"{name} must be a {'positive' if name == 'n_directions' else 'nonnegative'} "
                              f"integer, got {val!r}")
-    opts = {"tol": tol, "max_iter": max_iter, "pricing": pricing,
+    opts = {"tol": tol, "max_iter": max_iter, "pricing": pricing, "carry": {} if carry is None else carry,
             "patterns": enumerate_patterns(P, max_patterns=max_patterns) if patterns is None else patterns}
     C: list[np.ndarray] = []
     rows: list[tuple] = []  # (lower, upper, certified, rounds, seconds) of each direction

@@ -67,3 +67,22 @@ def test_the_seed_phase_ends_where_no_witness_violates_and_matches_the_lp_over_a
     assert np.abs(Dall.T @ y).max() <= 1 + 1e-2 / 4 + 1e-9  # no seed witness prices out
     obj = float(np.abs(a).sum() + 1e3 * np.abs(r).sum())
     assert _cold(Dall, u, 1e3) <= obj + 1e-9 and obj <= _cold(Dall, u, 1e3) * (1 + 1e-2)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_new_target_reaches_the_cold_optimum_of_that_target(seed):
+    """set_target (the carry's next norm) keeps the columns and the penalty and solves for the new v."""
+    rng = np.random.default_rng(10 + seed)
+    n = 20
+    D = np.maximum(rng.standard_normal((n, 70)), 0.0)
+    D /= np.linalg.norm(D, axis=0)
+    lp = MasterLP(rng.standard_normal(n), 1e3)
+    lp.add(D[:, :40])
+    lp.solve()
+    for v in (rng.standard_normal(n), np.zeros(n), rng.standard_normal(n)):
+        lp.set_target(v)
+        a, r, y = lp.solve()
+        obj = float(np.abs(a).sum() + 1e3 * np.abs(r).sum())
+        assert a.shape == (lp.J,) and obj == pytest.approx(_cold(D[:, :lp.J], v, 1e3), rel=1e-9, abs=1e-12)
+        assert np.linalg.norm(D[:, :lp.J] @ a + r - v) <= 1e-9 and np.abs(D[:, :lp.J].T @ y).max() <= 1 + 1e-9
+        lp.add(D[:, lp.J:lp.J + 15])

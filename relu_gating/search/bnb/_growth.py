@@ -13,9 +13,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from relu_gating._inputs.scaling import pow2_norms, unit_rows
 from relu_gating.search.proofs import implied_exact, node_bound
 from relu_gating.search.bnb._blind import blind_row, expand_pointless, split
+from relu_gating.search.bnb._cone_nnls import MIN_RANK as NNLS_MIN_RANK, DecidedCone
 from relu_gating.search.bnb._forced import MAX_RANK, exhaustive_farkas, float_clear, forced_rows
 from relu_gating.search.bnb._lp import WITNESS_MARGIN
 from relu_gating.search.bnb._node_bounds import LIFTED_BAND
@@ -135,6 +135,9 @@ class TreeGrowth:
         refuted: dict = {}
         dec = np.flatnonzero((signs != 0) & ~self.P.zero_rows)
         Gd = signs[dec, None] * self.Gn[dec]
+        t0 = time.perf_counter()
+        cone = DecidedCone(Gd, dec, pts, self.obj.rank, self.Gn.shape[1] >= NNLS_MIN_RANK)  # below: as before
+        self.stats["t_nnls"] += time.perf_counter() - t0
         loaded = False
         obs = cand[pos[cand] | neg[cand]]  # seen on one side only: maybe forced to it
         t0 = time.perf_counter()
@@ -143,7 +146,7 @@ class TreeGrowth:
         self.stats["t_forced"] += time.perf_counter() - t0
         self.stats["forced_batch"] += len(batch)
         pre, wit = ({}, []) if self.Gn.shape[1] <= MAX_RANK else (  # ranks above the triangulation's (d >= 5)
-            self._nnls_pass(Gd, dec, signs, und, cand[~np.isin(und[cand], list(batch))], pos, neg, pts[0]))
+            self._nnls_pass(cone, signs, und, cand[~np.isin(und[cand], list(batch))], pos, neg))
         if wit:
             pts = np.vstack([pts, *wit])
         free = pos & neg
@@ -163,7 +166,7 @@ class TreeGrowth:
                     kind, got = ("empty", got) if self._implied(signs, i, s_obs, got) else ("lp", None)
             else:  # ranks 3-5: one row at a time (the triangulation found most forced rows already)
                 s_obs = 1 if pos[k] else -1
-                kind, got = self._nnls(Gd, dec, signs, i, s_obs, pts[0])
+                kind, got = self._nnls(cone, signs, i, s_obs)
             if kind == "lp":
                 if not loaded:
                     self.lp.begin(Gd, self.Gn[und[cand]])
@@ -186,10 +189,11 @@ class TreeGrowth:
         keep = free & (signs[und] == 0)
         if refuted:
             node.refuted = {**node.refuted, **refuted}
+        self.stats["nnls_hits"] += cone.hits
         return chain, und[keep], pts
 
-    def _nnls_pass(self, Gd: np.ndarray, dec: np.ndarray, signs: np.ndarray, und: np.ndarray, cand: np.ndarray,
-                   pos: np.ndarray, neg: np.ndarray, inner: np.ndarray) -> tuple[dict, list]:
+    def _nnls_pass(self, cone: DecidedCone, signs: np.ndarray, und: np.ndarray, cand: np.ndarray,
+                   pos: np.ndarray, neg: np.ndarray) -> tuple[dict, list]:
         """NNLS (:meth:`_nnls`) on the candidates ``cand`` (indices into ``und``) in order, each unless the
         witnesses found so far saw it on both sides (they update ``pos`` and ``neg`` in place); then the
         Farkas claims found are cleared by one float batch (:func:`float_clear`, the test :meth:`_implied`
@@ -201,7 +205,7 @@ class TreeGrowth:
             if pos[k] and neg[k]:
                 continue
             s_obs = 1 if pos[k] else -1
-            kind, got = self._nnls(Gd, dec, signs, int(und[k]), s_obs, inner, check=False)
+            kind, got = self._nnls(cone, signs, int(und[k]), s_obs, check=False)
             if kind == "witness":
                 wit.append(got[None])
                 zz = self.Gn[und] @ got
@@ -221,36 +225,25 @@ class TreeGrowth:
             self.stats["t_nnls"] += time.perf_counter() - t0
         return pre, wit
 
-    def _nnls(self, Gd: np.ndarray, dec: np.ndarray, signs: np.ndarray, i: int, s: int, inner: np.ndarray,
-              check: bool = True) -> Any:
-        """Is ``s g_i`` in the cone of the decided rows?  NNLS: a zero residual gives Farkas rows
-        (checked exactly; with ``check=False`` returned unchecked as ``("maybe", rows)``); a nonzero one a
-        point of the cone on the other side (``-residual``, pushed inside).  ``("lp", None)`` when neither
-        is conclusive."""
-        from scipy.optimize import nnls
-
+    def _nnls(self, cone: DecidedCone, signs: np.ndarray, i: int, s: int, check: bool = True) -> Any:
+        """Is ``s g_i`` in the cone of the decided rows?  NNLS (:meth:`DecidedCone.classify`, on a working
+        set of them): Farkas rows (checked exactly; with ``check=False`` returned unchecked as
+        ``("maybe", rows)``), or a point of the cone on the other side (``("witness", v)``, checked
+        against every decided row).  ``("lp", None)`` when neither is conclusive."""
         t0 = time.perf_counter()
-        self.stats["nnls"] += 1
-        g = s * self.Gn[i]
+        solves = cone.solves
         try:
-            y, res = nnls(Gd.T, g) if dec.size else (np.zeros(0), float(pow2_norms(g)))
-        except (RuntimeError, ValueError):
-            return ("lp", None)
+            kind, got = cone.classify(s * self.Gn[i])
         finally:
+            self.stats["nnls"] += cone.solves - solves
+            self.stats["nnls_rows"] += 1
             self.stats["t_nnls"] += time.perf_counter() - t0
-        if res <= 1e-10:
-            rows = dec[y > 1e-12 * max(float(y.max(initial=0.0)), 1e-300)]
-            if rows.size <= self.obj.rank and not check:
-                return ("maybe", rows)
-            if rows.size <= self.obj.rank and self._implied(signs, i, s, rows):
-                return ("empty", rows)
-            return ("lp", None)
-        w = Gd.T @ y - g  # in the closed cone, with g . w = -res^2 < 0
-        w = unit_rows(w[None, :])[0]  # also below 2^-537
-        for eps in (1e-3, 1e-6):
-            v = w + eps * inner
-            if (Gd @ v).min(initial=np.inf) > WITNESS_MARGIN and g @ v < -WITNESS_MARGIN:
-                return ("witness", v / np.abs(v).max())
+        if kind != "farkas":
+            return kind, got
+        if got.size <= self.obj.rank and not check:
+            return ("maybe", got)
+        if got.size <= self.obj.rank and self._implied(signs, i, s, got):
+            return ("empty", got)
         return ("lp", None)
 
     def _implied(self, signs: np.ndarray, i: int, s: int, rows: np.ndarray) -> bool:

@@ -91,7 +91,7 @@ class Search(NodeBounds, TreeGrowth, Incumbent, Budget, Chambers, SubtreeCost, R
         self.expansions = 0
         self.stats = {"nodes": 0, "lp": 0, "chambers": 0, "implied": 0, "unproven_empty": 0,
                       "t_bound": 0.0, "t_lp": 0.0, "t_chamber": 0.0, "n_bound": 0,
-                      "nnls": 0, "t_nnls": 0.0, "exact_farkas": 0,
+                      "nnls": 0, "nnls_rows": 0, "nnls_hits": 0, "t_nnls": 0.0, "exact_farkas": 0,
                       "attained": 0, "t_score": 0.0, "lifted": 0, "t_lifted": 0.0, "lifted_settled": 0,
                       "lifted_lowered": 0, "forced_batch": 0, "t_forced": 0.0, "exhaustive": 0, "thin_exact": 0,
                       "blind": 0, "pointless": 0, "lifted_plain": 0, "lifted_plain_settled": 0, "lifted_plain_lowered": 0,
