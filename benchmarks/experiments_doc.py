@@ -360,11 +360,14 @@ def kappa_claim() -> str:
 
 def _code(row: dict) -> str:
     """Which variation-norm code computed a kappa_n row: rows written since 2ab1190 carry ``final``, and
-    since issue 40's pricing work the pricing (``early``: uncertified columns first, no dense seed pool)."""
+    since issue 40's pricing work the pricing (``early``: uncertified columns first, no dense seed pool);
+    every d = 3 row in the folder has the exact bounds on singular chambers (8258c55 on)."""
     if row.get("pricing") == "early":  # no early row predates 1798cc7: each bracket is one master (the carry)
         return "warm, pricing early, one master per case (carry)"
     if row.get("pricing") == "batched":
         return f"warm, pricing {row['pricing']}"
+    if row.get("d") == 3:  # the open d = 3 cases (c7b6d80) were moved to superseded_d3/: these are 8258c55's
+        return "warm, exact singular chambers (8258c55)"
     return "warm, seeded (2ab1190)" if "final" in row else "cold (fc7fa07-003479b)"
 
 
@@ -442,17 +445,25 @@ def variation_speed() -> str:
                       "seconds", "CPU seconds", "load (1 min)"], rows))
 
 
-def variation_against() -> str:
+def variation_against(name: str = "variation_against_20261205.json") -> str:
     """``benchmarks/variation_against.py``: one norm's LPs and CPU seconds, this code beside the one before."""
-    path = RESULTS / "variation_against_20261205.json"
+    path = RESULTS / name
     if not path.exists():
         return "(no saved run)"
     d = json.loads(path.read_text(encoding="utf-8"))
     rows = [[r["n"], r["patterns"], r["checkout"], r["rounds"], f"[{r['lower']:.4g}, {r['upper']:.4g}]", r["closed"],
              f"{r['cpu']:.1f}", f"{r['wall']:.0f}"] for r in d["rows"]]
+    col = d["args"].get("col", 1) + 1
     return (_prov_line(d.get("provenance") or {}) + f" (baseline {d['args']['against']}):\n\n"
-            + _table(["n", "chambers", "code", "master LPs", "interval of ||u_2||_A", "closed to 1e-2", "CPU seconds",
-                      "wall seconds"], rows))
+            + _table(["n", "chambers", "code", "master LPs", f"interval of ||u_{col}||_A", "closed to 1e-2",
+                      "CPU seconds", "wall seconds"], rows))
+
+
+def variation_against_d3() -> str:
+    """The d = 3 pricing (8258c55 on) against the code before, at d = 3 and (no slower) at d = 2."""
+    names = ["variation_against_d3_moons_20261206.json", "variation_against_d3_clusters_20261206.json",
+             "variation_against_d2_20261206.json"]
+    return "\n\n".join(variation_against(nm) for nm in names if (RESULTS / nm).exists()) or "(no saved run)"
 
 
 def kappa_carry() -> str:
@@ -628,7 +639,7 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "runs": runs, "checks": checks, "greedy-rate": greedy_rate, "clusters": clusters,
     "graph-choice": graph_choice, "certification": certification, "alpha": alpha, "depth": depth,
     "kappa-n": kappa_n, "kappa-claim": kappa_claim, "kappa-speed": kappa_speed, "example512": example512, "variation-speed": variation_speed,
-    "variation-against": variation_against, "kappa-carry": kappa_carry,
+    "variation-against": variation_against, "variation-against-d3": variation_against_d3, "kappa-carry": kappa_carry,
     "rates": rates, "best-layer": best_layer, "best-pair": best_pair, "real-gap": real_gap, "prop41": prop41,
 }
 

@@ -185,6 +185,7 @@ def _panel(ax: Any, rows: list[dict], d: int) -> None:
     ns = sorted({r["n"] for r in sel_d})
     ax.set_xticks(ns, [str(n) for n in ns])
     ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlim(ns[0] / 1.4, ns[-1] * 1.4)  # one n alone: not a zoom onto the seeds' offsets
     label(ax, f"d = {d}: certified kappa (moons K = 4, clusters K = 3)", "n (samples, log scale)", "kappa (unitless)")
 
 

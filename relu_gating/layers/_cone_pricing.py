@@ -16,8 +16,9 @@ evaluated **exactly**: ``Phi`` must be a dyadic matrix (``Phi 2^e`` integral and
 experiments' data on the grid of :func:`relu_gating.experiments._theory.dyadic`), ``y`` and ``mu``
 are rounded to a dyadic grid first (any ``y`` and any ``mu >= 0`` give a valid bound), and
 ``b^T adj(G_S) b / det(G_S)`` is computed in Python integers.  A chamber with ``det G_S = 0`` (its
-active rows span less than ``R^m``) uses ``||(y_S)_+||`` instead, valid on every chamber since
-``d >= 0`` there.  Both signs of ``y`` are bounded (``|<y, d>|``).
+active rows span less than ``R^m``) is bounded in the row space of ``Phi_S`` (two rows at ``m = 3``:
+:meth:`ConePricer._two_rows`; two or three rows at ``m = 4``: :mod:`._singular_chambers`), else by
+``||(y_S)_+||``, valid on every chamber since ``d >= 0`` there.  Both signs of ``y`` are bounded (``|<y, d>|``).
 
 Between rounds only ``y`` changes: the integer Gram matrices, their adjugates and determinants are
 computed once per ``Phi`` (:class:`ConePricer`).  The chambers are processed in decreasing order of
@@ -41,12 +42,19 @@ _MAX_BITS = 20
 _Y_BITS = 24
 #: Multipliers kept per chamber (an NNLS solution of m rows has at most m nonzeros).
 _KEEP = 4
+#: Integer multipliers at or above this are dropped (``mu = 0`` is valid): ``_KEEP`` terms of ``M P``
+#: stay below ``4 * 2^39 * 2^_MAX_BITS = 2^61``, and ``c`` below ``2^54``.  Thin chambers (``d = 3``
+#: data near a plane) need multipliers near ``2^31`` times the dual; the earlier cap ``2^30`` dropped
+#: them and left such a chamber at ``||(y_S)_+||``, ten times its maximum.
+_MU_CAP = 2.0**39
 #: Chambers tightened by NNLS per batch.
 _BATCH = 32
 #: Chambers tightened at once by :meth:`ConePricer._tighten_batch` (the default).
 _BATCH_VEC = 1024
 #: Chambers of largest bound per batch also tightened by NNLS.
 _NNLS_TOP = 4
+#: Singular chambers (m = 4) whose feasible best neuron is proposed as a column each round.
+_SING_COLS = 16
 
 
 def integer_scale(Phi: np.ndarray) -> int | None:
@@ -112,6 +120,7 @@ class ConePricer:
         self.Gf = self.G.astype(float) / 4.0**e
         self.Pf = self.P.astype(float)
         self._Li, self._Gi = _float_inverses(self.G, self.full)
+        self.sing: dict | None = None  # m = 4: the chambers of fewer active rows (computed on first use)
         self.mu: dict = {}  # sign -> (row indices, multipliers in units of y) per chamber, kept across rounds
         self._key = 1
 
@@ -229,6 +238,7 @@ class ConePricer:
             if t is not None:
                 two[int(i)] = t
                 est[i] = min(est[i], float(t))
+        self._singular(c, k, two, est, cols)
         for i in np.flatnonzero(~self.full):  # chambers of rank < m: their witness is a candidate column too
             cols.append((float(est[i]) / scale, self.W[i]))
         order = np.argsort(-est)
@@ -253,6 +263,33 @@ class ConePricer:
             best = max(best, float(est[batch].max()))
             done += batch.size
         return self._exact_max(c, k, mi, mv, pos, two, est) / scale, None
+
+    def _singular(self, c: np.ndarray, k: int, two: dict, est: np.ndarray, cols: list) -> None:
+        """Chambers of ``r < m`` active rows at ``m = 4`` (:mod:`._singular_chambers`): the exact bound in
+        ``two``, and the feasible best neurons of the ``_SING_COLS`` largest as candidate columns.
+
+        In decreasing order of ``||(Y_S)_+||`` (valid on every chamber), until that falls below the
+        largest singular bound found: the rest keep it, and cannot be the maximum."""
+        if self.sing is None:
+            from relu_gating.layers._singular_chambers import singular_chambers
+
+            self.sing = singular_chambers(self.P, self.S, self.G, self.full) if self.P.shape[1] == 4 else {}
+        props, top = [], 0.0
+        for i in sorted(self.sing, key=lambda j: -float(est[j])):  # est: ||(Y_S)_+||^2, itself a bound
+            if float(est[i]) <= top * (1 - 1e-9):
+                break  # the rest cannot exceed a bound already proved (float decides only the order)
+            t, t0 = self.sing[i].bound(self.P, self.Pf, [int(x) for x in c[i]])
+            top = max(top, float(est[i]) if t is None else min(float(est[i]), float(t)))
+            if t is not None:
+                two[i] = t
+                est[i] = min(est[i], float(t))
+            if t0 is not None:
+                props.append((float(est[i]), i, t0))
+        props.sort(key=lambda z: -z[0])
+        for val, i, t0 in props[:_SING_COLS]:
+            theta = self.sing[i].column(self.Pf, t0)
+            if theta is not None:
+                cols.append((val / 4.0**k, theta))
 
     def _settle_top(self, batch: np.ndarray, c: np.ndarray, k: int, mi: np.ndarray, mv: np.ndarray,
                     pos: np.ndarray, two: dict, est: np.ndarray, cols: list) -> None:
@@ -374,7 +411,7 @@ class ConePricer:
     def _b(self, c: np.ndarray, k: int, mi: np.ndarray, mv: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """Integer ``b = c + sum_t M_t sg_t P_(row t)`` of chambers ``rows`` (multipliers rounded to 2^-k)."""
         M = np.maximum(np.round(mv * 2.0**k), 0.0)
-        M[M >= 2.0**30] = 0.0  # (mu = 0 is valid; keeps every sum far below 2^63)
+        M[M >= _MU_CAP] = 0.0  # (mu = 0 is valid; keeps every sum below 2^63)
         sg = np.where(self.S[rows[:, None], mi], 1, -1)
         return c[rows] + np.einsum("nt,ntj->nj", M.astype(np.int64) * sg, self.P[mi])
 
