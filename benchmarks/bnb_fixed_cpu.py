@@ -29,8 +29,10 @@ if not os.environ.get("PYTHONPATH"):
     sys.path.insert(1, str(HERE.parent))
 
 
-def child(case: str, cpu: float) -> dict:
-    """One serial search of ``case`` stopped after ``cpu`` CPU seconds (this process's)."""
+def fixed_cpu_search(case: str, cpu: float) -> tuple:
+    """One serial search of ``case`` (built as ``real.py`` does, the incumbent seeded as
+    ``branch_and_bound`` does) stopped after ``cpu`` CPU seconds of this process: ``(search, stop
+    reason, CPU seconds used, wall seconds)``."""
     sys.path.insert(0, str(HERE))
     from real import case_problem
 
@@ -50,8 +52,14 @@ def child(case: str, cpu: float) -> dict:
     w0 = time.perf_counter()
     with single_thread_blas():
         why = s.run(time.perf_counter() + 1e9)
+    return s, why, time.process_time() - c0, time.perf_counter() - w0
+
+
+def child(case: str, cpu: float) -> dict:
+    """One serial search of ``case`` stopped after ``cpu`` CPU seconds (this process's)."""
+    s, why, used, wall = fixed_cpu_search(case, cpu)
     upper = max(s.global_bound(), s.best_value)
-    return {"case": case, "stop": why, "cpu": time.process_time() - c0, "wall": time.perf_counter() - w0,
+    return {"case": case, "stop": why, "cpu": used, "wall": wall,
             "expansions": s.expansions, "nodes": s.stats["nodes"], "value": s.best_value, "upper": upper,
             "alpha": s.best_value / upper, "lifted": s.stats["lifted"], "lifted_settled": s.stats["lifted_settled"],
             "load": os.getloadavg()[0]}

@@ -38,27 +38,13 @@ SIDES = (("new", True), ("old", False))
 def child(case: str, cpu: float, working_set: bool) -> dict:
     """One serial search of ``case`` for ``cpu`` CPU seconds with the NNLS of ``working_set``."""
     sys.path.insert(0, str(HERE))
-    from real import case_problem
+    from bnb_fixed_cpu import fixed_cpu_search
 
-    from relu_gating.patterns import single_thread_blas
     from relu_gating.search.bnb import _cone_nnls, _growth
-    from relu_gating.search.bnb._api import _seed_incumbent, _starts
-    from relu_gating.search.bnb._search import Search
-    from relu_gating.search.objectives import make_objective, with_rank
-    from relu_gating.search.proofs import exact_rank
 
     _cone_nnls.WORKING_SET = working_set
     _growth.time = types.SimpleNamespace(perf_counter=time.process_time)  # t_nnls, t_lp in CPU seconds
-    Phi, U, _, _ = case_problem(case)
-    obj = make_objective(Phi, U, "bias")
-    obj = with_rank(obj, exact_rank(obj.Phi))
-    c0 = time.process_time()
-    s = Search(obj, 1.0, 1e-9, "auto", 0, True)
-    _seed_incumbent(s, obj, 0, _starts(None, obj.Phi.shape[1]))
-    s.reserve = lambda: 2e9 if time.process_time() - c0 > cpu else 0.0  # stops the loop at the CPU budget
-    with single_thread_blas():
-        why = s.run(time.perf_counter() + 1e9)
-    used = time.process_time() - c0
+    s, why, used, _ = fixed_cpu_search(case, cpu)
     upper = max(s.global_bound(), s.best_value)
     st = s.stats
     return {"case": case, "stop": why, "cpu": used, "expansions": s.expansions, "nodes": st["nodes"],
