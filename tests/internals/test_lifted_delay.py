@@ -81,9 +81,9 @@ def test_a_task_gets_what_is_left_of_the_delay(monkeypatch, gate_log):
     sent: list[int] = []
     orig = par._Pool.submit
 
-    def submit(self, *args):
-        sent.append(args[-3])  # the delay argument of subtree_task (then its probes, and whether they ended it)
-        return orig(self, *args)
+    def submit(self, *args, **kw):
+        sent.append(args[-4])  # the delay argument of subtree_task (then its probes, whether they ended it, the time left)
+        return orig(self, *args, **kw)
 
     monkeypatch.setattr(par._Pool, "submit", submit)
     monkeypatch.setattr(par, "FRONTIER_PER_WORKER", 1)  # ship subtrees after the root's split

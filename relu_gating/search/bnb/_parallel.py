@@ -39,6 +39,7 @@ from relu_gating.patterns import single_thread_blas
 from relu_gating.search.bnb._audit import audit_workers
 from relu_gating.search.bnb._budget import SLOWDOWN_MAX, SLOWDOWN_MIN_WALL, slowdown
 from relu_gating.search.bnb._search import FREEZE_EVERY, Search
+from relu_gating.search.bnb._tallies import learnt, merge, seed as seed_tallies, tallies
 from relu_gating.search.bnb._tree_build import Node
 
 __all__ = ["run_parallel", "run_executor", "check_workers", "subtree_task", "FRONTIER_PER_WORKER", "SLICE_SECONDS",
@@ -168,7 +169,7 @@ def graft(root: Node, entries: list[tuple]) -> list[Node]:
 # ---------------------------------------------------------------------- the worker's side
 def subtree_task(obj: Any, roots: list[tuple], incumbent: np.ndarray | None, alpha: float, tol: float,
                  method: str, seed: int, seconds: float, lifted: bool = True, delay: int = 0,
-                 probes: int = 0, small: bool = False, left: float | None = None) -> tuple:
+                 probes: int = 0, small: bool = False, left: float | None = None, carry: dict | None = None) -> tuple:
     """Best-first search of the subtrees below ``roots`` (open-node data) for ``seconds``.
 
     ``left``: seconds until the whole search must stop (the sender's deadline less its reserve; None: no
@@ -176,6 +177,9 @@ def subtree_task(obj: Any, roots: list[tuple], incumbent: np.ndarray | None, alp
 
     ``delay``, ``probes`` and ``small``: what the sender leaves of the lifted bound's delay (nodes), of
     its probes, and whether they ended it for small nodes (:func:`_delay`; ``_node_bounds.LIFTED_DELAY_NODES``).
+
+    ``carry``: the sender's tallies of where the lifted bounds pay (:func:`relu_gating.search.bnb._tallies.tallies`):
+    the task starts from them, and returns what it added (``stats["tallies"]``).
 
     Returns ``(subtrees, theta, stats, notes)``: each root's subtree (:func:`flatten`), the best
     neuron seen (None if none) and the counters this task added.
@@ -188,6 +192,7 @@ def subtree_task(obj: Any, roots: list[tuple], incumbent: np.ndarray | None, alp
     search.probe_max = int(probes)  # and of its probes (their subtrees reported: probe_would, probe_spared)
     search.lifted_small = bool(small)  # the sender's probes ended the delay for small nodes
     search.chamber_until = None if left is None else t0 + float(left)
+    seed_tallies(search, carry, t0)  # the sender's tallies, not fresh ones (bnb/_tallies.py)
     base, lp0 = dict(search.stats), search.lp.calls
     if incumbent is not None:
         search.offer(incumbent)  # recomputed here: the task trusts no value it is sent
@@ -204,6 +209,7 @@ def subtree_task(obj: Any, roots: list[tuple], incumbent: np.ndarray | None, alp
     stats["lp_calls"] = search.lp.calls - lp0
     stats.pop("lifted_delay_ended", None)  # (the sender decides from the probes reported)
     stats["probe_would"], stats["probe_spared"] = search.probe_spared()
+    stats["tallies"] = learnt(search, carry)
     out = [flatten(n) for n in nodes]
     stats["task_wall"], stats["task_cpu"] = time.perf_counter() - t0, time.process_time() - cpu0
     return out, search.best_theta, stats, list(search.notes)
@@ -218,10 +224,10 @@ class _Pool:
         self.dask = hasattr(executor, "gather") and hasattr(executor, "scatter")
         self.obj = executor.scatter(obj, broadcast=True, hash=False) if self.dask else obj
 
-    def submit(self, *args: Any) -> Any:
+    def submit(self, *args: Any, **kw: Any) -> Any:
         if self.dask:
-            return self.ex.submit(subtree_task, self.obj, *args, pure=False)
-        return self.ex.submit(subtree_task, self.obj, *args)
+            return self.ex.submit(subtree_task, self.obj, *args, pure=False, **kw)
+        return self.ex.submit(subtree_task, self.obj, *args, **kw)
 
     def wait(self, futures: list, timeout: float) -> list:
         """The futures done within ``timeout`` seconds (at least one, unless it ran out)."""
@@ -289,6 +295,7 @@ def _take(search: Search, k: int) -> list[Node]:
 def _absorb(search: Search, batch: list[Node], answer: tuple, totals: dict) -> int:
     """Graft a task's subtrees, push their open nodes, take its incumbent; returns nodes added."""
     subtrees, theta, stats, notes = answer
+    merge(search, stats.pop("tallies", None))
     for root, entries in zip(batch, subtrees):
         for node in graft(root, entries):
             search.push(node)
@@ -350,6 +357,7 @@ def _run_parallel(search: Search, executor: Any, deadline: float | None, bar: An
     why = expand_until(search, deadline, bar, pause, keep=True)
     if why != "paused":
         return why
+    totals["serial"] = time.perf_counter() - t0  # (the tasks' clock for the lifted bounds' shares starts from it)
     search.audit_workers = audit_workers(executor)  # the audit runs there too: Search.reserve keeps less
     search.slowdown_fixed = slowdown(search)  # this process mostly waits from now on: the workers' from their tasks
     pool = _Pool(executor, search.obj)
@@ -410,7 +418,8 @@ def _rounds(search: Search, pool: _Pool, inflight: dict, totals: dict, deadline:
             budget = SLICE_SECONDS if stop is None else max(0.0, min(SLICE_SECONDS, stop - now))
             fut = pool.submit([_open_data(n) for n in batch], search.best_theta, search.alpha, search.tol,
                               search.method, seed + 1 + totals["submitted"], budget, search.lifted,
-                              *_delay(search, W), None if stop is None else max(0.0, stop - now))
+                              *_delay(search, W), None if stop is None else max(0.0, stop - now),
+                              carry=tallies(search, totals["serial"] + totals.get("task_wall", 0.0)))
             totals["submitted"] += 1
             inflight[fut] = batch
         timeout = _POLL if deadline is None else max(0.0, min(_POLL, deadline - time.perf_counter()))
