@@ -159,3 +159,29 @@ def test_the_search_certifies_the_enumerations_value_either_way_and_each_certifi
         assert b.certified and abs(b.value - e.value) <= 1e-9 * max(1.0, abs(e.value)), (ws, b.value, e.value)
         rep = verify(json.loads(json.dumps(b.to_dict())), I.Phi, I.U, I.features)
         assert rep.valid and rep.certified
+
+
+@settings(derandomize=True, deadline=None, max_examples=10)
+@given(**NODE_CASES)
+def test_the_batched_simplex_test_answers_each_row_as_the_per_row_test(kind, d, k, seed):
+    """``watch`` then ``classify(at=)`` (each kept simplex tested on every registered row once, when kept) gives
+    every row the answer of the per-row test (``BATCH = False``): the same kind and the same Farkas rows (the
+    first kept simplex holding it), and each Farkas claim it makes holds exactly (generic data)."""
+    Phi, Gn, signs, dec, G, pts, und = _node(kind, 90, d, k, seed)
+    rank = d + 1
+    pairs = [(int(i), s) for i in und[:30].tolist() for s in (1, -1)]
+    T = np.array([s * Gn[i] for i, s in pairs]).reshape(len(pairs), Gn.shape[1])
+    answers = {}
+    for batch in (True, False):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(_cone_nnls, "BATCH", batch)
+            cone = DecidedCone(G, dec, pts, rank)
+            cone.watch(T)
+            answers[batch] = ([cone.classify(g, j) for j, g in enumerate(T)], cone.hits)
+    (new, hits_new), (old, hits_old) = answers[True], answers[False]
+    assert hits_new == hits_old
+    for (i, s), (kn, gn), (ko, go) in zip(pairs, new, old):
+        assert kn == ko, (i, s, kn, ko)
+        if kn == "farkas":
+            assert np.array_equal(np.sort(gn), np.sort(go))
+            assert kind in ("duplicates", "collinear") or (gn.size > rank or implied_exact(Phi, signs, i, s, gn.tolist()))

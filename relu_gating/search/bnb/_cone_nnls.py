@@ -41,7 +41,7 @@ import numpy as np
 from relu_gating._inputs.scaling import pow2_norms, unit_rows
 from relu_gating.search.bnb._lp import WITNESS_MARGIN
 
-__all__ = ["DecidedCone", "push", "WORKING_SET", "MIN_RANK", "NNLS_RESIDUAL"]
+__all__ = ["DecidedCone", "push", "WORKING_SET", "MIN_RANK", "NNLS_RESIDUAL", "BATCH"]
 
 #: False: the full NNLS and the fixed push from the first interior point (the benchmark baseline only).
 WORKING_SET = True
@@ -63,6 +63,10 @@ SIMPLICES = 64
 #: A kept simplex: its smallest singular value above this times its largest; a hit: every multiplier
 #: above this times the largest (those of :func:`relu_gating.search.bnb._forced.float_clear`).
 SIMPLEX_COND = 1e-6
+#: True: a kept simplex is tested on every row the caller registered (:meth:`DecidedCone.watch`) in one
+#: product when it is kept, not on each row as it is asked; the answer is the same (the first kept simplex
+#: whose multipliers are all clearly positive).  False: the per-row test (the benchmark baseline only).
+BATCH = True
 
 
 def center(G: np.ndarray, pts: np.ndarray) -> np.ndarray:
@@ -123,8 +127,11 @@ class DecidedCone:
         self.inner = pts[0]
         self.solves = self.rounds = self.full = self.hits = 0
         self.S: np.ndarray | None = None  # the working set (indices into dec), None: all rows
-        self.simp = np.zeros((0, rank), dtype=np.int64)  # kept Farkas simplices (indices into dec)
-        self.inv = np.zeros((0, rank, rank))  # their inverse matrices (columns: the rows)
+        self.kept = 0  # kept Farkas simplices: the first rows of simp (indices into dec) and inv (their inverses)
+        self.simp = np.zeros((SIMPLICES if self.on else 0, rank), dtype=np.int64)
+        self.inv = np.zeros((SIMPLICES if self.on else 0, rank, rank))
+        self.T: np.ndarray | None = None  # the registered rows (columns) and, per row, the first kept simplex
+        self.first: np.ndarray | None = None  # holding it (-1: none yet): :meth:`watch`
         if not self.on:
             return
         self.c = center(G, pts)
@@ -133,9 +140,26 @@ class DecidedCone:
             self.S = np.sort(np.argsort(self.b, kind="stable")[:START * rank])
             self.At = np.ascontiguousarray(self.G[self.S].T)
 
+    def watch(self, T: np.ndarray) -> None:
+        """Register the rows ``T`` (c, rank) the caller asks next, by index (:meth:`classify` with ``at``):
+        each simplex kept from now on is tested on all of them at once (with ``BATCH``)."""
+        if self.on and BATCH:
+            self.T = np.ascontiguousarray(T.T)
+            self.first = np.full(T.shape[0], -1, dtype=np.int64)
+            for j in range(self.kept):  # those kept before, in order
+                self._mark(j)
+
+    def _mark(self, j: int) -> None:
+        """The registered rows the kept simplex ``j`` holds, where no earlier one does."""
+        assert self.first is not None and self.T is not None
+        open_ = np.flatnonzero(self.first < 0)
+        if open_.size:
+            Y = self.inv[j] @ self.T[:, open_]  # (rank, c): the multipliers of each row
+            self.first[open_[Y.min(axis=0) > SIMPLEX_COND * Y.max(axis=0)]] = j
+
     def _keep(self, sup: np.ndarray) -> None:
         """Keep the Farkas support ``sup`` (``rank`` indices into dec) when it is a well-conditioned simplex."""
-        if self.simp.shape[0] >= SIMPLICES:
+        if self.kept >= self.simp.shape[0]:
             return
         A = self.G[sup].T  # columns are rows (unit)
         try:
@@ -143,8 +167,10 @@ class DecidedCone:
         except np.linalg.LinAlgError:
             return
         if np.sqrt(self.rank * (inv * inv).sum()) < 1.0 / SIMPLEX_COND:  # bounds the condition number
-            self.simp = np.concatenate([self.simp, sup[None]])
-            self.inv = np.concatenate([self.inv, inv[None]])
+            self.simp[self.kept], self.inv[self.kept] = sup, inv
+            self.kept += 1
+            if self.first is not None:
+                self._mark(self.kept - 1)
 
     def _solve(self, A: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, float]:
         from scipy.optimize import nnls
@@ -152,11 +178,17 @@ class DecidedCone:
         self.solves += 1
         return nnls(A, g) if A.shape[1] else (np.zeros(0), float(pow2_norms(g)))
 
-    def classify(self, g: np.ndarray) -> tuple:
+    def classify(self, g: np.ndarray, at: int | None = None) -> tuple:
         """``("farkas", rows)`` (decided rows whose cone holds ``g`` by a float NNLS: to be checked),
-        ``("witness", v)`` (``G v > WITNESS_MARGIN``, ``g . v < -WITNESS_MARGIN``, checked) or ``("lp", None)``."""
-        if self.simp.shape[0]:
-            Y = self.inv @ g  # (k, r): the multipliers in each kept simplex
+        ``("witness", v)`` (``G v > WITNESS_MARGIN``, ``g . v < -WITNESS_MARGIN``, checked) or ``("lp", None)``.
+        ``at``: ``g`` is the registered row ``at`` (:meth:`watch`), already tested on every kept simplex."""
+        if at is not None and self.first is not None:
+            j = int(self.first[at])
+            if j >= 0:
+                self.hits += 1
+                return ("farkas", self.dec[self.simp[j]])
+        elif self.kept:
+            Y = self.inv[:self.kept] @ g  # (k, r): the multipliers in each kept simplex
             ok = np.flatnonzero(Y.min(axis=1) > SIMPLEX_COND * Y.max(axis=1))  # a positive min: the max is max |y|
             if ok.size:
                 self.hits += 1

@@ -201,11 +201,13 @@ class TreeGrowth:
         exact check, ``"witness"`` or ``"lp"``) and the witnesses found (one row each)."""
         pre: dict = {}
         wit: list = []
-        for k in cand.tolist():
+        side0 = np.where(pos[cand], 1, -1)
+        cone.watch(side0[:, None] * self.Gn[und[cand]])  # kept simplices are tested on these rows at once
+        for j, k in enumerate(cand.tolist()):
             if pos[k] and neg[k]:
                 continue
             s_obs = 1 if pos[k] else -1
-            kind, got = self._nnls(cone, signs, int(und[k]), s_obs, check=False)
+            kind, got = self._nnls(cone, signs, int(und[k]), s_obs, check=False, at=j if s_obs == side0[j] else None)
             if kind == "witness":
                 wit.append(got[None])
                 zz = self.Gn[und] @ got
@@ -225,15 +227,17 @@ class TreeGrowth:
             self.stats["t_nnls"] += time.perf_counter() - t0
         return pre, wit
 
-    def _nnls(self, cone: DecidedCone, signs: np.ndarray, i: int, s: int, check: bool = True) -> Any:
+    def _nnls(self, cone: DecidedCone, signs: np.ndarray, i: int, s: int, check: bool = True,
+              at: int | None = None) -> Any:
         """Is ``s g_i`` in the cone of the decided rows?  NNLS (:meth:`DecidedCone.classify`, on a working
         set of them): Farkas rows (checked exactly; with ``check=False`` returned unchecked as
         ``("maybe", rows)``), or a point of the cone on the other side (``("witness", v)``, checked
-        against every decided row).  ``("lp", None)`` when neither is conclusive."""
+        against every decided row).  ``("lp", None)`` when neither is conclusive.  ``at``: ``s g_i`` is the row
+        ``at`` the cone was told of (:meth:`DecidedCone.watch`)."""
         t0 = time.perf_counter()
         solves = cone.solves
         try:
-            kind, got = cone.classify(s * self.Gn[i])
+            kind, got = cone.classify(s * self.Gn[i], at)  # (at: the row registered by cone.watch)
         finally:
             self.stats["nnls"] += cone.solves - solves
             self.stats["nnls_rows"] += 1
