@@ -380,6 +380,8 @@ def test_plain_lifted_leaves_at_a_greedy_step_certify_the_enumeration_value_and_
     from relu_gating.search.bnb._node_bounds import NodeBounds
 
     monkeypatch.setattr(NodeBounds, "try_face", lambda self, node: False)
+    monkeypatch.setattr(NodeBounds, "plain_pays", lambda self, node, k: True)  # tried on every node: what the
+    # cheap test decides (from tallies the pool's tasks now share: bnb/_tallies.py) is not this test's subject
     Phi, U = _instance(n, d, seed, True)
     first = best_neuron(Phi, U, features="bias", strategy="enumerate")
     H = np.c_[np.ones(n), np.maximum(Phi @ first.theta, 0.0)]
