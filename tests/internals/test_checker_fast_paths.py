@@ -95,7 +95,8 @@ def test_lifted_by_blocks_decides_as_the_dense_test(d_leaves):
     accepted = 0
     for node, signs, zero in ds:
         claim, dec, Ns, mu = float(node[1]), node[2], node[3], node[4]
-        N = T._multipliers(Ns, len(dec) + 2 * int(((signs == 0) & ~zero).sum()))
+        p = len(dec) + 2 * int(((signs == 0) & ~zero).sum())
+        N = T._multipliers(T._packed(Ns, p) if "kl" in Ns else Ns, p)  # (written packed: decoded first)
         i, j = np.unravel_index(np.argmax(N), N.shape)
         flip = N.copy()
         flip[i, j] = flip[j, i] = -N[i, j]
