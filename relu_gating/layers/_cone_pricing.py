@@ -123,6 +123,8 @@ class ConePricer:
         self.sing: dict | None = None  # m = 4: the chambers of fewer active rows (computed on first use)
         self.mu: dict = {}  # sign -> (row indices, multipliers in units of y) per chamber, kept across rounds
         self._key = 1
+        self._adjf: np.ndarray | None = None  # float adjugates and determinants of the nonsingular chambers
+        self._detf: np.ndarray | None = None
 
     def _quantize(self, y: np.ndarray) -> tuple[np.ndarray, int]:
         top = float(np.abs(y).max())
@@ -429,30 +431,55 @@ class ConePricer:
 
     def _exact_max(self, c: np.ndarray, k: int, mi: np.ndarray, mv: np.ndarray, pos: np.ndarray, two: dict,
                    est: np.ndarray) -> Fraction:
-        """The exact max over chambers of ``min(b^T adj b / det, pos, two-row bound)`` (times 4^k)."""
-        N = self.S.shape[0]
+        """The exact max over chambers of ``min(b^T adj b / det, pos, two-row bound)`` (times 4^k).
+
+        Every chamber gets a rigorous float enclosure ``[lo, hi]`` of its value (:meth:`_enclose`);
+        only those with ``hi`` at or above the largest ``lo`` can be the maximum, and only they are
+        evaluated in integers (the rest lie below a value some candidate attains).
+        """
         full = np.flatnonzero(self.full)
-        q = np.zeros(N, dtype=object)
-        if full.size:
-            b = self._b(c, k, mi[full], mv[full], full).astype(object)
-            q[full] = np.einsum("ni,nij,nj->n", b, self.adj[full], b)
-        approx = pos.astype(float)
-        vals: dict[int, Fraction] = {}
-        for i in full.tolist():
-            approx[i] = min(approx[i], float(q[i]) / float(self.det[i]))
-        for i, t in two.items():
-            approx[i] = min(approx[i], float(t))
-        top = float(approx.max())
+        b = self._b(c, k, mi[full], mv[full], full) if full.size else np.zeros((0, self.P.shape[1]), dtype=np.int64)
+        lo, hi = self._enclose(full, b, pos, two)
         out = Fraction(0)
-        for i in np.flatnonzero(approx >= top * (1 - 1e-9)).tolist():  # exact comparison among the near-max
+        where = np.full(self.S.shape[0], -1)
+        where[full] = np.arange(full.size)
+        for i in np.flatnonzero(hi >= lo.max()).tolist():  # the candidates: exact comparison
             v = Fraction(int(pos[i]))
             if self.full[i]:
-                v = min(v, Fraction(int(q[i]), int(self.det[i])))
+                bi = [int(x) for x in b[where[i]]]
+                q = sum(bi[a] * int(self.adj[i, a, t]) * bi[t] for a in range(len(bi)) for t in range(len(bi)))
+                v = min(v, Fraction(q, int(self.det[i])))
             if i in two:
                 v = min(v, two[i])
-            vals[i] = v
             out = max(out, v)
         return out
+
+    def _enclose(self, full: np.ndarray, b: np.ndarray, pos: np.ndarray, two: dict) -> tuple[np.ndarray, np.ndarray]:
+        """Float ``lo <= min(b^T adj b / det, pos, two) <= hi`` per chamber, rigorously.
+
+        ``q = b^T adj b`` is a sum of ``m^2 <= 16`` products of three integers, each rounded to float
+        once (relative error ``u = 2^-53`` each) and multiplied twice: whatever the summation order,
+        ``|fl(q) - q| <= gamma_20 T`` with ``T = sum |b_a adj_at b_t|`` (Higham, Thm 3.1 and (3.5)),
+        and ``gamma_20 / (1 - gamma_20) < 2^-48``, so ``err = 2^-47 fl(T)`` covers it with room.
+        The remaining roundings (``q +- 2 err``, the division by ``fl(det)``, ``fl(pos)``, ``fl(two)``)
+        are relative, each below ``2^-52``, and covered by the factors ``1 +- 2^-40``.  Every value is
+        at most ``2^300`` (``|b| < 2^63``, adjugate entries below ``2^160``): no overflow.
+        """
+        up, dn = 1.0 + 2.0**-40, 1.0 - 2.0**-40
+        pf = pos.astype(float)
+        hi, lo = pf * up, pf * dn
+        if full.size:
+            if self._adjf is None:  # once per Phi (correctly rounded from the integers)
+                self._adjf = self.adj[self.full].astype(float)
+                self._detf = self.det[self.full].astype(float)
+            bf = b.astype(float)
+            qf = np.einsum("ni,nij,nj->n", bf, self._adjf, bf)
+            err = 2.0**-47 * np.einsum("ni,nij,nj->n", np.abs(bf), np.abs(self._adjf), np.abs(bf))
+            hi[full] = np.minimum(hi[full], (qf + 2 * err) / self._detf * up)
+            lo[full] = np.minimum(lo[full], np.maximum(qf - 2 * err, 0.0) / self._detf * dn)
+        for i, t in two.items():
+            hi[i], lo[i] = min(hi[i], float(t) * up), min(lo[i], float(t) * dn)
+        return lo, hi
 
     def _two_rows(self, i: int, c: np.ndarray, Y: np.ndarray, cols: list, k: int) -> Fraction | None:
         """Chamber ``i`` active on two rows: NNLS for mu with the row-space condition weighted, then exact."""
