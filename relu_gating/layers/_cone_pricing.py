@@ -125,6 +125,7 @@ class ConePricer:
         self._key = 1
         self._adjf: np.ndarray | None = None  # float adjugates and determinants of the nonsingular chambers
         self._detf: np.ndarray | None = None
+        self._neg: tuple | None = None  # (Y, c, ||(Y_S)_-||^2) of the last products: -Y's for free
 
     def _quantize(self, y: np.ndarray) -> tuple[np.ndarray, int]:
         top = float(np.abs(y).max())
@@ -311,16 +312,22 @@ class ConePricer:
             est[i] = self._estimate(c, k, mi, mv, pos, np.array([i]))[0]
 
     def _products(self, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Exact integer ``Phi_S^T Y_S`` and ``||(Y_S)_+||^2`` of every chamber (in chunks: no N x n int matrix)."""
-        N = self.S.shape[0]
-        YP = Y[:, None] * self.P
-        Y2 = np.maximum(Y, 0).astype(np.int64) ** 2
-        c = np.empty((N, self.P.shape[1]), dtype=np.int64)
-        pos = np.empty(N, dtype=np.int64)
+        """Exact integer ``Phi_S^T Y_S`` and ``||(Y_S)_+||^2`` of every chamber (in chunks: no N x n int matrix).
+
+        One pass serves both signs of ``y``: ``-Y``'s products are ``-c`` and ``||(Y_S)_-||^2``, kept
+        for the next call when that is ``-Y`` (:meth:`bound` prices ``Y`` then ``-Y``)."""
+        last = self._neg
+        self._neg = None
+        if last is not None and np.array_equal(last[0], -Y):
+            return -last[1], last[2]
+        N, m = self.S.shape[0], self.P.shape[1]
+        YP = np.c_[Y[:, None] * self.P, np.maximum(Y, 0) ** 2, np.minimum(Y, 0) ** 2].astype(np.int64)
+        out = np.empty((N, m + 2), dtype=np.int64)
         step = max(1, 2**22 // max(self.S.shape[1], 1))
         for lo in range(0, N, step):
-            Sm = self.S[lo:lo + step].astype(np.int64)
-            c[lo:lo + step], pos[lo:lo + step] = Sm @ YP, Sm @ Y2
+            out[lo:lo + step] = self.S[lo:lo + step].astype(np.int64) @ YP
+        c, pos = np.ascontiguousarray(out[:, :m]), out[:, m].copy()
+        self._neg = (Y.copy(), c, out[:, m + 1].copy())
         return c, pos
 
     def _tighten_batch(self, rows: np.ndarray, c: np.ndarray, k: int, mi: np.ndarray, mv: np.ndarray,
@@ -414,8 +421,14 @@ class ConePricer:
         """Integer ``b = c + sum_t M_t sg_t P_(row t)`` of chambers ``rows`` (multipliers rounded to 2^-k)."""
         M = np.maximum(np.round(mv * 2.0**k), 0.0)
         M[M >= _MU_CAP] = 0.0  # (mu = 0 is valid; keeps every sum below 2^63)
-        sg = np.where(self.S[rows[:, None], mi], 1, -1)
-        return c[rows] + np.einsum("nt,ntj->nj", M.astype(np.int64) * sg, self.P[mi])
+        b = c[rows].copy()
+        nz = np.flatnonzero(M.any(axis=1))  # chambers with a multiplier (most keep mu = 0)
+        if nz.size:
+            Mi, rn = mi[nz], rows[nz]
+            W = M[nz].astype(np.int64) * np.where(self.S[rn[:, None], Mi], 1, -1)
+            for t in range(Mi.shape[1]):
+                b[nz] += W[:, t:t + 1] * self.P[Mi[:, t]]
+        return b
 
     def _estimate(self, c: np.ndarray, k: int, mi: np.ndarray, mv: np.ndarray, pos: np.ndarray,
                   rows: np.ndarray | None = None) -> np.ndarray:

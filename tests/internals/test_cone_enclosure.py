@@ -25,15 +25,25 @@ def _phi(n: int, d: int, seed: int, thin: float = 1.0) -> np.ndarray:
     return np.c_[np.round(X * 2.0**12) / 2.0**12, np.ones(n)]
 
 
+def _reference_b(cp: ConePricer, c, k, mi, mv, i) -> list:
+    """``b = c + sum_t M_t sg_t P_(row t)`` of chamber ``i`` in Python integers (``M`` the rounded multipliers)."""
+    b = [int(x) for x in c[i]]
+    for t in range(mi.shape[1]):
+        M = max(round(float(mv[i, t]) * 2.0**k), 0)
+        if M >= 2**39:  # the cap: mu = 0
+            continue
+        sg = 1 if cp.S[i, mi[i, t]] else -1
+        b = [b[j] + M * sg * int(cp.P[mi[i, t], j]) for j in range(len(b))]
+    return b
+
+
 def _reference_max(cp: ConePricer, c, k, mi, mv, pos, two) -> Fraction:
     """Every chamber's ``min(b^T adj b / det, pos, two)`` in Fractions (no float anywhere), the max."""
     out = Fraction(0)
-    rows = np.arange(cp.S.shape[0])
-    b = cp._b(c, k, mi, mv, rows)
-    for i in rows.tolist():
+    for i in range(cp.S.shape[0]):
         v = Fraction(int(pos[i]))
         if cp.full[i]:
-            bi = [int(x) for x in b[i]]
+            bi = _reference_b(cp, c, k, mi, mv, i)
             m = len(bi)
             q = sum(bi[a] * int(cp.adj[i, a, t]) * bi[t] for a in range(m) for t in range(m))
             v = min(v, Fraction(q, int(cp.det[i])))
@@ -64,6 +74,13 @@ def test_filtered_maximum_equals_the_exact_maximum_over_every_chamber(d, n, seed
     assert len(seen) == 6
     for got, ref in seen:
         assert got == ref
+    mi, mv = cp.mu[1]
+    assert np.count_nonzero(mv) > 0  # the multipliers were used (b differs from c somewhere)
+    rows = np.arange(cp.S.shape[0])
+    c = rng.integers(-2**40, 2**40, size=(rows.size, Phi.shape[1]))
+    b = cp._b(c, 24, mi, mv, rows)
+    assert np.any(b != c)
+    assert all([int(x) for x in b[i]] == _reference_b(cp, c, 24, mi, mv, i) for i in rows.tolist())
 
 
 @pytest.mark.parametrize("seed", range(4))
