@@ -312,13 +312,20 @@ def kappa_n() -> str:
                                    + ("" if r.get("final", True) else f" (partial, {len(r['rounds'])} norms)")
                                    for r in sel),
                          f"{min(r['lower'] for r in sel):.3g}", f"{max(r['upper'] for r in sel):.3g}",
-                         f"{max((r['upper'] - r['lower']) / r['upper'] for r in sel):.0%}",
+                         _widest(sel),
                          "; ".join(f"{r['upper_parts']['basis']:.3g}" for r in sel),
                          f"{min(ex):.3g}-{max(ex):.3g}" if ex else "-", all(r["norms_closed"] for r in sel)])
     return (_provenance_line(cases) + ":\n\n"
             + _table(["family", "d", "quantity", "n", "seeds", "certified interval per seed", "smallest lower end",
                       "largest upper end", "widest (upper - lower) / upper", "Cauchy-Schwarz upper end per seed",
                       "Example 5.12 explicit upper end", "every norm closed to tol"], rows))
+
+
+def _widest(sel: list[dict]) -> str:
+    """The widest relative bracket of the seeds, "no upper end yet" where a partial row has none (inf)."""
+    if any(math.isinf(r["upper"]) for r in sel):
+        return "no upper end yet"
+    return f"{max((r['upper'] - r['lower']) / r['upper'] for r in sel):.0%}"
 
 
 def _kappa_trend(rows: list[dict]) -> str:
