@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from relu_gating.layers._cone_pricing import ConePricer, _adj3
+from relu_gating.layers.variation import _Pricer, normalized_neurons
 from relu_gating.patterns import enumerate_patterns
 
 
@@ -53,10 +54,11 @@ def _reference_max(cp: ConePricer, c, k, mi, mv, pos, two) -> Fraction:
     return out
 
 
+@pytest.mark.parametrize("batched", [True, False])
 @pytest.mark.parametrize("d,n,seed,thin", [(2, 14, 0, 1.0), (2, 16, 1, 1.0), (3, 11, 2, 1.0), (3, 12, 3, 0.02)])
-def test_filtered_maximum_equals_the_exact_maximum_over_every_chamber(d, n, seed, thin, monkeypatch):
+def test_filtered_maximum_equals_the_exact_maximum_over_every_chamber(d, n, seed, thin, batched, monkeypatch):
     Phi = _phi(n, d, seed, thin)
-    cp = ConePricer(Phi, enumerate_patterns(Phi), batched=True)
+    cp = ConePricer(Phi, enumerate_patterns(Phi), batched=batched)
     seen = []
     real = ConePricer._exact_max
 
@@ -130,3 +132,23 @@ def test_near_ties_inside_the_margin_are_decided_exactly():
     got = cp._exact_max(c, 0, mi, mv, pos, {}, np.zeros(N))
     assert got == _reference_max(cp, c, 0, mi, mv, pos, {})
     assert got == Fraction(base + 1)
+
+
+@pytest.mark.parametrize("d,seed,thin", [(2, 0, 1.0), (3, 1, 1.0), (3, 2, 0.05)])
+def test_cold_pass_bound_equals_the_certified_search_and_lies_above_sampled_neurons(d, seed, thin):
+    # the per-chamber pricing of variation_norm's "auto" (batched=False) starts each sign with the cold pass
+    n = 12
+    Phi = _phi(n, d, seed, thin)
+    pats = enumerate_patterns(Phi)
+    cp = ConePricer(Phi, pats, batched=False)
+    rng = np.random.default_rng(60 + seed)
+    y = rng.standard_normal(n)
+    T = np.random.default_rng(seed).standard_normal((100_000, d + 1))
+    D, _ = normalized_neurons(Phi, T)
+    for _ in range(2):  # the cold round, then a warm one
+        B, yq, thetas, exact = cp.bound(y)
+        assert Fraction(B) ** 2 >= exact
+        assert B >= float(np.max(np.abs(yq @ D))) * (1 - 1e-12)
+        g, _ = _Pricer(Phi, pats, None).certified(yq, 1.0)
+        assert abs(B - g) <= 1e-6 * g
+        y = y + 0.3 * rng.standard_normal(n)
