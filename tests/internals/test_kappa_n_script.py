@@ -95,3 +95,9 @@ def test_kappa_trend_says_grows_only_when_a_lower_end_clears_every_first_upper_e
     assert "one n only" in doc._kappa_trend([r(50, 0, 1.0, 3.0)])
     assert "trivial 1" not in doc._kappa_trend([r(50, 0, 1.0, 3.0)])
     assert "trivial 1" in doc._kappa_trend([r(50, 0, 0.97, 3.0)])
+    partial = [r(50, 0, 4.3, 5.2), r(100, 0, 6.0, float("inf"))]  # a d = 3 bracket saved before its basis closed
+    text = doc._kappa_trend(partial)
+    assert "[6, no upper end yet] at n = 100" in text and "grows with n" in text  # 6.0 > 5.2: certified
+    partial[1]["lower"] = 5.0
+    assert "within [4.3, no upper end yet]" in doc._kappa_trend(partial)
+    assert doc._widest(partial) == "no upper end yet" and doc._widest(partial[:1]) == "17%"
