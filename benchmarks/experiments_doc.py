@@ -378,6 +378,8 @@ def _code(row: dict) -> str:
         return "warm, pricing early, one master per case (carry)"
     if row.get("pricing") == "batched":
         return f"warm, pricing {row['pricing']}"
+    if row.get("d") == 3 and row.get("n", 0) >= 100:  # every d = 3, n >= 100 row in the folder: f9201c1 on
+        return "warm, exact singular chambers, float-filtered exact maximum (f9201c1)"
     if row.get("d") == 3:  # the open d = 3 cases (c7b6d80) were moved to superseded_d3/: these are 8258c55's
         return "warm, exact singular chambers (8258c55)"
     return "warm, seeded (2ab1190)" if "final" in row else "cold (fc7fa07-003479b)"
