@@ -308,17 +308,29 @@ def kappa_n() -> str:
                          key=lambda r: r["seed"])
             ex = [r["explicit_upper"] for r in sel if r.get("explicit_upper")]
             rows.append([fam, d, what, n, ", ".join(str(r["seed"]) for r in sel),
-                         "; ".join(f"[{r['lower']:.3g}, {r['upper']:.3g}]"
+                         "; ".join(f"[{r['lower']:.3g}, {_end(r['upper'])}]"
                                    + ("" if r.get("final", True) else f" (partial, {len(r['rounds'])} norms)")
                                    for r in sel),
-                         f"{min(r['lower'] for r in sel):.3g}", f"{max(r['upper'] for r in sel):.3g}",
-                         f"{max((r['upper'] - r['lower']) / r['upper'] for r in sel):.0%}",
-                         "; ".join(f"{r['upper_parts']['basis']:.3g}" for r in sel),
+                         f"{min(r['lower'] for r in sel):.3g}", _end(max(r["upper"] for r in sel)),
+                         _widest(sel),
+                         "; ".join(_end(r["upper_parts"]["basis"]) for r in sel),
                          f"{min(ex):.3g}-{max(ex):.3g}" if ex else "-", all(r["norms_closed"] for r in sel)])
     return (_provenance_line(cases) + ":\n\n"
             + _table(["family", "d", "quantity", "n", "seeds", "certified interval per seed", "smallest lower end",
                       "largest upper end", "widest (upper - lower) / upper", "Cauchy-Schwarz upper end per seed",
                       "Example 5.12 explicit upper end", "every norm closed to tol"], rows))
+
+
+def _end(x: float) -> str:
+    """An upper end for the text: "no upper end yet" for a partial bracket's inf."""
+    return "no upper end yet" if math.isinf(x) else f"{x:.3g}"
+
+
+def _widest(sel: list[dict]) -> str:
+    """The widest relative bracket of the seeds, "no upper end yet" where a partial row has none (inf)."""
+    if any(math.isinf(r["upper"]) for r in sel):
+        return "no upper end yet"
+    return f"{max((r['upper'] - r['lower']) / r['upper'] for r in sel):.0%}"
 
 
 def _kappa_trend(rows: list[dict]) -> str:
@@ -328,7 +340,7 @@ def _kappa_trend(rows: list[dict]) -> str:
     lo = {n: min(r["lower"] for r in rows if r["n"] == n) for n in ns}
     hi = {n: max(r["upper"] for r in rows if r["n"] == n) for n in ns}
     seeds = {n: len({r["seed"] for r in rows if r["n"] == n}) for n in ns}
-    ranges = ", ".join(f"[{lo[n]:.3g}, {hi[n]:.3g}] at n = {n} ({seeds[n]} seed{'s' * (seeds[n] > 1)})" for n in ns)
+    ranges = ", ".join(f"[{lo[n]:.3g}, {_end(hi[n])}] at n = {n} ({seeds[n]} seed{'s' * (seeds[n] > 1)})" for n in ns)
     grown = [n for n in ns[1:] if lo[n] > hi[ns[0]]]
     if min(lo.values()) < 1:  # ||u||_A >= ||u|| = 1 for every unit u: such lower ends say nothing
         ranges += " (lower ends below the trivial 1: only the upper ends are informative)"
@@ -337,7 +349,7 @@ def _kappa_trend(rows: list[dict]) -> str:
     if grown:
         return (f"{ranges}: it grows with n (every lower end at n = {', '.join(map(str, grown))} lies above every "
                 f"upper end at n = {ns[0]})")
-    return (f"{ranges}: every bracket lies within [{min(lo.values()):.3g}, {max(hi.values()):.3g}] "
+    return (f"{ranges}: every bracket lies within [{min(lo.values()):.3g}, {_end(max(hi.values()))}] "
             f"(no certified growth between n = {ns[0]} and {ns[-1]})")
 
 
@@ -366,6 +378,8 @@ def _code(row: dict) -> str:
         return "warm, pricing early, one master per case (carry)"
     if row.get("pricing") == "batched":
         return f"warm, pricing {row['pricing']}"
+    if row.get("d") == 3 and row.get("n", 0) >= 100:  # every d = 3, n >= 100 row in the folder: f9201c1 on
+        return "warm, exact singular chambers, float-filtered exact maximum (f9201c1)"
     if row.get("d") == 3:  # the open d = 3 cases (c7b6d80) were moved to superseded_d3/: these are 8258c55's
         return "warm, exact singular chambers (8258c55)"
     return "warm, seeded (2ab1190)" if "final" in row else "cold (fc7fa07-003479b)"
@@ -457,6 +471,13 @@ def variation_against(name: str = "variation_against_20261205.json") -> str:
     return (_prov_line(d.get("provenance") or {}) + f" (baseline {d['args']['against']}):\n\n"
             + _table(["n", "chambers", "code", "master LPs", f"interval of ||u_{col}||_A", "closed to 1e-2",
                       "CPU seconds", "wall seconds"], rows))
+
+
+def variation_against_d3_pricing() -> str:
+    """Issue 40's d = 3 pricing costs (the float-filtered exact maximum, the cold pass) against 4907134."""
+    names = ["variation_against_d3_n50_moons.json", "variation_against_d3_n50_clusters.json",
+             "variation_against_d3_n100_moons.json"]
+    return "\n\n".join(variation_against(nm) for nm in names if (RESULTS / nm).exists()) or "(no saved run)"
 
 
 def variation_against_d3() -> str:
@@ -639,7 +660,8 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "runs": runs, "checks": checks, "greedy-rate": greedy_rate, "clusters": clusters,
     "graph-choice": graph_choice, "certification": certification, "alpha": alpha, "depth": depth,
     "kappa-n": kappa_n, "kappa-claim": kappa_claim, "kappa-speed": kappa_speed, "example512": example512, "variation-speed": variation_speed,
-    "variation-against": variation_against, "variation-against-d3": variation_against_d3, "kappa-carry": kappa_carry,
+    "variation-against": variation_against, "variation-against-d3": variation_against_d3,
+    "variation-against-d3-pricing": variation_against_d3_pricing, "kappa-carry": kappa_carry,
     "rates": rates, "best-layer": best_layer, "best-pair": best_pair, "real-gap": real_gap, "prop41": prop41,
 }
 

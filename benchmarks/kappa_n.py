@@ -158,6 +158,11 @@ def load_rows(out_dir: str) -> list[dict]:
     return [r for p in sorted(Path(out_dir).glob("*_d*_n*_s*.json")) for r in json.loads(p.read_text())["rows"]]
 
 
+def _split_partial(rows: list[dict]) -> tuple[list[dict], list[dict]]:
+    """``(with an upper end, without)``: a bracket saved before its basis was done has ``upper = inf``."""
+    return [r for r in rows if np.isfinite(r["upper"])], [r for r in rows if not np.isfinite(r["upper"])]
+
+
 def _panel(ax: Any, rows: list[dict], d: int) -> None:
     """One dimension's panel: per family and quantity a band (smallest lower end to largest upper end over
     seeds) with each seed's certified interval as a bar, and Example 5.12's explicit upper end."""
@@ -169,10 +174,16 @@ def _panel(ax: Any, rows: list[dict], d: int) -> None:
     keys = list(dict.fromkeys((r["family"], r["what"]) for r in sel_d))
     for j, (fam, what) in enumerate(keys):
         sel = [r for r in sel_d if r["family"] == fam and r["what"] == what]
+        sel, part = _split_partial(sel)
+        for r in part:  # no upper end yet: the certified lower end alone, hollow, off the lines
+            ax.plot([r["n"]], [r["lower"]], marker="v", ls="none", mfc="none", ms=9, color=f"C{j}",
+                    label=f"{fam}: {what}, lower end of a partial bracket (no upper end yet)")
+        if not sel:
+            continue
         ns = sorted({r["n"] for r in sel})
         lo = [min(r["lower"] for r in sel if r["n"] == n) for n in ns]
         hi = [max(r["upper"] for r in sel if r["n"] == n) for n in ns]
-        line, = ax.plot(ns, lo, marker="v", ls="-", label=f"{fam}: {what}, lower ends (min over seeds)")
+        line, = ax.plot(ns, lo, marker="v", ls="-", color=f"C{j}", label=f"{fam}: {what}, lower ends (min over seeds)")
         ax.plot(ns, hi, marker="^", ls="--", color=line.get_color(), label=f"{fam}: {what}, upper ends (max)")
         ax.fill_between(ns, lo, hi, color=line.get_color(), alpha=0.15, lw=0)
         for r in sel:

@@ -1,7 +1,7 @@
 r"""Benchmark: one variation norm of ``benchmarks/kappa_n.py`` against n, this checkout against another commit.
 
 The norm is ``||U_K[:, col]||_A`` of a kappa_n family (two moons K = 4, or clusters K = 3; ``--d`` 2
-or 3, seed 0, patterns enumerated beforehand and not timed), closed to ``--tol`` with the cone pricing.
+or 3, seed 0, patterns enumerated beforehand and not timed), closed to ``--tol`` with the cone pricing (``--pricing``; ``--this-pricing`` for this checkout alone).
 Each (n, checkout) runs in its own process with one BLAS thread, the two checkouts alternating so
 load hits both alike.  Prints per n the master rounds, the CPU seconds, the interval of each.
 
@@ -27,7 +27,7 @@ _CHILD = r"""
 import json, sys, time
 from threadpoolctl import threadpool_limits
 root, fam, n, col, tol, max_iter = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6])
-d = int(sys.argv[8])
+d, pricing = int(sys.argv[8]), sys.argv[9]
 sys.path.insert(0, root); sys.path.insert(0, sys.argv[7])
 import kappa_n
 sys.path.insert(0, root)  # kappa_n put this checkout first: the checkout under test again (relu_gating imports lazily)
@@ -37,16 +37,17 @@ with threadpool_limits(1):
     f = kappa_n.family(fam, n, 0, d)
     pats = enumerate_patterns(f["Phi"])
     t0, c0 = time.perf_counter(), time.process_time()
-    r = variation_norm(f["bases"]["kappa(U_K)"][:, col], f["Phi"], tol=tol, patterns=pats, max_iter=max_iter)
+    r = variation_norm(f["bases"]["kappa(U_K)"][:, col], f["Phi"], tol=tol, patterns=pats, max_iter=max_iter,
+                      pricing=pricing)
     print(json.dumps({"lower": r.lower, "upper": r.upper, "rounds": r.iterations, "closed": r.certified,
                       "cpu": time.process_time() - c0, "wall": time.perf_counter() - t0, "patterns": int(pats.masks.shape[0])}))
 """
 
 
-def _run(root: str, fam: str, n: int, col: int, tol: float, max_iter: int, d: int = 2) -> dict:
+def _run(root: str, fam: str, n: int, col: int, tol: float, max_iter: int, d: int = 2, pricing: str = "auto") -> dict:
     """One norm in a fresh process importing ``root``'s relu_gating (kappa_n.py of this checkout)."""
     env = {**os.environ, "PYTHONPATH": root, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
-    out = subprocess.run([sys.executable, "-c", _CHILD, root, fam, str(n), str(col), str(tol), str(max_iter), HERE, str(d)],
+    out = subprocess.run([sys.executable, "-c", _CHILD, root, fam, str(n), str(col), str(tol), str(max_iter), HERE, str(d), pricing],
                          env=env, capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -60,6 +61,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--family", default="moons", choices=["moons", "clusters"])
     ap.add_argument("--col", type=int, default=1, help="which column of U_K")
     ap.add_argument("--d", type=int, default=2, choices=[2, 3], help="the data's dimension (kappa_n's families)")
+    ap.add_argument("--pricing", default="auto", choices=["auto", "cone", "batched", "early"],
+                    help="variation_norm's pricing in both checkouts")
+    ap.add_argument("--this-pricing", default=None, choices=["auto", "cone", "batched", "early"],
+                    help="this checkout's pricing when it differs (e.g. base auto against this batched)")
     ap.add_argument("--tol", type=float, default=1e-2)
     ap.add_argument("--max-iter", type=int, default=60)
     ap.add_argument("--repeats", type=int, default=1)
@@ -70,10 +75,11 @@ def main(argv: list[str] | None = None) -> int:
         for n in args.n:
             for rep in range(args.repeats):
                 for name, root in (("base", other), ("this", ROOT)) if rep % 2 == 0 else (("this", ROOT), ("base", other)):
-                    r = {"n": n, "checkout": name, "repeat": rep, **_run(root, args.family, n, args.col, args.tol,
-                                                                          args.max_iter, args.d)}
+                    pr = args.this_pricing or args.pricing if name == "this" else args.pricing
+                    r = {"n": n, "checkout": name, "repeat": rep, "pricing": pr,
+                         **_run(root, args.family, n, args.col, args.tol, args.max_iter, args.d, pr)}
                     rows.append(r)
-                    print(f"n={n} {name:4s}: rounds {r['rounds']:3d}  cpu {r['cpu']:7.1f} s  "
+                    print(f"n={n} {name:4s} ({pr}): rounds {r['rounds']:3d}  cpu {r['cpu']:7.1f} s  "
                           f"[{r['lower']:.4f}, {r['upper']:.4f}] closed={r['closed']}", flush=True)
     if args.out:
         with open(args.out, "w") as fh:

@@ -758,7 +758,8 @@ def representability_constant(U: Any, Phi: Any, *, n_directions: int = 12, refin
         previous one's LP and atoms.  Pass the same dict to brackets of several ``U`` on one ``Phi``.
     on_norm : callable, optional
         Called with the bounds so far (a :class:`Representability`, valid as it stands) after each
-        norm once the basis is evaluated: long runs can save them as they come.
+        norm: long runs can save them as they come.  Until the ``K`` basis norms are evaluated the
+        upper end (and each of ``upper_parts``) is ``inf``; the lower end is certified from the first.
     """
     from relu_gating.coverage.metrics import check_basis
     from relu_gating.patterns import enumerate_patterns
@@ -787,7 +788,7 @@ def representability_constant(U: Any, Phi: Any, *, n_directions: int = 12, refin
         atoms = np.vstack([atoms, r.thetas])[-400:]
         rows.append((r.lower, r.upper, r.certified, r.iterations, r.seconds))
         lows.extend(new_lows)
-        if on_norm is not None and len(rows) >= K:
+        if on_norm is not None:
             on_norm(_representability(Ub, np.array(C), rows, lows, t0))
         return True
 
@@ -808,10 +809,13 @@ def _representability(Ub: np.ndarray, Cm: np.ndarray, rows: list[tuple], lows: l
     K = Ub.shape[1]
     norms = np.array([[lo, up] for lo, up, *_ in rows])
     basis = norms[:K]
-    radius = _inradius(Cm)
-    parts = {"basis": float(np.sqrt(np.sum(basis[:, 1] ** 2))),
-             "net": float(norms[:, 1].max()) / radius if radius > 0 else math.inf,
-             "gauge": _gauge_upper(Cm, norms[:, 1])[0]}
+    radius = _inradius(Cm) if len(rows) >= K else 0.0
+    if len(rows) < K:  # the basis is incomplete (an early on_norm call): no upper end yet
+        parts = {"basis": math.inf, "net": math.inf, "gauge": math.inf}
+    else:
+        parts = {"basis": float(np.sqrt(np.sum(basis[:, 1] ** 2))),
+                 "net": float(norms[:, 1].max()) / radius if radius > 0 else math.inf,
+                 "gauge": _gauge_upper(Cm, norms[:, 1])[0]}
     best = int(np.argmax([lv for lv, _ in lows]))
     return Representability(
         lower=float(lows[best][0]), upper=float(min(parts.values())), direction=Ub @ lows[best][1], coefficients=Cm,

@@ -80,3 +80,20 @@ def test_adaptive_must_be_a_nonnegative_integer():
 
     with pytest.raises(InputError, match="adaptive"):
         representability_constant(np.eye(4)[:, :2], _plane(4, 0), adaptive=-1)
+
+
+def test_on_norm_reports_every_norm_with_no_upper_end_before_the_basis_is_complete():
+    Phi = _plane(10, seed=6)
+    U = np.linalg.qr(np.random.default_rng(7).normal(size=(10, 3)))[0]
+    seen = []
+    final = representability_constant(U, Phi, n_directions=1, refine=1, tol=1e-3, on_norm=seen.append)
+    assert [len(k.rounds) for k in seen] == list(range(1, len(final.rounds) + 1))  # one call per norm, from the first
+    for k in seen[:2]:  # two of the K = 3 basis norms: only the certified lower end
+        assert k.upper == np.inf and all(v == np.inf for v in k.upper_parts.values())
+    for k in seen:  # every reported lower end is below the final upper end (and every finite upper end above
+        assert k.lower <= final.upper * (1 + 1e-9)  # the final lower end): each partial bracket is valid
+        assert k.upper >= final.lower * (1 - 1e-9)
+    assert seen[2].upper < np.inf and seen[-1].upper == final.upper and seen[-1].lower == final.lower
+    for c in np.random.default_rng(8).standard_normal((4, 3)):  # the first lower end is a kappa lower end:
+        r = variation_norm(U @ (c / np.linalg.norm(c)), Phi, tol=1e-3)  # no sampled norm's upper end above
+        assert r.lower <= final.upper * (1 + 1e-9) and seen[0].lower <= max(final.upper, r.upper) * (1 + 1e-9)

@@ -95,3 +95,21 @@ def test_kappa_trend_says_grows_only_when_a_lower_end_clears_every_first_upper_e
     assert "one n only" in doc._kappa_trend([r(50, 0, 1.0, 3.0)])
     assert "trivial 1" not in doc._kappa_trend([r(50, 0, 1.0, 3.0)])
     assert "trivial 1" in doc._kappa_trend([r(50, 0, 0.97, 3.0)])
+    partial = [r(50, 0, 4.3, 5.2), r(100, 0, 6.0, float("inf"))]  # a d = 3 bracket saved before its basis closed
+    text = doc._kappa_trend(partial)
+    assert "[6, no upper end yet] at n = 100" in text and "grows with n" in text  # 6.0 > 5.2: certified
+    partial[1]["lower"] = 5.0
+    assert "within [4.3, no upper end yet]" in doc._kappa_trend(partial)
+    assert doc._widest(partial) == "no upper end yet" and doc._widest(partial[:1]) == "17%"
+
+
+def test_the_figure_keeps_partial_brackets_off_the_lines(tmp_path):
+    mod = benchmark_script("kappa_n")
+    done = {"family": "moons", "d": 3, "n": 50, "seed": 0, "what": "kappa(U_K)", "lower": 4.3, "upper": 5.2,
+            "rounds": [9], "cpu_seconds": 9.0, "patterns": 1}
+    part = {**done, "n": 100, "lower": 1.3, "upper": float("inf"), "final": False}
+    assert mod._split_partial([done, part]) == ([done], [part])
+    (tmp_path / "moons_d3_n50_s0.json").write_text(json.dumps({"rows": [done]}))
+    (tmp_path / "moons_d3_n100_s0.json").write_text(json.dumps({"rows": [part]}))
+    mod.plot(str(tmp_path), str(tmp_path / "k.png"))  # an inf upper end neither fails nor joins a line
+    assert (tmp_path / "k.png").stat().st_size > 0
