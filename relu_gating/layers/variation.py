@@ -630,6 +630,8 @@ class Representability:
     upper_parts : dict
         The upper ends of each argument: ``"basis"`` (Cauchy-Schwarz on the basis), ``"net"`` (the
         net's largest upper end over its inradius) and ``"gauge"`` (the weighted hull, the smallest).
+    closed : ndarray of bool, shape (J,)
+        Which norm intervals closed to ``tol`` (a partial bracket: the last one may still be running).
     """
 
     lower: float
@@ -644,6 +646,7 @@ class Representability:
     rounds: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
     solve_seconds: np.ndarray = field(default_factory=lambda: np.zeros(0))
     upper_parts: dict = field(default_factory=dict)
+    closed: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
 
 
 def _net(K: int, n_directions: int, seed: int) -> np.ndarray:
@@ -710,9 +713,10 @@ def _gauge_upper(C: np.ndarray, ups: np.ndarray) -> tuple[float, np.ndarray]:
     return float(norms[j]) * (1 + 4 * _HULL_MARGIN), A[j] / norms[j]
 
 
-def _kappa_direction(Ub: np.ndarray, c: np.ndarray, P: np.ndarray, atoms: np.ndarray, opts: dict) -> tuple:
+def _kappa_direction(Ub: np.ndarray, c: np.ndarray, P: np.ndarray, atoms: np.ndarray, opts: dict,
+                     on_round: Any = None) -> tuple:
     """``||U c||_A`` with its dual's lower ends on kappa: (result, [(value, direction), ...])."""
-    r = variation_norm(Ub @ c, P, initial=atoms, **opts)
+    r = variation_norm(Ub @ c, P, initial=atoms, on_round=on_round, **opts)
     g = Ub.T @ r.dual
     return r, [(float(np.linalg.norm(g)), g / max(np.linalg.norm(g), 1e-300)), (r.lower, c)]
 
@@ -721,7 +725,7 @@ def representability_constant(U: Any, Phi: Any, *, n_directions: int = 12, refin
                               seed: int = 0, patterns: Any = None, max_iter: int = 200,
                               max_patterns: int | None = None, adaptive: int = 0,
                               gap: float = 0.0, on_norm: Any = None, pricing: str = "auto",
-                              carry: dict | None = None) -> Representability:
+                              carry: dict | None = None, on_round: Any = None) -> Representability:
     r"""Bounds on :math:`\kappa(U)`, the largest ``||u||_A`` over unit ``u`` in ``col(U)`` (Def 5.8, ``epsilon = 0``).
 
     ``U`` is ``(kappa, 0)``-representable exactly for ``kappa >= kappa(U)``.  The maximum of a norm
@@ -758,7 +762,12 @@ def representability_constant(U: Any, Phi: Any, *, n_directions: int = 12, refin
         previous one's LP and atoms.  Pass the same dict to brackets of several ``U`` on one ``Phi``.
     on_norm : callable, optional
         Called with the bounds so far (a :class:`Representability`, valid as it stands) after each
-        norm once the basis is evaluated: long runs can save them as they come.
+        norm: long runs can save them as they come.  Before the ``K`` basis norms are in, every upper
+        end is ``inf`` (no argument bounds the sphere yet) and the lower end is the best certified one.
+    on_round : callable, optional
+        Called the same way after each priced round of a norm's column generation (the cone pricings),
+        the running norm included as an open row with its interval so far (its certified lower end
+        already bounds ``kappa`` from below: ``||U c|| = 1``).
     """
     from relu_gating.coverage.metrics import check_basis
     from relu_gating.patterns import enumerate_patterns
@@ -778,16 +787,25 @@ def representability_constant(U: Any, Phi: Any, *, n_directions: int = 12, refin
     lows: list[tuple] = []  # certified lower ends on kappa: (value, direction)
     atoms = np.zeros((0, P.shape[1]))
 
+    def running(c: np.ndarray, started: float) -> Any:  # the bracket with the running norm as an open row
+        if on_round is None:
+            return None
+
+        def report(it: int, lower: float, upper: float) -> None:
+            row = (lower, upper, False, it, time.perf_counter() - started)
+            on_round(_representability(Ub, np.array([*C, c]), [*rows, row], [*lows, (lower, c)], t0))
+        return report
+
     def evaluate(c: np.ndarray) -> bool:
         nonlocal atoms
         if any(np.allclose(c, d) or np.allclose(c, -d) for d in C):
             return False
+        r, new_lows = _kappa_direction(Ub, c, P, atoms, opts, running(c, time.perf_counter()))
         C.append(c)
-        r, new_lows = _kappa_direction(Ub, c, P, atoms, opts)
         atoms = np.vstack([atoms, r.thetas])[-400:]
         rows.append((r.lower, r.upper, r.certified, r.iterations, r.seconds))
         lows.extend(new_lows)
-        if on_norm is not None and len(rows) >= K:
+        if on_norm is not None:
             on_norm(_representability(Ub, np.array(C), rows, lows, t0))
         return True
 
@@ -808,13 +826,17 @@ def _representability(Ub: np.ndarray, Cm: np.ndarray, rows: list[tuple], lows: l
     K = Ub.shape[1]
     norms = np.array([[lo, up] for lo, up, *_ in rows])
     basis = norms[:K]
-    radius = _inradius(Cm)
-    parts = {"basis": float(np.sqrt(np.sum(basis[:, 1] ** 2))),
-             "net": float(norms[:, 1].max()) / radius if radius > 0 else math.inf,
-             "gauge": _gauge_upper(Cm, norms[:, 1])[0]}
+    if len(rows) < K:  # the basis not yet evaluated: no argument bounds the whole sphere
+        radius, parts = 0.0, {"basis": math.inf, "net": math.inf, "gauge": math.inf}
+    else:
+        radius = _inradius(Cm)
+        parts = {"basis": float(np.sqrt(np.sum(basis[:, 1] ** 2))),
+                 "net": float(norms[:, 1].max()) / radius if radius > 0 else math.inf,
+                 "gauge": _gauge_upper(Cm, norms[:, 1])[0]}
     best = int(np.argmax([lv for lv, _ in lows]))
     return Representability(
         lower=float(lows[best][0]), upper=float(min(parts.values())), direction=Ub @ lows[best][1], coefficients=Cm,
         norms=norms, basis_norms=basis, radius=radius, certified=all(ok for _, _, ok, *_ in rows),
         seconds=time.perf_counter() - t0, rounds=np.array([r[3] for r in rows], dtype=int),
-        solve_seconds=np.array([r[4] for r in rows]), upper_parts=parts)
+        solve_seconds=np.array([r[4] for r in rows]), upper_parts=parts,
+        closed=np.array([bool(r[2]) for r in rows], dtype=bool))
