@@ -57,6 +57,10 @@ _SEED_LPS = 40
 _SEED_ADD = 400
 #: Master rounds between certified pricing calls while cheap candidates still violate.
 CERTIFY_EVERY = 8
+#: Early pricing: atoms out of the master's basis for more than this many solves are dropped (None: never) ...
+_PRUNE_AGE: int | None = 10
+#: ... once the master holds more than this many atoms per row of ``Phi`` (the basis has at most one per row).
+_PRUNE_ABOVE = 4
 
 
 @dataclass(frozen=True, eq=False)
@@ -467,34 +471,42 @@ def _seed_master_chunked(P: np.ndarray, u: np.ndarray, thetas: np.ndarray, n_see
 
     W = thetas[:n_seed]
     if carry and "lp" in carry:
-        lp, act, out_t, D = carry["lp"], carry["act"], carry["thetas"], carry["D"]
+        lp, out_t, D = carry["lp"], carry["thetas"], carry["D"]
         lp.set_target(u)
     else:
         rest = thetas[n_seed:]
         lp = MasterLP(u, M)
         s = _witness_scores(P, W, u)
-        act = np.zeros(W.shape[0], dtype=bool)
         top = np.argsort(-s, kind="stable")[:_MASTER_ATOMS]
-        act[top[s[top] > 0]] = True
-        D, keep = normalized_neurons(P, np.vstack([W[act], rest]))
-        out_t = np.vstack([W[act], rest])[keep]
-        lp.add(D)
+        top = top[s[top] > 0]
+        D, keep = normalized_neurons(P, np.vstack([W[top], rest]))
+        out_t = np.vstack([W[top], rest])[keep]
+        lp.add(D, tag=np.r_[top, np.full(rest.shape[0], -1)][keep])
     lps = 0
     while lps < _SEED_LPS:
         _, _, y = lp.solve()
         lps += 1
+        out_t, D = _prune(lp, out_t, D)
+        act = np.zeros(W.shape[0], dtype=bool)  # the witnesses in the master (a pruned one may come back)
+        act[lp.tag[lp.tag >= 0]] = True
         score = _witness_scores(P, W, y)
         viol = np.flatnonzero(~act & (score > 1.0 + tol / 4))
         if viol.size == 0:
             break
         add = viol[np.argsort(-score[viol], kind="stable")[:_SEED_ADD]]
-        act[add] = True
         Dn, k = normalized_neurons(P, W[add])  # every added witness violates: a nonzero neuron
-        lp.add(Dn)
+        lp.add(Dn, tag=add[k])
         out_t, D = np.vstack([out_t, W[add][k]]), np.hstack([D, Dn])
-    if carry is not None:
-        carry["act"] = act
     return lp, out_t, D, lps
+
+
+def _prune(lp: Any, thetas: np.ndarray, D: np.ndarray, a: np.ndarray | None = None) -> tuple:
+    """Drop the master's atoms long out of its basis (``_PRUNE_AGE``, above ``_PRUNE_ABOVE`` per row) and
+    the same rows of ``thetas``, columns of ``D`` and entries of ``a`` (0 there: nonbasic)."""
+    if _PRUNE_AGE is None or lp.J <= _PRUNE_ABOVE * lp.n:
+        return (thetas, D) if a is None else (thetas, D, a)
+    keep = lp.prune(_PRUNE_AGE)
+    return (thetas[keep], D[:, keep]) if a is None else (thetas[keep], D[:, keep], a[keep])
 
 
 def _seed_master(P: np.ndarray, u: np.ndarray, thetas: np.ndarray, n_seed: int, tol: float,
@@ -566,6 +578,8 @@ def _solve_cone(P: np.ndarray, u: np.ndarray, v: np.ndarray, thetas: np.ndarray,
     out: dict = {}
     for it in range(1, max_iter + 1):
         a, r, y = lp.solve()
+        if early:
+            thetas, D, a = _prune(lp, thetas, D, a)
         upper, c, residual = _upper(D, a, u, B)
         out = {"thetas": thetas, "a": a, "c": c, "upper": upper, "residual": residual, "it": it + seed_lps}
         if on_round is not None:
