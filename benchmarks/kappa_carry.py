@@ -56,6 +56,17 @@ def bracket(mode: str, f: dict, what: str, pats: object, args: argparse.Namespac
     if mode != "prune":
         variation._PRUNE_AGE = None
     c0 = time.process_time()
+    if args.norms:  # only the first basis norms, one carry (what the bracket starts with), no bracket
+        carry: dict = {}
+        try:
+            for j in range(args.norms):
+                variation.variation_norm(f["bases"][what][:, j], f["Phi"], tol=args.tol, patterns=pats,
+                                         max_iter=args.max_iter, pricing=args.pricing, carry=carry)
+        finally:
+            variation.variation_norm, variation._carried_pricer = orig_vn, orig_cp
+            variation._PRUNE_AGE = prune_age
+        return {"mode": mode, "lower": None, "upper": None, "closed": all(x["closed"] for x in norms),
+                "cpu_seconds": time.process_time() - c0, "norms": norms}
     try:
         kap = variation.representability_constant(f["bases"][what], f["Phi"], n_directions=1, refine=args.refine,
                                                   adaptive=args.adaptive, gap=args.gap, tol=args.tol,
@@ -85,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tol", type=float, default=1e-2)
     ap.add_argument("--max-iter", type=int, default=60)
     ap.add_argument("--pricing", default="early", choices=["early", "cone", "batched"])
+    ap.add_argument("--norms", type=int, default=0, help="only this many basis norms (no bracket; 0: the bracket)")
     ap.add_argument("--order", nargs="+", default=["carry", "prune"], choices=["fresh", "carry", "prune"])
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
@@ -97,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         for mode in args.order:
             r = {"n": n, "chambers": int(pats.masks.shape[0]), **bracket(mode, f, args.what, pats, args)}
             rows.append(r)
-            print(f"n={n} {mode}: kappa in [{r['lower']:.4g}, {r['upper']:.4g}] {len(r['norms'])} norms, "
+            print(f"n={n} {mode}: kappa in [{r['lower'] or 0:.4g}, {r['upper'] or 0:.4g}] {len(r['norms'])} norms, "
                   f"{r['cpu_seconds']:.1f} CPU s, LPs {[x['lps'] for x in r['norms']]}", flush=True)
             if args.out:
                 after = provenance()
