@@ -192,12 +192,20 @@ def _panel(ax: Any, rows: list[dict], d: int) -> None:
         ns = sorted({r["n"] for r in sel})
         lo = [min(r["lower"] for r in sel if r["n"] == n) for n in ns]
         hi = [max(r["upper"] for r in sel if r["n"] == n) for n in ns]
-        line, = ax.plot(ns, lo, marker="v", ls="-", label=f"{fam}: {what}, lower ends (min over seeds)")
-        ax.plot(ns, hi, marker="^", ls="--", color=line.get_color(), label=f"{fam}: {what}, upper ends (max)")
-        ax.fill_between(ns, lo, hi, color=line.get_color(), alpha=0.15, lw=0)
+        fin = [k for k, h in enumerate(hi) if np.isfinite(h)]  # n with an upper end (not only partial brackets)
+        line, = ax.plot([ns[k] for k in fin], [lo[k] for k in fin], marker="v", ls="-",
+                        label=f"{fam}: {what}, lower ends (min over seeds)")
+        ax.plot([ns[k] for k in fin], [hi[k] for k in fin], marker="^", ls="--", color=line.get_color(),
+                label=f"{fam}: {what}, upper ends (max)")
+        ax.fill_between([ns[k] for k in fin], [lo[k] for k in fin], [hi[k] for k in fin], color=line.get_color(),
+                        alpha=0.15, lw=0)
         for r in sel:
             x = r["n"] * (1 + 0.025 * (j - len(keys) / 2) + 0.008 * r["seed"])
-            ax.plot([x, x], [r["lower"], r["upper"]], color=line.get_color(), lw=1.5)
+            if np.isfinite(r["upper"]):
+                ax.plot([x, x], [r["lower"], r["upper"]], color=line.get_color(), lw=1.5,
+                        ls="-" if r.get("final", True) else ":")
+            else:  # a partial bracket before its basis norms: a certified lower end only
+                ax.plot([x], [r["lower"]], marker="^", mfc="none", color=line.get_color(), ms=8)
         ex = [(r["n"], r["explicit_upper"]) for r in sel if r.get("explicit_upper")]
         if ex:
             ax.plot(*zip(*sorted(ex)), "x", color=line.get_color(), label=f"{fam}: Example 5.12's explicit upper end")
@@ -217,13 +225,14 @@ def plot(out_dir: str, png: str) -> None:
 
     rows = load_rows(out_dir)
     dims = sorted({r["d"] for r in rows})
-    fig, axes = figure("Certified bounds on kappa against n (bars: each seed's interval; band: all seeds)",
+    fig, axes = figure("Certified bounds on kappa against n (bars: each seed's interval, dotted: partial; "
+                       "hollow triangles: lower end only; band: all seeds)",
                        len(dims) + 1, width=5.6)
     for ax, d in zip(axes, dims):
         _panel(ax, rows, d)
     ax = axes[-1]
     for d in dims:
-        sel = [r for r in rows if r["d"] == d]
+        sel = [r for r in rows if r["d"] == d and r.get("final", True)]  # a partial row's last norm is unfinished
         ax.plot([r["n"] for r in sel], [r["cpu_seconds"] / len(r["rounds"]) for r in sel], "o", alpha=0.6,
                 label=f"d = {d}: CPU seconds per norm")
         ax.plot([r["n"] for r in sel], [float(np.median(r["rounds"])) for r in sel], "s", alpha=0.6,
