@@ -57,7 +57,8 @@ _SEED_LPS = 40
 _SEED_ADD = 400
 #: Master rounds between certified pricing calls while cheap candidates still violate.
 CERTIFY_EVERY = 8
-#: Early pricing: atoms out of the master's basis for more than this many solves are dropped (None: never) ...
+#: Early pricing with a carry: before the next norm, atoms out of the master's basis for more than this many
+#: solves are dropped (None: never) ...
 _PRUNE_AGE: int | None = 10
 #: ... once the master holds more than this many atoms per row of ``Phi`` (the basis has at most one per row).
 _PRUNE_ABOVE = 4
@@ -470,8 +471,8 @@ def _seed_master_chunked(P: np.ndarray, u: np.ndarray, thetas: np.ndarray, n_see
     from relu_gating.layers._master_lp import MasterLP
 
     W = thetas[:n_seed]
-    if carry and "lp" in carry:
-        lp, out_t, D = carry["lp"], carry["thetas"], carry["D"]
+    if carry and "lp" in carry:  # the earlier norm's master, pruned of atoms long out of its basis
+        lp, out_t, D = carry["lp"], *_prune(carry["lp"], carry["thetas"], carry["D"])
         lp.set_target(u)
     else:
         rest = thetas[n_seed:]
@@ -486,7 +487,6 @@ def _seed_master_chunked(P: np.ndarray, u: np.ndarray, thetas: np.ndarray, n_see
     while lps < _SEED_LPS:
         _, _, y = lp.solve()
         lps += 1
-        out_t, D = _prune(lp, out_t, D)
         act = np.zeros(W.shape[0], dtype=bool)  # the witnesses in the master (a pruned one may come back)
         act[lp.tag[lp.tag >= 0]] = True
         score = _witness_scores(P, W, y)
@@ -500,13 +500,17 @@ def _seed_master_chunked(P: np.ndarray, u: np.ndarray, thetas: np.ndarray, n_see
     return lp, out_t, D, lps
 
 
-def _prune(lp: Any, thetas: np.ndarray, D: np.ndarray, a: np.ndarray | None = None) -> tuple:
-    """Drop the master's atoms long out of its basis (``_PRUNE_AGE``, above ``_PRUNE_ABOVE`` per row) and
-    the same rows of ``thetas``, columns of ``D`` and entries of ``a`` (0 there: nonbasic)."""
+def _prune(lp: Any, thetas: np.ndarray, D: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Drop the master's atoms long out of its basis (``_PRUNE_AGE`` solves, once it holds more than
+    ``_PRUNE_ABOVE`` per row) and the same rows of ``thetas`` and columns of ``D``.
+
+    Done between the norms of a carry only: within a norm (the seed loop, the priced rounds) pruned
+    atoms come back and the LPs cycle (one moons norm at n = 200 took 73 LPs instead of 16).
+    """
     if _PRUNE_AGE is None or lp.J <= _PRUNE_ABOVE * lp.n:
-        return (thetas, D) if a is None else (thetas, D, a)
+        return thetas, D
     keep = lp.prune(_PRUNE_AGE)
-    return (thetas[keep], D[:, keep]) if a is None else (thetas[keep], D[:, keep], a[keep])
+    return thetas[keep], D[:, keep]
 
 
 def _seed_master(P: np.ndarray, u: np.ndarray, thetas: np.ndarray, n_seed: int, tol: float,
@@ -578,8 +582,6 @@ def _solve_cone(P: np.ndarray, u: np.ndarray, v: np.ndarray, thetas: np.ndarray,
     out: dict = {}
     for it in range(1, max_iter + 1):
         a, r, y = lp.solve()
-        if early:
-            thetas, D, a = _prune(lp, thetas, D, a)
         upper, c, residual = _upper(D, a, u, B)
         out = {"thetas": thetas, "a": a, "c": c, "upper": upper, "residual": residual, "it": it + seed_lps}
         if on_round is not None:
