@@ -498,8 +498,9 @@ def variation_against_d3() -> str:
 
 
 def kappa_carry() -> str:
-    """``benchmarks/kappa_carry.py``: one kappa bracket with the carry beside every norm from scratch."""
-    paths = sorted(RESULTS.glob("kappa_carry_n*.json"))
+    """``benchmarks/kappa_carry.py``: one kappa bracket with the carry beside every norm from scratch, and the
+    pruned carry beside the unpruned one (``kappa_prune_n*.json``)."""
+    paths = sorted(RESULTS.glob("kappa_carry_n*.json")) + sorted(RESULTS.glob("kappa_prune_n*.json"))
     if not paths:
         return "(no saved run)"
     out = []
@@ -507,10 +508,14 @@ def kappa_carry() -> str:
         d = json.loads(path.read_text(encoding="utf-8"))
         rows = [[r["n"], f"{r['chambers']:,}", r["mode"], len(r["norms"]), sum(x["lps"] for x in r["norms"]),
                  " / ".join(f"{x['cpu']:.1f}" for x in r["norms"]), f"{r['cpu_seconds']:.1f}",
-                 f"[{r['lower']:.4g}, {r['upper']:.4g}]", r["closed"]] for r in d["rows"]]
+                 "-" if r["lower"] is None else f"[{r['lower']:.4g}, {r['upper']:.4g}]",
+                 " / ".join("-" if x.get("master_atoms") is None else f"{x['master_atoms']:,}" for x in r["norms"]),
+                 " / ".join(f"[{x['lower']:.4g}, {x['upper']:.4g}]" for x in r["norms"]), r["closed"]]
+                for r in d["rows"]]
         out += [_prov_line(d.get("provenance") or {}) + ":", "",
                 _table(["n", "chambers", "each norm starts", "norms evaluated", "master LPs (all norms)", "CPU seconds per norm",
-                        "CPU seconds (bracket)", "kappa interval", "every norm closed"], rows), ""]
+                        "CPU seconds (all norms)", "kappa interval (- : basis norms only)",
+                        "master atoms after each norm", "each norm's interval", "every norm closed"], rows), ""]
     return "\n".join(out).rstrip()
 
 

@@ -13,7 +13,7 @@ cone pricing (every norm interval closed to ``--tol``), a net of ``--directions`
 Cauchy-Schwarz on the basis and the net's maximum over its inradius.
 
 Long runs lose nothing: with ``--out-dir`` a case's file is rewritten after every norm and, while a
-norm runs, every ``--save-every`` CPU seconds when its certified lower end rose.  A row with
+norm runs, every ``--save-every`` CPU seconds when kappa's or the running norm's certified lower end rose.  A row with
 ``final: false`` is a partial bracket, valid as it stands: ``upper`` is ``inf`` until the ``K``
 basis norms are in, ``closed`` says which norm intervals closed (the running one is open, its interval
 so far included).  The file records the commit, the command, the machine's load at the start and at
@@ -130,14 +130,15 @@ def rows_for(name: str, n: int, seed: int, args: argparse.Namespace, d: int = 2,
                   f"[{kap.lower:.4g}, {kap.upper:.4g}] ({time.process_time() - clock[1]:.0f} CPU s)", flush=True)
             if on_row is not None:
                 on_row([*out, _row(case, f, kap, clock, final=False)])
-                last[:] = [time.process_time(), kap.lower]
+                last[:] = [time.process_time(), kap.lower, 0.0]
 
-        last[:] = [time.process_time(), 0.0]  # CPU time and lower end of the last save of this quantity
+        last[:] = [time.process_time(), 0.0, 0.0]  # CPU time, kappa's and the running norm's lower end at the last save
 
         def during(kap: Any, case: dict = case, clock: tuple = clock) -> None:  # a norm's round: save now and then
-            if on_row is not None and kap.lower > last[1] and time.process_time() - last[0] >= args.save_every:
+            rose = kap.lower > last[1] or kap.norms[-1, 0] > last[2]  # kappa's or the running norm's lower end
+            if on_row is not None and rose and time.process_time() - last[0] >= args.save_every:
                 on_row([*out, _row(case, f, kap, clock, final=False)])
-                last[:] = [time.process_time(), kap.lower]
+                last[:] = [time.process_time(), kap.lower, kap.norms[-1, 0]]
 
         kap = representability_constant(B, f["Phi"], n_directions=args.directions, refine=args.refine,
                                         tol=args.tol, patterns=pats, max_iter=args.max_iter,
@@ -265,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out-dir", default=None, help="one JSON per (family, d, n, seed), rewritten after each "
                                                     "quantity; complete cases already there are skipped")
     ap.add_argument("--save-every", type=float, default=120.0,
-                    help="CPU seconds between saves while a norm runs (and only when its lower end rose)")
+                    help="CPU seconds between saves while a norm runs (when kappa's or that norm's lower end rose)")
     ap.add_argument("--plot", nargs=2, metavar=("DIR", "PNG"), help="only draw the figure of a saved run")
     args = ap.parse_args(argv)
     from threadpoolctl import threadpool_limits
