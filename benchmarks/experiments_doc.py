@@ -308,12 +308,9 @@ def kappa_n() -> str:
                          key=lambda r: r["seed"])
             ex = [r["explicit_upper"] for r in sel if r.get("explicit_upper")]
             rows.append([fam, d, what, n, ", ".join(str(r["seed"]) for r in sel),
-                         "; ".join(f"[{r['lower']:.3g}, {_end(r['upper'])}]"
-                                   + ("" if r.get("final", True) else f" (partial, {len(r['rounds'])} norms)")
-                                   for r in sel),
+                         "; ".join(f"[{r['lower']:.3g}, {_end(r['upper'])}]" + _partial(r) for r in sel),
                          f"{min(r['lower'] for r in sel):.3g}", _end(max(r["upper"] for r in sel)),
-                         _widest(sel),
-                         "; ".join(_end(r["upper_parts"]["basis"]) for r in sel),
+                         _widest(sel), "; ".join(_end(r["upper_parts"]["basis"]) for r in sel),
                          f"{min(ex):.3g}-{max(ex):.3g}" if ex else "-", all(r["norms_closed"] for r in sel)])
     return (_provenance_line(cases) + ":\n\n"
             + _table(["family", "d", "quantity", "n", "seeds", "certified interval per seed", "smallest lower end",
@@ -326,8 +323,17 @@ def _end(x: float) -> str:
     return "no upper end yet" if math.isinf(x) else f"{x:.3g}"
 
 
+def _partial(row: dict) -> str:
+    """A partial bracket's note: how many norms were evaluated and how many closed."""
+    if row.get("final", True):
+        return ""
+    closed = row.get("closed")
+    done = f"{sum(closed)} of {len(closed)} norms closed" if closed is not None else f"{len(row['rounds'])} norms"
+    return f" (partial: {done})"
+
+
 def _widest(sel: list[dict]) -> str:
-    """The widest relative bracket of the seeds, "no upper end yet" where a partial row has none (inf)."""
+    """The widest ``(upper - lower) / upper`` of ``sel``, "no upper end yet" where a partial row has none."""
     if any(math.isinf(r["upper"]) for r in sel):
         return "no upper end yet"
     return f"{max((r['upper'] - r['lower']) / r['upper'] for r in sel):.0%}"
@@ -340,8 +346,15 @@ def _kappa_trend(rows: list[dict]) -> str:
     lo = {n: min(r["lower"] for r in rows if r["n"] == n) for n in ns}
     hi = {n: max(r["upper"] for r in rows if r["n"] == n) for n in ns}
     seeds = {n: len({r["seed"] for r in rows if r["n"] == n}) for n in ns}
-    ranges = ", ".join(f"[{lo[n]:.3g}, {_end(hi[n])}] at n = {n} ({seeds[n]} seed{'s' * (seeds[n] > 1)})" for n in ns)
+    part = {n: sum(not r.get("final", True) for r in rows if r["n"] == n) for n in ns}
+    ranges = ", ".join(f"[{lo[n]:.3g}, {_end(hi[n])}] at n = {n} ({seeds[n]} seed{'s' * (seeds[n] > 1)}"
+                       + (f", {part[n]} partial" if part[n] else "") + ")" for n in ns)
     grown = [n for n in ns[1:] if lo[n] > hi[ns[0]]]
+    fin = [n for n in ns if math.isfinite(hi[n])]
+    open_ = [n for n in ns if n not in fin]
+    if open_:  # no upper end yet at these n: only their lower ends say anything
+        ranges += (f" (no upper end at n = {', '.join(map(str, open_))}: partial, before the basis norms "
+                   "closed; the lower end is certified)")
     if min(lo.values()) < 1:  # ||u||_A >= ||u|| = 1 for every unit u: such lower ends say nothing
         ranges += " (lower ends below the trivial 1: only the upper ends are informative)"
     if len(ns) == 1:
@@ -349,8 +362,12 @@ def _kappa_trend(rows: list[dict]) -> str:
     if grown:
         return (f"{ranges}: it grows with n (every lower end at n = {', '.join(map(str, grown))} lies above every "
                 f"upper end at n = {ns[0]})")
-    return (f"{ranges}: every bracket lies within [{min(lo.values()):.3g}, {_end(max(hi.values()))}] "
-            f"(no certified growth between n = {ns[0]} and {ns[-1]})")
+    if len(fin) < 2:
+        return f"{ranges}: no trend (upper ends at one n only)"
+    return (f"{ranges}: every bracket with an upper end lies within [{min(lo[n] for n in fin):.3g}, "
+            f"{max(hi[n] for n in fin):.3g}] (no certified growth between n = {fin[0]} and {fin[-1]}"
+            + (f"; at n = {', '.join(map(str, open_))} only lower ends, up to {max(lo[n] for n in open_):.3g}"
+               if open_ else "") + ")")
 
 
 def kappa_claim() -> str:
@@ -364,10 +381,13 @@ def kappa_claim() -> str:
         for fam, what in sorted(dict.fromkeys((r["family"], r["what"]) for r in allr if r["d"] == d)):
             sel = [r for r in allr if (r["d"], r["family"], r["what"]) == (d, fam, what)]
             out.append(f"- d = {d}, {fam}, {what}: " + _kappa_trend(sel) + ".")
-    top = max(r["n"] for r in allr)
+    top = max(r["n"] for r in allr if math.isfinite(r["upper"]))
+    low_only = sorted({r["n"] for r in allr if r["n"] > top})
+    beyond = (f" (at n = {', '.join(map(str, low_only))} only partial brackets with certified lower ends and no "
+              "upper end)") if low_only else ""
     return ("Certified brackets (partial ones included: valid, only wider) per family and quantity, the range "
-            f"over seeds at each n; no n above {top} was reached, so \"bounded\" below means bounded up to the "
-            "largest n listed, no further:\n\n" + "\n".join(out))
+            f"over seeds at each n; no n above {top} has an upper end{beyond}, so \"bounded\" below means bounded "
+            "up to that n, no further:\n\n" + "\n".join(out))
 
 
 def _code(row: dict) -> str:
@@ -392,11 +412,14 @@ def kappa_speed() -> str:
         return "(no saved run)"
     allr = [r for c in cases for r in c["rows"]]
     rows = []
-    for d, n, code in sorted({(r["d"], r["n"], _code(r)) for r in allr}):
-        sel = [r for r in allr if (r["d"], r["n"], _code(r)) == (d, n, code)]
+    def code(r: dict) -> str:  # a partial row: its CPU seconds include an unfinished norm
+        return _code(r) + ("" if r.get("final", True) else ", partial (the last norm unfinished)")
+
+    for d, n, c in sorted({(r["d"], r["n"], code(r)) for r in allr}):
+        sel = [r for r in allr if (r["d"], r["n"], code(r)) == (d, n, c)]
         rounds = [x for r in sel for x in r["rounds"]]
         cpu = [r["cpu_seconds"] / len(r["rounds"]) for r in sel]
-        rows.append([d, n, code, f"{statistics.median(r['patterns'] for r in sel):,.0f}", len(rounds),
+        rows.append([d, n, c, f"{statistics.median(r['patterns'] for r in sel):,.0f}", len(rounds),
                      f"{statistics.median(rounds):g}", max(rounds), f"{statistics.median(cpu):.3g}",
                      f"{max(cpu):.3g}", f"{statistics.median(r['seconds'] / len(r['rounds']) for r in sel):.0f}",
                      sum(not r["norms_closed"] for r in sel)])
@@ -488,8 +511,9 @@ def variation_against_d3() -> str:
 
 
 def kappa_carry() -> str:
-    """``benchmarks/kappa_carry.py``: one kappa bracket with the carry beside every norm from scratch."""
-    paths = sorted(RESULTS.glob("kappa_carry_n*.json"))
+    """``benchmarks/kappa_carry.py``: one kappa bracket with the carry beside every norm from scratch, and the
+    pruned carry beside the unpruned one (``kappa_prune_n*.json``)."""
+    paths = sorted(RESULTS.glob("kappa_carry_n*.json")) + sorted(RESULTS.glob("kappa_prune_n*.json"))
     if not paths:
         return "(no saved run)"
     out = []
@@ -497,10 +521,14 @@ def kappa_carry() -> str:
         d = json.loads(path.read_text(encoding="utf-8"))
         rows = [[r["n"], f"{r['chambers']:,}", r["mode"], len(r["norms"]), sum(x["lps"] for x in r["norms"]),
                  " / ".join(f"{x['cpu']:.1f}" for x in r["norms"]), f"{r['cpu_seconds']:.1f}",
-                 f"[{r['lower']:.4g}, {r['upper']:.4g}]", r["closed"]] for r in d["rows"]]
+                 "-" if r["lower"] is None else f"[{r['lower']:.4g}, {r['upper']:.4g}]",
+                 " / ".join("-" if x.get("master_atoms") is None else f"{x['master_atoms']:,}" for x in r["norms"]),
+                 " / ".join(f"[{x['lower']:.4g}, {x['upper']:.4g}]" for x in r["norms"]), r["closed"]]
+                for r in d["rows"]]
         out += [_prov_line(d.get("provenance") or {}) + ":", "",
                 _table(["n", "chambers", "each norm starts", "norms evaluated", "master LPs (all norms)", "CPU seconds per norm",
-                        "CPU seconds (bracket)", "kappa interval", "every norm closed"], rows), ""]
+                        "CPU seconds (all norms)", "kappa interval (- : basis norms only)",
+                        "master atoms after each norm", "each norm's interval", "every norm closed"], rows), ""]
     return "\n".join(out).rstrip()
 
 

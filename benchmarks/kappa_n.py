@@ -10,7 +10,14 @@ Families (d = 2, data on the 2^-16 grid, ``Phi = [X, 1]``):
 Each kappa is bracketed by :func:`~relu_gating.layers.variation.representability_constant` with the
 cone pricing (every norm interval closed to ``--tol``), a net of ``--directions`` unit vectors plus
 ``--refine`` dual ascent steps: ``lower`` is a certified dual (``||U^T y||``), ``upper`` the smaller of
-Cauchy-Schwarz on the basis and the net's maximum over its inradius.  Rows are saved after each one.
+Cauchy-Schwarz on the basis and the net's maximum over its inradius.
+
+Long runs lose nothing: with ``--out-dir`` a case's file is rewritten after every norm and, while a
+norm runs, every ``--save-every`` CPU seconds when kappa's or the running norm's certified lower end rose.  A row with
+``final: false`` is a partial bracket, valid as it stands: ``upper`` is ``inf`` until the ``K``
+basis norms are in, ``closed`` says which norm intervals closed (the running one is open, its interval
+so far included).  The file records the commit, the command, the machine's load at the start and at
+the last save, and ``complete``.
 
 Usage::
 
@@ -85,7 +92,8 @@ def family(name: str, n: int, seed: int, d: int = 2) -> dict:
 def _row(case: dict, f: dict, kap: Any, clock: tuple, final: bool) -> dict:
     """One saved row: the case, the bracket ``kap`` (``final``: every step done), its norms and costs."""
     row = {**case, "lower": kap.lower, "upper": kap.upper, "upper_parts": kap.upper_parts,
-           "norms_closed": bool(kap.certified), "final": final,
+           "norms_closed": bool(kap.certified), "final": final, "closed": [bool(x) for x in kap.closed],
+           "basis_complete": bool(kap.norms.shape[0] >= case["K"] and all(kap.closed[:case["K"]])),
            "directions": int(kap.coefficients.shape[0]), "coefficients": kap.coefficients.tolist(),
            "norms": kap.norms.tolist(), "rounds": [int(x) for x in kap.rounds],
            "solve_seconds": [float(x) for x in kap.solve_seconds],
@@ -108,6 +116,7 @@ def rows_for(name: str, n: int, seed: int, args: argparse.Namespace, d: int = 2,
     pats = enumerate_patterns(f["Phi"])
     t_pat = time.perf_counter() - t0
     out = []
+    last: list = []
     carry: dict = {}  # every norm of the case (both quantities of clusters) on one Phi: one pricer, one master
     for what, B in f["bases"].items():
         t0, c0 = time.perf_counter(), time.process_time()
@@ -121,11 +130,20 @@ def rows_for(name: str, n: int, seed: int, args: argparse.Namespace, d: int = 2,
                   f"[{kap.lower:.4g}, {kap.upper:.4g}] ({time.process_time() - clock[1]:.0f} CPU s)", flush=True)
             if on_row is not None:
                 on_row([*out, _row(case, f, kap, clock, final=False)])
+                last[:] = [time.process_time(), kap.lower, 0.0]
+
+        last[:] = [time.process_time(), 0.0, 0.0]  # CPU time, kappa's and the running norm's lower end at the last save
+
+        def during(kap: Any, case: dict = case, clock: tuple = clock) -> None:  # a norm's round: save now and then
+            rose = kap.lower > last[1] or kap.norms[-1, 0] > last[2]  # kappa's or the running norm's lower end
+            if on_row is not None and rose and time.process_time() - last[0] >= args.save_every:
+                on_row([*out, _row(case, f, kap, clock, final=False)])
+                last[:] = [time.process_time(), kap.lower, kap.norms[-1, 0]]
 
         kap = representability_constant(B, f["Phi"], n_directions=args.directions, refine=args.refine,
                                         tol=args.tol, patterns=pats, max_iter=args.max_iter,
                                         adaptive=args.adaptive, gap=args.gap, on_norm=partial,
-                                        pricing=getattr(args, "pricing", "auto"), carry=carry)
+                                        pricing=getattr(args, "pricing", "auto"), carry=carry, on_round=during)
         row = _row(case, f, kap, clock, final=True)
         out.append(row)
         if on_row is not None:
@@ -142,10 +160,13 @@ def case_path(out_dir: str, name: str, d: int, n: int, seed: int) -> Path:
 
 def _save(path: Path, before: dict, args: argparse.Namespace, rows: list[dict], done: bool = False) -> None:
     """Write one case's file: the provenance from its start (load before and now), its rows so far."""
-    from relu_gating.experiments._base import provenance
+    import datetime
 
-    prov = {**before, "load_start": before["load_end"], "load_end": provenance()["load_end"]}
-    path.write_text(json.dumps({"provenance": prov, "args": vars(args), "complete": done, "rows": rows}, indent=1))
+    prov = {**before, "load_start": before["load_end"], "load_end": list(os.getloadavg()),
+            "saved": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+    tmp = path.with_suffix(".tmp")  # a run stopped while writing leaves the last complete file
+    tmp.write_text(json.dumps({"provenance": prov, "args": vars(args), "complete": done, "rows": rows}, indent=1))
+    os.replace(tmp, path)
 
 
 def _complete(path: Path) -> bool:
@@ -177,7 +198,7 @@ def _panel(ax: Any, rows: list[dict], d: int) -> None:
         sel, part = _split_partial(sel)
         for r in part:  # no upper end yet: the certified lower end alone, hollow, off the lines
             ax.plot([r["n"]], [r["lower"]], marker="v", ls="none", mfc="none", ms=9, color=f"C{j}",
-                    label=f"{fam}: {what}, lower end of a partial bracket (no upper end yet)")
+                    label=f"{fam}: {what}, partial: lower end only")
         if not sel:
             continue
         ns = sorted({r["n"] for r in sel})
@@ -188,7 +209,8 @@ def _panel(ax: Any, rows: list[dict], d: int) -> None:
         ax.fill_between(ns, lo, hi, color=line.get_color(), alpha=0.15, lw=0)
         for r in sel:
             x = r["n"] * (1 + 0.025 * (j - len(keys) / 2) + 0.008 * r["seed"])
-            ax.plot([x, x], [r["lower"], r["upper"]], color=line.get_color(), lw=1.5)
+            ax.plot([x, x], [r["lower"], r["upper"]], color=line.get_color(), lw=1.5,
+                    ls="-" if r.get("final", True) else ":")  # dotted: a partial bracket with its basis in
         ex = [(r["n"], r["explicit_upper"]) for r in sel if r.get("explicit_upper")]
         if ex:
             ax.plot(*zip(*sorted(ex)), "x", color=line.get_color(), label=f"{fam}: Example 5.12's explicit upper end")
@@ -208,13 +230,14 @@ def plot(out_dir: str, png: str) -> None:
 
     rows = load_rows(out_dir)
     dims = sorted({r["d"] for r in rows})
-    fig, axes = figure("Certified bounds on kappa against n (bars: each seed's interval; band: all seeds)",
+    fig, axes = figure("Certified bounds on kappa against n (bars: each seed's interval, dotted: partial; "
+                       "hollow triangles: lower end only; band: all seeds)",
                        len(dims) + 1, width=5.6)
     for ax, d in zip(axes, dims):
         _panel(ax, rows, d)
     ax = axes[-1]
     for d in dims:
-        sel = [r for r in rows if r["d"] == d]
+        sel = [r for r in rows if r["d"] == d and r.get("final", True)]  # a partial row's last norm is unfinished
         ax.plot([r["n"] for r in sel], [r["cpu_seconds"] / len(r["rounds"]) for r in sel], "o", alpha=0.6,
                 label=f"d = {d}: CPU seconds per norm")
         ax.plot([r["n"] for r in sel], [float(np.median(r["rounds"])) for r in sel], "s", alpha=0.6,
@@ -246,6 +269,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="variation_norm's pricing ('early' for n >= 400: no dense pool of every witness)")
     ap.add_argument("--out-dir", default=None, help="one JSON per (family, d, n, seed), rewritten after each "
                                                     "quantity; complete cases already there are skipped")
+    ap.add_argument("--save-every", type=float, default=120.0,
+                    help="CPU seconds between saves while a norm runs (when kappa's or that norm's lower end rose)")
     ap.add_argument("--plot", nargs=2, metavar=("DIR", "PNG"), help="only draw the figure of a saved run")
     args = ap.parse_args(argv)
     from threadpoolctl import threadpool_limits

@@ -5,6 +5,10 @@ r"""The master LP of the variation norm's column generation, kept warm between r
 pricing found) or change the penalty ``M``; HiGHS restarts the simplex from the last basis, so a
 round costs a few pivots instead of a solve from scratch over every column.
 
+Columns long out of the basis can be dropped (:meth:`MasterLP.prune`): the LP tracks, per atom, how
+many solves ago either of its columns was last basic; a pruned atom is nonbasic, so the basis stays
+valid and the next solve starts from it.  Any subset of atoms is a valid restricted master.
+
 Nothing here is trusted: the caller turns any ``a`` into a feasible decomposition (its residual
 written in spanning atoms) and any ``y`` into a certified lower end (exact pricing), so an
 inaccurate LP answer can only loosen the interval, never make it wrong.
@@ -28,6 +32,8 @@ class MasterLP:
 
         n = v.size
         self.n, self.J, self.h = n, 0, quiet_highs()
+        self.age = np.zeros(0, dtype=np.int64)  # per atom: solves since either of its columns was basic
+        self.tag = np.zeros(0, dtype=np.int64)  # per atom: the caller's label (-1: none), kept through pruning
         lp = highspy.HighsLp()
         lp.num_col_, lp.num_row_ = 2 * n, n
         lp.col_cost_ = np.full(2 * n, float(M))
@@ -42,13 +48,16 @@ class MasterLP:
         A.num_col_, A.num_row_ = 2 * n, n
         self.h.passModel(lp)
 
-    def add(self, D: np.ndarray) -> None:
-        """Append the atoms ``D`` (``n x k``, columns ``d_j``) as the column pairs ``d_j``, ``-d_j`` (nonzeros only)."""
+    def add(self, D: np.ndarray, tag: np.ndarray | None = None) -> None:
+        """Append the atoms ``D`` (``n x k``, columns ``d_j``) as the column pairs ``d_j``, ``-d_j`` (nonzeros only),
+        labelled ``tag`` (``k`` integers; -1 when None)."""
         import highspy
 
         k = D.shape[1]
         if k == 0:
             return
+        self.age = np.r_[self.age, np.zeros(k, dtype=np.int64)]
+        self.tag = np.r_[self.tag, np.full(k, -1, dtype=np.int64) if tag is None else np.asarray(tag, dtype=np.int64)]
         cols = np.repeat(D, 2, axis=1) * np.tile([1.0, -1.0], k)
         nz = cols != 0
         idx = np.nonzero(nz.T)
@@ -76,7 +85,31 @@ class MasterLP:
         self.h.run()
         if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
             raise SolverFailure(f"variation-norm master LP failed: {self.h.modelStatusToString(self.h.getModelStatus())}")
+        basic = self._basic()
+        self.age = np.where(basic, 0, self.age + 1)
         sol = self.h.getSolution()
         x = np.asarray(sol.col_value, dtype=float)
         n = self.n
         return x[2 * n::2] - x[2 * n + 1::2], x[:n] - x[n:2 * n], np.asarray(sol.row_dual, dtype=float)
+
+    def _basic(self) -> np.ndarray:
+        """Which atoms have a column (``d_j`` or ``-d_j``) in the current basis."""
+        import highspy
+
+        basis = self.h.getBasis()
+        if not basis.valid:
+            return np.zeros(self.J, dtype=bool)
+        st = basis.col_status[2 * self.n:]
+        b = np.fromiter((s == highspy.HighsBasisStatus.kBasic for s in st), dtype=bool, count=2 * self.J)
+        return b[0::2] | b[1::2]
+
+    def prune(self, max_age: int) -> np.ndarray:
+        """Delete the atoms out of the basis for more than ``max_age`` solves; return which atoms stay (mask
+        over the atoms before).  Only nonbasic columns go (the basis stays valid, the next solve warm)."""
+        keep = (self.age <= max_age) | self._basic()
+        gone = np.flatnonzero(~keep)
+        if gone.size:
+            cols = (2 * self.n + np.c_[2 * gone, 2 * gone + 1].ravel()).astype(np.int32)
+            self.h.deleteCols(cols.size, cols)
+            self.age, self.tag, self.J = self.age[keep], self.tag[keep], int(keep.sum())
+        return keep

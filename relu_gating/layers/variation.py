@@ -57,6 +57,11 @@ _SEED_LPS = 40
 _SEED_ADD = 400
 #: Master rounds between certified pricing calls while cheap candidates still violate.
 CERTIFY_EVERY = 8
+#: Early pricing with a carry: before the next norm, atoms out of the master's basis for more than this many
+#: solves are dropped (None: never) ...
+_PRUNE_AGE: int | None = 10
+#: ... once the master holds more than this many atoms per row of ``Phi`` (the basis has at most one per row).
+_PRUNE_ABOVE = 4
 
 
 @dataclass(frozen=True, eq=False)
@@ -466,35 +471,46 @@ def _seed_master_chunked(P: np.ndarray, u: np.ndarray, thetas: np.ndarray, n_see
     from relu_gating.layers._master_lp import MasterLP
 
     W = thetas[:n_seed]
-    if carry and "lp" in carry:
-        lp, act, out_t, D = carry["lp"], carry["act"], carry["thetas"], carry["D"]
+    if carry and "lp" in carry:  # the earlier norm's master, pruned of atoms long out of its basis
+        lp, out_t, D = carry["lp"], *_prune(carry["lp"], carry["thetas"], carry["D"])
         lp.set_target(u)
     else:
         rest = thetas[n_seed:]
         lp = MasterLP(u, M)
         s = _witness_scores(P, W, u)
-        act = np.zeros(W.shape[0], dtype=bool)
         top = np.argsort(-s, kind="stable")[:_MASTER_ATOMS]
-        act[top[s[top] > 0]] = True
-        D, keep = normalized_neurons(P, np.vstack([W[act], rest]))
-        out_t = np.vstack([W[act], rest])[keep]
-        lp.add(D)
+        top = top[s[top] > 0]
+        D, keep = normalized_neurons(P, np.vstack([W[top], rest]))
+        out_t = np.vstack([W[top], rest])[keep]
+        lp.add(D, tag=np.r_[top, np.full(rest.shape[0], -1)][keep])
     lps = 0
     while lps < _SEED_LPS:
         _, _, y = lp.solve()
         lps += 1
+        act = np.zeros(W.shape[0], dtype=bool)  # the witnesses in the master (a pruned one may come back)
+        act[lp.tag[lp.tag >= 0]] = True
         score = _witness_scores(P, W, y)
         viol = np.flatnonzero(~act & (score > 1.0 + tol / 4))
         if viol.size == 0:
             break
         add = viol[np.argsort(-score[viol], kind="stable")[:_SEED_ADD]]
-        act[add] = True
         Dn, k = normalized_neurons(P, W[add])  # every added witness violates: a nonzero neuron
-        lp.add(Dn)
+        lp.add(Dn, tag=add[k])
         out_t, D = np.vstack([out_t, W[add][k]]), np.hstack([D, Dn])
-    if carry is not None:
-        carry["act"] = act
     return lp, out_t, D, lps
+
+
+def _prune(lp: Any, thetas: np.ndarray, D: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Drop the master's atoms long out of its basis (``_PRUNE_AGE`` solves, once it holds more than
+    ``_PRUNE_ABOVE`` per row) and the same rows of ``thetas`` and columns of ``D``.
+
+    Done between the norms of a carry only: within a norm (the seed loop, the priced rounds) pruned
+    atoms come back and the LPs cycle (one moons norm at n = 200 took 73 LPs instead of 16).
+    """
+    if _PRUNE_AGE is None or lp.J <= _PRUNE_ABOVE * lp.n:
+        return thetas, D
+    keep = lp.prune(_PRUNE_AGE)
+    return thetas[keep], D[:, keep]
 
 
 def _seed_master(P: np.ndarray, u: np.ndarray, thetas: np.ndarray, n_seed: int, tol: float,
@@ -630,6 +646,8 @@ class Representability:
     upper_parts : dict
         The upper ends of each argument: ``"basis"`` (Cauchy-Schwarz on the basis), ``"net"`` (the
         net's largest upper end over its inradius) and ``"gauge"`` (the weighted hull, the smallest).
+    closed : ndarray of bool, shape (J,)
+        Which norm intervals closed to ``tol`` (a partial bracket: the last one may still be running).
     """
 
     lower: float
@@ -644,6 +662,7 @@ class Representability:
     rounds: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
     solve_seconds: np.ndarray = field(default_factory=lambda: np.zeros(0))
     upper_parts: dict = field(default_factory=dict)
+    closed: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
 
 
 def _net(K: int, n_directions: int, seed: int) -> np.ndarray:
@@ -710,9 +729,10 @@ def _gauge_upper(C: np.ndarray, ups: np.ndarray) -> tuple[float, np.ndarray]:
     return float(norms[j]) * (1 + 4 * _HULL_MARGIN), A[j] / norms[j]
 
 
-def _kappa_direction(Ub: np.ndarray, c: np.ndarray, P: np.ndarray, atoms: np.ndarray, opts: dict) -> tuple:
+def _kappa_direction(Ub: np.ndarray, c: np.ndarray, P: np.ndarray, atoms: np.ndarray, opts: dict,
+                     on_round: Any = None) -> tuple:
     """``||U c||_A`` with its dual's lower ends on kappa: (result, [(value, direction), ...])."""
-    r = variation_norm(Ub @ c, P, initial=atoms, **opts)
+    r = variation_norm(Ub @ c, P, initial=atoms, on_round=on_round, **opts)
     g = Ub.T @ r.dual
     return r, [(float(np.linalg.norm(g)), g / max(np.linalg.norm(g), 1e-300)), (r.lower, c)]
 
@@ -721,7 +741,7 @@ def representability_constant(U: Any, Phi: Any, *, n_directions: int = 12, refin
                               seed: int = 0, patterns: Any = None, max_iter: int = 200,
                               max_patterns: int | None = None, adaptive: int = 0,
                               gap: float = 0.0, on_norm: Any = None, pricing: str = "auto",
-                              carry: dict | None = None) -> Representability:
+                              carry: dict | None = None, on_round: Any = None) -> Representability:
     r"""Bounds on :math:`\kappa(U)`, the largest ``||u||_A`` over unit ``u`` in ``col(U)`` (Def 5.8, ``epsilon = 0``).
 
     ``U`` is ``(kappa, 0)``-representable exactly for ``kappa >= kappa(U)``.  The maximum of a norm
@@ -758,8 +778,12 @@ def representability_constant(U: Any, Phi: Any, *, n_directions: int = 12, refin
         previous one's LP and atoms.  Pass the same dict to brackets of several ``U`` on one ``Phi``.
     on_norm : callable, optional
         Called with the bounds so far (a :class:`Representability`, valid as it stands) after each
-        norm: long runs can save them as they come.  Until the ``K`` basis norms are evaluated the
-        upper end (and each of ``upper_parts``) is ``inf``; the lower end is certified from the first.
+        norm: long runs can save them as they come.  Before the ``K`` basis norms are in, every upper
+        end is ``inf`` (no argument bounds the sphere yet) and the lower end is the best certified one.
+    on_round : callable, optional
+        Called the same way after each priced round of a norm's column generation (the cone pricings),
+        the running norm included as an open row with its interval so far (its certified lower end
+        already bounds ``kappa`` from below: ``||U c|| = 1``).
     """
     from relu_gating.coverage.metrics import check_basis
     from relu_gating.patterns import enumerate_patterns
@@ -779,12 +803,21 @@ def representability_constant(U: Any, Phi: Any, *, n_directions: int = 12, refin
     lows: list[tuple] = []  # certified lower ends on kappa: (value, direction)
     atoms = np.zeros((0, P.shape[1]))
 
+    def running(c: np.ndarray, started: float) -> Any:  # the bracket with the running norm as an open row
+        if on_round is None:
+            return None
+
+        def report(it: int, lower: float, upper: float) -> None:
+            row = (lower, upper, False, it, time.perf_counter() - started)
+            on_round(_representability(Ub, np.array([*C, c]), [*rows, row], [*lows, (lower, c)], t0))
+        return report
+
     def evaluate(c: np.ndarray) -> bool:
         nonlocal atoms
         if any(np.allclose(c, d) or np.allclose(c, -d) for d in C):
             return False
+        r, new_lows = _kappa_direction(Ub, c, P, atoms, opts, running(c, time.perf_counter()))
         C.append(c)
-        r, new_lows = _kappa_direction(Ub, c, P, atoms, opts)
         atoms = np.vstack([atoms, r.thetas])[-400:]
         rows.append((r.lower, r.upper, r.certified, r.iterations, r.seconds))
         lows.extend(new_lows)
@@ -809,10 +842,10 @@ def _representability(Ub: np.ndarray, Cm: np.ndarray, rows: list[tuple], lows: l
     K = Ub.shape[1]
     norms = np.array([[lo, up] for lo, up, *_ in rows])
     basis = norms[:K]
-    radius = _inradius(Cm) if len(rows) >= K else 0.0
-    if len(rows) < K:  # the basis is incomplete (an early on_norm call): no upper end yet
-        parts = {"basis": math.inf, "net": math.inf, "gauge": math.inf}
+    if len(rows) < K:  # the basis not yet evaluated: no argument bounds the whole sphere
+        radius, parts = 0.0, {"basis": math.inf, "net": math.inf, "gauge": math.inf}
     else:
+        radius = _inradius(Cm)
         parts = {"basis": float(np.sqrt(np.sum(basis[:, 1] ** 2))),
                  "net": float(norms[:, 1].max()) / radius if radius > 0 else math.inf,
                  "gauge": _gauge_upper(Cm, norms[:, 1])[0]}
@@ -821,4 +854,5 @@ def _representability(Ub: np.ndarray, Cm: np.ndarray, rows: list[tuple], lows: l
         lower=float(lows[best][0]), upper=float(min(parts.values())), direction=Ub @ lows[best][1], coefficients=Cm,
         norms=norms, basis_norms=basis, radius=radius, certified=all(ok for _, _, ok, *_ in rows),
         seconds=time.perf_counter() - t0, rounds=np.array([r[3] for r in rows], dtype=int),
-        solve_seconds=np.array([r[4] for r in rows]), upper_parts=parts)
+        solve_seconds=np.array([r[4] for r in rows]), upper_parts=parts,
+        closed=np.array([bool(r[2]) for r in rows], dtype=bool))

@@ -99,7 +99,7 @@ def test_kappa_trend_says_grows_only_when_a_lower_end_clears_every_first_upper_e
     text = doc._kappa_trend(partial)
     assert "[6, no upper end yet] at n = 100" in text and "grows with n" in text  # 6.0 > 5.2: certified
     partial[1]["lower"] = 5.0
-    assert "within [4.3, no upper end yet]" in doc._kappa_trend(partial)
+    assert "no trend (upper ends at one n only)" in doc._kappa_trend(partial)
     assert doc._widest(partial) == "no upper end yet" and doc._widest(partial[:1]) == "17%"
 
 

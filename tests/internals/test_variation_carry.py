@@ -55,7 +55,7 @@ def test_carried_norms_are_certified_against_dense_sampling_and_the_search(monke
     monkeypatch.setattr(variation, "_MASTER_ATOMS", 6)  # the seed loop runs as on large problems
     monkeypatch.setattr(variation, "_CHUNK", 20 * 16)
     carry: dict = {}
-    sizes = []
+    lps = []
     for v in _targets(Phi, 0):
         r = variation_norm(v, Phi, patterns=pats, tol=1e-3, pricing=pricing, max_iter=300, carry=carry)
         s = variation_norm(v, Phi, patterns=pats, tol=1e-2, pricing="search", max_iter=300)
@@ -68,10 +68,11 @@ def test_carried_norms_are_certified_against_dense_sampling_and_the_search(monke
         assert np.abs(r.dual @ Dd).max() <= 1 + 1e-9 and r.dual @ v == pytest.approx(r.lower, rel=1e-9)
         assert carry["cone"] is not None and carry["Phi"].shape == Phi.shape
         if pricing == "early":
-            sizes.append(carry["lp"].J)
-            assert carry["thetas"].shape[0] == carry["D"].shape[1] == carry["lp"].J
+            lps.append(carry["lp"])
+            assert carry["thetas"].shape[0] == carry["D"].shape[1] == carry["lp"].J == carry["lp"].tag.size
+            assert np.allclose(carry["D"], normalized_neurons(Phi, carry["thetas"])[0])  # atoms and columns aligned
     if pricing == "early":
-        assert sizes == sorted(sizes)  # one master, only grown
+        assert all(lp is lps[0] for lp in lps)  # one master (grown, and pruned of atoms long out of its basis)
 
 
 def test_carry_of_another_problem_is_refused():
