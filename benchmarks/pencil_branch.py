@@ -12,6 +12,7 @@ Run::
 
     python benchmarks/pencil_branch.py --layer /tmp/layer4.pkl --steps 5,6 --cpu 40 --repeats 2
     python benchmarks/pencil_branch.py --cases bc-pca5 --cpu 60 --repeats 2
+    python benchmarks/pencil_branch.py --layer /tmp/layer4.pkl --steps 5 --cpu 20 --repeats 2 --together  # under load
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-KEEP = ("nodes", "lifted", "lifted_settled", "lifted_plain", "lifted_plain_settled", "t_pencil_branch", "t_score")
+KEEP = ("nodes", "lifted", "lifted_settled", "lifted_plain", "lifted_plain_settled", "t_pencil_branch", "pencil_calls",
+        "pencil_rows", "pencil_skips", "t_score")
 
 
 def child(args) -> dict:
@@ -80,6 +82,7 @@ def main(argv=None) -> int:
     ap.add_argument("--cpu", type=float, default=40.0)
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--use", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--together", action="store_true", help="run each pair at once (each to its own CPU seconds)")
     ap.add_argument("--save")
     args = ap.parse_args(argv)
     if args.use is not None:
@@ -90,11 +93,20 @@ def main(argv=None) -> int:
     rows = []
     for job in jobs:
         for r in range(args.repeats):
-            for use in (("on", "off") if r % 2 == 0 else ("off", "on")):
-                load = os.getloadavg()[0]
-                out = subprocess.run([sys.executable, __file__, *job, "--cpu", str(args.cpu), "--use", use],
-                                     capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1]
-                row = {"job": " ".join(job[1::2][-2:]), "use": use, "load": round(load, 1), **json.loads(out)}
+            order = ("on", "off") if r % 2 == 0 else ("off", "on")
+            runs = []
+            for use in order if args.together else ():
+                runs.append((use, os.getloadavg()[0], subprocess.Popen(
+                    [sys.executable, __file__, *job, "--cpu", str(args.cpu), "--use", use], stdout=subprocess.PIPE,
+                    text=True)))
+            for use in () if args.together else order:
+                runs.append((use, os.getloadavg()[0], subprocess.run(
+                    [sys.executable, __file__, *job, "--cpu", str(args.cpu), "--use", use], capture_output=True,
+                    text=True, check=True).stdout))
+            for use, load, got in runs:
+                out = got if isinstance(got, str) else got.communicate()[0]
+                row = {"job": " ".join(job[1::2][-2:]), "use": use, "load": round(load, 1), "together": args.together,
+                       **json.loads(out.strip().splitlines()[-1])}
                 rows.append(row)
                 print(json.dumps(row), flush=True)
                 if args.save:

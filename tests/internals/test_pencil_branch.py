@@ -130,3 +130,29 @@ def test_the_search_with_the_rule_finds_the_enumerations_optimum(monkeypatch, se
         for exact in (False, True):
             rep = verify(cert, Phi, U, features=H, exact=exact)
             assert rep.valid and rep.certified
+
+
+def test_choose_stops_asking_where_the_pencil_is_at_the_cap_too():
+    """Where the pencil is at the cap as well (here: a cap of 0) no row is chosen; after ``GATE_AFTER`` calls
+    :func:`choose` asks only every ``RETRY``-th time, and counts what it did."""
+    from types import SimpleNamespace
+
+    Phi, U, H, rng = _greedy(16, 2, 3)
+    obj = make_objective(Phi, U, H)
+    zero = np.zeros(Phi.shape[0], dtype=bool)
+    for _ in range(50):  # a node whose pencil is bounded
+        signs = np.where(obj.Psi @ rng.normal(size=obj.Psi.shape[1]) > 0, 1, -1)
+        signs[:6] = 0
+        A, B, _ = _pencil(obj.Psi, obj.M, obj.Q_H, signs, zero)
+        if np.isfinite(_top_whole(A, B)):
+            break
+    s = SimpleNamespace(stats={}, obj=obj, P=SimpleNamespace(cap=0.0, zero_rows=zero))
+    got = [_pencil_branch.choose(s, signs, np.arange(1, 6), 0.1) for _ in range(200)]
+    assert all(g is None for g in got)
+    st = s.stats
+    assert st["pencil_rows"] == 0 and st["pencil_calls"] + st["pencil_skips"] == 200
+    assert _pencil_branch.GATE_AFTER <= st["pencil_calls"] <= _pencil_branch.GATE_AFTER + 200 // _pencil_branch.RETRY + 1
+    s.P.cap = np.inf  # a pencil below the cap: rows are chosen, and the gate stays open
+    s.stats = {}
+    got = [_pencil_branch.choose(s, signs, np.arange(1, 6), 0.1) for _ in range(40)]
+    assert s.stats["pencil_calls"] == 40 and s.stats["pencil_rows"] == 40 and all(g in range(1, 6) for g in got)

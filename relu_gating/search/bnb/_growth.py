@@ -294,11 +294,8 @@ class TreeGrowth:
             return int(top[0])
         level = (self.best_value + self.tol) / self.alpha if self.alpha > 0 else -np.inf  # settles a node
         top_u = cur.claim if cur.T is None else max(cur.claim, float(np.linalg.eigvalsh(cur.T)[-1]))  # not capped
-        if top_u >= self.P.cap and _pencil_branch.USE:  # at the cap: the children's pencil bounds (issue 39)
-            t0 = time.perf_counter()
-            row = _pencil_branch.pencil_row(self.obj.Psi, self.obj.M, self.obj.Q_H, signs, self.P.zero_rows, free, level,
-                                              self.P.cap)
-            self.stats["t_pencil_branch"] = self.stats.get("t_pencil_branch", 0.0) + time.perf_counter() - t0
+        if top_u >= self.P.cap * _pencil_branch.AT_CAP:  # at the cap: the children's pencil bounds (issue 39)
+            row = _pencil_branch.choose(self, signs, free, level)
             if row is not None:
                 return row
         t0 = time.perf_counter()

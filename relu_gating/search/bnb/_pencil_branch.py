@@ -17,17 +17,27 @@ partitions any node).
 
 from __future__ import annotations
 
+import time
+from typing import Any
+
 import numpy as np
 import scipy.linalg
 
 from relu_gating.search.bnb._score import split_scores
 
-__all__ = ["pencil_row", "CANDIDATES", "USE", "MIN_UNDECIDED"]
+__all__ = ["choose", "pencil_row", "AT_CAP", "CANDIDATES", "USE", "MIN_UNDECIDED"]
 
 #: Candidate rows scored by their children's pencil bounds (two generalized eigenvalues each).
 CANDIDATES = 6
 #: Off switch (benchmarks): False keeps the rank-one scores everywhere.
 USE = True
+#: A node bound at least this fraction of the cap counts as at the cap (iris step 5: the median split's bound
+#: is the cap less 2e-11 of it, and half the splits' rank-one scores are all equal).
+AT_CAP = 1.0 - 1e-6
+#: :func:`choose` stops asking after this many calls when under a quarter of them chose a row (the pencil at
+#: the cap as well: Gaussian and clustered data with the bias alone), then asks every ``RETRY``-th time.
+GATE_AFTER = 16
+RETRY = 32
 #: Nodes with fewer undecided rows keep the rank-one scores (their chambers are near).
 MIN_UNDECIDED = 4
 
@@ -77,3 +87,20 @@ def pencil_row(Q: np.ndarray, M: np.ndarray, QH: np.ndarray | None, signs: np.nd
     order = np.argsort(-viol)[:CANDIDATES]
     kids = np.array([_children(A, B, Q[free[o]], r + int(pos[o]), r) for o in order]).T
     return int(free[order[int(np.argmax(split_scores(kids[0], kids[1], lam, level)))]])
+
+
+def choose(search: Any, signs: np.ndarray, free: np.ndarray, level: float) -> int | None:
+    """:func:`pencil_row` for a node of ``search`` whose node bound is at the cap, or None (then the rank-one
+    scores choose); its CPU in ``stats["t_pencil_branch"]``, its calls and rows chosen in ``pencil_calls`` and
+    ``pencil_rows``.  Where it seldom chooses (the pencil at the cap too) it is asked only now and then."""
+    st = search.stats
+    calls, rows = st.get("pencil_calls", 0), st.get("pencil_rows", 0)
+    if not USE or (calls >= GATE_AFTER and 4 * rows < calls and (calls + st.get("pencil_skips", 0)) % RETRY):
+        st["pencil_skips"] = st.get("pencil_skips", 0) + 1
+        return None
+    t0 = time.perf_counter()
+    obj = search.obj
+    row = pencil_row(obj.Psi, obj.M, obj.Q_H, signs, search.P.zero_rows, free, level, search.P.cap)
+    st["t_pencil_branch"] = st.get("t_pencil_branch", 0.0) + time.perf_counter() - t0
+    st["pencil_calls"], st["pencil_rows"] = calls + 1, rows + (row is not None)
+    return row
