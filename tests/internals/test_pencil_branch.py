@@ -17,7 +17,7 @@ import pytest
 
 from relu_gating import best_neuron, verify
 from relu_gating.search.bnb import _pencil_branch, branch_and_bound
-from relu_gating.search.bnb._pencil_branch import _children, pencil_row
+from relu_gating.search.bnb._pencil_branch import child_pencils, pencil_row
 from relu_gating.search.bnb._strong import _pencil
 from relu_gating.search.objectives import make_objective
 
@@ -43,8 +43,9 @@ def _top_whole(A: np.ndarray, B: np.ndarray) -> float:
 
 @pytest.mark.parametrize("seed", range(6))
 def test_children_bounds_are_the_childrens_own_pencils(seed):
-    """``_children`` (the parent's pencil through the map of the child's coordinates) gives each child's
-    pencil built from its own signs; each is at most the parent's, and at least every neuron of the child."""
+    """:func:`child_pencils` (rank-one downdates of a ``K x K`` matrix) gives the node's pencil bound and each
+    child's pencil bound built from its own signs (a whole ``eigh`` of the whitened pencil); each child's is at
+    most the parent's, and at least the value of every neuron of the child."""
     Phi, U, H, rng = _greedy(14, 2, seed)
     obj = make_objective(Phi, U, H)
     Q, M, QH = obj.Psi, obj.M, obj.Q_H
@@ -60,8 +61,10 @@ def test_children_bounds_are_the_childrens_own_pencils(seed):
     assert np.isfinite(parent)
     checked: list = []
     r = Q.shape[1]
+    kids = child_pencils(Q, M, QH, signs, zero, Uu)
+    assert kids is not None and abs(kids[0] - parent) <= 1e-9 * max(1.0, parent)
     for j, i in enumerate(Uu):
-        plus, minus = _children(A, B, Q[i], r + j, r)
+        plus, minus = kids[1][j], kids[2][j]
         for s, got in ((1, plus), (-1, minus)):
             child = signs.copy()
             child[i] = s

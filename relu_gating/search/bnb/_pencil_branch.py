@@ -6,10 +6,9 @@ greedy layer that bound stays at the cap ``s_K(H)^2`` on most nodes (the former 
 complements small), so every child scores the same and the split falls to the row where the bound's
 maximizer is largest, while the node's claim comes from the lifted bound's pencil
 (:func:`relu_gating.search.bnb._strong.plain`: ``x = (v, y)``, ``h = E x``, the undecided coordinates
-``y`` free).  Here the candidates are the free rows where that pencil's top eigenvector is furthest from
-a neuron (``|y_i - relu(q_i^T v)|``, the relaxation's violation at row ``i``), and each is scored by its two
-children's pencil bounds: ``y_i = 0`` (row inactive: the coordinate dropped) and ``y_i = q_i^T v`` (active),
-each ``lambda_max(T^T A T, T^T B T)`` for the ``d x (d - 1)`` map ``T`` of the child's coordinates.
+``y`` free).  Here every free row is scored by its two children's pencil bounds, ``y_i = 0`` (row inactive)
+and ``y_i = q_i^T v`` (active), each a rank-one downdate of a ``K x K`` matrix (:func:`child_pencils`), and
+the split is the best by the product rule of :func:`relu_gating.search.bnb._score.split_scores`.
 
 A heuristic only: nothing is certified with it (the tree and every proof are as before; a split
 partitions any node).
@@ -25,10 +24,8 @@ import scipy.linalg
 
 from relu_gating.search.bnb._score import split_scores
 
-__all__ = ["choose", "pencil_row", "AT_CAP", "CANDIDATES", "USE", "MIN_UNDECIDED"]
+__all__ = ["child_pencils", "choose", "pencil_row", "AT_CAP", "USE", "MIN_UNDECIDED"]
 
-#: Candidate rows scored by their children's pencil bounds (two generalized eigenvalues each).
-CANDIDATES = 6
 #: Off switch (benchmarks): False keeps the rank-one scores everywhere.
 USE = True
 #: A node bound at least this fraction of the cap counts as at the cap (iris step 5: the median split's bound
@@ -42,51 +39,54 @@ RETRY = 32
 MIN_UNDECIDED = 4
 
 
-def _top(A: np.ndarray, B: np.ndarray, vectors: bool) -> tuple[float, np.ndarray | None]:
-    """The top eigenpair of the pencil ``(A, B)`` (``B`` positive definite), or ``(inf, None)``."""
-    d = A.shape[0]
-    try:
-        if vectors:
-            w, V = scipy.linalg.eigh(A, B, subset_by_index=[d - 1, d - 1], check_finite=False)
-            return float(w[-1]), V[:, -1]
-        w = scipy.linalg.eigh(A, B, subset_by_index=[d - 1, d - 1], eigvals_only=True, check_finite=False)
-        return float(w[-1]), None
-    except (np.linalg.LinAlgError, ValueError):
-        return float("inf"), None
+def child_pencils(Q: np.ndarray, M: np.ndarray, QH: np.ndarray | None, signs: np.ndarray, zero: np.ndarray,
+                  free: np.ndarray) -> tuple[float, np.ndarray, np.ndarray] | None:
+    """``(parent, plus, minus)``: the top eigenvalue of the node's pencil and of each free row's two children's
+    (``y_i = q_i^T v`` and ``y_i = 0``), or None (fewer than ``MIN_UNDECIDED`` undecided rows, ``B`` not
+    positive definite, a free row not undecided).
 
-
-def _children(A: np.ndarray, B: np.ndarray, q: np.ndarray, j: int, r: int) -> tuple[float, float]:
-    """The pencil bounds of the children ``y_j = q^T v`` (``+``) and ``y_j = 0`` (``-``)."""
-    d = A.shape[0]
-    keep = np.r_[0:j, j + 1:d]
-    minus = _top(A[np.ix_(keep, keep)], B[np.ix_(keep, keep)], False)[0]
-    T = np.eye(d)[:, keep]
-    T[j, :r] = q
-    plus = _top(T.T @ A @ T, T.T @ B @ T, False)[0]
-    return plus, minus
-
-
-def pencil_row(Q: np.ndarray, M: np.ndarray, QH: np.ndarray | None, signs: np.ndarray, zero: np.ndarray,
-               free: np.ndarray, level: float, cap: float = np.inf) -> int | None:
-    """The free row to split on by the children's pencil bounds (the module's doc), or None (fewer than
-    ``MIN_UNDECIDED`` undecided rows, a singular pencil, its bound at ``cap`` too, a free row not undecided)."""
+    Both children restrict the parent's coordinates to a hyperplane ``c^T x = 0`` (``c = e_{y_i} - (q_i, 0)``
+    or ``e_{y_i}``), and ``A = F^T F`` has rank at most ``K``: with ``B = L L^T``, ``W = L^{-1} F^T`` and
+    ``w = L^{-1} c / ||L^{-1} c||``, the child's bound is the top eigenvalue of the ``K x K`` matrix
+    ``W^T W - (W^T w)(W^T w)^T``.  So one Cholesky factor and one triangular solve score every free row."""
     from relu_gating.search.bnb._strong import _pencil
 
     r = Q.shape[1]
-    A, B, U = _pencil(Q, M, QH, signs, zero)
+    _, B, U = _pencil(Q, M, QH, signs, zero)
     if U.size < MIN_UNDECIDED:
-        return None
-    lam, x = _top(A, B, True)
-    if x is None or not np.isfinite(lam) or lam >= cap - 1e-6 * abs(cap):  # the pencil at the cap too
         return None
     pos = np.searchsorted(U, free)
     if np.any(pos >= U.size) or np.any(U[np.minimum(pos, U.size - 1)] != free):
         return None
-    v, y = x[:r], x[r:]
-    viol = np.abs(y[pos] - np.maximum(Q[free] @ v, 0.0))
-    order = np.argsort(-viol)[:CANDIDATES]
-    kids = np.array([_children(A, B, Q[free[o]], r + int(pos[o]), r) for o in order]).T
-    return int(free[order[int(np.argmax(split_scores(kids[0], kids[1], lam, level)))]])
+    P = np.flatnonzero((signs > 0) & ~zero)
+    F = np.hstack([M[P].T @ Q[P], M[U].T])  # A = F^T F
+    try:
+        L = np.linalg.cholesky(B)
+    except np.linalg.LinAlgError:
+        return None
+    W = scipy.linalg.solve_triangular(L, F.T, lower=True, check_finite=False)
+    S = W.T @ W
+    m, d = free.size, B.shape[0]
+    Cs = np.zeros((d, 2 * m))
+    Cs[r + pos, np.arange(m)] = 1.0  # + child: y_i = q_i^T v
+    Cs[:r, :m] = -Q[free].T
+    Cs[r + pos, m + np.arange(m)] = 1.0  # - child: y_i = 0
+    Wc = scipy.linalg.solve_triangular(L, Cs, lower=True, check_finite=False)
+    g = (W.T @ Wc) / np.maximum(np.linalg.norm(Wc, axis=0), 1e-300)
+    kids = np.linalg.eigvalsh(S[None] - np.einsum("kc,lc->ckl", g, g))[:, -1]
+    return float(np.linalg.eigvalsh(S)[-1]), kids[:m], kids[m:]
+
+
+def pencil_row(Q: np.ndarray, M: np.ndarray, QH: np.ndarray | None, signs: np.ndarray, zero: np.ndarray,
+               free: np.ndarray, level: float, cap: float = np.inf) -> int | None:
+    """The free row whose children's pencil bounds (:func:`child_pencils`) score best
+    (:func:`relu_gating.search.bnb._score.split_scores`, gains from the node's pencil bound), or None (no
+    scores, or the node's pencil bound at ``cap`` too: no better guide than the rank-one scores)."""
+    got = child_pencils(Q, M, QH, signs, zero, free)
+    if got is None or not np.isfinite(got[0]) or got[0] >= cap - 1e-6 * abs(cap) or not (
+            np.all(np.isfinite(got[1])) and np.all(np.isfinite(got[2]))):
+        return None
+    return int(free[int(np.argmax(split_scores(got[1], got[2], got[0], level)))])
 
 
 def choose(search: Any, signs: np.ndarray, free: np.ndarray, level: float) -> int | None:
