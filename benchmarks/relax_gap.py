@@ -19,6 +19,7 @@ Run::
 
     python benchmarks/relax_gap.py --layer /tmp/layer4.pkl --step 5 --cpu 30 --nodes 12
     python benchmarks/relax_gap.py --case bc-pca5-n200 --cpu 30 --nodes 8 --lo 60 --hi 128
+    python benchmarks/relax_gap.py --layer /tmp/layer4.pkl --step 5 --cpu 12 --nodes 3 --lo 40 --hi 64 --failing
 """
 
 from __future__ import annotations
@@ -120,12 +121,31 @@ def lower(obj, signs, zero, V, rng, starts: int = 24) -> float:
     return best
 
 
+def pair_classes(A, B, G, C, N, mu, nd: int, k: int) -> dict:
+    """What Clarabel's multipliers prove with ``N`` kept on one class of constraint pairs only, or with one
+    class dropped (classes: ``d`` the decided rows, ``y`` the rows ``y_i >= 0``, ``z`` the rows
+    ``y_i - q_i^T v >= 0``), and the share of ``N``'s mass in each class."""
+    from relu_gating.search.bnb import _strong
+
+    cls = np.r_[np.zeros(nd, int), np.ones(k, int), np.full(k, 2)]
+    pair = 3 * np.minimum.outer(cls, cls) + np.maximum.outer(cls, cls)
+    out, tot = {}, float(N.sum()) or 1.0
+    for c, code in (("dd", 0), ("dy", 1), ("dz", 2), ("yy", 4), ("yz", 5), ("zz", 8)):
+        m = pair == code
+        out[f"mass_{c}"] = float(N[m].sum() / tot)
+        out[f"only_{c}"] = float(_strong.proven(A, B, G, C, np.where(m, N, 0.0), mu))
+        out[f"drop_{c}"] = float(_strong.proven(A, B, G, C, np.where(m, 0.0, N), mu))
+    out["diag_yz_only"] = float(_strong.proven(A, B, G, C, np.where(
+        (pair == 5) & (np.abs(np.subtract.outer(np.arange(cls.size), np.arange(cls.size))) == k), N, 0.0), mu))
+    return out
+
+
 def study(s, rec, args) -> list:
     from relu_gating.search.bnb import _strong
     from relu_gating.search.proofs import bound_parts
 
     obj, zero = s.obj, s.P.zero_rows
-    band = [r for r in rec if args.lo <= r[0] <= args.hi]
+    band = [r for r in rec if args.lo <= r[0] <= args.hi and not (args.failing and r[4])]
     pick = np.linspace(0, len(band) - 1, min(args.nodes, len(band))).round().astype(int) if band else []
     rng, out = np.random.default_rng(0), []
     for j in pick:
@@ -149,6 +169,7 @@ def study(s, rec, args) -> list:
             row[name] = float("nan") if sol is None else sol[2]
             if sol is not None and name == "sdp12":
                 row["sdp12_proven"] = float(_strong.proven(A, B, G, C, sol[0], sol[1]))
+                row.update(pair_classes(A, B, G, C, sol[0], sol[1], dec.size, k))
         t = time.process_time()
         row["lower"] = lower(obj, signs, zero, V, rng)
         row["lower_s"] = time.process_time() - t
@@ -167,6 +188,7 @@ def main(argv=None) -> int:
     ap.add_argument("--lo", type=int, default=30)
     ap.add_argument("--hi", type=int, default=100)
     ap.add_argument("--all", action="store_true", help="also the SDP with every decided row")
+    ap.add_argument("--failing", action="store_true", help="only nodes the first-order multipliers did not settle")
     ap.add_argument("--save")
     args = ap.parse_args(argv)
     from relu_gating.patterns import single_thread_blas

@@ -153,9 +153,23 @@ def test_choose_stops_asking_where_the_pencil_is_at_the_cap_too():
     got = [_pencil_branch.choose(s, signs, np.arange(1, 6), 0.1) for _ in range(200)]
     assert all(g is None for g in got)
     st = s.stats
-    assert st["pencil_rows"] == 0 and st["pencil_calls"] + st["pencil_skips"] == 200
+    assert st["pencil_rows"] == 0 and st["pencil_at_cap"] == st["pencil_calls"]
+    assert st["pencil_calls"] + st["pencil_skips"] == 200
     assert _pencil_branch.GATE_AFTER <= st["pencil_calls"] <= _pencil_branch.GATE_AFTER + 200 // _pencil_branch.RETRY + 1
     s.P.cap = np.inf  # a pencil below the cap: rows are chosen, and the gate stays open
     s.stats = {}
     got = [_pencil_branch.choose(s, signs, np.arange(1, 6), 0.1) for _ in range(40)]
     assert s.stats["pencil_calls"] == 40 and s.stats["pencil_rows"] == 40 and all(g in range(1, 6) for g in got)
+    s.stats = {}  # a singular pencil (no row, not at the cap) does not close the gate
+    singular = signs.copy()
+    singular[:] = -1
+    singular[:6] = 0
+    got = [_pencil_branch.choose(s, singular, np.arange(1, 6), 0.1) for _ in range(40)]
+    assert all(g is None for g in got) and s.stats["pencil_calls"] == 40 and s.stats["pencil_at_cap"] == 0
+    monkey = _pencil_branch.MAX_UNDECIDED
+    try:  # more undecided rows than MAX_UNDECIDED: not asked
+        _pencil_branch.MAX_UNDECIDED = 5
+        s.stats = {}
+        assert _pencil_branch.choose(s, signs, np.arange(1, 6), 0.1) is None and "pencil_calls" not in s.stats
+    finally:
+        _pencil_branch.MAX_UNDECIDED = monkey

@@ -24,17 +24,20 @@ import scipy.linalg
 
 from relu_gating.search.bnb._score import split_scores
 
-__all__ = ["child_pencils", "choose", "pencil_row", "AT_CAP", "USE", "MIN_UNDECIDED"]
+__all__ = ["child_pencils", "choose", "pencil_row", "AT_CAP", "USE", "MIN_UNDECIDED", "MAX_UNDECIDED"]
 
 #: Off switch (benchmarks): False keeps the rank-one scores everywhere.
 USE = True
 #: A node bound at least this fraction of the cap counts as at the cap (iris step 5: the median split's bound
 #: is the cap less 2e-11 of it, and half the splits' rank-one scores are all equal).
 AT_CAP = 1.0 - 1e-6
-#: :func:`choose` stops asking after this many calls when under a quarter of them chose a row (the pencil at
-#: the cap as well: Gaussian and clustered data with the bias alone), then asks every ``RETRY``-th time.
+#: :func:`choose` stops asking after this many calls when over three quarters of them found the node's pencil at
+#: the cap as well (Gaussian and clustered data with the bias alone), then asks every ``RETRY``-th time.
 GATE_AFTER = 16
 RETRY = 32
+#: Nodes with more undecided rows keep the rank-one scores (a Cholesky factor of size ``r + |U|`` a split:
+#: breast cancer PCA 5's first nodes, 560 rows, took 0.2 s a call).
+MAX_UNDECIDED = 160
 #: Nodes with fewer undecided rows keep the rank-one scores (their chambers are near).
 MIN_UNDECIDED = 4
 
@@ -77,30 +80,44 @@ def child_pencils(Q: np.ndarray, M: np.ndarray, QH: np.ndarray | None, signs: np
     return float(np.linalg.eigvalsh(S)[-1]), kids[:m], kids[m:]
 
 
+def _pick(got: tuple | None, free: np.ndarray, level: float, cap: float) -> tuple[int | None, bool]:
+    """``(row, at_cap)`` from :func:`child_pencils`' answer: the best-scored free row or None, and whether the
+    node's pencil bound is at ``cap`` (then the rank-one scores are as good a guide)."""
+    if got is None or not np.isfinite(got[0]):
+        return None, False
+    if got[0] >= cap - 1e-6 * abs(cap):
+        return None, True
+    if not (np.all(np.isfinite(got[1])) and np.all(np.isfinite(got[2]))):
+        return None, False
+    return int(free[int(np.argmax(split_scores(got[1], got[2], got[0], level)))]), False
+
+
 def pencil_row(Q: np.ndarray, M: np.ndarray, QH: np.ndarray | None, signs: np.ndarray, zero: np.ndarray,
                free: np.ndarray, level: float, cap: float = np.inf) -> int | None:
     """The free row whose children's pencil bounds (:func:`child_pencils`) score best
     (:func:`relu_gating.search.bnb._score.split_scores`, gains from the node's pencil bound), or None (no
     scores, or the node's pencil bound at ``cap`` too: no better guide than the rank-one scores)."""
-    got = child_pencils(Q, M, QH, signs, zero, free)
-    if got is None or not np.isfinite(got[0]) or got[0] >= cap - 1e-6 * abs(cap) or not (
-            np.all(np.isfinite(got[1])) and np.all(np.isfinite(got[2]))):
-        return None
-    return int(free[int(np.argmax(split_scores(got[1], got[2], got[0], level)))])
+    return _pick(child_pencils(Q, M, QH, signs, zero, free), free, level, cap)[0]
 
 
 def choose(search: Any, signs: np.ndarray, free: np.ndarray, level: float) -> int | None:
     """:func:`pencil_row` for a node of ``search`` whose node bound is at the cap, or None (then the rank-one
-    scores choose); its CPU in ``stats["t_pencil_branch"]``, its calls and rows chosen in ``pencil_calls`` and
-    ``pencil_rows``.  Where it seldom chooses (the pencil at the cap too) it is asked only now and then."""
+    scores choose): at most ``MAX_UNDECIDED`` undecided rows, and where the node's pencil is mostly at the cap
+    too (more than three quarters of ``GATE_AFTER`` calls or more: Gaussian and clustered data with the bias
+    alone) only every ``RETRY``-th time.  Counted in ``stats``: ``t_pencil_branch`` (seconds),
+    ``pencil_calls``, ``pencil_rows`` (rows chosen), ``pencil_at_cap``, ``pencil_skips``."""
     st = search.stats
-    calls, rows = st.get("pencil_calls", 0), st.get("pencil_rows", 0)
-    if not USE or (calls >= GATE_AFTER and 4 * rows < calls and (calls + st.get("pencil_skips", 0)) % RETRY):
+    calls, at = st.get("pencil_calls", 0), st.get("pencil_at_cap", 0)
+    k = int(np.sum((signs == 0) & ~search.P.zero_rows))
+    if not USE or k > MAX_UNDECIDED or (calls >= GATE_AFTER and 4 * at > 3 * calls
+                                        and (calls + st.get("pencil_skips", 0)) % RETRY):
         st["pencil_skips"] = st.get("pencil_skips", 0) + 1
         return None
     t0 = time.perf_counter()
     obj = search.obj
-    row = pencil_row(obj.Psi, obj.M, obj.Q_H, signs, search.P.zero_rows, free, level, search.P.cap)
+    row, at_cap = _pick(child_pencils(obj.Psi, obj.M, obj.Q_H, signs, search.P.zero_rows, free), free, level,
+                        search.P.cap)
     st["t_pencil_branch"] = st.get("t_pencil_branch", 0.0) + time.perf_counter() - t0
-    st["pencil_calls"], st["pencil_rows"] = calls + 1, rows + (row is not None)
+    st["pencil_calls"], st["pencil_at_cap"] = calls + 1, at + at_cap
+    st["pencil_rows"] = st.get("pencil_rows", 0) + (row is not None)
     return row
