@@ -32,7 +32,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 KEEP = ("nodes", "lifted", "lifted_settled", "lifted_plain", "lifted_plain_settled", "t_pencil_branch", "pencil_calls",
-        "pencil_rows", "pencil_skips", "t_score")
+        "pencil_rows", "pencil_at_cap", "pencil_skips", "t_score")
 
 
 def child(args) -> dict:
