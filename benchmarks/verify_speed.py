@@ -51,6 +51,7 @@ def search_child(case: str, budget: float, out: str) -> dict:
     np.savez(out + ".npz", Phi=Phi, U=U)
     st = (res.tree or {}).get("stats", {})
     return {"wall": wall, "cpu": cpu, "nodes": int(res.n_nodes), "certified": bool(res.certified),
+            "mb": os.path.getsize(out) / 1e6,
             **{k: st.get(k) for k in ("t_reserve", "t_audit", "t_finish", "implied", "stop", "slowdown")}}
 
 
@@ -74,7 +75,7 @@ def main(argv=None) -> None:
         ap.error("--against is required")
     print(f"load {os.getloadavg()}")
     print("| case | checkout | nodes | search s | search CPU s | verify s | verify serial CPU s | verify / search "
-          "| CPU ratio | kept s | audit + finish s | kept / ending |\n" + "| --- | --- |" + " ---: |" * 10)
+          "| CPU ratio | kept s | audit + finish s | kept / ending | certificate MB |\n" + "| --- | --- |" + " ---: |" * 11)
     records = []
     with tempfile.TemporaryDirectory() as tmp, checkout(args.against) as other, checkout(args.now) as now:
         sides = {"against": other, "now": now}
@@ -102,7 +103,7 @@ def main(argv=None) -> None:
                 kept = f"{r['t_reserve']:.1f} | {ending:.1f} | {r['t_reserve'] / ending:.2f}" if r.get("t_reserve") else \
                     f"- | {ending:.1f} | -"
                 print(f"| {case} | {name} | {r['nodes']:,} | {r['wall']:.1f} | {r['cpu']:.1f} | {wall:.2f} | {cpu:.2f} | "
-                      f"{wall / r['wall']:.3f} | {cpu / r['cpu']:.3f} | {kept} |", flush=True)
+                      f"{wall / r['wall']:.3f} | {cpu / r['cpu']:.3f} | {kept} | {r.get('mb', float('nan')):.1f} |", flush=True)
                 records.append(dict(case=case, checkout=name, verify_wall=wall, verify_cpu=cpu,
                                     valid=all(v.get("valid") for v in r["verify"]),
                                     **{k: v for k, v in r.items() if k not in ("verify", "cert")}))

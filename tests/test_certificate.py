@@ -166,7 +166,7 @@ def test_valid_certificate_passes(case):
     rep = case.verify(case.cert)
     assert rep.valid and rep.certified, rep.reasons
     assert all(c["ok"] for c in rep.checks.values())
-    assert case.cert["format"] == FORMAT == "relu-gating-certificate/2"
+    assert case.cert["format"] == FORMAT == "relu-gating-certificate/3"
     assert rep.value == pytest.approx(case.res.value, abs=1e-12)
     assert rep.value == pytest.approx(_value(case.Phi, case.U, case.H, case.res.theta), abs=1e-12)
     assert rep.upper_bound <= case.res.upper_bound + 1e-9 and rep.alpha_proven >= 1 - 1e-8

@@ -133,7 +133,7 @@ def test_json_outputs_are_strict(files, capsys, tmp_path):
 
     s = strict(summary)
     cert = strict((tmp_path / "c.json").read_text())
-    assert s["certified"] is True and cert["format"] == "relu-gating-certificate/2"
+    assert s["certified"] is True and cert["format"] == "relu-gating-certificate/3"
     assert main(["verify", str(tmp_path / "c.json"), f"{files}/x.npy", "--K", "3", "--json"]) == 0
     rep = strict(capsys.readouterr().out)
     assert rep["valid"] and rep["exit_code"] == 0

@@ -1,4 +1,4 @@
-"""The certificate's JSON form (version 2): writing (private; the checker reads it, with its own reader).
+"""The certificate's JSON form (version 3): writing (private; the checker reads it, with its own reader).
 
 A certificate states which problem it answers (``problem``: sizes, objective,
 features, input hashes), the claim (``theta``, ``value``, ``upper_bound``,
@@ -12,6 +12,7 @@ The layout is documented in ``FORMAT.md`` beside this module.
 
 from __future__ import annotations
 
+import base64
 from fractions import Fraction
 from typing import Any
 
@@ -20,7 +21,7 @@ import numpy as np
 from relu_gating.certificate._codes import FORMAT, SETTLEMENT_LETTERS
 from relu_gating.certificate._codes import mask_str as _mask_str
 
-__all__ = ["FORMAT", "TREE_KIND", "result_to_dict", "tree_to_dict", "multipliers_json"]
+__all__ = ["FORMAT", "TREE_KIND", "result_to_dict", "tree_to_dict", "multipliers_json", "packed_multipliers"]
 
 #: The ``kind`` of a tree certificate (a pattern certificate has none).
 TREE_KIND = "tree"
@@ -73,6 +74,19 @@ def multipliers_json(N: Any) -> list:
         return N.astype(float).tolist()
     return [[float(v) if Fraction(float(v)) == v else f"{Fraction(v).numerator}/{Fraction(v).denominator}"
              for v in row] for row in N.tolist()]
+
+
+def packed_multipliers(N: Any) -> dict:
+    """A ``"d"`` leaf's sparse multipliers ``{"p": p, "entries": [[k, l, v], ...]}`` (a list or an array, as
+    the search keeps them) in the packed form of ``FORMAT.md``: ``{"p": p, "kl": base64, "v": base64}``, the
+    indices as little-endian uint32 ``k0 l0 k1 l1 ...`` and the values as little-endian float64 (the same
+    numbers, bit for bit: a third of the characters of ``[k, l, v]`` lists, read without a JSON number)."""
+    p, E = int(N["p"]), np.asarray(N["entries"], dtype=float).reshape(-1, 3)
+    kl = E[:, :2]
+    if kl.size and not (np.all(kl % 1 == 0) and kl.min() >= 0 and kl.max() < min(p, 2**32)):
+        raise ValueError("sparse multipliers: indices must be integers in [0, p)")
+    return {"p": p, "kl": base64.b64encode(kl.astype("<u4").tobytes()).decode("ascii"),
+            "v": base64.b64encode(np.ascontiguousarray(E[:, 2], dtype="<f8").tobytes()).decode("ascii")}
 
 
 def tree_to_dict(res: Any) -> dict:

@@ -1,6 +1,6 @@
 """Reading a certificate for checking (the checker's own reader; no writer lives here).
 
-JSON (``relu-gating-certificate/2``) is parsed strictly: every integer field is range
+JSON (``relu-gating-certificate/3``, or ``/2``: the same but for ``"d"`` leaves' packed multipliers) is parsed strictly: every integer field is range
 checked (a literal ``1e999`` is refused, never an ``OverflowError``), numbers within the problem's
 limits (:mod:`._limits`).  A pattern certificate's list (canonical masks, witnesses, evidence) is
 read by :mod:`._read_patterns`, the binary ``.npz`` form by :mod:`._read_npz`: each loaded for
@@ -22,10 +22,10 @@ import numpy as np
 from relu_gating.checker._constants import MAX_INT
 from relu_gating.errors import CertificateError
 
-__all__ = ["FORMAT", "BINARY_FORMAT", "Claim", "load_json", "parse_claim", "as_int", "rational", "multipliers",
+__all__ = ["FORMAT", "FORMATS", "BINARY_FORMAT", "Claim", "load_json", "parse_claim", "as_int", "rational", "multipliers",
            "is_binary", "DIGITS", "RATIONAL", "reject_constant"]
 
-FORMAT = "relu-gating-certificate/2"
+FORMAT, FORMATS = "relu-gating-certificate/3", ("relu-gating-certificate/3", "relu-gating-certificate/2")  # (2: read)
 BINARY_FORMAT = "relu-gating-certificate-npz/1"
 _MAX_DEPTH = 64
 

@@ -20,6 +20,7 @@ In exact mode every leaf bound and implied sign is decided in rationals instead.
 
 from __future__ import annotations
 
+from base64 import b64decode
 from itertools import chain
 from typing import Any
 
@@ -97,7 +98,8 @@ def node_bound(N: _Node, signs: np.ndarray) -> float:
 
 
 def _multipliers(N: Any, p: int) -> np.ndarray:
-    """``N`` as a ``p x p`` matrix: a dense list of rows, or ``{"p": p, "entries": [[k, l, v], ...]}``
+    """``N`` as a ``p x p`` matrix: a dense list of rows, or ``{"p": p, "entries": [[k, l, v], ...]}`` (or the packed
+    form, :func:`_packed`, decoded to that)
     (``N_kl = N_lk = v``; a pair named twice, an index off the range, not a JSON integer, or a missing
     key: ValueError; sizes checked before anything is allocated)."""
     if not isinstance(N, dict):
@@ -117,6 +119,22 @@ def _multipliers(N: Any, p: int) -> np.ndarray:
     return out
 
 
+def _packed(N: dict, p: int) -> dict:
+    """The packed form ``{"p": p, "kl": base64, "v": base64}`` of a ``"d"`` leaf's ``N`` (``FORMAT.md``) as its
+    entries ``{"p": p, "entries": [[k, l, v], ...]}`` (an array, checked as any entries by :func:`_multipliers`):
+    ``kl`` the pairs' indices, little-endian uint32 ``k0 l0 k1 l1 ...``, ``v`` their values, little-endian float64,
+    so both strings have one length, at most that of ``p (p + 1) / 2`` pairs (checked before decoding).  Strings
+    that are not that, not base64 or not whole entries: a one-line CertificateError (a corrupt file)."""
+    most = 4 * -(-8 * (p * (p + 1) // 2) // 3)  # base64 characters of p (p + 1) / 2 numbers of 8 bytes
+    if not (type(N["p"]) is int and N["p"] == p and type(N["kl"]) is type(N["v"]) is str and len(N["kl"]) == len(N["v"]) <= most):
+        raise CertificateError(f"malformed certificate: packed multipliers of a \"d\" leaf: not 2 strings of 1 length <= {most}")
+    try:
+        ij, v = (np.frombuffer(b64decode(N[x], validate=True), dtype=t) for x, t in (("kl", "<u4"), ("v", "<f8")))
+        return {"p": p, "entries": np.column_stack([ij.reshape(v.size, 2), v])}  # (not whole entries: ValueError)
+    except ValueError as exc:  # (binascii.Error is one)
+        raise CertificateError(f"malformed certificate: a \"d\" leaf's packed multipliers: {str(exc)[:100]}") from None
+
+
 def _lifted_evidence(n: int, signs: np.ndarray, zero: np.ndarray, claim: float, dec: Any, N: Any,
                      mu: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
     """``(dec, N, mu, undecided rows)`` of a ``"d"`` leaf read and checked for shape and range (``N`` a
@@ -125,6 +143,7 @@ def _lifted_evidence(n: int, signs: np.ndarray, zero: np.ndarray, claim: float, 
     if not (isinstance(dec, list) and all(type(i) is int for i in dec) and len(set(dec)) == len(dec) <= n
             and isinstance(mu, list) and len(mu) == und.size):  # distinct rows: sizes bounded by n before allocation
         return None
+    N = _packed(N, len(dec) + 2 * und.size) if isinstance(N, dict) and sorted(N) == ["kl", "p", "v"] else N
     try:
         dec = np.asarray(dec, dtype=np.int64).reshape(-1)
         mu = np.asarray(mu, dtype=float).reshape(-1)
@@ -145,8 +164,7 @@ def lifted_bound(P: StatedProblem, signs: np.ndarray, zero: np.ndarray, claim: f
     if (got := _lifted_evidence(n, signs, zero, claim, dec, N, mu)) is None:
         return np.inf
     dec, N, mu, und = got
-    k, m = und.size, dec.size
-    plus = np.flatnonzero((signs > 0) & ~zero)
+    k, m, plus = und.size, dec.size, np.flatnonzero((signs > 0) & ~zero)
     Qp, Qu, Gd = Q[plus], Q[und], signs[dec, None] * Q[dec]
     # E = [Q on the active rows | a unit column per undecided row] (disjoint rows), G = [[Gd, 0], [0, I], [-Qu, I]]
     # (y_i >= 0, then y_i - q_i^T v >= 0): products by their blocks, the same sums less their zero terms

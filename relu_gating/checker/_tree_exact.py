@@ -49,8 +49,11 @@ def exact_work(nodes: list, P: StatedProblem, zero: np.ndarray) -> Any:
 
 
 def _entries(v: list) -> int:
-    """The entries of a ``"d"`` leaf's ``N`` as declared (sparse: its list; dense: its rows squared), 0 if malformed."""
+    """The entries of a ``"d"`` leaf's ``N`` as declared (sparse: its list; packed: its ``v``'s base64 characters
+    over 32 / 3, rounded up; dense: its rows squared), 0 if malformed."""
     N = v[3] if len(v) == 5 else None
+    if isinstance(N, dict) and isinstance(N.get("v"), str):
+        return -(-3 * len(N["v"]) // 32)
     got = N.get("entries") if isinstance(N, dict) else N
     if not isinstance(got, list):
         return 0

@@ -12,7 +12,7 @@ import numpy as np
 
 from relu_gating.checker._constants import BOUND_SLACK
 from relu_gating.checker._problem import StatedProblem, state_problem
-from relu_gating.checker._read import FORMAT, is_binary, load_json, parse_claim
+from relu_gating.checker._read import FORMATS, is_binary, load_json, parse_claim
 from relu_gating.checker._verdict import VerifyReport, check_value, conclude, problem_mismatch, refused, verdict_word
 from relu_gating.errors import CertificateError
 
@@ -100,8 +100,8 @@ def _verify(certificate: Any, Phi: Any, U_K: Any, features: Any, exact: bool, wo
 
         certificate = tree_certificate(certificate, limits(P).tree_bytes)  # a tree in the binary form: checked as its JSON form
     d = load_json(certificate)
-    if d.get("format") != FORMAT:
-        raise CertificateError(f"certificate format must be {FORMAT!r}, got {d.get('format')!r}")
+    if d.get("format") not in FORMATS:
+        raise CertificateError(f"certificate format must be one of {', '.join(FORMATS)}, got {d.get('format')!r}")
     if d.get("kind") == "tree":
         return _verify_tree(d, P, exact, workers)
     from relu_gating.checker._verify_patterns import verify_patterns  # JSON pattern certificates only

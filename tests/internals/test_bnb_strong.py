@@ -11,6 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from relu_gating import best_neuron, verify
+from relu_gating.certificate import packed_multipliers
+from relu_gating.checker._tree import _packed
 from relu_gating.search.proofs._problem import exact_rank
 from relu_gating.search.proofs._lifted import lifted_leaf_bound, multiplier_matrix
 from relu_gating.patterns import enumerate_patterns
@@ -294,7 +296,8 @@ def test_d_leaves_are_proven_in_exact_mode_and_forgeries_fail():
         if tamper == "claim":
             nd[1] *= 0.5
         else:
-            nd[3]["entries"] = [[a, b, 0.0] for a, b, _ in nd[3]["entries"]]
+            E = _packed(nd[3], nd[3]["p"])["entries"]  # as written: packed
+            nd[3] = packed_multipliers({"p": nd[3]["p"], "entries": E * [1, 1, 0]})
             nd[4] = [0.0] * len(nd[4])
         rep = verify(bad, Phi, U, features="bias", exact=True)
         assert not rep.valid, tamper  # a claim below what is proven: refused
@@ -366,7 +369,7 @@ def test_singular_B_at_a_greedy_step_is_settled_and_never_below_the_true_maximum
 def _plain_leaves(tree):
     """Indices of ``"d"`` leaves without multipliers (:func:`_strong.plain`'s evidence)."""
     return [k for k, nd in enumerate(tree["nodes"]) if nd[0] == "d" and not any(
-        np.asarray(nd[3]["entries"] if isinstance(nd[3], dict) else nd[3]).ravel()) and not any(nd[4])]
+        _packed(nd[3], nd[3]["p"])["entries"][:, 2] if isinstance(nd[3], dict) else np.ravel(nd[3])) and not any(nd[4])]
 
 
 @pytest.mark.parametrize("n,d,seed", [(14, 3, 2), (15, 3, 3)])

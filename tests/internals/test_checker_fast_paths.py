@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import relu_gating.checker._tree as T
 from relu_gating import verify
+from relu_gating.certificate import packed_multipliers
 from relu_gating.checker._floats import allow, fro
 from relu_gating.checker._problem import state_problem
 from relu_gating.search.bnb import branch_and_bound
@@ -94,7 +95,8 @@ def test_lifted_by_blocks_decides_as_the_dense_test(d_leaves):
     accepted = 0
     for node, signs, zero in ds:
         claim, dec, Ns, mu = float(node[1]), node[2], node[3], node[4]
-        N = T._multipliers(Ns, len(dec) + 2 * int(((signs == 0) & ~zero).sum()))
+        p = len(dec) + 2 * int(((signs == 0) & ~zero).sum())
+        N = T._multipliers(T._packed(Ns, p) if "kl" in Ns else Ns, p)  # (written packed: decoded first)
         i, j = np.unravel_index(np.argmax(N), N.shape)
         flip = N.copy()
         flip[i, j] = flip[j, i] = -N[i, j]
@@ -119,7 +121,8 @@ def test_a_forged_d_leaf_is_refused_whatever_is_tried_first(d_leaves):
         if forge == "claim":
             nd[1] *= 0.5
         elif forge == "sign":
-            nd[3]["entries"] = [[a, b, -v] for a, b, v in nd[3]["entries"]]
+            E = T._packed(nd[3], nd[3]["p"])["entries"]  # as written: packed
+            nd[3] = packed_multipliers({"p": nd[3]["p"], "entries": E * [1, 1, -1]})
             nd[1] *= 0.9
         else:
             nd[2] = [Phi.shape[0] + 3] + nd[2][1:]

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from relu_gating._runtime.collector import paused_gc
-from relu_gating.certificate import multipliers_json
+from relu_gating.certificate import multipliers_json, packed_multipliers
 
 __all__ = ["Node", "to_nodes", "count_kinds"]
 
@@ -56,10 +56,10 @@ class Node:
 
 
 def _multipliers_json(N: Any) -> Any:
-    """Lifted multipliers as written in the tree: sparse (``{"p", "entries"}``, as the search keeps
-    them) or, from older callers, dense."""
+    """Lifted multipliers as written in the tree: packed (``{"p", "kl", "v"}``, from the sparse form the search
+    keeps) or, from older callers, dense."""
     if isinstance(N, dict):
-        return {"p": int(N["p"]), "entries": [[int(k), int(l), float(v)] for k, l, v in np.asarray(N["entries"]).tolist()]}
+        return packed_multipliers(N)
     return np.asarray(N, dtype=float).tolist()
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from relu_gating.certificate import packed_multipliers
 from relu_gating.checker import BOUND_SLACK, CHUNK, EXCLUDE_RTOL, VALUE_TOL
 
 __all__ = ["prove_bounds", "checker_lifted", "checker_excluded", "checker_eta", "VALUE_TOL", "BOUND_SLACK", "EXCLUDE_RTOL", "CHUNK"]
@@ -45,7 +46,7 @@ def checker_lifted(S: Any, signs: np.ndarray, claim: float, dec: np.ndarray, N: 
 
     P = _checker_problem(S)
     zero = ~np.any(np.asarray(P.Phi) != 0, axis=1)
-    Nj = {"p": int(N["p"]), "entries": [[int(k), int(l), float(v)] for k, l, v in np.asarray(N["entries"]).tolist()]}
+    Nj = packed_multipliers(N)  # as the tree certificate writes it
     got = lifted_bound(P, np.asarray(signs), zero, float(claim), [int(j) for j in dec], Nj, [float(x) for x in mu])
     return bool(np.isfinite(got))
 
