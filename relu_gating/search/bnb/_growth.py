@@ -14,6 +14,7 @@ from typing import Any, Callable
 import numpy as np
 
 from relu_gating.search.proofs import implied_exact, node_bound
+from relu_gating.search.bnb import _pencil_branch
 from relu_gating.search.bnb._blind import blind_row, expand_pointless, split
 from relu_gating.search.bnb._cone_nnls import MIN_RANK as NNLS_MIN_RANK, DecidedCone
 from relu_gating.search.bnb._forced import MAX_RANK, exhaustive_farkas, float_clear, forced_rows
@@ -297,6 +298,10 @@ class TreeGrowth:
             return int(top[0])
         level = (self.best_value + self.tol) / self.alpha if self.alpha > 0 else -np.inf  # settles a node
         top_u = cur.claim if cur.T is None else max(cur.claim, float(np.linalg.eigvalsh(cur.T)[-1]))  # not capped
+        if top_u >= self.P.cap * _pencil_branch.AT_CAP:  # at the cap: the children's pencil bounds (issue 39)
+            row = _pencil_branch.choose(self, signs, free, level)
+            if row is not None:
+                return row
         t0 = time.perf_counter()
         fast = child_bounds(self.P, signs, top, cur.T)
         self.stats["t_score"] += time.perf_counter() - t0
