@@ -112,8 +112,12 @@ def test_branch_and_bound_settles_face_leaves_as_enumeration_certifies(seed):
 
     d = result_to_dict(bb)
     nodes = d["tree"]["nodes"] if "tree" in d else d["nodes"]
-    k = next(j for j, nd in enumerate(nodes) if nd[0] == "d" and nd[3]["entries"])
-    nodes[k][3]["entries"] = [[a, b, v / 2] for a, b, v in nodes[k][3]["entries"]]
+    from relu_gating.certificate import packed_multipliers
+    from relu_gating.checker._tree import _packed
+
+    k = next(j for j, nd in enumerate(nodes) if nd[0] == "d" and nd[3]["v"])  # written packed (format 3)
+    E = _packed(nodes[k][3], nodes[k][3]["p"])["entries"]
+    nodes[k][3] = packed_multipliers({"p": nodes[k][3]["p"], "entries": E * [1, 1, 0.5]})
     for exact in (False, True):
         rep = rg.verify(d, Phi, U, None, exact=exact)
         assert not (rep.valid and rep.certified) or rep.upper_bound > float(li) + 1e-9, (exact, rep)
