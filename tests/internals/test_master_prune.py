@@ -16,31 +16,15 @@ import math
 
 import numpy as np
 import pytest
-from scipy.optimize import linprog
 from tests._benchmarks import benchmark_script
 
 from relu_gating.layers import variation
 from relu_gating.layers._master_lp import MasterLP
 from relu_gating.layers.variation import normalized_neurons, representability_constant, variation_norm
 from relu_gating.patterns import enumerate_patterns
+from _variation_reference import dense_atoms, dyadic_phi, lp_upper
 
-
-def _phi(n: int, seed: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    X = np.round(rng.standard_normal((n, 2)) * 2.0**10) / 2.0**10  # dyadic: the cone pricing applies
-    return np.c_[X, np.ones(n)]
-
-
-def _dense_atoms(Phi: np.ndarray, W: np.ndarray) -> np.ndarray:
-    T = np.vstack([W, np.random.default_rng(3).standard_normal((20_000, Phi.shape[1]))])
-    return normalized_neurons(Phi, T)[0]
-
-
-def _lp_upper(v: np.ndarray, D: np.ndarray) -> float:
-    J = D.shape[1]
-    res = linprog(np.ones(2 * J), A_eq=np.hstack([D, -D]), b_eq=v, bounds=(0, None), method="highs")
-    assert res.status == 0
-    return float(res.fun)
+_phi, _dense_atoms, _lp_upper = dyadic_phi, dense_atoms, lp_upper  # tests/_variation_reference.py
 
 
 def _cold(D: np.ndarray, v: np.ndarray, M: float) -> float:

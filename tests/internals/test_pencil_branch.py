@@ -87,18 +87,24 @@ def test_children_bounds_are_the_childrens_own_pencils(seed):
     assert checked
 
 
-def test_pencil_row_returns_a_free_row_or_none():
-    """The row is one of the free rows; None below ``MIN_UNDECIDED`` undecided rows and where the pencil
-    is at the cap."""
+def _bounded_node():
+    """A greedy-step objective and a node of 6 undecided rows whose pencil is bounded."""
     Phi, U, H, rng = _greedy(16, 2, 3)
     obj = make_objective(Phi, U, H)
     zero = np.zeros(Phi.shape[0], dtype=bool)
-    for _ in range(50):  # a node whose pencil is bounded
+    for _ in range(50):
         signs = np.where(obj.Psi @ rng.normal(size=obj.Psi.shape[1]) > 0, 1, -1)
         signs[:6] = 0
         A, B, _ = _pencil(obj.Psi, obj.M, obj.Q_H, signs, zero)
         if np.isfinite(_top_whole(A, B)):
             break
+    return Phi, obj, zero, signs, A, B, rng
+
+
+def test_pencil_row_returns_a_free_row_or_none():
+    """The row is one of the free rows; None below ``MIN_UNDECIDED`` undecided rows and where the pencil
+    is at the cap."""
+    Phi, obj, zero, signs, A, B, rng = _bounded_node()
     free = np.arange(1, 6)
     row = pencil_row(obj.Psi, obj.M, obj.Q_H, signs, zero, free, 0.1)
     assert row in free.tolist()
@@ -131,15 +137,7 @@ def test_choose_stops_asking_where_the_pencil_is_at_the_cap_too():
     :func:`choose` asks only every ``RETRY``-th time, and counts what it did."""
     from types import SimpleNamespace
 
-    Phi, U, H, rng = _greedy(16, 2, 3)
-    obj = make_objective(Phi, U, H)
-    zero = np.zeros(Phi.shape[0], dtype=bool)
-    for _ in range(50):  # a node whose pencil is bounded
-        signs = np.where(obj.Psi @ rng.normal(size=obj.Psi.shape[1]) > 0, 1, -1)
-        signs[:6] = 0
-        A, B, _ = _pencil(obj.Psi, obj.M, obj.Q_H, signs, zero)
-        if np.isfinite(_top_whole(A, B)):
-            break
+    Phi, obj, zero, signs, A, B, rng = _bounded_node()
     s = SimpleNamespace(stats={}, obj=obj, P=SimpleNamespace(cap=0.0, zero_rows=zero))
     got = [_pencil_branch.choose(s, signs, np.arange(1, 6), 0.1) for _ in range(200)]
     assert all(g is None for g in got)
