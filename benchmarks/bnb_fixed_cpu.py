@@ -29,10 +29,11 @@ if not os.environ.get("PYTHONPATH"):
     sys.path.insert(1, str(HERE.parent))
 
 
-def fixed_cpu_search(case: str, cpu: float) -> tuple:
+def fixed_cpu_search(case: str, cpu: float, run=None) -> tuple:
     """One serial search of ``case`` (built as ``real.py`` does, the incumbent seeded as
     ``branch_and_bound`` does) stopped after ``cpu`` CPU seconds of this process: ``(search, stop
-    reason, CPU seconds used, wall seconds)``."""
+    reason, CPU seconds used, wall seconds)``.  ``run(search, deadline)`` runs it (default
+    ``search.run(deadline)``), e.g. through the parallel driver."""
     sys.path.insert(0, str(HERE))
     from real import case_problem
 
@@ -51,7 +52,7 @@ def fixed_cpu_search(case: str, cpu: float) -> tuple:
     s.reserve = lambda: 2e9 if time.process_time() - c0 > cpu else 0.0  # stops the loop at the CPU budget
     w0 = time.perf_counter()
     with single_thread_blas():
-        why = s.run(time.perf_counter() + 1e9)
+        why = (run or Search.run)(s, time.perf_counter() + 1e9)
     return s, why, time.process_time() - c0, time.perf_counter() - w0
 
 

@@ -27,7 +27,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from concurrent.futures import Future
 from pathlib import Path
 
@@ -48,16 +47,11 @@ class Inline:
 
 
 def child(case: str, cpu: float, switch: str, on: bool, rank: int, delay: int | None) -> dict:
-    from real import case_problem
+    from bnb_fixed_cpu import fixed_cpu_search
 
-    from relu_gating.patterns import single_thread_blas
     from relu_gating.search.bnb import _cone_nnls, _growth
     from relu_gating.search.bnb import _parallel as par
-    from relu_gating.search.bnb._api import _seed_incumbent, _starts
     from relu_gating.search.bnb._node_bounds import NodeBounds
-    from relu_gating.search.bnb._search import Search
-    from relu_gating.search.objectives import make_objective, with_rank
-    from relu_gating.search.proofs import exact_rank
 
     if switch == "tallies" and not on:
         par.tallies = lambda search, elapsed: None  # the tasks start fresh, as before
@@ -67,19 +61,8 @@ def child(case: str, cpu: float, switch: str, on: bool, rank: int, delay: int | 
         _growth.NNLS_MIN_RANK = rank
     if delay is not None:
         NodeBounds.lifted_after = delay
-    Phi, U, _, _ = case_problem(case)
-    obj = make_objective(Phi, U, "bias")
-    obj = with_rank(obj, exact_rank(obj.Phi))
-    c0 = time.process_time()
-    s = Search(obj, 1.0, 1e-9, "auto", 0, True)
-    _seed_incumbent(s, obj, 0, _starts(None, obj.Phi.shape[1]))
-    s.reserve = lambda: 2e9 if time.process_time() - c0 > cpu else 0.0  # stops the loop at the CPU budget
-    with single_thread_blas():
-        if switch == "tallies":
-            why = par.run_parallel(s, Inline(2), time.perf_counter() + 1e9)
-        else:
-            why = s.run(time.perf_counter() + 1e9)
-    used = time.process_time() - c0
+    run = (lambda s, deadline: par.run_parallel(s, Inline(2), deadline)) if switch == "tallies" else None
+    s, why, used, _ = fixed_cpu_search(case, cpu, run)
     st = s.stats
     upper = max(s.global_bound(), s.best_value)
     return {"case": case, "switch": switch, "on": on, "stop": why, "cpu": used, "expansions": s.expansions,
