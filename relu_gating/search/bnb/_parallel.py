@@ -345,7 +345,7 @@ def _run_parallel(search: Search, executor: Any, deadline: float | None, bar: An
     W = workers_of(executor)
     lazy = bool(getattr(executor, "lazy", False))  # a pool of our own: started only if the serial phase has not settled
     t0 = time.perf_counter()
-    totals = {"tasks": 0, "submitted": 0, "grafted": 0, "workers": W}
+    totals: dict[str, float] = {"tasks": 0, "submitted": 0, "grafted": 0, "workers": W}
     search.stats.update({f"parallel_{k}": v for k, v in totals.items()})  # also when the budget ends first
     search.push(search.root)
 
