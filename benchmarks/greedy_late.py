@@ -11,6 +11,11 @@ Three commands, on the layer's own features (``benchmarks/real.py``'s case, defa
   guide, the previous step's candidates as starts, ``--cpu`` CPU seconds in a fresh process, alternately
   with this checkout and the checkout at ``--against`` (a directory put first on ``PYTHONPATH``); per run the
   expansions, nodes, alpha and the search's counters;
+- ``guided --layer layer.pkl --step 6 --cpu 60 --repeats 2 --against /work/main``: step ``--step`` as the
+  layer runs it (the previous step's tree as its guide, its candidates as starts), ``--cpu`` CPU seconds
+  in a fresh process, then the tree audited as ``branch_and_bound`` returns it, alternately with this
+  checkout and the one at ``--against``; per run the alpha (audited), the largest open bound, the nodes,
+  replayed expansions and lifted tries;
 - ``merge --layer layer.pkl --step 4 --first 30 --cpu 40 --order plain,merged,merged,plain``: step
   ``--step - 1`` searched ``--first`` CPU seconds (cut short, replaying the step before it), then step
   ``--step`` for ``--cpu`` CPU seconds (``--first 0``: the previous step's tree as ``build`` saved it)
@@ -26,6 +31,7 @@ Run::
     python benchmarks/greedy_late.py profile --layer /tmp/layer4.pkl --step 5 --cpu 120
     python benchmarks/greedy_late.py merge --layer /tmp/layer4.pkl --step 4 --first 30 --cpu 40
     python benchmarks/greedy_late.py fixed --layer /tmp/layer4.pkl --step 5 --cpu 60 --against /work/main
+    python benchmarks/greedy_late.py guided --layer /tmp/layer5.pkl --step 6 --cpu 60 --against /work/main
 """
 
 from __future__ import annotations
@@ -152,6 +158,27 @@ def fixed_child(case: str, layer: list, step: int, cpu: float) -> dict:
             "open": snap["open"], "cpu": snap["cpu"], **{k: s.stats.get(k, 0) for k in keep}}
 
 
+def guided_child(case: str, layer: list, step: int, cpu: float) -> dict:
+    """Step ``step`` as the layer runs it (the previous step's tree as guide, its candidates as starts) for
+    ``cpu`` CPU seconds of this process, then its tree audited (``_result``, as ``branch_and_bound`` ends)."""
+    from relu_gating.search.bnb import tree_guide
+    from relu_gating.search.bnb._api import _result
+
+    Phi, U, _, _ = case_problem(case)
+    prev = layer[step - 2]
+    starts = [c for c in _cands(prev) if not np.array_equal(c, prev["theta"])][:32]
+    c0 = time.process_time()
+    s = _search(Phi, U, _features(Phi, layer, step), tree_guide(prev["tree"], Phi), np.array(starts) if starts else None)
+    _run(s, cpu)
+    spent, u = time.process_time() - c0, float(s.global_bound())
+    res = _result(s.obj, s, "time", 1.0, 1e-9, spent)
+    st = res.tree["stats"]
+    return {"alpha": float(res.value / res.upper_bound), "value": float(res.value), "u_open": u,
+            "upper": float(res.upper_bound), "certified": bool(res.certified), "cpu": spent,
+            "nodes": int(st["nodes"]), "replayed": int(st.get("replayed", 0)), "expansions": int(s.expansions),
+            **{k: st.get(k, 0) for k in ("lifted", "lifted_settled", "lifted_plain", "guide_entries")}}
+
+
 def fixed(args) -> list:
     """``fixed_child`` in fresh processes, this checkout and ``--against`` alternately."""
     import os
@@ -162,7 +189,7 @@ def fixed(args) -> list:
     for r in range(args.repeats):
         for tree in ((here, args.against) if r % 2 == 0 else (args.against, here)):
             env = {**os.environ, "PYTHONPATH": tree}
-            out = subprocess.run([sys.executable, __file__, "fixed-child", "--layer", args.layer, "--case", args.case,
+            out = subprocess.run([sys.executable, __file__, f"{args.command}-child", "--layer", args.layer, "--case", args.case,
                                   "--step", str(args.step), "--cpu", str(args.cpu)], env=env, capture_output=True,
                                  text=True, check=True).stdout.strip().splitlines()[-1]
             row = {"tree": "this" if tree == here else args.against, **json.loads(out)}
@@ -219,7 +246,7 @@ def merge_ab(case: str, layer: list, step: int, first: float, cpu: float, order:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("command", choices=("build", "profile", "merge", "fixed", "fixed-child"))
+    ap.add_argument("command", choices=("build", "profile", "merge", "fixed", "fixed-child", "guided", "guided-child"))
     ap.add_argument("--case", default="iris")
     ap.add_argument("--steps", type=int, default=4)
     ap.add_argument("--budget", type=float, default=900.0)
@@ -241,20 +268,30 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if not args.layer:
         ap.error(f"{args.command} needs --layer (a file written by build)")
+    import os
+
+    load0 = list(os.getloadavg())
     layer = pickle.loads(Path(args.layer).read_bytes())
-    if args.command == "fixed-child":
-        print(json.dumps(fixed_child(args.case, layer, args.step, args.cpu)))
+    if args.command in ("fixed-child", "guided-child"):
+        child = fixed_child if args.command == "fixed-child" else guided_child
+        print(json.dumps(child(args.case, layer, args.step, args.cpu), default=float))
         return 0
-    if args.command == "fixed":
+    if args.command in ("fixed", "guided"):
         if not args.against:
-            ap.error("fixed needs --against (a checkout directory)")
+            ap.error(f"{args.command} needs --against (a checkout directory)")
         res = fixed(args)
     elif args.command == "profile":
         res = profile(args.case, layer, args.step, args.cpu, [float(x) for x in args.marks.split(",")])
     else:
         res = merge_ab(args.case, layer, args.step, args.first, args.cpu, args.order.split(","))
     if args.save:
-        Path(args.save).write_text(json.dumps({"argv": sys.argv[1:], "result": res}, indent=1, default=float))
+        import os
+        import subprocess
+
+        commit = subprocess.run(["git", "-C", str(HERE), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+        Path(args.save).write_text(json.dumps({"argv": sys.argv[1:], "command": "python benchmarks/greedy_late.py "
+                                               + " ".join(sys.argv[1:]), "commit": commit, "load_start": load0,
+                                               "load_end": list(os.getloadavg()), "result": res}, indent=1, default=float))
     return 0
 
 

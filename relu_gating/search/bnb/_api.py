@@ -13,6 +13,7 @@ from relu_gating.patterns import single_thread_blas
 from relu_gating.search.bnb._budget import slowdown
 from relu_gating.search.bnb._search import Search
 from relu_gating.search.bnb._audit import audit_tree
+from relu_gating.search.bnb._collapse import collapse
 from relu_gating.search.bnb._chamber import UNPROVEN_NOTE
 from relu_gating.search.bnb._tree_build import count_kinds, to_nodes
 from relu_gating.search._exact.signs import exact_signs
@@ -139,6 +140,7 @@ def _result(obj: Objective, search: Search, why: str, alpha: float, tol: float, 
             executor: Any = None) -> NeuronResult:
     t0 = time.perf_counter()
     search.stats["slowdown"] = slowdown(search)  # wall over CPU seconds of the search (Search.reserve)
+    search.stats["collapsed"] = collapse(search.root)  # subtrees claiming more than their root's lifted bound
     nodes = to_nodes(search.root)
     search.stats["t_finish"] = time.perf_counter() - t0
     before = [nd[1] if nd[0] == "b" else None for nd in nodes]
