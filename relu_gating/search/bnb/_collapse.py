@@ -38,10 +38,10 @@ def leaf_claim(node: Node) -> float:
     return float(node.claim)
 
 
-def collapse(root: Node) -> int:
+def collapse(root: Node) -> tuple[int, float]:
     """Replace, in place, every split subtree whose leaves claim more than its root's lifted claim by that
     root as a lifted leaf (outermost first: a collapsed node's subtree is gone).  Returns how many were
-    collapsed.  Iterative (a tree may be as deep as ``Phi`` has rows)."""
+    collapsed and the largest leaf claim before.  Iterative (a tree may be as deep as ``Phi`` has rows)."""
     order: list[Node] = []
     stack = [root]
     while stack:  # preorder; children after their parent
@@ -67,4 +67,4 @@ def collapse(root: Node) -> int:
             done += 1
             continue
         stack.extend(node.children)
-    return done
+    return done, float(top[id(root)])
