@@ -176,7 +176,8 @@ def guided_child(case: str, layer: list, step: int, cpu: float) -> dict:
     return {"alpha": float(res.value / res.upper_bound), "value": float(res.value), "u_open": u,
             "upper": float(res.upper_bound), "certified": bool(res.certified), "cpu": spent,
             "nodes": int(st["nodes"]), "replayed": int(st.get("replayed", 0)), "expansions": int(s.expansions),
-            **{k: st.get(k, 0) for k in ("lifted", "lifted_settled", "lifted_plain", "guide_entries")}}
+            **{k: st.get(k, 0) for k in ("lifted", "lifted_settled", "lifted_plain", "guide_entries", "collapsed")},
+            "claim_uncollapsed": st.get("claim_uncollapsed")}
 
 
 def fixed(args) -> list:

@@ -140,7 +140,8 @@ def _result(obj: Objective, search: Search, why: str, alpha: float, tol: float, 
             executor: Any = None) -> NeuronResult:
     t0 = time.perf_counter()
     search.stats["slowdown"] = slowdown(search)  # wall over CPU seconds of the search (Search.reserve)
-    search.stats["collapsed"], search.stats["claim_uncollapsed"] = collapse(search.root)  # (bnb/_collapse.py)
+    if search.stats["lifted_lowered"] + search.stats["lifted_plain_lowered"]:  # else no split node has lifted evidence
+        search.stats["collapsed"], search.stats["claim_uncollapsed"] = collapse(search.root)  # (bnb/_collapse.py)
     nodes = to_nodes(search.root)
     search.stats["t_finish"] = time.perf_counter() - t0
     before = [nd[1] if nd[0] == "b" else None for nd in nodes]

@@ -40,31 +40,28 @@ def leaf_claim(node: Node) -> float:
 
 def collapse(root: Node) -> tuple[int, float]:
     """Replace, in place, every split subtree whose leaves claim more than its root's lifted claim by that
-    root as a lifted leaf (outermost first: a collapsed node's subtree is gone).  Returns how many were
-    collapsed and the largest leaf claim before.  Iterative (a tree may be as deep as ``Phi`` has rows)."""
-    order: list[Node] = []
-    stack = [root]
-    while stack:  # preorder; children after their parent
-        node = stack.pop()
-        order.append(node)
-        if node.kind in ("s", "i"):
-            stack.extend(node.children)
-    top: dict[int, float] = {}
-    for node in reversed(order):  # children before parents: the largest leaf claim below each node
-        if node.kind in ("s", "i"):
-            top[id(node)] = max(top[id(c)] for c in node.children)
-        else:
-            top[id(node)] = leaf_claim(node)
+    root as a lifted leaf, innermost first (an inner node collapsed to its lower claim may spare the node
+    above it).  Returns how many were collapsed and the largest leaf claim before.  One iterative
+    post-order pass (a tree may be as deep as ``Phi`` has rows)."""
     done = 0
-    stack = [root]
+    tops: dict[int, tuple[float, float]] = {}  # id -> (largest leaf claim below, the same after collapsing)
+    stack: list[tuple[Node, bool]] = [(root, False)]
     while stack:
-        node = stack.pop()
+        node, seen = stack.pop()
         if node.kind not in ("s", "i"):
+            c = leaf_claim(node)
+            tops[id(node)] = (c, c)
             continue
-        if node.evidence is not None and len(node.evidence) == 3 and np.isfinite(node.claim) \
-                and top[id(node)] > node.claim:
+        if not seen:
+            stack.append((node, True))
+            stack.extend((kid, False) for kid in node.children)
+            continue
+        below = [tops.pop(id(kid)) for kid in node.children]
+        raw, eff = max(b[0] for b in below), max(b[1] for b in below)
+        ev = node.evidence
+        if ev is not None and len(ev) == 3 and np.isfinite(node.claim) and eff > node.claim:
             node.kind, node.children = "d", []  # its claim and evidence as the search had them before the split
+            eff = float(node.claim)
             done += 1
-            continue
-        stack.extend(node.children)
-    return done, float(top[id(root)])
+        tops[id(node)] = (raw, eff)
+    return done, float(tops[id(root)][0])
