@@ -181,7 +181,8 @@ def guided_child(case: str, layer: list, step: int, cpu: float) -> dict:
 
 
 def fixed(args) -> list:
-    """``fixed_child`` in fresh processes, this checkout and ``--against`` alternately."""
+    """``fixed_child`` (``fixed``) or ``guided_child`` (``guided``) in fresh processes, this checkout and
+    ``--against`` alternately."""
     import os
     import subprocess
 
