@@ -84,35 +84,67 @@ def _least(S: np.ndarray) -> float:
         return float(np.linalg.eigvalsh(S)[0])
 
 
+class _Rows:
+    """The node's constraint rows ``G = [[D, 0], [0, I], [-Q_U, I]]`` (decided rows, ``y_i``, ``y_i - q_i^T v``)
+    scaled to unit norm (``s``, None where a row is zero), applied by their blocks: ``O(p |U| r)`` a product
+    where the dense ``G`` costs ``O(p^2 d)``."""
+
+    def __init__(self, G: np.ndarray, nd: int, u: int) -> None:
+        r = G.shape[1] - u
+        norms = np.linalg.norm(G, axis=1)
+        self.s = 1.0 / norms if np.all(norms > 0) else None
+        self.D, self.Qu, self.nd, self.u, self.r = G[:nd, :r], -G[nd + u:, :r], nd, u, r
+
+    def times(self, F: np.ndarray) -> np.ndarray:
+        """``s G F`` (``p x k``)."""
+        Fv, Fy = F[:self.r], F[self.r:]
+        out = np.concatenate([self.D @ Fv, Fy, Fy - self.Qu @ Fv])
+        return out * self.s[:, None]
+
+    def congruence(self, M: np.ndarray) -> np.ndarray:
+        """``(s G)^T M (s G)`` (``d x d``) for a ``p x p`` ``M``."""
+        nd, u = self.nd, self.u
+        Ms = M * np.outer(self.s, self.s)
+        MG = np.concatenate([Ms[:, :nd] @ self.D - Ms[:, nd + u:] @ self.Qu, Ms[:, nd:nd + u] + Ms[:, nd + u:]], axis=1)
+        return np.concatenate([self.D.T @ MG[:nd] - self.Qu.T @ MG[nd + u:], MG[nd:nd + u] + MG[nd + u:]])
+
+
 def admm_level(A: np.ndarray, B: np.ndarray, G: np.ndarray, u: int, level: float,
                accept: Callable[[np.ndarray, np.ndarray], bool], steps: int = ADMM_STEPS,
-               beta: float = ADMM_BETA) -> tuple[np.ndarray, np.ndarray, int] | None:
+               beta: float = ADMM_BETA, start: tuple[np.ndarray, np.ndarray] | None = None
+               ) -> tuple[np.ndarray, np.ndarray, int] | None:
     """``(N, mu, steps taken)`` that ``accept`` takes (the caller's proof at ``level``), or None.  ``G``'s
     rows are the node's constraint rows as :func:`relu_gating.search.bnb._strong.lifted_parts` builds them:
     the decided rows, then ``y_i`` for the ``u`` undecided rows, then ``y_i - q_i^T v`` in the same order."""
+    p, d = G.shape
+    nd = p - 2 * u
+    rows = _Rows(G, nd, u)
     R = level * B - A
     R = 0.5 * (R + R.T)
     scale = float(np.abs(R).sum(1).max()) or 1.0  # at least the spectral norm
     R = R / scale
-    norms = np.linalg.norm(G, axis=1)
-    if not np.all(norms > 0) or not np.all(np.isfinite(R)):
+    if rows.s is None or not np.all(np.isfinite(R)):
         return None
-    Gh = G / norms[:, None]
-    V, T = np.linalg.qr(Gh)
+    T = np.linalg.qr(rows.s[:, None] * G, mode="r")  # Gh = s G = V T, V orthonormal
     if not np.all(np.abs(np.diag(T)) > 1e-12 * np.abs(T).max()):
         return None  # G not of full column rank: no facial reduction
-    Ti = scipy.linalg.solve_triangular(T, np.eye(T.shape[0]))
-    Rw = V @ (Ti.T @ R @ Ti) @ V.T
-    p = G.shape[0]
-    yi, zi = p - 2 * u + np.arange(u), p - u + np.arange(u)
+    Ti = scipy.linalg.solve_triangular(T, np.eye(d))
+    Tt = Ti.T  # V = Gh T^{-1}: V^T M V = T^{-T} (Gh^T M Gh) T^{-1}
+    V = rows.times(Ti)
+    Rw = V @ (Tt @ R @ Ti) @ V.T  # R = Gh^T Rw Gh
+    yi, zi = nd + np.arange(u), nd + u + np.arange(u)
     free = np.ones((p, p), dtype=bool)
     free[yi, zi] = free[zi, yi] = False
     W, Z = np.zeros((p, p)), np.zeros((p, p))
+    if start is not None:  # multipliers (N, mu) found otherwise: the dual iterate they make
+        L = start[0].copy()
+        L[yi, zi] = L[zi, yi] = 0.5 * start[1]
+        Z = L / np.outer(rows.s, rows.s) / scale - Rw
     best, mark, k = -np.inf, np.inf, 4
     for t in range(1, steps + 1):
-        F, got = _spectraplex(V.T @ (W + Z / beta) @ V, k)
-        k = min(max(2 * F.shape[1], 4), got) if got == V.shape[1] else max(F.shape[1] + 2, 4)
-        VF = V @ F
+        F, got = _spectraplex(Tt @ rows.congruence(W + Z / beta) @ Ti, k)
+        k = min(max(2 * F.shape[1], 4), got) if got == d else max(F.shape[1] + 2, 4)
+        VF = rows.times(Ti @ F)
         VRV = VF @ VF.T
         W = np.where(free, np.maximum(VRV - (Rw + Z) / beta, 0.0), 0.0)
         Z += ADMM_GAMMA * beta * (W - VRV)
@@ -121,9 +153,9 @@ def admm_level(A: np.ndarray, B: np.ndarray, G: np.ndarray, u: int, level: float
         L = Rw + Z
         L = np.where(free, np.maximum(L, 0.0), L)
         L = 0.5 * (L + L.T)
-        lam = _least(R - Gh.T @ L @ Gh)
+        lam = _least(R - rows.congruence(L))
         if lam > 0:
-            Ls = scale * L / np.outer(norms, norms)
+            Ls = scale * L * np.outer(rows.s, rows.s)
             N, mu = np.where(free, Ls, 0.0), 2.0 * Ls[yi, zi]
             if accept(N, mu):
                 return N, mu, t
