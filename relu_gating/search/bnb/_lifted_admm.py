@@ -16,9 +16,10 @@ positive exactly when the level is proven with room.  ADMM splits it into ``R`` 
 of size ``r + |U|`` a step: the projection on the unit-trace PSD matrices) and ``W`` (entrywise: clip
 below at 0, the pairs ``(y_i, z_i)`` set to 0), as for doubly nonnegative relaxations of quadratic
 assignment (Oliveira, Wolkowicz and Xu, 2018).  Its dual iterate ``Z`` gives ``L = R_w + Z`` projected on
-the dual cone, hence ``(N, mu)``.  Measured on iris greedy step 5 (``benchmarks/lifted_level.py``): where
-the projected subgradient steps of :func:`relu_gating.search.bnb._strong.level_order` stall, 30-100 steps
-prove a level the relaxation is far below.
+the dual cone, hence ``(N, mu)``.  Measured on iris greedy steps 5, 6 and 8 (``benchmarks/lifted_level.py``;
+docs/branch-and-bound.md, "ADMM at the level"): on nodes of 40-80 undecided rows where the first-order steps
+of :mod:`relu_gating.search.bnb._strong` fail, it proves the level on 24 of 38, 25 of 40 and 25 of 40, in about
+40 ms (20-60 steps); the search does not use it by default (``_strong.LEVEL_ADMM``: it did not pay at equal CPU).
 
 Nothing here is trusted: the caller's ``accept`` (``_strong.proven_at``) decides, and the checker
 (:mod:`relu_gating.search.proofs._lifted`) tests the evidence again.
@@ -86,13 +87,14 @@ def _least(S: np.ndarray) -> float:
 
 class _Rows:
     """The node's constraint rows ``G = [[D, 0], [0, I], [-Q_U, I]]`` (decided rows, ``y_i``, ``y_i - q_i^T v``)
-    scaled to unit norm (``s``, None where a row is zero), applied by their blocks: ``O(p |U| r)`` a product
+    scaled to unit norm (``s``; ``ok`` False where a row is zero), applied by their blocks: ``O(p |U| r)`` a product
     where the dense ``G`` costs ``O(p^2 d)``."""
 
     def __init__(self, G: np.ndarray, nd: int, u: int) -> None:
         r = G.shape[1] - u
         norms = np.linalg.norm(G, axis=1)
-        self.s = 1.0 / norms if np.all(norms > 0) else None
+        self.ok = bool(np.all(norms > 0))
+        self.s = 1.0 / np.where(norms > 0, norms, 1.0)
         self.D, self.Qu, self.nd, self.u, self.r = G[:nd, :r], -G[nd + u:, :r], nd, u, r
 
     def times(self, F: np.ndarray) -> np.ndarray:
@@ -111,8 +113,7 @@ class _Rows:
 
 def admm_level(A: np.ndarray, B: np.ndarray, G: np.ndarray, u: int, level: float,
                accept: Callable[[np.ndarray, np.ndarray], bool], steps: int = ADMM_STEPS,
-               beta: float = ADMM_BETA, start: tuple[np.ndarray, np.ndarray] | None = None
-               ) -> tuple[np.ndarray, np.ndarray, int] | None:
+               beta: float = ADMM_BETA) -> tuple[np.ndarray, np.ndarray, int] | None:
     """``(N, mu, steps taken)`` that ``accept`` takes (the caller's proof at ``level``), or None.  ``G``'s
     rows are the node's constraint rows as :func:`relu_gating.search.bnb._strong.lifted_parts` builds them:
     the decided rows, then ``y_i`` for the ``u`` undecided rows, then ``y_i - q_i^T v`` in the same order."""
@@ -123,7 +124,7 @@ def admm_level(A: np.ndarray, B: np.ndarray, G: np.ndarray, u: int, level: float
     R = 0.5 * (R + R.T)
     scale = float(np.abs(R).sum(1).max()) or 1.0  # at least the spectral norm
     R = R / scale
-    if rows.s is None or not np.all(np.isfinite(R)):
+    if not rows.ok or not np.all(np.isfinite(R)):
         return None
     T = np.linalg.qr(rows.s[:, None] * G, mode="r")  # Gh = s G = V T, V orthonormal
     if not np.all(np.abs(np.diag(T)) > 1e-12 * np.abs(T).max()):
@@ -136,10 +137,6 @@ def admm_level(A: np.ndarray, B: np.ndarray, G: np.ndarray, u: int, level: float
     free = np.ones((p, p), dtype=bool)
     free[yi, zi] = free[zi, yi] = False
     W, Z = np.zeros((p, p)), np.zeros((p, p))
-    if start is not None:  # multipliers (N, mu) found otherwise: the dual iterate they make
-        L = start[0].copy()
-        L[yi, zi] = L[zi, yi] = 0.5 * start[1]
-        Z = L / np.outer(rows.s, rows.s) / scale - Rw
     best, mark, k = -np.inf, np.inf, 4
     for t in range(1, steps + 1):
         F, got = _spectraplex(Tt @ rows.congruence(W + Z / beta) @ Ti, k)

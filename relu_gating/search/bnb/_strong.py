@@ -491,11 +491,11 @@ def strong_bound(Q: np.ndarray, M: np.ndarray, QH: np.ndarray | None, signs: np.
             if u <= level:
                 return u, (dec, compact(N), mult[1])
         if LEVEL_ADMM and U.size > CLARABEL_MAX_UNDECIDED:
-            got = admm_level(A, B, G, U.size, aim, lambda N, mu: proven_at(A, B, G, C, N, mu, aim) <= level)
-            if got is not None:
-                u, N = sparsify(A, B, G, C, got[0], got[1], level, at=aim)
+            admm = admm_level(A, B, G, U.size, aim, lambda N, mu: proven_at(A, B, G, C, N, mu, aim) <= level)
+            if admm is not None:
+                u, N = sparsify(A, B, G, C, admm[0], admm[1], level, at=aim)
                 if u <= level:
-                    return u, (dec, compact(N), got[1])
+                    return u, (dec, compact(N), admm[1])
     if U.size <= CLARABEL_MAX_UNDECIDED:
         solved = _solve(A, B, G, C.dense() if isinstance(C, Comp) else C)
         if solved is not None:
