@@ -41,7 +41,8 @@ ADMM_CHECK = 10
 #: Every ``ADMM_STALL`` steps the deficit (minus the best least eigenvalue) must have shrunk to ``ADMM_SHRINK``
 #: of what it was, else the steps stop (the relaxation is near or above the level: the node is split instead).
 ADMM_STALL, ADMM_SHRINK = 40, 0.5
-#: The penalty of the augmented Lagrangian, with the slack scaled to spectral norm 1 and ``G``'s rows to norm 1.
+#: The penalty of the augmented Lagrangian, with ``level B - A`` scaled by its largest absolute row sum (at least
+#: its spectral norm) and ``G``'s rows to norm 1.
 ADMM_BETA = 1.0
 #: The dual step (Fortin and Glowinski's (1 + sqrt 5) / 2 times the penalty).
 ADMM_GAMMA = 1.618
