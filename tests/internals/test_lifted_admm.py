@@ -142,7 +142,7 @@ def test_forged_admm_multipliers_are_refused(failing_nodes):
         Q, M, QH, signs, zero, V, level = node
         dec, A, B, G, C, U = _pieces(node)
         aim = level - _strong.FO_AIM * abs(level)
-        assert _lifted_admm.admm_level(A, B, G, U.size, aim, lambda N, mu: False) is None
+        assert _lifted_admm.admm_level(A, B, G, U.size, aim, lambda N, mu: False, steps=40) is None
         got = _admm(A, B, G, C, U, aim, level)
         if got is None:
             continue
@@ -162,6 +162,7 @@ def test_forged_admm_multipliers_are_refused(failing_nodes):
     assert forged >= 2
 
 
+@pytest.mark.slow  # a search with ADMM on (not the default): its CPU, not the fixture's
 def test_strong_bound_with_admm_settles_more_and_its_trees_verify(failing_nodes, monkeypatch):
     """``strong_bound`` with ADMM after the first-order steps (the default) settles at least what it settled
     without, here more, each accepted by the checker; the search with it certifies the same value as
