@@ -20,6 +20,9 @@ Run::
     python benchmarks/relax_gap.py --layer /tmp/layer4.pkl --step 5 --cpu 30 --nodes 12
     python benchmarks/relax_gap.py --case bc-pca5-n200 --cpu 30 --nodes 8 --lo 60 --hi 128
     python benchmarks/relax_gap.py --layer /tmp/layer4.pkl --step 5 --cpu 12 --nodes 3 --lo 40 --hi 64 --failing
+
+``--dump nodes.pkl`` saves the recorded nodes; ``--nodes-from nodes.pkl`` studies them again without a search
+(``benchmarks/lifted_level.py`` measures solvers on the same files).
 """
 
 from __future__ import annotations
@@ -190,16 +193,31 @@ def main(argv=None) -> int:
     ap.add_argument("--all", action="store_true", help="also the SDP with every decided row")
     ap.add_argument("--failing", action="store_true", help="only nodes the first-order multipliers did not settle")
     ap.add_argument("--save")
+    ap.add_argument("--dump", help="pickle the recorded nodes (signs, interior points, level) here")
+    ap.add_argument("--nodes-from", help="study the nodes a former --dump saved instead of searching")
     args = ap.parse_args(argv)
     from relu_gating.patterns import single_thread_blas
 
-    s, rec = collect(args)
+    if args.nodes_from:  # the nodes a former run dumped (same layer, step and case): no search
+        s = _search(args)
+        saved = pickle.loads(Path(args.nodes_from).read_bytes())
+        rec, s.best_value = saved["rec"], saved["best"]
+    else:
+        s, rec = collect(args)
+    if args.dump:
+        Path(args.dump).write_bytes(pickle.dumps({"rec": rec, "best": float(s.best_value), "args": vars(args)}))
     print(json.dumps({"tries": len(rec), "best": float(s.best_value), "expansions": s.expansions,
                       "in_band": sum(args.lo <= r[0] <= args.hi for r in rec)}), flush=True)
     with single_thread_blas():
         rows = study(s, rec, args)
     if args.save:
-        Path(args.save).write_text(json.dumps({"args": vars(args), "rows": rows}, indent=1))
+        import os
+        import subprocess
+
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True,
+                                text=True).stdout.strip()
+        Path(args.save).write_text(json.dumps({"commit": commit, "command": " ".join(sys.argv),
+                                               "load": os.getloadavg(), "args": vars(args), "rows": rows}, indent=1))
     return 0
 
 

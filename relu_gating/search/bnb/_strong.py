@@ -46,6 +46,7 @@ import scipy.linalg
 import scipy.sparse as sp
 
 from relu_gating._inputs.scaling import unit_rows
+from relu_gating.search.bnb._lifted_admm import admm_level
 
 __all__ = ["lifted", "lifted_parts", "Comp", "plain", "strong_bound", "first_order", "level_order", "proven_at", "sparsify", "compact", "MAX_UNDECIDED", "N_DECIDED"]
 
@@ -95,6 +96,13 @@ SPARSE_FRACTIONS = (0.3, 0.1, 0.03, 0.01, 0.0)
 STRUCTURED = True
 #: The steps compute only the top eigenpair (:func:`_top`); False: the whole ``eigh`` (before).
 TOP_ONLY = True
+#: Where the first-order steps do not prove the level on a node beyond Clarabel's sizes, ADMM on the
+#: relaxation's primal (:func:`relu_gating.search.bnb._lifted_admm.admm_level`) tries next (True), or not
+#: (False, the default).  Measured on iris greedy step 5 (docs/branch-and-bound.md, "ADMM at the level"): it
+#: settles 24 of 38 nodes of 40-80 undecided rows the first-order steps left (25 of 40 at steps 6 and 8), at
+#: about 40 ms a settled try and 90 ms a failed one, but the search with it reached a lower alpha at equal CPU
+#: in all 5 pairs (45-60 CPU s): not adopted; a switch for ``benchmarks/lifted_level.py`` and the tests.
+LEVEL_ADMM = False
 #: Decided rows used (those nearest the node's interior points; any subset is valid).
 N_DECIDED = 12
 _SQRT2 = float(np.sqrt(2.0))
@@ -482,6 +490,12 @@ def strong_bound(Q: np.ndarray, M: np.ndarray, QH: np.ndarray | None, signs: np.
             u, N = sparsify(A, B, G, C, mult[0], mult[1], level, at=aim)
             if u <= level:
                 return u, (dec, compact(N), mult[1])
+        if LEVEL_ADMM and U.size > CLARABEL_MAX_UNDECIDED:
+            admm = admm_level(A, B, G, U.size, aim, lambda N, mu: proven_at(A, B, G, C, N, mu, aim) <= level)
+            if admm is not None:
+                u, N = sparsify(A, B, G, C, admm[0], admm[1], level, at=aim)
+                if u <= level:
+                    return u, (dec, compact(N), admm[1])
     if U.size <= CLARABEL_MAX_UNDECIDED:
         solved = _solve(A, B, G, C.dense() if isinstance(C, Comp) else C)
         if solved is not None:
