@@ -34,7 +34,7 @@ from relu_gating.checker._limits import limits
 from relu_gating.checker._problem import StatedProblem, pow2_scales
 from relu_gating.checker._rational import solve
 from relu_gating.checker._read import as_int, multipliers, rational
-from relu_gating.checker._whiten import WHITEN_ABOVE, basis, basis_whitened, in_range
+from relu_gating.checker._whiten import WHITEN_ABOVE, basis, basis_whitened
 from relu_gating.errors import CertificateError, InputError
 
 __all__ = ["walk", "node_bound", "PART", "PARALLEL_NODES"]
@@ -58,61 +58,36 @@ class _Node:
         n, K = P.M.shape
         self.form = (allow(n, K + P.Phi_r.shape[1] + (0 if P.QH is None else P.QH.shape[1])) * (3 * self.trM + 1)
                      + 6 * P.d_M * (fro(P.U) + P.d_M))
-        self.cap = cap_bound(P)
-        self.lim = limits(P)
-        self.caps: list = [-np.inf, np.inf]  # exact mode: the largest claim refuted and the least proven as the cap
+        # exact mode's caps: the largest claim refuted and the least proven as the cap
+        self.cap, self.lim, self.caps = cap_bound(P), limits(P), [-np.inf, np.inf]
         # every row of H the same (the bias): H's rows on a block are that row repeated, their basis a function of the
-        # block's size (kept: the - block's basis is the node bound's largest cost); the same floats as computed anew
-        self.same_rows = self.Hs is not None and bool(np.all(self.Hs == self.Hs[:1]))
-        self.bases: dict = {}
-        self.kept = 0
-        self.plus_scale = not (in_range(P.Phi_r) and (self.Hp is None or in_range(self.Hp)))
+        # block's size, kept (the - block's basis was the node bound's largest cost); the same floats as anew
+        self.same_rows, self.bases, self.kept = self.Hs is not None and bool(np.all(self.Hs == self.Hs[:1])), {}, 0
+        self.scale = not all(((a := np.abs(X[X != 0])) > 2.0**-400).all() and (a < 2.0**400).all() for X in (P.Phi_r, self.Hs)
+                             if X is not None)  # else no column of a block's rows is scaled
 
-    def plus_basis(self, X: np.ndarray) -> tuple[np.ndarray, float]:
-        """:func:`_basis_of` of the + block's ``X`` (rows of ``Phi_r`` and of ``Hp``): no column scaled where
-        :func:`~relu_gating.checker._whiten.in_range` shows none can be."""
-        return _basis_of(X, self.plus_scale)
-
-    def same_rows_basis(self, X: np.ndarray) -> tuple[np.ndarray, float]:
-        """:func:`_basis_of` of ``X``, rows of ``H`` on a block when :attr:`same_rows` (so ``X`` is its first row
-        repeated): kept by ``X``'s size while the kept bases hold at most :data:`SAME_ROWS_KEPT` floats."""
-        got = self.bases.get(X.shape)
-        if got is None:
-            got = _basis_of(X)
-            if self.kept + X.size <= SAME_ROWS_KEPT:
-                self.bases[X.shape], self.kept = got, self.kept + X.size
-        return got
+    def basis(self, X: np.ndarray, kept: bool = False) -> tuple[np.ndarray, float]:
+        """An orthonormal basis ``O`` of ``col(X)`` and the proven ``eta >= ||P_X - O O^T||`` (the SVD's, or the
+        whitened one's where that proves less); ``kept``: by ``X``'s shape (rows of ``H`` when :attr:`same_rows`),
+        while the kept bases hold at most ``2^22`` floats (32 MB: bounded by the problem)."""
+        O, eta = self.bases[X.shape] if kept and X.shape in self.bases else basis(X, self.scale)
+        if eta >= 0.5 * WHITEN_ABOVE:  # an ill-conditioned X: the same column space from a better basis (kept: no better)
+            O2, eta2 = basis_whitened(X)
+            O, eta = (O2, eta2) if eta2 < eta else (O, eta)
+        if kept and X.shape not in self.bases and self.kept + X.size <= 1 << 22:
+            self.bases[X.shape], self.kept = (O, eta), self.kept + X.size
+        return O, eta
 
 
-def _basis_of(X: np.ndarray, scale: bool = True) -> tuple[np.ndarray, float]:
-    """An orthonormal basis ``O`` of ``col(X)`` and the proven ``eta >= ||P_X - O O^T||`` (the SVD's, or the
-    whitened one's where that proves less; ``scale``: as :func:`relu_gating.checker._whiten.basis`)."""
-    O, eta = basis(X, scale)
-    if eta >= 0.5 * WHITEN_ABOVE:  # an ill-conditioned X: the same column space from a better basis
-        O2, eta2 = basis_whitened(X)
-        O, eta = (O2, eta2) if eta2 < eta else (O, eta)
-    return O, eta
-
-
-#: Floats of the bases :meth:`_Node.same_rows_basis` keeps (32 MB): past it, each is computed again.
-SAME_ROWS_KEPT = 1 << 22
-
-
-def _complement(Mb: np.ndarray, X: np.ndarray | None, of: Any = _basis_of) -> tuple[np.ndarray, float]:
-    """``M_b^T (I - O O^T) M_b`` in a block of coordinates (``O, eta = of(X)``: an orthonormal basis of
-    ``col(X)``, from its SVD, and the proven ``eta >= ||P_X - O O^T||``); ``(0, 0)`` when empty or no ``eta < 1``
-    is proven (valid)."""
+def _complement(Mb: np.ndarray, X: np.ndarray | None, N: _Node, kept: bool = False) -> tuple[np.ndarray, float]:
+    """``M_b^T (I - O O^T) M_b`` in a block of coordinates (``O`` from the SVD of ``X``, :meth:`_Node.basis`) and the
+    proven ``eta >= ||P_X - O O^T||``; ``(0, 0)`` when empty or no ``eta < 1`` is proven (valid)."""
     K = Mb.shape[1]
-    if Mb.shape[0] == 0:
-        return np.zeros((K, K)), 0.0
-    if X is None or X.shape[1] == 0:
+    if Mb.shape[0] and (X is None or X.shape[1] == 0):
         return Mb.T @ Mb, 0.0
-    k, c = X.shape
-    if k <= c:
+    if Mb.shape[0] == 0 or X.shape[0] <= X.shape[1] or not (got := N.basis(X, kept))[1] < 1.0:  # (fewer rows than columns)
         return np.zeros((K, K)), 0.0
-    O, eta = of(X)
-    if not eta < 1.0:
-        return np.zeros((K, K)), 0.0
+    O, eta = got
     C = Mb.T @ O
     return Mb.T @ Mb - C @ C.T, eta
 
@@ -122,9 +97,9 @@ def node_bound(N: _Node, signs: np.ndarray) -> float:
     the least over keeping or dropping each block (dropping one is valid and sheds its ``eta``)."""
     P = N.P
     plus, minus = (signs > 0) & ~N.zero, (signs < 0) | N.zero
-    Cm, em = _complement(P.M[minus], None if N.Hs is None else N.Hs[minus], N.same_rows_basis if N.same_rows else _basis_of)
+    Cm, em = _complement(P.M[minus], None if N.Hs is None else N.Hs[minus], N, N.same_rows)
     Xp = P.Phi_r[plus] if N.Hp is None else np.hstack([P.Phi_r[plus], (Hb := N.Hp[plus])[:, np.any(Hb != 0, 0)]])
-    Cp, ep = _complement(P.M[plus], Xp, N.plus_basis)
+    Cp, ep = _complement(P.M[plus], Xp, N)
     T = N.MtM - np.stack([Cm + Cp, Cm, Cp, 0.0 * Cm])  # the four choices' eigenvalues in one call
     top = np.linalg.eigvalsh(0.5 * (T + T.transpose(0, 2, 1)))[:, -1].tolist()
     return min(lam + eta * N.trM + N.form for lam, eta in zip(top, (max(em, ep), em, ep, 0.0)))
@@ -144,17 +119,12 @@ def _multipliers(N: Any, p: int) -> np.ndarray:
         raise ValueError("malformed sparse multipliers")
     e = np.asarray(ent if isinstance(ent, np.ndarray) else flat, dtype=float).reshape(-1, 3)
     i, j = np.sort(e[:, :2], axis=1).T  # a pair named twice, an index off the range or not an integer: refused
-    if not (np.all(np.isfinite(e)) and np.all(e[:, :2] % 1 == 0) and np.all((i >= 0) & (j < p)) and _distinct(i * p + j)):
+    if not (np.all(np.isfinite(e)) and np.all(e[:, :2] % 1 == 0) and np.all((i >= 0) & (j < p))
+            and np.unique(i * p + j).size == i.size):
         raise ValueError("malformed sparse multipliers")
     out, (i, j) = np.zeros((p, p)), (i.astype(np.int64), j.astype(np.int64))
     out[i, j] = out[j, i] = e[:, 2]
     return out
-
-
-def _distinct(key: np.ndarray) -> bool:
-    """Whether the integral floats ``key`` are pairwise distinct: strictly increasing (the writer's order, one
-    pass), else by sorting them."""
-    return bool(np.all(key[1:] > key[:-1])) or np.unique(key).size == key.size
 
 
 def _packed(N: dict, p: int) -> dict:
@@ -183,8 +153,7 @@ def _lifted_evidence(n: int, signs: np.ndarray, zero: np.ndarray, claim: float, 
         return None
     N = _packed(N, len(dec) + 2 * und.size) if isinstance(N, dict) and sorted(N) == ["kl", "p", "v"] else N
     try:
-        dec = np.asarray(dec, dtype=np.int64).reshape(-1)
-        mu = np.asarray(mu, dtype=float).reshape(-1)
+        dec, mu = np.asarray(dec, dtype=np.int64).reshape(-1), np.asarray(mu, dtype=float).reshape(-1)
         N = _multipliers(N, dec.size + 2 * und.size)
     except (TypeError, ValueError, OverflowError):
         return None
@@ -231,19 +200,6 @@ def lifted_bound(P: StatedProblem, signs: np.ndarray, zero: np.ndarray, claim: f
     return float(claim) if float(np.linalg.eigvalsh(0.5 * (slack + slack.T))[0]) > allowance else np.inf
 
 
-def _inverses(A: np.ndarray) -> np.ndarray | None:
-    """The inverses of a stack of square systems, ``nan`` for those whose determinant is 0 (which only chooses
-    the systems floats try: ``delta`` decides the rest); None where a pivot the determinant's factorisation
-    did not meet stops the inverse again (then floats try none)."""
-    sing = np.linalg.det(A) == 0
-    try:
-        X = np.linalg.inv(np.where(sing[:, None, None], np.eye(A.shape[1]), A))
-    except np.linalg.LinAlgError:
-        return None
-    X[sing] = np.nan
-    return X
-
-
 def _implied_float(A: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Signs of the solutions of a stack of square systems ``A y = b`` (c, r, r), (c, r): 1 all
     positive, -1 one negative, 0 undecided; from ``X ~ A^{-1}`` with ``delta >= ||I - X A||_inf <
@@ -252,17 +208,17 @@ def _implied_float(A: np.ndarray, b: np.ndarray) -> np.ndarray:
     out = np.zeros(c, dtype=np.int8)
     with np.errstate(all="ignore"):
         fine = (np.abs(A).max(axis=(1, 2)) < 1e150) & (np.abs(b).max(axis=1) < 1e150)  # (nan, inf: False)
+        # only chooses which systems floats try (an exactly singular one would stop the batch's inverse; delta
+        # below decides the rest): a determinant, 8x cheaper than the singular values it replaced
+        fine &= np.linalg.det(np.where(fine[:, None, None], A, np.eye(r))) != 0
         idx = np.flatnonzero(fine)
         if idx.size == 0:
             return out
         A, b = A[idx], b[idx]
-        try:  # the batch's inverse (each system's own factorisation: the same floats in any batch)
+        try:
             X = np.linalg.inv(A)
-        except np.linalg.LinAlgError:  # an exactly singular system stops it: those left out, then tried again
-            if (X := _inverses(A)) is None:
-                return out
-            keep = np.isfinite(X).all(axis=(1, 2))
-            A, b, X, idx = A[keep], b[keep], X[keep], idx[keep]
+        except np.linalg.LinAlgError:  # a pivot the determinant's factorisation did not meet: those go exact
+            return out
         aX, aA, XA = np.abs(X), np.abs(A), X @ A  # (row sums and products by vectors as einsum: 3-4x faster)
         XA.reshape(idx.size, -1)[:, ::r + 1] -= 1.0  # X A - I (a broadcast identity costs 5x the product)
         delta = 2.0 * (np.einsum("kij->ki", np.abs(XA)).max(axis=1)
@@ -297,9 +253,8 @@ def implied(P: StatedProblem, claims: list, exact: bool) -> int | None:
     if sq and not exact:
         cl = claims if len(sq) == len(claims) else [claims[k] for k in sq]
         _, i, s, rows, rs = zip(*cl)
-        c = len(cl)  # (flat from iterators: 3x faster than from the lists of lists)
-        R = P.Phi_r[np.fromiter(chain.from_iterable(rows), np.int64, c * r)].reshape(c, r, r)
-        A = np.transpose(np.fromiter(chain.from_iterable(rs), float, c * r).reshape(c, r, 1) * R, (0, 2, 1))
+        A = np.transpose(np.fromiter(chain.from_iterable(rs), float).reshape(-1, r, 1) * P.Phi_r[np.fromiter(  # (flat from
+            chain.from_iterable(rows), np.int64)].reshape(-1, r, r), (0, 2, 1))  # iterators: 3x faster than from lists of lists)
         dec[sq] = _implied_float(A, np.array(s, dtype=float)[:, None] * P.Phi_r[list(i)])
     for k in np.flatnonzero(dec <= 0).tolist():  # in order: the first failing node is the one named
         node, i, s, rows, rs = claims[k]
@@ -342,8 +297,7 @@ def _leaf(node: list, signs: np.ndarray, N: _Node, exact: bool) -> tuple[float, 
             raise CertificateError(f"malformed chamber leaf: {type(exc).__name__}: {str(exc)[:80]}") from None
         if np.unique(rows).size != rows.size:
             raise CertificateError("malformed chamber leaf: its rows repeat a row")
-        Nm = multipliers(node[3], rows.size, "a chamber leaf", N.lim.digits)  # malformed: refused
-        ev = {0: (rows, Nm)}
+        ev = {0: (rows, multipliers(node[3], rows.size, "a chamber leaf", N.lim.digits))}  # malformed: refused
         proven = min(proven, float(prove(P, mask[None], np.array([claim]), ev, np.zeros(1, bool), exact)[0]))
     if kind == "d" and exact and proven > claim and len(node) == 5:
         from relu_gating.checker._tree_exact import exact_lifted
@@ -416,30 +370,20 @@ def walk(nodes: Any, P: StatedProblem, exact: bool = False, start: Any = None, w
         return walk_in_parts(nodes, P, exact, workers, walk, PART)
     signs = np.where(N.zero, -1, 0 if start is None else np.asarray(start)).astype(np.int8)
     sg, n = signs.tolist(), P.n  # the signs as a list too: the walk reads single entries (numpy's cost 10x)
-    # the way back, newest last: j >= 0 sets row j undecided again (its subtree walked), ~j < 0 visits the - child of
-    # the split on row j (its sign then -1); while ``down`` the next node is the child of the last (nothing pushed)
-    back: list[int] = []
-    pos, leaves, reasons, pending, down = 0, [], [], [], True
-    n_split = n_implied = n_leaves = 0
-    while not reasons:
-        if not down:  # a leaf (or a part) walked: back to the nearest split whose - child is due; none: all walked
-            while back:
-                j = back.pop()
-                if j >= 0:
-                    signs[j] = sg[j] = 0
-                    continue
-                signs[~j] = sg[~j] = -1
-                down = True
-                break
-            if not down:
-                break
+    stack: list = [("visit",)]
+    pos, leaves, reasons, pending = 0, [], [], []
+    counts = {"split": 0, "implied": 0, "leaves": 0}
+    while stack and not reasons:
+        task = stack.pop()
+        if task[0] == "set":
+            signs[task[1]] = sg[task[1]] = task[2]
+            continue
         if pos >= len(nodes):
             reasons.append("tree is truncated: a split or implied node lacks a child")
             break
         node, idx = nodes[pos], pos
         pos += 1
         if node is PART:
-            down = False
             continue
         kind = node[0] if isinstance(node, list) and node else None
         if kind in ("s", "i"):
@@ -449,8 +393,8 @@ def walk(nodes: Any, P: StatedProblem, exact: bool = False, start: Any = None, w
             if sg[i] != 0:
                 reasons.append(f"node {idx}: row {i} is not an undecided row of its node")
             elif kind == "s":  # the + child next (its sign set now), then the - child, then undecided again
-                n_split += 1
-                back += (i, ~i)
+                counts["split"] += 1
+                stack += [("set", i, 0), ("visit",), ("set", i, -1), ("visit",)]
                 signs[i] = sg[i] = 1
             else:
                 s = node[2] if len(node) == 4 else None
@@ -459,22 +403,20 @@ def walk(nodes: Any, P: StatedProblem, exact: bool = False, start: Any = None, w
                 if type(s) is not int or s not in (1, -1) or not rows or 0 in rs or i in rows or len(set(rows)) < len(rows):
                     reasons.append(f"node {idx}: the implied sign of row {i} is not proven by its Farkas rows")
                     break
-                pending.append((idx, i, s, rows, rs))
+                pending.append((idx, i, int(s), rows, rs))
                 if len(pending) >= FARKAS_BATCH:
                     reasons += _failed(P, pending, exact)
-                n_implied += 1
-                back.append(i)
+                counts["implied"] += 1
+                stack += [("set", i, 0), ("visit",)]
                 signs[i] = sg[i] = s
         elif kind in ("b", "c", "d", "x"):
-            n_leaves += 1
+            counts["leaves"] += 1
             claim, proven, why = _leaf(node, signs, N, exact)
             if why:
                 reasons.append(f"node {idx}: {why}")
             leaves.append((idx, claim, proven))
-            down = False
         else:
             reasons.append(f"node {idx}: unknown node {node!r:.40}")
-    counts = {"split": n_split, "implied": n_implied, "leaves": n_leaves}
     if not reasons:
         reasons += _failed(P, pending, exact)
     if not reasons and pos != len(nodes):

@@ -8,7 +8,7 @@ import numpy as np
 from relu_gating.checker._constants import EPS
 from relu_gating.checker._floats import fro, gamma, projector_gap
 
-__all__ = ["WHITEN_ABOVE", "basis", "basis_whitened", "matmul2", "in_range"]
+__all__ = ["WHITEN_ABOVE", "basis", "basis_whitened", "matmul2"]
 
 #: Above this proven projector gap, the checker also tries the whitened basis of
 #: :func:`basis_whitened` (a choice of where to look, never a decision: both gaps are proven).
@@ -27,16 +27,9 @@ def _pow2_columns(X: np.ndarray) -> np.ndarray:
         return np.where(np.all(np.ldexp(Y, -k) == X, axis=0), Y, X)  # exact columns only
 
 
-def in_range(X: np.ndarray) -> bool:
-    """Whether every nonzero entry of ``X`` lies within ``2^±400`` (then no column of any rows of ``X`` is
-    scaled by :func:`basis`: their largest entries are 0 or within it)."""
-    a = np.abs(X[X != 0])
-    return bool(np.all((a > 2.0**-400) & (a < 2.0**400)))
-
-
 def basis(X: np.ndarray, scale: bool = True) -> tuple[np.ndarray, float]:
     """An orthonormal basis ``O`` of ``col(X)`` (SVD of ``X``, columns beyond ``2^±400`` scaled exactly by
-    powers of two; ``scale=False`` where no column is: :func:`in_range` of rows holding ``X``'s) and the proven
+    powers of two; ``scale=False`` where no column can be: every nonzero entry within ``2^±400``) and the proven
     ``eta >= ||P_X - O O^T||`` (inf: none)."""
     X = _pow2_columns(X) if scale else X
     O, sv, Vt = np.linalg.svd(X, full_matrices=False)
