@@ -8,9 +8,15 @@ process that reads the JSON file (what ``real.py``'s ``t_verify`` times); the CP
 serial walk (``workers=1``) are timed in the same children.  Printed: median wall and CPU seconds of
 each, and the search's wall for the ratio.  Both must give the same report (valid, alpha proven).
 
+A stored certificate instead (``--cert CERT.json --input IN.npz`` with ``Phi`` and ``U``, ``--search`` the
+seconds of the search that made it, for the ratio): verified as the cases' are, ``--save`` writing the runs,
+the medians, this checkout's commit, the command and the load as JSON.
+
 Run::
 
     python benchmarks/verify_against.py --against HEAD~1 --cases bc-pca3 --repeats 3
+    python benchmarks/verify_against.py --against main --cert /tmp/bcpca5.json --input /tmp/bcpca5_in.npz \
+        --search 444.1 --repeats 3 --save benchmarks/results/verify_against_bcpca5.json
 """
 
 from __future__ import annotations
@@ -63,6 +69,48 @@ def make(case: str, budget: float, tmp: Path) -> tuple[str, str, float, int]:
     return str(path), str(data), search, int(res.n_nodes)
 
 
+def alternate(other: Path, path: str, data: str, repeats: int) -> dict:
+    """``repeats`` verifies of ``path`` by each checkout, alternating (the other first on even rounds)."""
+    from real import in_child_script
+
+    runs: dict = {"against": [], "now": []}
+    for k in range(repeats):
+        order = [("against", other), ("now", HERE.parent)] if k % 2 == 0 else [("now", HERE.parent), ("against", other)]
+        for name, root in order:
+            runs[name].append(dict(in_child_script(root, HERE / "verify_against.py", ["--child", path, data], 1800),
+                                   load1=os.getloadavg()[0]))
+    for name in runs:
+        bad = [r for r in runs[name] if "error" in r or not r["same"]]
+        assert not bad, (name, bad)
+    assert len({(r["valid"], r["alpha"]) for r in runs["now"] + runs["against"]}) == 1, runs
+    return runs
+
+
+def stored(args, argv) -> None:
+    """The stored certificate ``--cert``: both checkouts alternating, the medians printed (and saved)."""
+    import subprocess
+
+    from real import checkout
+
+    load = os.getloadavg()
+    with checkout(args.against) as other:
+        runs = alternate(other, args.cert, args.input, args.repeats)
+    med = {n: {k: statistics.median(r[k] for r in v) for k in ("wall", "cpu_serial")} for n, v in runs.items()}
+    print(f"load {load} -> {os.getloadavg()}")
+    for n, m in med.items():
+        print(f"{n}: verify wall {m['wall']:.2f} s (/ search {m['wall'] / args.search:.3f}), serial CPU {m['cpu_serial']:.2f} s")
+    print(f"now / against: wall {med['now']['wall'] / med['against']['wall']:.3f}, "
+          f"serial CPU {med['now']['cpu_serial'] / med['against']['cpu_serial']:.3f}")
+    if args.save:
+        git = ["git", "-C", str(HERE.parent), "rev-parse", "--short"]
+        rec = {"commit": subprocess.run(git + ["HEAD"], capture_output=True, text=True).stdout.strip(),
+               "against": subprocess.run(git + [args.against], capture_output=True, text=True).stdout.strip(),
+               "command": "python benchmarks/verify_against.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+               "load_start": load, "load_end": os.getloadavg(), "search_seconds": args.search,
+               "medians": med, "runs": runs}
+        Path(args.save).write_text(json.dumps(rec, indent=1))
+
+
 def main(argv=None) -> None:
     from real import checkout, in_child_script
 
@@ -71,10 +119,17 @@ def main(argv=None) -> None:
     ap.add_argument("--cases", default="bc-pca3")
     ap.add_argument("--budget", type=float, default=120.0)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--cert", help="a stored tree certificate (JSON) instead of --cases")
+    ap.add_argument("--input", help="with --cert: an .npz holding Phi and U")
+    ap.add_argument("--search", type=float, default=float("nan"), help="with --cert: the search's seconds")
+    ap.add_argument("--save", help="with --cert: write the runs and medians here (JSON)")
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
         print(json.dumps(child(*args.child)))
+        return
+    if args.cert:
+        stored(args, argv)
         return
     print(f"load {os.getloadavg()}")
     print("| case | nodes | search s | verify s (against) | verify s (now) | serial CPU s (against) | serial CPU s (now) "

@@ -27,10 +27,11 @@ def _pow2_columns(X: np.ndarray) -> np.ndarray:
         return np.where(np.all(np.ldexp(Y, -k) == X, axis=0), Y, X)  # exact columns only
 
 
-def basis(X: np.ndarray) -> tuple[np.ndarray, float]:
+def basis(X: np.ndarray, scale: bool = True) -> tuple[np.ndarray, float]:
     """An orthonormal basis ``O`` of ``col(X)`` (SVD of ``X``, columns beyond ``2^±400`` scaled exactly by
-    powers of two) and the proven ``eta >= ||P_X - O O^T||`` (inf: none)."""
-    X = _pow2_columns(X)
+    powers of two; ``scale=False`` where no column can be: every nonzero entry within ``2^±400``) and the proven
+    ``eta >= ||P_X - O O^T||`` (inf: none)."""
+    X = _pow2_columns(X) if scale else X
     O, sv, Vt = np.linalg.svd(X, full_matrices=False)
     Z = Vt.T / sv if sv[-1] > 2.0**-1000 else None  # ~ (O^T X)^-1 (entries of Vt at most 1: no overflow)
     eta, _, _ = projector_gap(O, X, Z)
