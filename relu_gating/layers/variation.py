@@ -252,10 +252,18 @@ class _Pricer:
         else:
             patterns.check_belongs_to(Phi)
         self.Phi, self.patterns = Phi, patterns
-        self.masks, self.W = patterns.masks, patterns.witnesses
+        self.W = patterns.witnesses  # the masks unpacked only for the search pricing (N x n bools: 1 GB at n = 1,000)
         self._wd: tuple[np.ndarray, np.ndarray] | None = None
+        self._masks: np.ndarray | None = None
         self.hot = np.zeros(0, dtype=np.int64)
         self.calls = 0
+
+    @property
+    def masks(self) -> np.ndarray:
+        """The patterns' masks (``N x n`` bools: unpacked on first use only)."""
+        if self._masks is None:
+            self._masks = self.patterns.masks
+        return self._masks
 
     @property
     def Wd(self) -> np.ndarray:
@@ -442,7 +450,7 @@ def _carried_pricer(P: np.ndarray, patterns: Any, pricing: str, carry: dict | No
     if pricing not in ("auto", "cone", "early", "batched"):
         return None
     if carry:
-        same = carry.get("patterns") is patterns or np.array_equal(carry["patterns"].masks, patterns.masks)
+        same = carry.get("patterns") is patterns or np.array_equal(carry["patterns"].packed, patterns.packed)
         if carry.get("pricing") != pricing or not same or not np.array_equal(carry.get("Phi"), P):
             raise InputError("carry holds the state of another Phi, pattern set or pricing: pass a new dict")
         return carry["cone"]
