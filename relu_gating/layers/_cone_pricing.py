@@ -49,6 +49,8 @@ _KEEP = 4
 #: data near a plane) need multipliers near ``2^31`` times the dual; the earlier cap ``2^30`` dropped
 #: them and left such a chamber at ``||(y_S)_+||``, ten times its maximum.
 _MU_CAP = 2.0**39
+#: Mask entries per chunk of the Gram matrices' product (32 MB of int64 at a time).
+_GRAM_CHUNK = 2**22
 #: Chambers tightened by NNLS per batch.
 _BATCH = 32
 #: Chambers tightened at once by :meth:`ConePricer._tighten_batch` (the default).
@@ -589,7 +591,7 @@ def _grams(S: np.ndarray, P: np.ndarray) -> np.ndarray:
     n, m = P.shape
     outer = (P[:, :, None] * P[:, None, :]).reshape(n, m * m)
     G = np.empty((S.shape[0], m * m), dtype=np.int64)
-    step = max(1, 2**22 // max(n, 1))
+    step = max(1, _GRAM_CHUNK // max(n, 1))
     for lo in range(0, S.shape[0], step):
         G[lo:lo + step] = S[lo:lo + step].astype(np.int64) @ outer
     return G.reshape(-1, m, m)
