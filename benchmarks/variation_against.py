@@ -43,7 +43,7 @@ with threadpool_limits(1):
         r = variation_norm(f["bases"]["kappa(U_K)"][:, col], f["Phi"], tol=tol, patterns=pats, max_iter=max_iter,
                           pricing=pricing)
         print(json.dumps({"lower": r.lower, "upper": r.upper, "rounds": r.iterations, "closed": r.certified,
-                          "cpu": time.process_time() - c0, "wall": time.perf_counter() - t0, "patterns": int(pats.masks.shape[0])}))
+                          "cpu": time.process_time() - c0, "wall": time.perf_counter() - t0, "patterns": len(pats)}))
     else:  # the first basis norms of a bracket on one carry, atoms handed on as representability_constant does
         import numpy as np
         carry, atoms, per = {}, np.zeros((0, f["Phi"].shape[1])), []
@@ -56,7 +56,7 @@ with threadpool_limits(1):
                         "cpu": time.process_time() - c1})
         print(json.dumps({"lower": r.lower, "upper": r.upper, "rounds": sum(q["lps"] for q in per),
                           "closed": all(q["closed"] for q in per), "norms": per,
-                          "cpu": time.process_time() - c0, "wall": time.perf_counter() - t0, "patterns": int(pats.masks.shape[0])}))
+                          "cpu": time.process_time() - c0, "wall": time.perf_counter() - t0, "patterns": len(pats)}))
 """
 
 
