@@ -19,6 +19,9 @@ __all__ = ["PackedMasks"]
 _POPCOUNT = np.array([bin(b).count("1") for b in range(256)], dtype=np.int64)
 #: Packed rows per chunk when counting (about 4 MB of counts at a time).
 _CHUNK_BYTES = 2**22
+#: Masks of at most this many entries are also kept unpacked (bytes): single-row reads of the per-chamber
+#: NNLS then cost nothing (d = 3, n = 100: 32 MB; d = 2, n = 400: 64 MB; n = 700 and up stay packed).
+DENSE_MAX = 2**27
 
 
 class PackedMasks:
@@ -26,7 +29,8 @@ class PackedMasks:
 
     ``masks[k]``, ``masks[lo:hi]``, ``masks[rows]`` (integer or bool index arrays) unpack those rows;
     ``masks[rows, cols]`` (broadcast integer arrays) reads single bits; ``sum(axis=1)`` counts each
-    row's set bits.  Each agrees with the same indexing of the unpacked bool matrix.
+    row's set bits.  Each agrees with the same indexing of the unpacked bool matrix, which is kept as
+    well (``dense``) when it has at most ``DENSE_MAX`` entries.
     """
 
     def __init__(self, packed: np.ndarray, n: int) -> None:
@@ -36,11 +40,15 @@ class PackedMasks:
         self.packed, self.n = packed, int(n)
         self.shape = (packed.shape[0], self.n)
         self.ndim = 2
+        small = self.shape[0] * self.n <= DENSE_MAX
+        self.dense = np.unpackbits(packed, axis=1, count=self.n).view(bool) if small else None
 
     def __len__(self) -> int:
         return self.shape[0]
 
     def __getitem__(self, key: Any) -> np.ndarray:
+        if self.dense is not None:
+            return self.dense[key]
         if isinstance(key, tuple):
             rows, cols = np.broadcast_arrays(np.asarray(key[0]), np.asarray(key[1]))
             if np.any((cols < 0) | (cols >= self.n)):
@@ -53,6 +61,8 @@ class PackedMasks:
         """Active rows per chamber (``axis=1`` only); the padding bits of ``packbits`` are zero."""
         if axis != 1:
             raise ValueError("PackedMasks.sum counts per chamber only (axis=1)")
+        if self.dense is not None:
+            return self.dense.sum(axis=1)
         out = np.empty(self.shape[0], dtype=np.int64)
         step = max(1, _CHUNK_BYTES // max(self.packed.shape[1], 1))
         for lo in range(0, self.shape[0], step):

@@ -9,17 +9,20 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from relu_gating.layers import _cone_pricing
+from relu_gating.layers import _cone_pricing, _packed_masks
 from relu_gating.layers._packed_masks import PackedMasks
 from relu_gating.patterns import enumerate_patterns
 from _variation_reference import dyadic_phi
 
 
+@pytest.mark.parametrize("dense_max", [0, 2**27])  # packed reads, and the small sets' unpacked copy
 @pytest.mark.parametrize("n", [1, 7, 8, 13, 64, 101])
-def test_every_read_agrees_with_the_bool_matrix(n):
+def test_every_read_agrees_with_the_bool_matrix(n, dense_max, monkeypatch):
+    monkeypatch.setattr(_packed_masks, "DENSE_MAX", dense_max)
     rng = np.random.default_rng(n)
     S = rng.random((37, n)) < 0.4
     pm = PackedMasks(np.packbits(S, axis=1), n)
+    assert (pm.dense is None) == (dense_max == 0)
     assert pm.shape == S.shape and len(pm) == 37
     assert np.array_equal(pm.unpacked(), S) and pm.unpacked().dtype == bool
     for k in (0, 5, 36, np.int64(11), -1):
@@ -35,7 +38,8 @@ def test_every_read_agrees_with_the_bool_matrix(n):
     assert np.array_equal(pm.sum(axis=1), S.sum(axis=1))
 
 
-def test_bad_shapes_and_columns_are_refused():
+def test_bad_shapes_and_columns_are_refused(monkeypatch):
+    monkeypatch.setattr(_packed_masks, "DENSE_MAX", 0)
     S = np.ones((3, 10), dtype=bool)
     with pytest.raises(ValueError):
         PackedMasks(np.packbits(S, axis=1)[:, :1], 10)
@@ -47,6 +51,7 @@ def test_bad_shapes_and_columns_are_refused():
 
 
 def test_grams_in_chunks_are_the_exact_integer_sums(monkeypatch):
+    monkeypatch.setattr(_packed_masks, "DENSE_MAX", 0)
     rng = np.random.default_rng(0)
     n, m = 300, 3
     P = rng.integers(-2**20 + 1, 2**20, size=(n, m))
