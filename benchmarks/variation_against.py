@@ -72,6 +72,7 @@ def _run(root: str, fam: str, n: int, col: int, tol: float, max_iter: int, d: in
 
 
 def main(argv: list[str] | None = None) -> int:
+    sys.path.insert(0, ROOT)  # this checkout's provenance (its commit), not an installed copy's
     from relu_gating.experiments._base import provenance
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
