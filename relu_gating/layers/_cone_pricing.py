@@ -585,7 +585,7 @@ def _packed(patterns: Any) -> PackedMasks:
     return PackedMasks(packed, int(patterns.n))
 
 
-def _grams(S: np.ndarray, P: np.ndarray) -> np.ndarray:
+def _grams(S: "PackedMasks | np.ndarray", P: np.ndarray) -> np.ndarray:
     """Integer ``Phi_S^T Phi_S`` of every chamber (exact: entries below ``n 2^40``), in chunks of the masks:
     no ``N x n`` int64 copy of them (8 GB at ``n = 1,000``, a million chambers)."""
     n, m = P.shape
