@@ -513,7 +513,8 @@ def variation_against_d3() -> str:
 def variation_against_const() -> str:
     """The constant atom and the trivial lower end ``||v||_A >= ||v||`` against main: a bracket's first norm
     (the constant vector) alone, and the first basis norms of one carry (``--norms``)."""
-    names = ["variation_against_const_clusters_d3_n50.json", "variation_against_const_moons_n200.json"]
+    names = ["variation_against_const_clusters_d3_n50.json", "variation_against_const_moons_n200.json",
+             "variation_against_const_clusters_n400.json"]
     out = []
     for nm in names:
         path = RESULTS / nm
