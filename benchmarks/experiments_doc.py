@@ -295,9 +295,9 @@ def _provenance_line(cases: list[dict]) -> str:
             f"load (1 min) {min(loads):.1f}-{max(loads):.1f}; command(s): " + "; ".join(f"`{c}`" for c in cmds))
 
 
-def kappa_n() -> str:
+def kappa_n(sub: str = "experiments_kappa_n") -> str:
     """kappa against n (``benchmarks/kappa_n.py``): certified intervals per family, d and n, over seeds."""
-    cases = _cases("experiments_kappa_n", "*_d*_n*_s*.json")
+    cases = _cases(sub, "*_d*_n*_s*.json")
     if not cases:
         return "(no saved run)"
     allr = [r for c in cases for r in c["rows"]]
@@ -510,6 +510,44 @@ def variation_against_d3() -> str:
     return "\n\n".join(variation_against(nm) for nm in names if (RESULTS / nm).exists()) or "(no saved run)"
 
 
+def variation_against_const() -> str:
+    """The constant atom and the trivial lower end ``||v||_A >= ||v||`` against main: a bracket's first norm
+    (the constant vector) alone, and the first basis norms of one carry (``--norms``)."""
+    names = ["variation_against_const_clusters_d3_n50.json", "variation_against_const_moons_n200.json",
+             "variation_against_const_clusters_n400.json"]
+    out = []
+    for nm in names:
+        path = RESULTS / nm
+        if not path.exists():
+            continue
+        d = json.loads(path.read_text(encoding="utf-8"))
+        a = d["args"]
+        what = (f"first {a['norms']} basis norms on one carry" if a.get("norms") else f"||u_{a.get('col', 1) + 1}||_A")
+        rows = [[r["n"], a["d"], a["family"], r["checkout"], r["pricing"], r["rounds"],
+                 "; ".join(f"{q['lps']} LPs, {q['cpu']:.1f} s" for q in r["norms"]) if r.get("norms") else "-",
+                 f"[{r['lower']:.4g}, {r['upper']:.4g}]", r["closed"], f"{r['cpu']:.1f}"] for r in d["rows"]]
+        pv = d.get("provenance") or {}
+        out += [_prov_line(pv) + f" (baseline {a['against']}; {what})" + (f". {pv['note']}" if pv.get("note") else "")
+                + ":", "", _table(["n", "d", "family", "code", "pricing", "master LPs", "each norm: LPs, CPU s",
+                                   "interval (last norm)", "closed to 1e-2", "CPU seconds"], rows), ""]
+    return "\n".join(out).rstrip() or "(no saved run)"
+
+
+def pricer_memory() -> str:
+    """``benchmarks/pricer_memory.py``: the cone pricer's peak memory and CPU seconds per call at large n."""
+    path = RESULTS / "pricer_memory.json"
+    if not path.exists():
+        return "(no saved run)"
+    d = json.loads(path.read_text(encoding="utf-8"))
+    rows = [[r["n"], f"{r['chambers']:,}", r["checkout"], f"{r['peak_mb_enumerate']:.0f}", f"{r['peak_mb_pricer']:.0f}",
+             f"{r['peak_mb']:.0f}", f"{r['pricer_cpu']:.1f}", f"{r['columns_cpu']:.2f}", f"{r['bound_cold_cpu']:.1f}",
+             f"{r['bound_warm_cpu']:.2f}"] for r in d["rows"]]
+    return (_prov_line(d["provenance"]) + f" (baseline {d['args']['against']}):\n\n"
+            + _table(["n", "chambers", "code", "peak MB after enumeration", "peak MB after the pricer",
+                      "peak MB (end)", "pricer build CPU s", "uncertified round (columns) CPU s",
+                      "first certified bound CPU s", "warm certified bound CPU s"], rows))
+
+
 def kappa_carry() -> str:
     """``benchmarks/kappa_carry.py``: one kappa bracket with the carry beside every norm from scratch, and the
     pruned carry beside the unpruned one (``kappa_prune_n*.json``)."""
@@ -690,6 +728,8 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "kappa-n": kappa_n, "kappa-claim": kappa_claim, "kappa-speed": kappa_speed, "example512": example512, "variation-speed": variation_speed,
     "variation-against": variation_against, "variation-against-d3": variation_against_d3,
     "variation-against-d3-pricing": variation_against_d3_pricing, "kappa-carry": kappa_carry,
+    "variation-against-const": variation_against_const, "pricer-memory": pricer_memory,
+    "kappa-n400-run": lambda: kappa_n("kappa_n400_run"),
     "rates": rates, "best-layer": best_layer, "best-pair": best_pair, "real-gap": real_gap, "prop41": prop41,
 }
 

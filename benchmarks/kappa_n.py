@@ -121,7 +121,7 @@ def rows_for(name: str, n: int, seed: int, args: argparse.Namespace, d: int = 2,
     for what, B in f["bases"].items():
         t0, c0 = time.perf_counter(), time.process_time()
         case = {"family": name, "d": d, "n": n, "seed": seed, "K": B.shape[1], "what": what,
-                "patterns": int(pats.masks.shape[0]), "pattern_seconds": t_pat,
+                "patterns": len(pats), "pattern_seconds": t_pat,
                 "pricing": getattr(args, "pricing", "auto")}
         clock = (t0, c0)
 

@@ -33,6 +33,8 @@ from typing import Any
 
 import numpy as np
 
+from relu_gating.layers._packed_masks import PackedMasks
+
 __all__ = ["ConePricer", "integer_scale"]
 
 #: Largest magnitude of the integer data (``Phi 2^e``, ``y 2^k``, ``mu 2^k``): products and sums of
@@ -47,6 +49,8 @@ _KEEP = 4
 #: data near a plane) need multipliers near ``2^31`` times the dual; the earlier cap ``2^30`` dropped
 #: them and left such a chamber at ``||(y_S)_+||``, ten times its maximum.
 _MU_CAP = 2.0**39
+#: Mask entries per chunk of the Gram matrices' product (32 MB of int64 at a time).
+_GRAM_CHUNK = 2**22
 #: Chambers tightened by NNLS per batch.
 _BATCH = 32
 #: Chambers tightened at once by :meth:`ConePricer._tighten_batch` (the default).
@@ -113,11 +117,10 @@ class ConePricer:
             raise ValueError("cone pricing needs the complete pattern set")
         self.Phi, self.e, self.batched = Phi, e, batched
         self.P = np.round(Phi * 2.0**e).astype(np.int64)
-        self.S = np.asarray(patterns.masks, dtype=bool)
+        self.S = _packed(patterns)
         self.W = np.asarray(patterns.witnesses, dtype=float)
-        Sm = self.S.astype(np.int64)
-        outer = (self.P[:, :, None] * self.P[:, None, :]).reshape(n, m * m)
-        self.G = (Sm @ outer).reshape(-1, m, m)  # exact: entries below n 2^40
+        self.G = _grams(self.S, self.P)
+        self.n_active = self.S.sum(axis=1)  # rows active in each chamber (once: N x n bools to sum)
         self.adj, self.det = _adj3(self.G)
         self.full = np.array([d != 0 for d in self.det])
         self.Gf = self.G.astype(float) / 4.0**e
@@ -242,7 +245,7 @@ class ConePricer:
         if cold and not self.batched:
             self._cold_pass(c, k, mi, mv, pos, est, cols)
         two = {}  # chambers on two rows: NNLS every round (few: O(n))
-        for i in np.flatnonzero(~self.full & (self.S.sum(axis=1) == 2)):
+        for i in np.flatnonzero(~self.full & (self.n_active == 2)):
             t = self._two_rows(int(i), c, Y, cols, k)
             if t is not None:
                 two[int(i)] = t
@@ -300,7 +303,7 @@ class ConePricer:
         if self.sing is None:
             from relu_gating.layers._singular_chambers import singular_chambers
 
-            self.sing = singular_chambers(self.P, self.S, self.G, self.full) if self.P.shape[1] == 4 else {}
+            self.sing = singular_chambers(self.P, self.S.unpacked(), self.G, self.full) if self.P.shape[1] == 4 else {}
         props, top = [], 0.0
         for i in sorted(self.sing, key=lambda j: -float(est[j])):  # est: ||(Y_S)_+||^2, itself a bound
             if float(est[i]) <= top * (1 - 1e-9):
@@ -571,6 +574,27 @@ class ConePricer:
         Gi = self._Gi[i] if self._Gi is not None else np.linalg.inv(self.G[i].astype(float))
         theta = Gi @ b  # the projection's theta (any positive multiple)
         cols.append((float(b @ theta) / 4.0**k, theta))
+
+
+def _packed(patterns: Any) -> PackedMasks:
+    """The pattern set's masks, packed (a :class:`PatternSet` stores them so; other sets are packed here)."""
+    packed = getattr(patterns, "packed", None)
+    if packed is None:
+        masks = np.asarray(patterns.masks, dtype=bool)
+        return PackedMasks(np.packbits(masks, axis=1), masks.shape[1])
+    return PackedMasks(packed, int(patterns.n))
+
+
+def _grams(S: "PackedMasks | np.ndarray", P: np.ndarray) -> np.ndarray:
+    """Integer ``Phi_S^T Phi_S`` of every chamber (exact: entries below ``n 2^40``), in chunks of the masks:
+    no ``N x n`` int64 copy of them (8 GB at ``n = 1,000``, a million chambers)."""
+    n, m = P.shape
+    outer = (P[:, :, None] * P[:, None, :]).reshape(n, m * m)
+    G = np.empty((S.shape[0], m * m), dtype=np.int64)
+    step = max(1, _GRAM_CHUNK // max(n, 1))
+    for lo in range(0, S.shape[0], step):
+        G[lo:lo + step] = S[lo:lo + step].astype(np.int64) @ outer
+    return G.reshape(-1, m, m)
 
 
 def _float_inverses(G: np.ndarray, full: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:

@@ -136,6 +136,48 @@ def _spanning_thetas(Phi: np.ndarray) -> np.ndarray | None:
     return np.vstack(out)
 
 
+def _bias_theta(Phi: np.ndarray) -> np.ndarray | None:
+    """The weights ``c`` with ``Phi c = 1`` exactly (the constant neuron), or None.
+
+    Its atom is ``1 / sqrt(n)``: a constant ``v`` (the first low-frequency vector of a connected graph's
+    Laplacian, every kappa bracket's first norm) is one atom, ``||v||_A = ||v||``.  Without it in the
+    master the column generation approached that value through the other atoms (moons, n = 400: 90
+    master rounds; clusters d = 3, n = 100: not closed in 50).
+    """
+    ones = np.ones(Phi.shape[0])
+    for j in range(Phi.shape[1]):
+        if np.array_equal(Phi[:, j], ones):  # the bias column of layer_input: exact
+            return np.eye(Phi.shape[1])[j]
+    c, *_ = np.linalg.lstsq(Phi, ones, rcond=None)
+    return c if np.array_equal(Phi @ c, ones) else None
+
+
+def _norm_bounds(v: np.ndarray) -> tuple[float, float]:
+    """Floats ``lo <= ||v|| <= hi`` (exact sum of squares in rationals, the root rounded each way).
+
+    Every atom is a unit vector, so ``||v||_A >= ||v||`` (the triangle inequality): a certified lower end
+    before any pricing, attained when ``v`` is a multiple of one atom; its dual is ``v / ||v||``.
+    """
+    from fractions import Fraction
+
+    q = sum((Fraction(x) ** 2 for x in v.tolist()), Fraction(0))
+    lo = hi = math.sqrt(float(q))
+    while lo > 0 and Fraction(lo) ** 2 > q:
+        lo = math.nextafter(lo, 0.0)
+    while Fraction(hi) ** 2 < q:
+        hi = math.nextafter(hi, math.inf)
+    return lo, hi
+
+
+def _trivial_dual(v: np.ndarray) -> tuple[float, np.ndarray]:
+    """``(lower, y)``: ``lower <= ||v|| <= ||v||_A`` and ``y`` along ``v`` with ``||y|| <= 1``, so ``|<y, d>| <= 1``
+    on every atom (each quotient ``v_i / D`` rounds up by at most ``2^-53`` relative; ``D`` covers it)."""
+    lo, hi = _norm_bounds(v)
+    if hi == 0.0:
+        return 0.0, np.zeros_like(v)
+    return lo, v / math.nextafter(hi * (1 + 2.0**-52), math.inf)
+
+
 def _cone_projection(Phi: np.ndarray, mask: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
     """``theta`` maximizing ``<y, d>`` over the normalized neurons of one pattern (approximately).
 
@@ -210,10 +252,18 @@ class _Pricer:
         else:
             patterns.check_belongs_to(Phi)
         self.Phi, self.patterns = Phi, patterns
-        self.masks, self.W = patterns.masks, patterns.witnesses
+        self.W = patterns.witnesses  # the masks unpacked only for the search pricing (N x n bools: 1 GB at n = 1,000)
         self._wd: tuple[np.ndarray, np.ndarray] | None = None
+        self._masks: np.ndarray | None = None
         self.hot = np.zeros(0, dtype=np.int64)
         self.calls = 0
+
+    @property
+    def masks(self) -> np.ndarray:
+        """The patterns' masks (``N x n`` bools: unpacked on first use only)."""
+        if self._masks is None:
+            self._masks = self.patterns.masks
+        return self._masks
 
     @property
     def Wd(self) -> np.ndarray:
@@ -337,10 +387,11 @@ def variation_norm(v: Any, Phi: Any, *, tol: float = DEFAULT_TOL, max_iter: int 
         raise InputError("pricing='cone' needs a dyadic Phi (entries times 2^e integers below 2^20), "
                          "at most 4 columns and 1,024 rows")
     span = _spanning_thetas(P)
+    bias = _bias_theta(P)
     u = vv / scale
     early = pricing == "early" and cone is not None
     seeds = pricer.W if early else pricer.W[pricer.idx]  # early: every witness, priced in chunks
-    pool = [seeds, *([] if span is None else [span]),
+    pool = [seeds, *([] if span is None else [span]), *([] if bias is None else [bias[None, :]]),
             *([] if initial is None else [as_matrix(initial, "initial", cols=m) if np.size(initial) else
                                           np.zeros((0, m))])]
     thetas = np.vstack(pool)
@@ -399,7 +450,7 @@ def _carried_pricer(P: np.ndarray, patterns: Any, pricing: str, carry: dict | No
     if pricing not in ("auto", "cone", "early", "batched"):
         return None
     if carry:
-        same = carry.get("patterns") is patterns or np.array_equal(carry["patterns"].masks, patterns.masks)
+        same = carry.get("patterns") is patterns or np.array_equal(carry["patterns"].packed, patterns.packed)
         if carry.get("pricing") != pricing or not same or not np.array_equal(carry.get("Phi"), P):
             raise InputError("carry holds the state of another Phi, pattern set or pricing: pass a new dict")
         return carry["cone"]
@@ -573,7 +624,9 @@ def _solve_cone(P: np.ndarray, u: np.ndarray, v: np.ndarray, thetas: np.ndarray,
     and every ``CERTIFY_EVERY`` rounds.  Only the
     certified bounds move ``lower``, so the interval is as valid as without.
     """
-    lower_v, best_y, nv = 0.0, np.zeros_like(u), float(np.linalg.norm(v))
+    nv = float(np.linalg.norm(v))
+    lower_v, best_y = _trivial_dual(v)  # ||v||_A >= ||v||: closes at once when v is one atom (the constant)
+    center, center_low = np.zeros_like(u), 0.0  # the smoothing's centre: the best priced dual (not the trivial one)
     M = carry.get("M", 1e3) if early and carry is not None else 1e3
     if early:
         lp, thetas, D, seed_lps = _seed_master_chunked(P, u, thetas, n_seed, tol, M, carry)
@@ -588,7 +641,7 @@ def _solve_cone(P: np.ndarray, u: np.ndarray, v: np.ndarray, thetas: np.ndarray,
             on_round(it, lower_v, upper * nv)
         if upper * nv - lower_v <= tol * upper * nv:
             break
-        smoothed = lower_v > 0
+        smoothed = center_low > 0
         if early and it % CERTIFY_EVERY:
             new = cone.columns(y, 1.0 + tol / 4, n_columns=32)
             Dn, keep = normalized_neurons(P, new) if new.size else (None, np.zeros(0, dtype=int))
@@ -596,12 +649,14 @@ def _solve_cone(P: np.ndarray, u: np.ndarray, v: np.ndarray, thetas: np.ndarray,
                 lp.add(Dn)
                 thetas, D = np.vstack([thetas, new[keep]]), np.hstack([D, Dn])
                 continue
-        ys = SMOOTHING * best_y + (1 - SMOOTHING) * y if smoothed else y
+        ys = SMOOTHING * center + (1 - SMOOTHING) * y if smoothed else y
         bound, yq, new, _ = cone.bound(ys, n_columns=32)
         if bound > 0:
             low = _lower_exact(yq, v, bound)
+            if low > center_low:
+                center_low, center = low, yq / math.nextafter(bound * (1 + 4e-16), math.inf)
             if low > lower_v:
-                lower_v, best_y = low, yq / math.nextafter(bound * (1 + 4e-16), math.inf)
+                lower_v, best_y = low, center
         if upper * nv - lower_v <= tol * upper * nv:
             break
         if bound <= 1.0 + tol / 4 and not smoothed:  # dual feasible, yet the primal uses the residual
