@@ -688,3 +688,18 @@ def test_neurons_the_global_basis_misses_are_found(seed, strategy):
     assert res.certified, (res.value, res.upper_bound, res.notes)
     for exact in (False, True):
         assert rg.verify(res, Phi, U, features=features, exact=exact).certified, exact
+
+
+def test_column_basis_maps_stay_finite_where_a_singular_value_is_rounding():
+    """The exact rank can exceed what the float SVD resolves: columns apart by a subnormal (found on an AMD
+    EPYC OpenBLAS, where the SVD returned the singular value 0 and the map divided by it). The maps stay
+    finite, the singular value held at rounding level; a well-resolved basis is unchanged."""
+    from relu_gating.search.objectives import column_basis
+
+    for Phi in (np.array([[1.0, 1.0], [1.0, 1.0], [0.0, 5e-324]]), np.array([[1.0, 0.0], [2.0, 0.0], [3.0, 0.0]])):
+        with np.errstate(all="raise"):
+            Psi, to_theta, to_coords = column_basis(Phi, 2)
+        assert np.all(np.isfinite(Psi)) and np.all(np.isfinite(to_theta)) and np.all(np.isfinite(to_coords))
+    Phi = np.random.default_rng(0).normal(size=(6, 3))
+    Psi, to_theta, _ = column_basis(Phi, 3)
+    assert np.allclose(Phi @ to_theta, Psi, atol=1e-12)

@@ -233,7 +233,8 @@ def column_basis(Phi: np.ndarray, rank: int | None = None) -> tuple[np.ndarray, 
     then ``Phi D = U diag(s) W^T`` (SVD) and ``Psi = U[:, :r]``: orthonormal,
     whatever the units or offsets of the data.  Translating ``X`` leaves
     ``col(Phi)`` unchanged, and its basis is then as accurate as backward
-    stability allows (angles of order ``eps * ||Phi D|| / s_r``).
+    stability allows (angles of order ``eps * ||Phi D|| / s_r``).  A singular value below
+    ``eps * s_0`` (rounding noise) is held at that level in the maps.
 
     Parameters
     ----------
@@ -256,8 +257,11 @@ def column_basis(Phi: np.ndarray, rank: int | None = None) -> tuple[np.ndarray, 
     if rank is None:
         rank = int(np.sum(s > max(n, m) * np.finfo(float).eps * s[0]))
     Psi = U[:, :rank].copy()
-    to_theta = (d[:, None] * Wt[:rank].T) / s[:rank]
-    to_coords = (s[:rank, None] * Wt[:rank]) / d
+    # a singular value below rounding (eps s_0) is rounding noise whatever its value (0 or subnormal on some
+    # LAPACK builds, ~eps s_0 on others): held at that level, so the maps stay finite; every claim is exact
+    sr = np.maximum(s[:rank], np.finfo(float).eps * s[0]) if rank else s[:0]
+    to_theta = (d[:, None] * Wt[:rank].T) / sr
+    to_coords = (sr[:, None] * Wt[:rank]) / d
     return Psi, to_theta, to_coords
 
 
