@@ -266,7 +266,9 @@ def test_face_suprema_in_3d_certified_by_both_strategies(case):
     got = {}
     for strategy in ("enumerate", "branch-and-bound"):
         res = rg.best_neuron(Phi, U, features=features, strategy=strategy)
-        assert res.certified and res.upper_bound - res.value <= 1e-11, (strategy, res.upper_bound - res.value)
+        # the library's promise is value >= bound - tol (tol 1e-9, absolute); 1e-11 held on one machine's BLAS,
+        # an AMD EPYC's OpenBLAS gives 9.7e-11 for the enumeration (0.10.0 too): the promise, not one machine's digits
+        assert res.certified and res.upper_bound - res.value <= 1e-9, (strategy, res.upper_bound - res.value)
         for exact in (False, True):
             rep = rg.verify(res, Phi, U, features, exact=exact)
             assert rep.valid and rep.certified, (strategy, exact, rep.reasons)
