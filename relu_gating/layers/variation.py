@@ -161,12 +161,12 @@ def _norm_bounds(v: np.ndarray) -> tuple[float, float]:
     from fractions import Fraction
 
     q = sum((Fraction(x) ** 2 for x in v.tolist()), Fraction(0))
-    lo = hi = math.sqrt(float(q))
+    from relu_gating.layers._cone_pricing import _sqrt_up
+
+    lo = math.sqrt(float(q))
     while lo > 0 and Fraction(lo) ** 2 > q:
         lo = math.nextafter(lo, 0.0)
-    while Fraction(hi) ** 2 < q:
-        hi = math.nextafter(hi, math.inf)
-    return lo, hi
+    return lo, _sqrt_up(q)
 
 
 def _trivial_dual(v: np.ndarray) -> tuple[float, np.ndarray]:
