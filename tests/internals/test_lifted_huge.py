@@ -18,9 +18,10 @@ from relu_gating.search.bnb._tallies import carried_stats
 
 
 def _bare_search(elapsed: float = 100.0):
-    """A search with only the counters the cheap test reads (no problem), ``elapsed`` seconds old."""
+    """A search with only the counters the cheap test reads (no problem), ``elapsed`` seconds old, with bands
+    up to 256 undecided rows (as a search with ``LIFTED_MAX_UNDECIDED`` raised to 256 has)."""
     s = _search.Search.__new__(_search.Search)
-    s.stats = {f"{k}_{lo}": 0 for lo in range(0, _node_bounds.LIFTED_MAX_UNDECIDED + 1, _node_bounds.LIFTED_BAND)
+    s.stats = {f"{k}_{lo}": 0 for lo in range(0, 256 + 1, _node_bounds.LIFTED_BAND)
                for k in ("lifted_tried", "lifted_settled")}
     s.stats.update({"t_lifted_large": 0.0, "t_lifted_huge": 0.0})
     s.lifted_skipped = {}
