@@ -16,12 +16,16 @@ from relu_gating.search.proofs import bound_parts
 from relu_gating.search.bnb._tree_build import Node
 
 __all__ = ["NodeBounds", "lifted_claim", "basis_epsilon", "LIFTED_MAX_UNDECIDED", "LIFTED_BAND", "LIFTED_HEADROOM",
-           "PLAIN_MAX_UNDECIDED", "PLAIN_BAND", "PLAIN_SHARE", "LIFTED_RETRY"]
+           "PLAIN_MAX_UNDECIDED", "PLAIN_BAND", "PLAIN_SHARE", "LIFTED_RETRY", "LIFTED_HUGE", "LIFTED_HUGE_SHARE"]
 
 #: Try the lifted bound (:mod:`relu_gating.search.bnb._strong`) once on each popped node with at most
 #: ``LIFTED_MAX_UNDECIDED`` undecided rows (and some undecided: a chamber is solved exactly instead), unless
 #: the run is asked not to (``branch_and_bound(lifted=False)``).  Its first-order multipliers settle most
-#: such nodes in 1-50 ms (``benchmarks/bnb_lifted_effect.py``; docs/branch-and-bound.md).
+#: such nodes in 1-50 ms (``benchmarks/bnb_lifted_effect.py``; docs/branch-and-bound.md).  Measured at 256 (with
+#: ``_strong.MAX_UNDECIDED``; issue 39, breast cancer PCA 5 on 569 rows, whose first 100 CPU s split only nodes
+#: of more than 128 undecided rows): 13 of 19 nodes of 184-256 rows tried were settled (0.1-0.3 s a try), but at
+#: 60 CPU s alpha 0.97253 / 0.97259 against 0.97309 / 0.97309 at 128, 0.92x the expansions (two pairs, both arms
+#: at once; ``python benchmarks/bnb_profile.py --ab 128,256``): kept at 128.
 LIFTED_MAX_UNDECIDED = 128
 #: Nodes with more undecided rows than this try the lifted bound only while the time spent on such nodes
 #: is at most ``LIFTED_LARGE_SHARE`` of the search's time so far.  Measured (150-s runs, docs/real-data.md):
@@ -30,6 +34,13 @@ LIFTED_MAX_UNDECIDED = 128
 #: against 103 s at 64.
 LIFTED_LARGE = 64
 LIFTED_LARGE_SHARE = 0.2
+#: Nodes with more undecided rows than this (up to ``LIFTED_MAX_UNDECIDED``, where it is raised above 128:
+#: not by default) have a share of their own: their tries' seconds (``t_lifted_huge``, not counted in
+#: ``t_lifted_large``) at most ``LIFTED_HUGE_SHARE`` of the search's time, so that they never take the share of
+#: the nodes of 65-128 rows (breast cancer PCA 5's 600-s run used all of its 20% there, settling 99% of the
+#: nodes tried).
+LIFTED_HUGE = 128
+LIFTED_HUGE_SHARE = 0.1
 #: Above this :func:`basis_epsilon` of ``Phi`` the lifted bound is not tried: the checker, in its own basis of
 #: ``col(Phi)``, may not prove its claims (fuzz seed 42, a basis 1e-6 from exact: leaves raised by the audit,
 #: not certified).  Standardized real data: about 1e-11.
@@ -157,7 +168,8 @@ class NodeBounds:
         splits made (:meth:`relu_gating.search.bnb._subtree.SubtreeCost.split_seconds`; a band with none
         measured yet splits a few nodes to measure; ``lifted_cost_skips`` counts the nodes it turns down)."""
         lo = k // LIFTED_BAND * LIFTED_BAND
-        if k > LIFTED_LARGE and self.stats["t_lifted_large"] > LIFTED_LARGE_SHARE * (time.perf_counter() - self.t_start):
+        share, spent = (LIFTED_HUGE_SHARE, "t_lifted_huge") if k > LIFTED_HUGE else (LIFTED_LARGE_SHARE, "t_lifted_large")
+        if k > LIFTED_LARGE and self.stats.get(spent, 0.0) > share * (time.perf_counter() - self.t_start):
             return False
         tried, won = self.stats[f"lifted_tried_{lo}"], self.stats[f"lifted_settled_{lo}"]
         if won + 1 >= LIFTED_MIN_RATE * (tried + 2):
@@ -211,7 +223,8 @@ class NodeBounds:
         self.stats["t_lifted"] += dt
         self.stats[f"t_lifted_{lo}"] += dt
         if k > LIFTED_LARGE:
-            self.stats["t_lifted_large"] += dt
+            spent = "t_lifted_huge" if k > LIFTED_HUGE else "t_lifted_large"
+            self.stats[spent] = self.stats.get(spent, 0.0) + dt
         if not ok or got is None:
             node.evidence = plain if plain is not None else ()
             return self.pushed_back(node, plain)

@@ -98,7 +98,7 @@ class Search(NodeBounds, TreeGrowth, Incumbent, Budget, Chambers, SubtreeCost, R
                       "t_lifted_plain": 0.0, "t_lifted_check": 0.0, "zero_tried": 0, "zero_chambers": 0, "t_zero": 0.0}
         self.lifted = bool(lifted)
         self.t_start = time.perf_counter()
-        self.stats["t_lifted_large"] = 0.0
+        self.stats["t_lifted_large"] = self.stats["t_lifted_huge"] = 0.0
         self.lifted_skipped: dict[int, int] = {}  # band -> nodes skipped by the cheap test (lifted_pays)
         self.plain_bands: dict[int, list[int]] = {}  # band -> [tried, won, skipped] of try_plain (plain_pays)
         for lo in range(0, LIFTED_MAX_UNDECIDED + 1, LIFTED_BAND):  # the lifted bound's cost and gain by band

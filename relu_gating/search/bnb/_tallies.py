@@ -23,7 +23,7 @@ from typing import Any
 __all__ = ["tallies", "seed", "learnt", "merge", "carried_stats"]
 
 #: Stats keys the cheap tests read (besides the per-band ``lifted_tried_``, ``lifted_settled_``, ``t_lifted_``).
-_SHARES = ("t_lifted_large", "t_lifted_plain")
+_SHARES = ("t_lifted_large", "t_lifted_huge", "t_lifted_plain")
 _BANDS = ("lifted_tried_", "lifted_settled_", "t_lifted_")
 
 
