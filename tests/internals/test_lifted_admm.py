@@ -42,8 +42,8 @@ def failing_nodes():
     Phi, U, H = _greedy_instance(30, 4, 3)
     rec, orig = [], _strong.strong_bound
 
-    def recording(Q, M, QH, signs, zero, V, k=_strong.N_DECIDED, level=-np.inf):
-        got = orig(Q, M, QH, signs, zero, V, k, level)
+    def recording(Q, M, QH, signs, zero, V, k=_strong.N_DECIDED, level=-np.inf, **kw):
+        got = orig(Q, M, QH, signs, zero, V, k, level, **kw)
         if np.isfinite(level) and (got is None or got[0] > level):
             rec.append((Q, M, QH, signs.copy(), zero, V.copy(), float(level)))
         return got
