@@ -102,7 +102,8 @@ TOP_ONLY = True
 #: (False, the default).  Measured on iris greedy step 5 (docs/branch-and-bound.md, "ADMM at the level"): it
 #: settles 24 of 38 nodes of 40-80 undecided rows the first-order steps left (25 of 40 at steps 6 and 8), at
 #: about 40 ms a settled try and 90 ms a failed one, but the search with it reached a lower alpha at equal CPU
-#: in all 5 pairs (45-60 CPU s): not adopted; a switch for ``benchmarks/lifted_level.py`` and the tests.
+#: in all 5 pairs (45-60 CPU s): not adopted; a switch for ``benchmarks/lifted_level.py`` and the tests.  Gated
+#: by its own tally instead (:mod:`relu_gating.search.bnb._lifted_gate`, ``ENABLED``), it was not adopted either.
 LEVEL_ADMM = False
 #: Decided rows used (those nearest the node's interior points; any subset is valid).
 N_DECIDED = 12
