@@ -105,6 +105,26 @@ def test_the_partial_projection_is_the_whole_one():
         assert np.allclose(F @ F.T, (V * lam) @ V.T, atol=1e-10)
 
 
+def test_the_warm_projection_is_the_whole_one_near_the_previous_eigenvectors_and_declines_otherwise():
+    """``_spectraplex_warm`` (Rayleigh-Ritz on ``[U, S U]``, ``ADMM_WARM``): from the eigenvectors of a nearby
+    matrix it is the projection of the whole ``eigh`` to within the perturbation; where its least Ritz value is
+    above the projection's threshold (an eigenvalue outside the subspace may be too) it returns None."""
+    rng = np.random.default_rng(5)
+    for d in (40, 90):
+        E = rng.standard_normal((d, d))
+        S = E + E.T + np.diag(np.r_[np.full(3, 8.0), np.zeros(d - 3)])
+        w, V = np.linalg.eigh(S)
+        lam = _lifted_admm._simplex(w)
+        P = (V * lam) @ V.T
+        F0, _ = _lifted_admm._spectraplex(S, 4)
+        D = rng.standard_normal((d, d))
+        S2 = S + 1e-6 * (D + D.T)
+        F = _lifted_admm._spectraplex_warm(S2, F0 / np.linalg.norm(F0, axis=0))
+        assert F is not None and np.allclose(F @ F.T, P, atol=1e-4)
+        flat = np.eye(d)  # every eigenvalue equal: the threshold is below all, no Ritz value is left out
+        assert _lifted_admm._spectraplex_warm(flat, np.eye(d)[:, :2]) is None
+
+
 def test_admm_multipliers_settle_nodes_the_first_order_steps_left_and_the_checker_accepts_them(failing_nodes):
     """On the nodes where the first-order steps failed, ADMM proves the level on some (seeded instance: at
     least 2), each accepted by the checker at the level, which is never below a neuron of the node (its
