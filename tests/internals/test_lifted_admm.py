@@ -42,8 +42,8 @@ def failing_nodes():
     Phi, U, H = _greedy_instance(30, 4, 3)
     rec, orig = [], _strong.strong_bound
 
-    def recording(Q, M, QH, signs, zero, V, k=_strong.N_DECIDED, level=-np.inf):
-        got = orig(Q, M, QH, signs, zero, V, k, level)
+    def recording(Q, M, QH, signs, zero, V, k=_strong.N_DECIDED, level=-np.inf, **kw):
+        got = orig(Q, M, QH, signs, zero, V, k, level, **kw)
         if np.isfinite(level) and (got is None or got[0] > level):
             rec.append((Q, M, QH, signs.copy(), zero, V.copy(), float(level)))
         return got
@@ -103,6 +103,26 @@ def test_the_partial_projection_is_the_whole_one():
         assert np.isclose(lam.sum(), 1.0) and np.all(lam >= 0)
         F, _ = _lifted_admm._spectraplex(S, k)
         assert np.allclose(F @ F.T, (V * lam) @ V.T, atol=1e-10)
+
+
+def test_the_warm_projection_is_the_whole_one_near_the_previous_eigenvectors_and_declines_otherwise():
+    """``_spectraplex_warm`` (Rayleigh-Ritz on ``[U, S U]``, ``ADMM_WARM``): from the eigenvectors of a nearby
+    matrix it is the projection of the whole ``eigh`` to within the perturbation; where its least Ritz value is
+    above the projection's threshold (an eigenvalue outside the subspace may be too) it returns None."""
+    rng = np.random.default_rng(5)
+    for d in (40, 90):
+        E = rng.standard_normal((d, d))
+        S = E + E.T + np.diag(np.r_[np.full(3, 8.0), np.zeros(d - 3)])
+        w, V = np.linalg.eigh(S)
+        lam = _lifted_admm._simplex(w)
+        P = (V * lam) @ V.T
+        F0, _ = _lifted_admm._spectraplex(S, 4)
+        D = rng.standard_normal((d, d))
+        S2 = S + 1e-6 * (D + D.T)
+        F = _lifted_admm._spectraplex_warm(S2, F0 / np.linalg.norm(F0, axis=0))
+        assert F is not None and np.allclose(F @ F.T, P, atol=1e-4)
+        flat = np.eye(d)  # every eigenvalue equal: the threshold is below all, no Ritz value is left out
+        assert _lifted_admm._spectraplex_warm(flat, np.eye(d)[:, :2]) is None
 
 
 def test_admm_multipliers_settle_nodes_the_first_order_steps_left_and_the_checker_accepts_them(failing_nodes):

@@ -44,6 +44,10 @@ ADMM_STALL, ADMM_SHRINK = 40, 0.5
 #: The penalty of the augmented Lagrangian, with ``level B - A`` scaled by its largest absolute row sum (at least
 #: its spectral norm) and ``G``'s rows to norm 1.
 ADMM_BETA = 1.0
+#: The projection from a Rayleigh-Ritz step warm-started at the previous step's eigenvectors
+#: (:func:`_spectraplex_warm`; LAPACK's ``syevr`` every ``ADMM_CHECK``-th step and where it cannot tell), or
+#: always ``syevr`` (False, the default).
+ADMM_WARM = False
 #: The dual step (Fortin and Glowinski's (1 + sqrt 5) / 2 times the penalty).
 ADMM_GAMMA = 1.618
 
@@ -75,6 +79,20 @@ def _spectraplex(S: np.ndarray, k: int) -> tuple[np.ndarray, int]:
     lam = _simplex(w)
     keep = lam > 0
     return U[:, keep] * np.sqrt(lam[keep]), d
+
+
+def _spectraplex_warm(S: np.ndarray, U: np.ndarray) -> np.ndarray | None:
+    """:func:`_spectraplex`'s factor from a Rayleigh-Ritz step on ``[U, S U]`` (``U`` orthonormal: the previous
+    step's kept eigenvectors), or None where the least Ritz value is above the projection's threshold (an
+    eigenvalue outside the subspace may be too): about 4-5x cheaper than ``syevr`` at sizes 60-120, not exact
+    (the multipliers are proven by the caller anyway)."""
+    Qm = np.linalg.qr(np.hstack([U, S @ U]))[0]
+    w, V = np.linalg.eigh(Qm.T @ S @ Qm)
+    lam = _simplex(w)
+    if lam[0] > 0.0:
+        return None
+    keep = lam > 0
+    return (Qm @ V[:, keep]) * np.sqrt(lam[keep])
 
 
 def _least(S: np.ndarray) -> float:
@@ -139,9 +157,17 @@ def admm_level(A: np.ndarray, B: np.ndarray, G: np.ndarray, u: int, level: float
     free[yi, zi] = free[zi, yi] = False
     W, Z = np.zeros((p, p)), np.zeros((p, p))
     best, mark, k = -np.inf, np.inf, 4
+    F = None
     for t in range(1, steps + 1):
-        F, got = _spectraplex(Tt @ rows.congruence(W + Z / beta) @ Ti, k)
-        k = min(max(2 * F.shape[1], 4), got) if got == d else max(F.shape[1] + 2, 4)
+        S = Tt @ rows.congruence(W + Z / beta) @ Ti
+        warm = None
+        if ADMM_WARM and F is not None and t % ADMM_CHECK and F.shape[1] < d // 4:
+            warm = _spectraplex_warm(S, F / np.linalg.norm(F, axis=0))
+        if warm is not None:
+            F = warm
+        else:
+            F, got = _spectraplex(S, k)
+            k = min(max(2 * F.shape[1], 4), got) if got == d else max(F.shape[1] + 2, 4)
         VF = rows.times(Ti @ F)
         VRV = VF @ VF.T
         W = np.where(free, np.maximum(VRV - (Rw + Z) / beta, 0.0), 0.0)

@@ -215,28 +215,45 @@ class NodeBounds:
         t0 = time.perf_counter()
         self.stats["lifted"] += 1
         level = (self.best_value + self.tol) / self.alpha if self.alpha > 0 else np.inf  # settles the node
+        gate = self.admm_gate()
         got = _strong.strong_bound(self.obj.Psi, self.obj.M, self.obj.Q_H, node.signs, self.P.zero_rows, node.v,
-                                   level=level)
+                                   level=level, **({} if gate is None else {"admm": gate}))
         claim = np.inf if got is None else lifted_claim(got[0], self.best_value / self.alpha, self.lifted_room(got))
         ok = got is not None and claim < node.claim and self.lifted_checks(node, claim, got[1])
         dt = time.perf_counter() - t0
+        admm = 0.0 if gate is None else gate.take(ok and self.settled(claim))  # ADMM's seconds: its own tally
+        if admm > 0.0:
+            self.stats["admm"], self.stats["t_admm"] = self.stats.get("admm", 0) + 1, self.stats.get("t_admm", 0.0) + admm
+            self.stats["admm_settled"] = self.stats.get("admm_settled", 0) + bool(ok and self.settled(claim))
         self.stats["t_lifted"] += dt
-        self.stats[f"t_lifted_{lo}"] += dt
+        self.stats[f"t_lifted_{lo}"] += dt - admm
         if k > LIFTED_LARGE:
             spent = "t_lifted_huge" if k > LIFTED_HUGE else "t_lifted_large"
-            self.stats[spent] = self.stats.get(spent, 0.0) + dt
+            self.stats[spent] = self.stats.get(spent, 0.0) + dt - admm
         if not ok or got is None:
             node.evidence = plain if plain is not None else ()
             return self.pushed_back(node, plain)
         node.claim, node.evidence = claim, got[1]
         if self.settled(node.claim):
             self.stats["lifted_settled"] += 1
-            self.stats[f"lifted_settled_{lo}"] += 1
+            self.stats[f"lifted_settled_{lo}"] += admm == 0.0  # not the first-order steps' when ADMM settled it
             node.settle("d")
         else:
             self.stats["lifted_lowered"] += 1
             self.push(node)
         return True
+
+    def admm_gate(self) -> Any:
+        """ADMM's own tally (:class:`relu_gating.search.bnb._lifted_gate.AdmmGate`, made once), or None where
+        ``_lifted_gate.ENABLED`` is off."""
+        from relu_gating.search.bnb import _lifted_gate
+
+        if not _lifted_gate.ENABLED:
+            return None
+        if getattr(self, "_admm_gate", None) is None:
+            self._admm_gate = _lifted_gate.AdmmGate(self.split_seconds, lambda: time.perf_counter() - self.t_start,
+                                                    LIFTED_BAND)
+        return self._admm_gate
 
     def try_face(self, node: Node) -> bool:
         """Face multipliers (:func:`relu_gating.search.bnb._face_leaf.face_leaf`) where a one-sample

@@ -39,6 +39,7 @@ undecided rows whose cheap bound would not already settle them.
 from __future__ import annotations
 
 import functools
+import time
 from typing import Any
 
 import numpy as np
@@ -101,7 +102,8 @@ TOP_ONLY = True
 #: (False, the default).  Measured on iris greedy step 5 (docs/branch-and-bound.md, "ADMM at the level"): it
 #: settles 24 of 38 nodes of 40-80 undecided rows the first-order steps left (25 of 40 at steps 6 and 8), at
 #: about 40 ms a settled try and 90 ms a failed one, but the search with it reached a lower alpha at equal CPU
-#: in all 5 pairs (45-60 CPU s): not adopted; a switch for ``benchmarks/lifted_level.py`` and the tests.
+#: in all 5 pairs (45-60 CPU s): not adopted; a switch for ``benchmarks/lifted_level.py`` and the tests.  Gated
+#: by its own tally instead (:mod:`relu_gating.search.bnb._lifted_gate`, ``ENABLED``), it was not adopted either.
 LEVEL_ADMM = False
 #: Decided rows used (those nearest the node's interior points; any subset is valid).
 N_DECIDED = 12
@@ -462,14 +464,28 @@ def sparsify(A: np.ndarray, B: np.ndarray, G: np.ndarray, C: "Comp | np.ndarray"
     return dense, N
 
 
+def _admm(A: np.ndarray, B: np.ndarray, G: np.ndarray, C: "Comp | np.ndarray", u: int, aim: float,
+          level: float) -> tuple[float, np.ndarray, np.ndarray] | None:
+    """ADMM's multipliers (:func:`relu_gating.search.bnb._lifted_admm.admm_level`) made sparse, ``(bound, N, mu)``
+    when they prove ``level``, else None."""
+    got = admm_level(A, B, G, u, aim, lambda N, mu: proven_at(A, B, G, C, N, mu, aim) <= level)
+    if got is None:
+        return None
+    bound, N = sparsify(A, B, G, C, got[0], got[1], level, at=aim)
+    return (bound, N, got[1]) if bound <= level else None
+
+
 def strong_bound(Q: np.ndarray, M: np.ndarray, QH: np.ndarray | None, signs: np.ndarray, zero: np.ndarray,
-                 V: np.ndarray, k: int = N_DECIDED, level: float = -np.inf) -> tuple[float, Any] | None:
+                 V: np.ndarray, k: int = N_DECIDED, level: float = -np.inf, admm: Any = None) -> tuple[float, Any] | None:
     """``(claim, (dec, N, mu))`` of the lifted relaxation on a node, or None (solver failure, or no
     finite bound found).  ``level``: the bound that would settle the node; first-order multipliers
     (:func:`first_order`, B-whitened) are tried first and kept when they prove it (by :func:`proven`,
     or at ``level`` less ``FO_AIM`` by :func:`proven_at`), then those of :func:`level_order` (no
     whitening: ``B`` singular or ill-conditioned), else Clarabel's on small nodes
-    (``CLARABEL_MAX_UNDECIDED``; the only way without a finite ``level``), else the better bound found."""
+    (``CLARABEL_MAX_UNDECIDED``; the only way without a finite ``level``), else the better bound found.
+    ADMM at the level (:func:`_admm`) runs after the first-order steps fail, beyond Clarabel's sizes, where
+    ``admm`` (a :class:`relu_gating.search.bnb._lifted_gate.AdmmGate`: its ``pays``, told what it ``ran``)
+    says so; without one, where ``LEVEL_ADMM`` says so."""
     dec = pick_decided(Q, signs, zero, V, k)
     A, B, G, C, U = (lifted_parts if STRUCTURED else lifted)(Q, M, QH, signs, zero, dec)
     found = []
@@ -490,12 +506,13 @@ def strong_bound(Q: np.ndarray, M: np.ndarray, QH: np.ndarray | None, signs: np.
             u, N = sparsify(A, B, G, C, mult[0], mult[1], level, at=aim)
             if u <= level:
                 return u, (dec, compact(N), mult[1])
-        if LEVEL_ADMM and U.size > CLARABEL_MAX_UNDECIDED:
-            admm = admm_level(A, B, G, U.size, aim, lambda N, mu: proven_at(A, B, G, C, N, mu, aim) <= level)
+        if U.size > CLARABEL_MAX_UNDECIDED and (LEVEL_ADMM if admm is None else admm.pays(U.size)):
+            t0 = time.perf_counter()
+            via = _admm(A, B, G, C, U.size, aim, level)
             if admm is not None:
-                u, N = sparsify(A, B, G, C, admm[0], admm[1], level, at=aim)
-                if u <= level:
-                    return u, (dec, compact(N), admm[1])
+                admm.ran(U.size, time.perf_counter() - t0)
+            if via is not None:
+                return via[0], (dec, compact(via[1]), via[2])
     if U.size <= CLARABEL_MAX_UNDECIDED:
         solved = _solve(A, B, G, C.dense() if isinstance(C, Comp) else C)
         if solved is not None:
