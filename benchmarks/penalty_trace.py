@@ -6,7 +6,7 @@ pricing (its bound, smoothed or not, new columns) and each priced round's ``[low
 
 Usage::
 
-    python benchmarks/penalty_trace.py --n 200 --family moons --norms 2 [--out FILE.json]
+    python benchmarks/penalty_trace.py --n 200 --family moons --norms 2 [--M 1.0] [--out FILE.json]
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--norms", type=int, default=2)
     ap.add_argument("--tol", type=float, default=1e-2)
     ap.add_argument("--max-iter", type=int, default=60)
+    ap.add_argument("--M", type=float, default=None,
+                    help="force the last norm's residual penalty: its master is built afresh with this M")
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
     import numpy as np
@@ -71,6 +73,9 @@ def main(argv: list[str] | None = None) -> int:
         atoms = np.zeros((0, f["Phi"].shape[1]))
         for j in range(args.norms):
             state["on"] = j == args.norms - 1
+            if state["on"] and args.M is not None:
+                carry.pop("lp", None)
+                carry["M"] = args.M
             c0 = time.process_time()
 
             def rnd(it, lo, up, c0=c0):  # noqa: ANN001, ANN202
@@ -85,8 +90,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"norm {j}: [{r.lower:.5g}, {r.upper:.5g}] closed={r.certified} LPs={r.iterations} "
                   f"CPU {time.process_time() - c0:.1f} s M_after={carry.get('M')}", flush=True)
     if args.out:
+        sys.path.insert(0, os.path.dirname(HERE))
+        from relu_gating.experiments._base import provenance
+
         with open(args.out, "w") as fh:
-            json.dump({"args": vars(args), "log": log}, fh, indent=0)
+            json.dump({"provenance": provenance(), "args": vars(args), "log": log}, fh, indent=0)
     return 0
 
 
