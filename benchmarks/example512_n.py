@@ -35,12 +35,15 @@ sys.path.insert(0, str(HERE.parent))  # this checkout's relu_gating
 TARGETS = (0.5, 0.3, 0.2, 0.15, 0.1, 0.07, 0.05)
 
 
-def case(n: int, seed: int, rho: float, sigma: float, T: int) -> dict:
-    """One case: the certified greedy layer's gaps and the neurons needed per target, with both predictions."""
+def case(n: int, seed: int, rho: float, sigma: float, T: int, step_seconds: float | None = None) -> dict:
+    """One case: the certified greedy layer's gaps and the neurons needed per target, with both predictions.
+    ``step_seconds``: each step's wall-time budget (None: the search's default, 600 s); under a heavy load a
+    step that runs out of it is not certified, so long runs on a shared machine raise it."""
     from relu_gating.experiments.clusters import K, _config
 
     t0, c0 = time.perf_counter(), time.process_time()
-    row, steps = _config(n, rho, sigma, T, seed)
+    opts = {} if step_seconds is None else {"max_seconds": step_seconds}
+    row, steps = _config(n, rho, sigma, T, seed, **opts)
     alpha = row["alpha_eff"]
     targets = [s for s in TARGETS if s >= row["two_eps"]]
     return {"n": n, "seed": seed, "rho": rho, "sigma": sigma, "T": T, "K": K, "epsilon": row["epsilon"],
@@ -50,6 +53,7 @@ def case(n: int, seed: int, rho: float, sigma: float, T: int) -> dict:
             "targets": targets, "t_needed": [row[f"t_at_s{s:g}"] for s in targets],
             "t_pred_example": [16 * K**3 * row["omega_max"] ** 2 / (alpha * s**2) for s in targets],
             "t_pred_kappa_chi": [4 * K**2 * row["kappa_chi_upper"] ** 2 / (alpha * s**2) for s in targets],
+            "step_seconds": step_seconds,
             "seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - c0}
 
 
@@ -113,6 +117,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rho", type=float, default=0.4)
     ap.add_argument("--sigma", type=float, default=0.3)
     ap.add_argument("--T", type=int, default=8, help="greedy neurons per case")
+    ap.add_argument("--step-seconds", type=float, default=None,
+                    help="each greedy step's wall-time budget (default: the search's, 600 s; a step stopped by it "
+                         "is not certified: raise it under a heavy load)")
     ap.add_argument("--out-dir", default=None, help="one JSON per (n, seed), written when it starts (complete: "
                                                     "false) and when it completes; completed cases are skipped")
     ap.add_argument("--plot", nargs=2, metavar=("DIR", "PNG"), help="only draw the figure of a saved run")
@@ -131,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
                 path.write_text(json.dumps({"provenance": {**before, "load_start": before["load_end"]},
                                             "args": vars(args), "case": {"n": n, "seed": seed},
                                             "complete": False, "row": None}, indent=1))
-            row = case(n, seed, args.rho, args.sigma, args.T)
+            row = case(n, seed, args.rho, args.sigma, args.T, args.step_seconds)
             print(f"n={n} seed={seed}: eps {row['epsilon']:.3g}, targets {row['targets']}, t {row['t_needed']}, "
                   f"gaps {[round(g, 3) for g in row['gaps']]} ({row['seconds']:.0f} s)", flush=True)
             if path is not None:

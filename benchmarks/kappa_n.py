@@ -16,7 +16,9 @@ Long runs lose nothing: with ``--out-dir`` a case's file is rewritten after ever
 norm runs, every ``--save-every`` CPU seconds when kappa's or the running norm's certified lower end rose.  A row with
 ``final: false`` is a partial bracket, valid as it stands: ``upper`` is ``inf`` until the ``K``
 basis norms are in, ``closed`` says which norm intervals closed (the running one is open, its interval
-so far included).  The file records the commit, the command, the machine's load at the start and at
+so far included).  A partial case is run again from its start by the same command; its file is
+replaced only once the new run has got further (more quantities finished, or as many and more norms),
+until then the new run saves to ``NAME.restarted`` beside it.  The file records the commit, the command, the machine's load at the start and at
 the last save, and ``complete``.
 
 Usage::
@@ -169,6 +171,31 @@ def _save(path: Path, before: dict, args: argparse.Namespace, rows: list[dict], 
     os.replace(tmp, path)
 
 
+def _progress(rows: list[dict]) -> tuple[int, int]:
+    """How far a case's rows got: (quantities finished, norms evaluated)."""
+    return sum(bool(r.get("final", True)) for r in rows), sum(len(r["norms"]) for r in rows)
+
+
+def _partial_rows(path: Path) -> list[dict] | None:
+    """The rows of a saved case that did not finish (None: no file, or a complete one)."""
+    if not path.exists():
+        return None
+    saved = json.loads(path.read_text())
+    return None if saved.get("complete", True) else saved["rows"]
+
+
+def _save_ahead(path: Path, before: dict, args: argparse.Namespace, rows: list[dict], done: bool = False,
+                behind: list[dict] | None = None) -> None:
+    """:func:`_save`, except that a restarted case does not replace the partial file it restarts (rows
+    ``behind``) until it has got further: until then it is saved to ``NAME.restarted`` beside it."""
+    side = path.with_suffix(".restarted")
+    if behind is not None and not done and _progress(rows) < _progress(behind):
+        _save(side, before, args, rows, done)
+        return
+    _save(path, before, args, rows, done)
+    side.unlink(missing_ok=True)
+
+
 def _complete(path: Path) -> bool:
     """A saved case with every quantity (files of older runs carry no flag: they were written complete)."""
     return path.exists() and json.loads(path.read_text()).get("complete", True)
@@ -288,8 +315,9 @@ def main(argv: list[str] | None = None) -> int:
                     claim = path.with_suffix(".running") if path is not None else None
                     if path is not None and (_complete(path) or claim.exists()):
                         continue  # done, or claimed by another process running the same command
-                    save = partial(_save, path, {**started, "date": provenance()["date"],
-                                                 "load_end": provenance()["load_end"]}, args)
+                    save = partial(_save_ahead, path, {**started, "date": provenance()["date"],
+                                                       "load_end": provenance()["load_end"]}, args,
+                                   behind=_partial_rows(path) if path is not None else None)
                     if path is not None:
                         path.parent.mkdir(parents=True, exist_ok=True)
                         claim.write_text(str(os.getpid()))

@@ -101,8 +101,9 @@ def fit_rate(targets: Any, t_needed: Any) -> tuple[float, float]:
     return float(a), float(b)
 
 
-def _config(n: int, rho: float, sigma: float, T: int, seed: int) -> tuple[dict, list]:
-    """One configuration: the greedy layer's steps and the summary row."""
+def _config(n: int, rho: float, sigma: float, T: int, seed: int, **search_options: Any) -> tuple[dict, list]:
+    """One configuration: the greedy layer's steps and the summary row (``search_options`` go to every step's
+    query, e.g. ``max_seconds``: a step stopped by its wall-time budget is not certified)."""
     from relu_gating.coverage.bounds import ky_fan_limits
     from relu_gating.coverage.metrics import coverage_gap
     from relu_gating.experiments.greedy_rate import step_rows
@@ -117,7 +118,7 @@ def _config(n: int, rho: float, sigma: float, T: int, seed: int) -> tuple[dict, 
     eps = coverage_gap(chi, U)
     kap_chi = float(np.sqrt(np.sum(cu**2)))  # ||sum c_k chi_k||_A <= ||c|| sqrt(sum ||chi_k||_A^2)
     t0 = time.perf_counter()
-    g = greedy_layer(Phi, U, T, min_gain=1e-12)
+    g = greedy_layer(Phi, U, T, min_gain=1e-12, **search_options)
     secs = time.perf_counter() - t0
     alpha = float(np.min(g.gains / g.upper_bounds)) if g.gains.size else 1.0
     key = {"n": n, "rho": rho, "sigma": sigma, "seed": seed, "start": "bias"}

@@ -18,7 +18,7 @@ def test_a_case_file_is_incomplete_while_it_runs_and_complete_after(tmp_path, mo
     mod = benchmark_script("example512_n")
     seen = []
 
-    def case(n, seed, rho, sigma, T):
+    def case(n, seed, rho, sigma, T, step_seconds=None):
         d = json.loads((tmp_path / f"n{n}_s{seed}.json").read_text())
         seen.append((d["complete"], d["row"], d["case"], bool(d["provenance"]["commit"])))
         if seed == 1:
@@ -53,3 +53,22 @@ def test_the_doc_lists_started_cases_apart_from_the_table(tmp_path, monkeypatch)
     text = doc.example512()
     assert "| 30 | 0 |" in text and "| 480 |" not in text and text.startswith("1 cases saved")
     assert "Started and not finished (no result saved): n = 480, seed 2 (started 2026-12-06T03:11 UTC at bbbbbbbbb)" in text
+
+
+def test_the_step_budget_reaches_every_greedy_step(monkeypatch):
+    import pytest
+
+    import relu_gating.layers.greedy as greedy
+
+    mod = benchmark_script("example512_n")
+    seen = []
+
+    def layer(*a, **k):
+        seen.append(k.get("max_seconds"))
+        raise RuntimeError("stop here")
+
+    monkeypatch.setattr(greedy, "greedy_layer", layer)
+    for budget in (None, 7200.0):
+        with pytest.raises(RuntimeError, match="stop here"):
+            mod.case(12, 0, 0.4, 0.3, 2, budget)
+    assert seen == [None, 7200.0]  # None: the search's own default (no max_seconds passed)

@@ -113,3 +113,36 @@ def test_the_figure_keeps_partial_brackets_off_the_lines(tmp_path):
     (tmp_path / "moons_d3_n100_s0.json").write_text(json.dumps({"rows": [part]}))
     mod.plot(str(tmp_path), str(tmp_path / "k.png"))  # an inf upper end neither fails nor joins a line
     assert (tmp_path / "k.png").stat().st_size > 0
+
+
+def test_a_restarted_case_keeps_the_further_partial_file_until_it_gets_further(tmp_path, monkeypatch):
+    mod = benchmark_script("kappa_n")
+    argv = ["--n", "9", "--seeds", "0", "--families", "moons", "--out-dir", str(tmp_path)]
+    path, side = tmp_path / "moons_d2_n9_s0.json", tmp_path / "moons_d2_n9_s0.restarted"
+    old = {"what": "kappa(U_K)", "lower": 3.0, "upper": float("inf"), "final": False, "norms": [[1, 1]] * 6}
+    path.write_text(json.dumps({"provenance": {}, "complete": False, "rows": [old]}))
+
+    def row(norms, final=False):
+        return {**old, "lower": 2.0 + norms, "final": final, "norms": [[1, 1]] * norms}
+
+    def run(*steps):  # each step's rows saved as a running case would, then the case ends (or dies)
+        def fake(*a, on_row=None, **k):
+            for rows in steps[:-1]:
+                on_row(rows)
+            if steps[-1] is None:
+                raise KeyboardInterrupt
+            return steps[-1]
+        monkeypatch.setattr(mod, "rows_for", fake)
+        try:
+            mod.main(argv)
+        except KeyboardInterrupt:
+            (tmp_path / "moons_d2_n9_s0.running").unlink()  # the dead run's claim, removed by hand
+
+    run([row(2)], [row(5)], None)  # behind the saved 6 norms: the file stays, the new run goes beside it
+    assert json.loads(path.read_text())["rows"] == [old]
+    assert json.loads(side.read_text())["rows"][0]["lower"] == 7.0
+    run([row(3)], [row(7)], None)  # further than the file: it replaces it, and the side file goes
+    assert json.loads(path.read_text())["rows"][0]["lower"] == 9.0 and not side.exists()
+    run([row(1)], [row(4, final=True)])  # a finished case is saved whatever its norm count
+    saved = json.loads(path.read_text())
+    assert saved["complete"] is True and saved["rows"][0]["final"] is True and not side.exists()
