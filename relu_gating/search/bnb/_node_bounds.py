@@ -41,6 +41,12 @@ LIFTED_LARGE_SHARE = 0.2
 #: nodes tried).
 LIFTED_HUGE = 128
 LIFTED_HUGE_SHARE = 0.1
+
+
+def _large_share(k: int) -> tuple[float, str]:
+    """The time share and the stats key that the lifted tries on a node of ``k`` (> ``LIFTED_LARGE``)
+    undecided rows count against."""
+    return (LIFTED_HUGE_SHARE, "t_lifted_huge") if k > LIFTED_HUGE else (LIFTED_LARGE_SHARE, "t_lifted_large")
 #: Above this :func:`basis_epsilon` of ``Phi`` the lifted bound is not tried: the checker, in its own basis of
 #: ``col(Phi)``, may not prove its claims (fuzz seed 42, a basis 1e-6 from exact: leaves raised by the audit,
 #: not certified).  Standardized real data: about 1e-11.
@@ -168,7 +174,7 @@ class NodeBounds:
         splits made (:meth:`relu_gating.search.bnb._subtree.SubtreeCost.split_seconds`; a band with none
         measured yet splits a few nodes to measure; ``lifted_cost_skips`` counts the nodes it turns down)."""
         lo = k // LIFTED_BAND * LIFTED_BAND
-        share, spent = (LIFTED_HUGE_SHARE, "t_lifted_huge") if k > LIFTED_HUGE else (LIFTED_LARGE_SHARE, "t_lifted_large")
+        share, spent = _large_share(k)
         if k > LIFTED_LARGE and self.stats.get(spent, 0.0) > share * (time.perf_counter() - self.t_start):
             return False
         tried, won = self.stats[f"lifted_tried_{lo}"], self.stats[f"lifted_settled_{lo}"]
@@ -221,14 +227,15 @@ class NodeBounds:
         claim = np.inf if got is None else lifted_claim(got[0], self.best_value / self.alpha, self.lifted_room(got))
         ok = got is not None and claim < node.claim and self.lifted_checks(node, claim, got[1])
         dt = time.perf_counter() - t0
-        admm = 0.0 if gate is None else gate.take(ok and self.settled(claim))  # ADMM's seconds: its own tally
+        won = bool(ok and self.settled(claim))
+        admm = 0.0 if gate is None else gate.take(won)  # ADMM's seconds: its own tally
         if admm > 0.0:
             self.stats["admm"], self.stats["t_admm"] = self.stats.get("admm", 0) + 1, self.stats.get("t_admm", 0.0) + admm
-            self.stats["admm_settled"] = self.stats.get("admm_settled", 0) + bool(ok and self.settled(claim))
+            self.stats["admm_settled"] = self.stats.get("admm_settled", 0) + won
         self.stats["t_lifted"] += dt
         self.stats[f"t_lifted_{lo}"] += dt - admm
         if k > LIFTED_LARGE:
-            spent = "t_lifted_huge" if k > LIFTED_HUGE else "t_lifted_large"
+            spent = _large_share(k)[1]
             self.stats[spent] = self.stats.get(spent, 0.0) + dt - admm
         if not ok or got is None:
             node.evidence = plain if plain is not None else ()
