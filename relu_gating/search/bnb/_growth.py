@@ -187,7 +187,7 @@ class TreeGrowth:
                 free = pos & neg
             elif kind == "empty":
                 signs[i] = s_obs
-                chain.append((i, s_obs, tuple(int(j) for j in got)))
+                chain.append((i, s_obs, tuple(np.asarray(got).tolist())))
         keep = free & (signs[und] == 0)
         if refuted:
             node.refuted = {**node.refuted, **refuted}
