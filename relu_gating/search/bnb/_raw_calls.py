@@ -4,23 +4,37 @@ The forced-rows pass (:class:`relu_gating.search.bnb._cone_nnls.DecidedCone`) as
 small NNLS (rank 6 by 12-40 columns) and 6 x 6 inverses a minute; on breast cancer PCA 5 scipy's
 ``nnls`` spends 40% of its 15 us in its Python argument checks (``asarray_chkfinite``, the deprecation
 decorator) and ``np.linalg.inv`` 70% of its 6.8 us in numpy's.  The callers' arrays are finite unit rows
-by construction, so these calls skip the checks and return the same floats, bitwise: the compiled
-routine ``scipy.optimize.nnls`` calls (``3 n`` iterations, as it does) and the ``gesv`` against the
-identity that ``np.linalg.inv`` solves.  Where scipy has no such routine (other versions), the public
-calls are used.
+by construction, so these calls skip the checks and return the same floats: the compiled routine
+``scipy.optimize.nnls`` calls (``3 n`` iterations, as it does; bitwise the same answer) and the ``gesv``
+against the identity that ``np.linalg.inv`` solves (bitwise equal on 3,000 random 6 x 6 here; a LAPACK
+built otherwise may round otherwise, and nothing depends on it: a kept simplex's claims are checked as any
+other).  Where scipy has no such routine (other versions), the public NNLS is used.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from scipy.linalg.lapack import dgesv as _dgesv
 
 __all__ = ["nnls", "inv"]
 
-try:  # scipy >= 1.15: the compiled NNLS behind scipy.optimize.nnls
-    from scipy.optimize._slsqplib import nnls as _nnls_compiled
-except ImportError:  # pragma: no cover - other scipy versions
-    _nnls_compiled = None
-from scipy.linalg.lapack import dgesv as _dgesv
+
+def _compiled_nnls():
+    """scipy's compiled NNLS (scipy >= 1.15) when it answers a small problem as ``scipy.optimize.nnls`` does,
+    else None (another scipy: the public call is used)."""
+    try:
+        from scipy.optimize import nnls as public
+        from scipy.optimize._slsqplib import nnls as compiled
+
+        A, b = np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 1.0]]), np.array([1.0, -0.5])
+        x, rnorm, _ = compiled(A, b, 9)
+        x0, r0 = public(A, b)
+        return compiled if np.array_equal(x, x0) and rnorm == r0 else None
+    except (ImportError, TypeError, ValueError):  # pragma: no cover - another scipy: no module, another signature
+        return None
+
+
+_nnls_compiled = _compiled_nnls()
 
 
 def nnls(A: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float]:
