@@ -61,3 +61,13 @@ def test_push_with_the_centers_least_slack_given_is_the_same():
         v0 = push(G, g, w, c, b=b)
         v1 = push(G, g, w, c, b=b, b_min=float(b.min(initial=np.inf)))
         assert (v0 is None and v1 is None) or np.array_equal(v0, v1)
+
+
+def test_nnls_falls_back_to_scipys_public_call(monkeypatch):
+    """Without the compiled routine (another scipy), the public NNLS answers."""
+    monkeypatch.setattr(_raw_calls, "_nnls_compiled", None)
+    rng = np.random.default_rng(3)
+    A, b = rng.standard_normal((6, 15)), rng.standard_normal(6)
+    x0, r0 = scipy_nnls(A, b)
+    x1, r1 = _raw_calls.nnls(A, b)
+    assert np.array_equal(x0, x1) and r0 == r1
