@@ -39,6 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from relu_gating._inputs.scaling import pow2_norms, unit_rows
+from relu_gating.search.bnb import _raw_calls
 from relu_gating.search.bnb._lp import WITNESS_MARGIN
 
 __all__ = ["DecidedCone", "push", "WORKING_SET", "MIN_RANK", "NNLS_RESIDUAL", "BATCH"]
@@ -79,15 +80,16 @@ def center(G: np.ndarray, pts: np.ndarray) -> np.ndarray:
 
 
 def push(G: np.ndarray, g: np.ndarray, w: np.ndarray, c: np.ndarray, a: np.ndarray | None = None,
-         b: np.ndarray | None = None) -> np.ndarray | None:
+         b: np.ndarray | None = None, b_min: float | None = None) -> np.ndarray | None:
     """A strict witness ``v = w + eps c`` (normalized) of ``G v > WITNESS_MARGIN``, ``g . v < -WITNESS_MARGIN``
-    from the unit ``w`` and the interior point ``c`` (``a = G w``, ``b = G c`` if known), or None.
+    from the unit ``w`` and the interior point ``c`` (``a = G w``, ``b = G c`` and ``b_min = min b`` if known),
+    or None.
 
     ``eps`` is the middle of the interval ``(lo, hi)`` the two conditions allow (each slack twice the
     margin); the witness is then checked directly, as the fixed pushes were."""
     a = G @ w if a is None else a
     b = G @ c if b is None else b
-    if b.size and not b.min() > WITNESS_MARGIN:  # not a usable center (the ratios below stay below 2e9)
+    if b.size and not (b.min() if b_min is None else b_min) > WITNESS_MARGIN:  # not a usable center (the ratios below stay below 2e9)
         return None
     lo = max(float(np.max((2 * WITNESS_MARGIN - a) / b, initial=0.0)), 0.0)
     gc, gw = float(g @ c), float(g @ w)
@@ -136,6 +138,7 @@ class DecidedCone:
             return
         self.c = center(G, pts)
         self.b = G @ self.c
+        self.b_min = float(self.b.min(initial=np.inf))  # the push's test of the center, made once
         if dec.size > (START + ADD) * rank:
             self.S = np.sort(np.argsort(self.b, kind="stable")[:START * rank])
             self.At = np.ascontiguousarray(self.G[self.S].T)
@@ -163,7 +166,7 @@ class DecidedCone:
             return
         A = self.G[sup].T  # columns are rows (unit)
         try:
-            inv = np.linalg.inv(A)
+            inv = _raw_calls.inv(A)  # np.linalg.inv without numpy's checks (bnb/_raw_calls.py)
         except np.linalg.LinAlgError:
             return
         if np.sqrt(self.rank * (inv * inv).sum()) < 1.0 / SIMPLEX_COND:  # bounds the condition number
@@ -173,10 +176,8 @@ class DecidedCone:
                 self._mark(self.kept - 1)
 
     def _solve(self, A: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, float]:
-        from scipy.optimize import nnls
-
-        self.solves += 1
-        return nnls(A, g) if A.shape[1] else (np.zeros(0), float(pow2_norms(g)))
+        self.solves += 1  # scipy's NNLS without its argument checks (bnb/_raw_calls.py): G is finite unit rows
+        return _raw_calls.nnls(A, g) if A.shape[1] else (np.zeros(0), float(pow2_norms(g)))
 
     def classify(self, g: np.ndarray, at: int | None = None) -> tuple:
         """``("farkas", rows)`` (decided rows whose cone holds ``g`` by a float NNLS: to be checked),
@@ -210,7 +211,7 @@ class DecidedCone:
             w = self.At @ y - g
             w = w / np.sqrt(w @ w)  # |w| = res > NNLS_RESIDUAL: no underflow
             a = self.G @ w
-            v = push(self.G, g, w, self.c, a, self.b)
+            v = push(self.G, g, w, self.c, a, self.b, self.b_min)
             if v is not None:
                 return ("witness", v)
             a[self.S] = np.inf
@@ -235,5 +236,5 @@ class DecidedCone:
                 self._keep(sup)
             return ("farkas", self.dec[sup])
         w = unit_rows((self.G.T @ y - g)[None, :])[0]  # in the closed cone, with g . w < 0
-        v = push(self.G, g, w, self.c, b=self.b) if self.on else _old_push(self.G, g, w, self.inner)
+        v = push(self.G, g, w, self.c, b=self.b, b_min=self.b_min) if self.on else _old_push(self.G, g, w, self.inner)
         return ("lp", None) if v is None else ("witness", v)

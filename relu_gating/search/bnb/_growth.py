@@ -127,7 +127,8 @@ class TreeGrowth:
         exhaustive search proves neither way is recorded in ``node.refuted`` with the decided rows
         searched: the nodes below check only the subsets with a row decided since."""
         und = np.flatnonzero((signs == 0) & ~self.P.zero_rows)
-        Z = self.Gn[und] @ pts.T
+        Gu = self.Gn[und]  # the undecided rows, taken once: each witness is tested on all of them
+        Z = Gu @ pts.T
         pos, neg = (Z > WITNESS_MARGIN).any(axis=1), (Z < -WITNESS_MARGIN).any(axis=1)
         free = pos & neg
         cand = np.flatnonzero(~free)
@@ -147,7 +148,7 @@ class TreeGrowth:
         self.stats["t_forced"] += time.perf_counter() - t0
         self.stats["forced_batch"] += len(batch)
         pre, wit = ({}, []) if self.Gn.shape[1] <= MAX_RANK else (  # ranks above the triangulation's (d >= 5)
-            self._nnls_pass(cone, signs, und, cand[~np.isin(und[cand], list(batch))], pos, neg))
+            self._nnls_pass(cone, signs, und, Gu, cand[~np.isin(und[cand], list(batch))], pos, neg))
         if wit:
             pts = np.vstack([pts, *wit])
         free = pos & neg
@@ -180,30 +181,30 @@ class TreeGrowth:
                     refuted[i] = {s: dec for s in ((s_obs,) if seen else (1, -1))}
             if kind == "witness":
                 pts = np.vstack([pts, got])
-                zz = self.Gn[und] @ got
+                zz = Gu @ got
                 pos |= zz > WITNESS_MARGIN
                 neg |= zz < -WITNESS_MARGIN
                 free = pos & neg
             elif kind == "empty":
                 signs[i] = s_obs
-                chain.append((i, s_obs, tuple(int(j) for j in got)))
+                chain.append((i, s_obs, tuple(np.asarray(got).tolist())))
         keep = free & (signs[und] == 0)
         if refuted:
             node.refuted = {**node.refuted, **refuted}
         self.stats["nnls_hits"] += cone.hits
         return chain, und[keep], pts
 
-    def _nnls_pass(self, cone: DecidedCone, signs: np.ndarray, und: np.ndarray, cand: np.ndarray,
+    def _nnls_pass(self, cone: DecidedCone, signs: np.ndarray, und: np.ndarray, Gu: np.ndarray, cand: np.ndarray,
                    pos: np.ndarray, neg: np.ndarray) -> tuple[dict, list]:
-        """NNLS (:meth:`_nnls`) on the candidates ``cand`` (indices into ``und``) in order, each unless the
-        witnesses found so far saw it on both sides (they update ``pos`` and ``neg`` in place); then the
-        Farkas claims found are cleared by one float batch (:func:`float_clear`, the test :meth:`_implied`
+        """NNLS (:meth:`_nnls`) on the candidates ``cand`` (indices into ``und``, whose rows ``Gn[und]`` are
+        ``Gu``) in order, each unless the witnesses found so far saw it on both sides (they update ``pos`` and
+        ``neg`` in place); then the Farkas claims found are cleared by one float batch (:func:`float_clear`, the test :meth:`_implied`
         makes on one claim).  Returns ``{k: (kind, got, side)}`` (kind ``"empty"``, ``"maybe"``: left to the
         exact check, ``"witness"`` or ``"lp"``) and the witnesses found (one row each)."""
         pre: dict = {}
         wit: list = []
         side0 = np.where(pos[cand], 1, -1)
-        cone.watch(side0[:, None] * self.Gn[und[cand]])  # kept simplices are tested on these rows at once
+        cone.watch(side0[:, None] * Gu[cand])  # kept simplices are tested on these rows at once
         for j, k in enumerate(cand.tolist()):
             if pos[k] and neg[k]:
                 continue
@@ -211,7 +212,7 @@ class TreeGrowth:
             kind, got = self._nnls(cone, signs, int(und[k]), s_obs, check=False, at=j if s_obs == side0[j] else None)
             if kind == "witness":
                 wit.append(got[None])
-                zz = self.Gn[und] @ got
+                zz = Gu @ got
                 pos |= zz > WITNESS_MARGIN
                 neg |= zz < -WITNESS_MARGIN
             pre[k] = (kind, got, s_obs)
