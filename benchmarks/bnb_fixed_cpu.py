@@ -66,6 +66,27 @@ def child(case: str, cpu: float) -> dict:
             "load": os.getloadavg()[0]}
 
 
+def alternating(cases: list, against: str | None, repeats: int, script, args: list, timeout: float) -> tuple:
+    """Each case's ``script --child CASE ARGS`` in a fresh process, in this checkout and (``against``) in a
+    worktree of that commit, the order alternating each repeat; each row printed as it comes.  Returns the
+    rows, the sides ``[(name, root)]`` and this checkout's commit."""
+    import subprocess
+
+    from real import checkout, in_child_script
+
+    rows = []
+    with checkout(None) as here, checkout(against) as there:
+        sides = [("this", here)] + ([(against, there)] if against else [])
+        for r in range(repeats):
+            for case in cases:
+                for name, root in (sides if r % 2 == 0 else sides[::-1]):
+                    got = in_child_script(root, script, ["--child", case, *args], timeout=timeout)
+                    rows.append({"side": name, "repeat": r, **got})
+                    print(json.dumps(rows[-1]), flush=True)
+        commit = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    return rows, sides, commit
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--cases", default="clustered-100x5,bc-pca5-n200")
@@ -77,18 +98,8 @@ def main(argv=None) -> None:
     if args.child:
         print(json.dumps(child(args.child, args.cpu)))
         return
-    from real import checkout, in_child_script
-
-    rows = []
-    with checkout(None) as here, checkout(args.against) as there:
-        sides = [("this", here)] + ([(args.against, there)] if args.against else [])
-        for r in range(args.repeats):
-            for case in args.cases.split(","):
-                for name, root in (sides if r % 2 == 0 else sides[::-1]):
-                    got = in_child_script(root, "bnb_fixed_cpu.py", ["--child", case, "--cpu", str(args.cpu)],
-                                          timeout=100 * args.cpu + 600)
-                    rows.append({"side": name, "repeat": r, **got})
-                    print(json.dumps(rows[-1]), flush=True)
+    rows, sides, _ = alternating(args.cases.split(","), args.against, args.repeats, "bnb_fixed_cpu.py",
+                                 ["--cpu", str(args.cpu)], timeout=100 * args.cpu + 600)
     print("| case | side | expansions (median) | nodes | alpha reached | upper |")
     print("| --- | --- | ---: | ---: | ---: | ---: |")
     for case in args.cases.split(","):

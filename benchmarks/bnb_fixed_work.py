@@ -61,21 +61,10 @@ def main(argv=None) -> None:
         print(json.dumps(child(args.child, args.expansions)))
         return
     sys.path.insert(0, str(HERE))
-    import subprocess
+    from bnb_fixed_cpu import alternating
 
-    from real import checkout, in_child_script
-
-    rows = []
-    with checkout(None) as here, checkout(args.against) as there:
-        sides = [("this", here)] + ([(args.against, there)] if args.against else [])
-        for r in range(args.repeats):
-            for case in args.cases.split(","):
-                for name, root in (sides if r % 2 == 0 else sides[::-1]):
-                    got = in_child_script(root, HERE / "bnb_fixed_work.py",
-                                          ["--child", case, "--expansions", str(args.expansions)], timeout=3600)
-                    rows.append({"side": name, "repeat": r, **got})
-                    print(json.dumps(rows[-1]), flush=True)
-        commit = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    rows, sides, commit = alternating(args.cases.split(","), args.against, args.repeats, HERE / "bnb_fixed_work.py",
+                                      ["--expansions", str(args.expansions)], timeout=3600)
     table = []
     print("| case | side | CPU s (median) | ratio to this | same path as this |")
     print("| --- | --- | ---: | ---: | --- |")
