@@ -51,10 +51,18 @@ def nnls(A: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float]:
     return x, rnorm
 
 
+_EYE: dict[int, np.ndarray] = {}  # the identities gesv solves against, one per size (gesv copies its b)
+
+
 def inv(A: np.ndarray) -> np.ndarray:
     """``np.linalg.inv(A)`` of a square float ``A`` (the same ``gesv`` with the identity); ``LinAlgError``
     when ``A`` is exactly singular, as there."""
-    _, _, X, info = _dgesv(A, np.eye(A.shape[0]))
+    k = A.shape[0]
+    eye = _EYE.get(k)
+    if eye is None:
+        eye = _EYE[k] = np.eye(k)
+        eye.flags.writeable = False  # shared by every call: gesv (overwrite_b=0) only reads it
+    _, _, X, info = _dgesv(A, eye)
     if info != 0:
         raise np.linalg.LinAlgError("Singular matrix")
     return X
