@@ -19,11 +19,16 @@ __all__ = ["verify", "VerifyReport", "verdict_word", "VALUE_TOL", "BOUND_SLACK",
            "state_problem", "walk_tree", "array_sha256", "binary_tree", "holds_tree"]
 
 
-def walk_tree(nodes: list, P: StatedProblem, start: object = None) -> tuple[list, list[str], dict]:
-    """The float walk of ``nodes`` (a subtree's from its root's signs ``start``): ``(leaves, reasons, counts)``."""
+def walk_tree(nodes: list, P: StatedProblem, start: object = None, workers: int = 1) -> tuple[list, list[str], dict]:
+    """The float walk of ``nodes`` (a subtree's from its root's signs ``start``): ``(leaves, reasons, counts)``.
+    ``workers`` > 1 (a whole tree, ``start`` None): in parts on that many forked processes, which inherit the
+    tree (nothing pickled; the serial walk's report exactly, :mod:`relu_gating.checker._parallel`)."""
     from relu_gating.checker._tree import walk
+    from relu_gating.errors import InputError
 
-    return walk(nodes, P, start=start)
+    if workers != 1 and start is not None:
+        raise InputError("walk_tree: a subtree (start given) is walked in one process (workers=1)")
+    return walk(nodes, P, start=start, workers=workers)
 
 
 def binary_tree(path: object, P: object = None) -> dict | None:

@@ -1,0 +1,103 @@
+r"""Benchmark: the search's audit of one finished tree on its own pool, the parts forked against pickled.
+
+One query of ``benchmarks/real.py`` (``--case``, the defaults: every usable core, ``--seconds`` of wall
+time) gives a tree; then, on a started pool of the search's own (:class:`relu_gating._runtime.executors.LocalPool`,
+``--workers`` processes, one BLAS thread), its audit walk (:func:`relu_gating.search.bnb._audit.walk_parts`) runs
+``--repeats`` times each way, alternating which goes first:
+
+* ``forked``: the checker's walk in parts on freshly forked processes that inherit the node list (now);
+* ``pickled``: the parts pickled and sent to the pool's workers (as before);
+
+and the whole walk in this process once (``serial``).  Every way must prove the same leaves (checked).
+Prints medians and the ratio; ``--out`` saves them with the commit, command and load.
+
+    python benchmarks/audit_parts.py --case bc-pca5-n200 --seconds 120 --repeats 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(1, str(HERE.parent))
+
+
+def tree_of(case: str, seconds: float) -> tuple:
+    """``(Phi, U, nodes, stats)`` of one default query of ``case`` stopped at ``seconds``."""
+    from real import case_problem
+
+    from relu_gating import best_neuron
+
+    Phi, U, _, _ = case_problem(case)
+    res = best_neuron(Phi, U, features="bias", max_seconds=seconds)
+    return Phi, U, res.certificate.tree["nodes"], res.certificate.tree["stats"]
+
+
+def timings(Phi, U, nodes, workers: int, repeats: int) -> dict:
+    """Wall seconds of the audit walk each way (alternating), and of the serial walk."""
+    from relu_gating._runtime.executors import LocalPool
+    from relu_gating._runtime.threads import blas_threads
+    from relu_gating.checker import state_problem, walk_tree
+    from relu_gating.search._claims import _features
+    from relu_gating.search.bnb import _audit
+    from relu_gating.search.objectives import make_objective
+
+    F = _features(make_objective(Phi, U, "bias"))
+    P = state_problem(Phi, U, F)
+    own = _audit.forks_own
+    out: dict = {"forked": [], "pickled": []}
+    leaves = {}
+    with blas_threads(1), LocalPool(workers) as pool:
+        pool.submit(int, 0).result()  # started, as after a parallel search
+        try:
+            for rep in range(repeats):
+                for way in (("forked", "pickled") if rep % 2 == 0 else ("pickled", "forked")):
+                    _audit.forks_own = own if way == "forked" else (lambda ex: False)
+                    t = time.perf_counter()
+                    got, reasons = _audit.walk_parts(nodes, P, (Phi, U, F), pool)
+                    out[way].append(time.perf_counter() - t)
+                    leaves[way] = sorted(got)
+                    assert not reasons, reasons
+        finally:
+            _audit.forks_own = own
+        t = time.perf_counter()
+        whole = sorted(walk_tree(nodes, P)[0])
+        out["serial"] = [time.perf_counter() - t]
+    assert leaves["forked"] == leaves["pickled"] == whole, "the ways prove different leaves"
+    return out
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--case", default="bc-pca5-n200", help="a case of benchmarks/real.py")
+    ap.add_argument("--seconds", type=float, default=120.0, help="the query's max_seconds (its tree is audited)")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--out", default=None, help="save the figures as JSON")
+    args = ap.parse_args(argv)
+    load0 = os.getloadavg()[0]
+    Phi, U, nodes, stats = tree_of(args.case, args.seconds)
+    got = timings(Phi, U, nodes, args.workers, args.repeats)
+    med = {k: statistics.median(v) for k, v in got.items()}
+    print(f"{args.case}: a tree of {len(nodes):,} entries ({args.seconds:g}-s query; its own audit took "
+          f"{stats['t_audit']:.2f} s); audit walk on {args.workers} workers, medians of {args.repeats}:")
+    print(f"  forked {med['forked']:.2f} s   pickled {med['pickled']:.2f} s   ratio {med['pickled'] / med['forked']:.2f}x"
+          f"   serial {med['serial']:.2f} s")
+    if args.out:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True, text=True).stdout.strip()
+        Path(args.out).write_text(json.dumps({
+            "commit": commit, "command": " ".join(["python", "benchmarks/audit_parts.py"] + sys.argv[1:]),
+            "load": [load0, os.getloadavg()[0]], "entries": len(nodes), "t_audit_in_query": stats["t_audit"],
+            "seconds": got, "medians": med}, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
