@@ -1,17 +1,19 @@
-r"""Benchmark: the search's audit of one finished tree on its own pool, the parts forked against pickled.
+r"""Benchmark: the search's audit of one finished tree, its parts pickled to the pool against the checker's forked walk.
 
 One query of ``benchmarks/real.py`` (``--case``, the defaults: every usable core, ``--seconds`` of wall
-time) gives a tree; then, on a started pool of the search's own (:class:`relu_gating._runtime.executors.LocalPool`,
-``--workers`` processes, one BLAS thread), its audit walk (:func:`relu_gating.search.bnb._audit.walk_parts`) runs
-``--repeats`` times each way, alternating which goes first:
+time) gives a tree; then, with one BLAS thread, ``--repeats`` times each way, alternating which goes first:
 
-* ``forked``: the checker's walk in parts on freshly forked processes that inherit the node list (now);
-* ``pickled``: the parts pickled and sent to the pool's workers (as before);
+* ``pickled``: the audit's walk in parts as the search runs it (:func:`relu_gating.search.bnb._audit.walk_parts`
+  on a started pool of the search's own, :class:`relu_gating._runtime.executors.LocalPool`, ``--workers``
+  processes: subtrees pickled and sent to the pool's workers);
+* ``forked``: the checker's own walk in parts (what ``verify`` runs: :func:`relu_gating.checker._tree.walk` with
+  ``workers``), on processes forked afterwards that inherit the node list (nothing pickled);
 
 and the whole walk in this process once (``serial``).  Every way must prove the same leaves (checked).
-Prints medians and the ratio; ``--out`` saves them with the commit, command and load.
+Prints medians and the ratio; ``--out`` saves them with the commit, command and load.  Measured for issue 39
+(docs/branch-and-bound.md): the forked walk is no faster, so the audit keeps its pickled parts.
 
-    python benchmarks/audit_parts.py --case bc-pca5-n200 --seconds 120 --repeats 3
+    python benchmarks/audit_parts.py --case bc-pca5 --seconds 150 --repeats 3
 """
 
 from __future__ import annotations
@@ -46,28 +48,27 @@ def timings(Phi, U, nodes, workers: int, repeats: int) -> dict:
     from relu_gating._runtime.executors import LocalPool
     from relu_gating._runtime.threads import blas_threads
     from relu_gating.checker import state_problem, walk_tree
+    from relu_gating.checker._tree import walk
     from relu_gating.search._claims import _features
     from relu_gating.search.bnb import _audit
     from relu_gating.search.objectives import make_objective
 
     F = _features(make_objective(Phi, U, "bias"))
     P = state_problem(Phi, U, F)
-    own = _audit.forks_own
     out: dict = {"forked": [], "pickled": []}
     leaves = {}
     with blas_threads(1), LocalPool(workers) as pool:
         pool.submit(int, 0).result()  # started, as after a parallel search
-        try:
-            for rep in range(repeats):
-                for way in (("forked", "pickled") if rep % 2 == 0 else ("pickled", "forked")):
-                    _audit.forks_own = own if way == "forked" else (lambda ex: False)
-                    t = time.perf_counter()
+        for rep in range(repeats):
+            for way in (("forked", "pickled") if rep % 2 == 0 else ("pickled", "forked")):
+                t = time.perf_counter()
+                if way == "pickled":
                     got, reasons = _audit.walk_parts(nodes, P, (Phi, U, F), pool)
-                    out[way].append(time.perf_counter() - t)
-                    leaves[way] = sorted(got)
-                    assert not reasons, reasons
-        finally:
-            _audit.forks_own = own
+                else:
+                    got, reasons, _ = walk(nodes, P, workers=workers)
+                out[way].append(time.perf_counter() - t)
+                leaves[way] = sorted(got)
+                assert not reasons, reasons
         t = time.perf_counter()
         whole = sorted(walk_tree(nodes, P)[0])
         out["serial"] = [time.perf_counter() - t]

@@ -19,16 +19,11 @@ __all__ = ["verify", "VerifyReport", "verdict_word", "VALUE_TOL", "BOUND_SLACK",
            "state_problem", "walk_tree", "array_sha256", "binary_tree", "holds_tree"]
 
 
-def walk_tree(nodes: list, P: StatedProblem, start: object = None, workers: int = 1) -> tuple[list, list[str], dict]:
-    """The float walk of ``nodes`` (a subtree's from its root's signs ``start``): ``(leaves, reasons, counts)``.
-    ``workers`` > 1 (a whole tree, ``start`` None): in parts on that many forked processes, which inherit the
-    tree (nothing pickled; the serial walk's report exactly, :mod:`relu_gating.checker._parallel`)."""
+def walk_tree(nodes: list, P: StatedProblem, start: object = None) -> tuple[list, list[str], dict]:
+    """The float walk of ``nodes`` (a subtree's from its root's signs ``start``): ``(leaves, reasons, counts)``."""
     from relu_gating.checker._tree import walk
-    from relu_gating.errors import InputError
 
-    if workers != 1 and start is not None:
-        raise InputError("walk_tree: a subtree (start given) is walked in one process (workers=1)")
-    return walk(nodes, P, start=start, workers=workers)
+    return walk(nodes, P, start=start)
 
 
 def binary_tree(path: object, P: object = None) -> dict | None:

@@ -345,55 +345,6 @@ def test_audit_in_parts_equals_the_whole_walk(tree, monkeypatch, tamper, kind):
     assert (got_serial[0] > 0) == tamper
 
 
-@pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(), reason="the own pool's audit forks")
-@pytest.mark.parametrize("tamper", [False, True])
-def test_audit_on_the_own_pool_forks_the_checker_walk(tree, monkeypatch, tamper):
-    """On the search's own pool the audit is the checker's walk in parts on forked processes (nothing sent to the
-    pool, the walk given the whole tree): the same leaves proven, the same claims raised and lowered as the whole
-    walk in one process (tampered leaves included)."""
-    from relu_gating._runtime.executors import LocalPool
-    from relu_gating.checker import _parallel as cpar
-    from relu_gating.checker import state_problem, walk_tree
-    from relu_gating.search._claims import _features
-    from relu_gating.search.objectives import make_objective
-
-    Phi, U, _, nodes = tree
-    nodes = copy.deepcopy(nodes)
-    if tamper:
-        for i in [i for i, nd in enumerate(nodes) if nd[0] in ("b", "d")][1::3]:
-            nodes[i][1] = 0.5 * nodes[i][1]
-    monkeypatch.setattr(_audit, "PARALLEL_MIN_NODES", 0)
-    monkeypatch.setattr(cpar, "MIN_PART", 3)
-    monkeypatch.setattr("relu_gating.checker._tree.PARALLEL_NODES", 0)
-    obj = make_objective(Phi, U, "bias")
-    P = state_problem(Phi, U, _features(obj))
-    whole = walk_tree(nodes, P)
-    parts_run = []
-    inner = cpar._run
-    monkeypatch.setattr(cpar, "_run", lambda *a: parts_run.append(len(a[-1])) or inner(*a))
-    with LocalPool(2) as pool:
-        pool.submit(int, 0).result()  # started, as after a parallel search
-        sent = []
-        monkeypatch.setattr(pool, "submit", lambda *a, **k: sent.append(a) or pytest.fail("the audit sent work to the pool"))
-        leaves, reasons = _audit.walk_parts(nodes, P, (Phi, U, _features(obj)), pool)
-        assert parts_run and parts_run[0] > 1 and not sent  # the checker's forked walk, in several parts
-        assert sorted(leaves) == sorted(whole[0]) and reasons == whole[1] == []
-        serial, parallel = copy.deepcopy(nodes), copy.deepcopy(nodes)
-        got_serial = _audit.audit_tree(obj, serial)
-        got_parallel = _audit.audit_tree(obj, parallel, pool)
-    assert got_serial == got_parallel and serial == parallel
-    assert (got_serial[0] > 0) == tamper
-
-
-def test_walk_tree_walks_a_subtree_in_one_process(tree):
-    """``walk_tree`` with ``start`` (a subtree) and several workers is refused, naming the argument."""
-    from relu_gating.checker import state_problem, walk_tree
-
-    Phi, U, _, nodes = tree
-    with pytest.raises(InputError, match="workers=1"):
-        walk_tree(nodes, state_problem(Phi, U, "bias"), np.zeros(Phi.shape[0], np.int8), workers=2)
-
-
 def test_audit_in_parts_reports_a_refusal(tree, monkeypatch):
     """A malformed node inside a part walked by a worker: the tree is refused, as the whole walk does;
     threads walk it whole (the walk holds the GIL)."""

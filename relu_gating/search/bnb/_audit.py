@@ -9,9 +9,7 @@ bound the checker proves; a ``b`` leaf whose node bound the checker proves lower
 checker refuses outright is reported, not certified.  So the search's ``certified`` and
 ``verify``'s agree by construction.
 
-On the search's own pool (a fork platform) a large tree is walked by the checker in parts on freshly forked
-processes that inherit it (:func:`relu_gating.checker.walk_tree` with ``workers``: nothing pickled).  On
-another executor of several workers (a caller's, a Dask cluster) a large tree is walked in parts
+On an executor of several workers (the search's own) a large tree is walked in parts
 (:func:`split_tree`): subtrees of about ``1 / (TASKS_PER_WORKER W)`` of the nodes each are walked
 on the workers from their root's signs, while the main process walks the top of the tree with each
 of those subtrees replaced by a leaf (whose result is dropped).  Every node is walked once, from the
@@ -28,7 +26,7 @@ import numpy as np
 from relu_gating._runtime.collector import paused_gc
 from relu_gating._runtime.threads import blas_threads
 
-__all__ = ["audit_tree", "audit_workers", "forks_own", "split_tree", "walk_parts", "PARALLEL_MIN_NODES", "TASKS_PER_WORKER", "MIN_PART",
+__all__ = ["audit_tree", "audit_workers", "split_tree", "walk_parts", "PARALLEL_MIN_NODES", "TASKS_PER_WORKER", "MIN_PART",
            "AUDIT_BLAS_THREADS"]
 
 #: BLAS threads of the audit (per process; its products are small: a lifted leaf's is at most a few
@@ -81,8 +79,6 @@ def walk_parts(nodes: list, P: Any, stated: tuple, executor: Any = None) -> tupl
     W = audit_workers(executor)  # (the checker's limit on a tree's nodes, 2 (n + 1) a chamber, holds for the search's)
     if W <= 1 or len(nodes) < PARALLEL_MIN_NODES or not getattr(executor, "started", True):
         return walk_tree(nodes, P)[:2]
-    if forks_own(executor):  # our own pool: the checker's walk in parts on forked processes that inherit the tree
-        return walk_tree(nodes, P, workers=W)[:2]
     try:
         top, parts = split_tree(nodes, P.n, TASKS_PER_WORKER * W)
     except (IndexError, TypeError, ValueError):  # a malformed tree: the whole walk says where
@@ -103,16 +99,6 @@ def walk_parts(nodes: list, P: Any, stated: tuple, executor: Any = None) -> tupl
             fut.cancel()
         return walk_tree(nodes, P)[:2]
     return leaves, reasons
-
-
-def forks_own(executor: Any) -> bool:
-    """Whether ``executor`` is a pool of the search's own on a platform that forks: the audit then walks in parts on
-    fresh forked processes (:func:`relu_gating.checker.walk_tree` with ``workers``), which inherit the node list, so
-    nothing of the tree is pickled (on breast cancer PCA 5 on 200 rows, a tree of 372,547 entries, 7.8-8.4 s against
-    9.7 s with the parts pickled to the pool, 12.6 s in one process; the pool's own workers wait meanwhile)."""
-    from relu_gating._runtime.executors import LocalPool, local_context
-
-    return isinstance(executor, LocalPool) and local_context() is not None
 
 
 def audit_workers(executor: Any) -> int:
