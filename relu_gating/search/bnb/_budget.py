@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Budget", "FINISH_PER_NODE", "AUDIT_PER_BOUND_SECOND", "AUDIT_PER_IMPLIED", "AUDIT_PER_LIFTED_LEAF",
+__all__ = ["Budget", "FINISH_PER_NODE", "AUDIT_SCALE", "AUDIT_PER_BOUND_SECOND", "AUDIT_PER_IMPLIED", "AUDIT_PER_LIFTED_LEAF",
            "AUDIT_PER_CHECK_SECOND", "AUDIT_PARALLEL_EFFICIENCY", "SLOWDOWN_MIN_WALL", "SLOWDOWN_MAX", "slowdown",
            "WRITE_PER_NODE", "RESERVE_SAFETY", "RESERVE_SECONDS"]
 
@@ -29,7 +29,14 @@ FINISH_PER_NODE = 6e-6
 #: lifted checks counted apart (below), the audit's own node bounds (its leaves only, a ``"d"`` leaf's when its
 #: lifted evidence fails) took 0.23x ``t_bound``: 2.6 s of CPU against 11.4 s (breast cancer PCA 5 on 200 rows),
 #: 0.41 s against 1.8 s (clustered 400 x 3), where 1.0 kept 1.7-3.3x the ending's time: 0.6 (issue 39).
-AUDIT_PER_BOUND_SECOND = 0.6
+#: The checker's walk has since got cheaper (ea0162f: node bounds with kept bases, batched Farkas checks): on the
+#: 15 runs recorded since (the 120-s table, breast cancer PCA 5 at 120, 600 and 1,500 s, clustered 1000 x 3), the
+#: four audit terms below estimated 1.34-2.5x the audit's seconds (median 2.1) and the reserve kept 1.64-3.2x the
+#: ending (median 2.35), up to 50 s of a 600-s call left unused.  All four are scaled by 0.75 (AUDIT_SCALE): the
+#: reserve then keeps 1.33-2.4x those endings (median 1.89), and 1.03x the slowest measured (an audit walked forked,
+#: 22 us an implied row against 14-16, docs/branch-and-bound.md); ``RESERVE_SAFETY`` and :func:`slowdown` unchanged.
+AUDIT_SCALE = 0.75
+AUDIT_PER_BOUND_SECOND = 0.6 * AUDIT_SCALE
 #: Seconds kept for the audit per implied row (its Farkas check) and per lifted leaf (its PSD check). A
 #: least-squares fit of the verify times of those six runs and gauss-60x8 to ``t_bound``, implied rows and
 #: lifted leaves gave 0.89, 21 us and 0.44 ms (``benchmarks/results/real_20261204_600s_final.json``); without
@@ -39,13 +46,13 @@ AUDIT_PER_BOUND_SECOND = 0.6
 #: 1.5e-5 (3e-5 before the slowdown and the one thread; with both, a 60-s run kept 16.0 s for a 5.1-s audit).
 #: Since the checker's Farkas check and walk got cheaper (issue 39: 5.7-6.7 us of CPU per implied row, walk
 #: included, on trees of 161k and 453k implied rows, under load): 1e-5.
-AUDIT_PER_IMPLIED = 1e-5
-AUDIT_PER_LIFTED_LEAF = 5e-4
+AUDIT_PER_IMPLIED = 1e-5 * AUDIT_SCALE
+AUDIT_PER_LIFTED_LEAF = 5e-4 * AUDIT_SCALE
 #: ... or, if more, this many seconds per second the search spent in the checker's test of the lifted
 #: evidence it kept (``t_lifted_check``; the audit repeats that test, its node bounds are counted above): a
 #: leaf of 130 undecided rows costs 5-10 ms, not 0.5 ms (iris greedy step 4, 150 s: a query ended at 250 s
 #: with the per-leaf reserve alone; 2.0 here kept 22 s too many on clustered 1000 x 3).
-AUDIT_PER_CHECK_SECOND = 1.0
+AUDIT_PER_CHECK_SECOND = 1.0 * AUDIT_SCALE
 #: Seconds per node (and implied row) kept when the caller writes the certificate after the run
 #: (``Search.writes``): JSON dumped and written about 24 us a node-entry at n = 300, d = 3 under load
 #: (0.07 s for 2,801, the machine at load 13), the binary form (the same JSON, deflated) 40 us; kept:
