@@ -495,3 +495,32 @@ def test_a_counter_that_appears_during_a_task_is_carried_back(early, monkeypatch
     st = res.tree["stats"]
     assert res.certified and st["parallel_tasks"] >= 1
     assert st["late_counter"] >= st["parallel_tasks"]  # the main process's expansions and every task's
+
+
+#: Runs of the current checker (since ea0162f) whose recorded stats calibrate the reserve (``_budget.AUDIT_SCALE``).
+_CALIBRATION = ("real_hidden_120s_quiet_713200e_20261206.json", "real_hidden_120s_quiet_rerun_713200e_20261206.json",
+                "real_bcpca5_1500s_quiet_cdae4e2_20261206.json", "real_bcpca5_600s_quiet_5b4e11b_20261206.json",
+                "real_bcpca5_600s_quiet_0781e0a_20261206.json", "real_bcpca5n200_120s_quiet_be90e7a_run1_20261206.json",
+                "real_bcpca5n200_120s_quiet_be90e7a_run2_20261206.json", "real_c1000x3_8c_600s_quiet_5d586e5_20261206.json")
+
+
+def test_the_reserve_covers_every_recorded_ending():
+    """Recomputed from each recorded run's stats with the constants as they are now, the reserve covers what that
+    run's ending took (writing out and the audit), and keeps at most 3x it where the ending was long enough to
+    matter: a constant lowered past the data, or left far above it, fails here (docs/certificate.md)."""
+    from pathlib import Path
+
+    from relu_gating.search.bnb import _search
+
+    root = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
+    ratios = []
+    for name in _CALIBRATION:
+        for rec in json.loads((root / name).read_text())["records"]:
+            st = rec["stats"]
+            fake = type("S", (), {"stats": st, "slowdown_fixed": st["slowdown"],
+                                  "audit_workers": int(st.get("parallel_workers", 1))})()
+            ending = st["t_finish"] + st["t_audit"]
+            ratios.append((_search.Search.reserve(fake) / ending, ending, rec["case"], name))
+    assert len(ratios) >= 15
+    assert min(r[0] for r in ratios) >= 1.0, min(ratios)
+    assert max(r[0] for r in ratios if r[1] >= 5.0) <= 3.0, max(r for r in ratios if r[1] >= 5.0)
