@@ -501,7 +501,9 @@ def test_a_counter_that_appears_during_a_task_is_carried_back(early, monkeypatch
 _CALIBRATION = ("real_hidden_120s_quiet_713200e_20261206.json", "real_hidden_120s_quiet_rerun_713200e_20261206.json",
                 "real_bcpca5_1500s_quiet_cdae4e2_20261206.json", "real_bcpca5_600s_quiet_5b4e11b_20261206.json",
                 "real_bcpca5_600s_quiet_0781e0a_20261206.json", "real_bcpca5n200_120s_quiet_be90e7a_run1_20261206.json",
-                "real_bcpca5n200_120s_quiet_be90e7a_run2_20261206.json", "real_c1000x3_8c_600s_quiet_5d586e5_20261206.json")
+                "real_bcpca5n200_120s_quiet_be90e7a_run2_20261206.json", "real_c1000x3_8c_600s_quiet_5d586e5_20261206.json",
+                "real_bcpca5n200_120s_quiet_b68dd31_run1_20261207.json", "real_bcpca5n200_120s_quiet_b68dd31_run2_20261207.json",
+                "real_bcpca5_600s_quiet_b68dd31_20261207.json")  # (the last three: with the constants scaled)
 
 
 def test_the_reserve_covers_every_recorded_ending():
