@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -84,7 +82,9 @@ def main(argv=None) -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--out", default=None, help="save the figures as JSON")
     args = ap.parse_args(argv)
-    load0 = os.getloadavg()[0]
+    from relu_gating.experiments._base import provenance
+
+    prov = provenance()  # the commit, dirty flag, command and load before the run
     Phi, U, nodes, stats = tree_of(args.case, args.seconds)
     got = timings(Phi, U, nodes, args.workers, args.repeats)
     med = {k: statistics.median(v) for k, v in got.items()}
@@ -93,12 +93,9 @@ def main(argv=None) -> None:
     print(f"  forked {med['forked']:.2f} s   pickled {med['pickled']:.2f} s   ratio {med['pickled'] / med['forked']:.2f}x"
           f"   serial {med['serial']:.2f} s")
     if args.out:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True, text=True).stdout.strip()
         Path(args.out).write_text(json.dumps({
-            "commit": commit, "command": " ".join(["python", "benchmarks/audit_parts.py"] + sys.argv[1:]),
-            "load": [load0, os.getloadavg()[0]], "entries": len(nodes), "t_audit_in_query": stats["t_audit"],
-            "seconds": got, "medians": med}, indent=1) + "\n")
-
+            "provenance": {**prov, "load_end": provenance()["load_end"]}, "args": vars(args), "entries": len(nodes),
+            "t_audit_in_query": stats["t_audit"], "seconds": got, "medians": med}, indent=1) + "\n")
 
 if __name__ == "__main__":
     main()

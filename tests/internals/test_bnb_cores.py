@@ -510,11 +510,10 @@ def test_the_reserve_covers_every_recorded_ending():
     """Recomputed from each recorded run's stats with the constants as they are now, the reserve covers what that
     run's ending took (writing out and the audit), and keeps at most 3x it where the ending was long enough to
     matter: a constant lowered past the data, or left far above it, fails here (docs/certificate.md)."""
-    from pathlib import Path
-
     from relu_gating.search.bnb import _search
+    from tests._benchmarks import BENCHMARKS
 
-    root = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
+    root = BENCHMARKS / "results"
     ratios = []
     for name in _CALIBRATION:
         for rec in json.loads((root / name).read_text())["records"]:
