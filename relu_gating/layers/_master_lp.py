@@ -106,10 +106,15 @@ class MasterLP:
     def prune(self, max_age: int) -> np.ndarray:
         """Delete the atoms out of the basis for more than ``max_age`` solves; return which atoms stay (mask
         over the atoms before).  Only nonbasic columns go (the basis stays valid, the next solve warm)."""
-        keep = (self.age <= max_age) | self._basic()
-        gone = np.flatnonzero(~keep)
-        if gone.size:
-            cols = (2 * self.n + np.c_[2 * gone, 2 * gone + 1].ravel()).astype(np.int32)
+        return self.drop(self.age > max_age)
+
+    def drop(self, gone: np.ndarray) -> np.ndarray:
+        """Delete the atoms where ``gone`` (a mask over the atoms) is True and which are out of the basis;
+        return which atoms stay.  The basis stays valid: the next solve starts from it."""
+        keep = ~np.asarray(gone, dtype=bool) | self._basic()
+        out = np.flatnonzero(~keep)
+        if out.size:
+            cols = (2 * self.n + np.c_[2 * out, 2 * out + 1].ravel()).astype(np.int32)
             self.h.deleteCols(cols.size, cols)
             self.age, self.tag, self.J = self.age[keep], self.tag[keep], int(keep.sum())
         return keep

@@ -53,8 +53,14 @@ SMOOTHING = 0.5
 _MASTER_ATOMS = 400
 #: Master LPs at most in choosing the seed pool's columns (:func:`_seed_master`).
 _SEED_LPS = 40
-#: Most violated witnesses added per LP of the seed phase.
+#: Most violated witnesses added per LP of the seed phase ...
 _SEED_ADD = 400
+#: ... chosen among this many times as many of the most violated, ...
+_SEED_POOL = 10
+#: ... no two with neurons of ``|cos|`` above this (:func:`_distinct`).
+_SEED_DISTINCT = 0.98
+#: Witnesses out of the seed master's basis that its dual prices below this leave it (once each).
+_SEED_DROP = 0.5
 #: Master rounds between certified pricing calls while cheap candidates still violate.
 CERTIFY_EVERY = 8
 #: Early pricing with a carry: before the next norm, atoms out of the master's basis for more than this many
@@ -534,21 +540,72 @@ def _seed_master_chunked(P: np.ndarray, u: np.ndarray, thetas: np.ndarray, n_see
         D, keep = normalized_neurons(P, np.vstack([W[top], rest]))
         out_t = np.vstack([W[top], rest])[keep]
         lp.add(D, tag=np.r_[top, np.full(rest.shape[0], -1)][keep])
+    return _seed_loop(lp, out_t, D, W, lambda y: _witness_scores(P, W, y),
+                      lambda idx: normalized_neurons(P, W[idx]), tol)
+
+
+def _seed_loop(lp: Any, cols: np.ndarray, D: np.ndarray, W: np.ndarray, scores: Any, neurons: Any,
+               tol: float) -> tuple[Any, np.ndarray, np.ndarray, int]:
+    """The seed phase's column generation over the witnesses ``W``: ``(lp, cols, D, LPs solved)``.
+
+    Each of at most ``_SEED_LPS`` warm LPs prices every witness explicitly (``scores(y)``: ``|<y, d_w>|``
+    for each) and adds up to ``_SEED_ADD`` of the most violated, no two of them nearly parallel
+    (:func:`_distinct`), until none violates.  Then the witnesses its dual prices below ``_SEED_DROP``
+    leave the master if out of its basis, each at most once (:func:`_drop_far`).  ``neurons(idx)`` is
+    ``normalized_neurons`` of ``W[idx]``; ``lp.tag`` labels each witness column with its index in ``W``
+    (-1 for the other atoms).  Only which columns the master holds changes: the loop ends, as before,
+    where no witness prices above ``1 + tol/4``, so its LP is the LP over every witness.
+    """
     lps = 0
+    dropped = np.zeros(W.shape[0], dtype=bool)  # witnesses dropped once: if they come back, they stay
     while lps < _SEED_LPS:
         _, _, y = lp.solve()
         lps += 1
         act = np.zeros(W.shape[0], dtype=bool)  # the witnesses in the master (a pruned one may come back)
         act[lp.tag[lp.tag >= 0]] = True
-        score = _witness_scores(P, W, y)
+        score = scores(y)
         viol = np.flatnonzero(~act & (score > 1.0 + tol / 4))
         if viol.size == 0:
             break
-        add = viol[np.argsort(-score[viol], kind="stable")[:_SEED_ADD]]
-        Dn, k = normalized_neurons(P, W[add])  # every added witness violates: a nonzero neuron
-        lp.add(Dn, tag=add[k])
-        out_t, D = np.vstack([out_t, W[add][k]]), np.hstack([D, Dn])
-    return lp, out_t, D, lps
+        viol = viol[np.argsort(-score[viol], kind="stable")[:_SEED_POOL * _SEED_ADD]]
+        Dn, k = neurons(viol)  # every violating witness is a nonzero neuron
+        pick = _distinct(Dn[:, k], _SEED_ADD, _SEED_DISTINCT)
+        cols, D = _drop_far(lp, cols, D, y, dropped)
+        lp.add(Dn[:, k][:, pick], tag=viol[k][pick])
+        cols, D = np.vstack([cols, W[viol[k][pick]]]), np.hstack([D, Dn[:, k][:, pick]])
+    return lp, cols, D, lps
+
+
+def _distinct(Dc: np.ndarray, k: int, cos_max: float) -> np.ndarray:
+    """Up to ``k`` of the unit columns ``Dc`` (in their order: the most violated first), each taken unless
+    ``|<d, d'>| > cos_max`` for one taken before (neighbouring chambers' witnesses are near copies: the
+    most violated hundreds are a few directions, each many times)."""
+    free = np.ones(Dc.shape[1], dtype=bool)
+    picked: list[int] = []
+    i = 0
+    while len(picked) < k:
+        nxt = np.flatnonzero(free[i:])
+        if nxt.size == 0:
+            break
+        i += int(nxt[0])
+        picked.append(i)
+        free &= np.abs(Dc[:, i] @ Dc) <= cos_max
+        free[i] = False
+    return np.asarray(picked, dtype=np.int64)
+
+
+def _drop_far(lp: Any, cols: np.ndarray, D: np.ndarray, y: np.ndarray,
+              dropped: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Drop from the master the witness columns out of its basis that ``y`` prices below ``_SEED_DROP``
+    and that were never dropped before (``dropped``, over the witnesses, is updated): the master's size,
+    hence each pivot's cost, stays near what the LP uses.  A witness dropped once and priced back in stays
+    (no cycling: each witness leaves at most once)."""
+    tag = lp.tag
+    far = (tag >= 0) & (np.abs(y @ D) < _SEED_DROP)
+    far[far] = ~dropped[tag[far]]
+    keep = lp.drop(far)
+    dropped[tag[~keep]] = True
+    return cols[keep], D[:, keep]
 
 
 def _prune(lp: Any, thetas: np.ndarray, D: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -572,9 +629,8 @@ def _seed_master(P: np.ndarray, u: np.ndarray, thetas: np.ndarray, n_seed: int, 
     many for one LP at ``n = 200`` (it was most of the time).  The master over them is solved by
     column generation with explicit pricing (``|<y, d>|`` for every witness, one product): start
     from the ``_MASTER_ATOMS`` witnesses most aligned with ``u`` and every atom after the seed block
-    (the spanning atoms, the caller's ``initial``), add the most violated, until none violates (at
-    most ``_SEED_LPS`` warm solves).  Only which columns start the master changes; the bounds come
-    from the cone pricing as before.
+    (the spanning atoms, the caller's ``initial``), then :func:`_seed_loop`.  Only which columns start
+    the master changes; the bounds come from the cone pricing as before.
     """
     from relu_gating.layers._master_lp import MasterLP
 
@@ -584,24 +640,12 @@ def _seed_master(P: np.ndarray, u: np.ndarray, thetas: np.ndarray, n_seed: int, 
     if ns <= _MASTER_ATOMS:
         lp.add(D)
         return lp, thetas, D, 0
-    Dw = D[:, :ns]
-    act = np.zeros(ns, dtype=bool)
-    act[np.argsort(-np.abs(u @ Dw), kind="stable")[:_MASTER_ATOMS]] = True
-    order = [*np.flatnonzero(act).tolist(), *range(ns, thetas.shape[0])]
-    lp.add(D[:, order])
-    lps = 0
-    while lps < _SEED_LPS:
-        _, _, y = lp.solve()
-        lps += 1
-        score = np.abs(y @ Dw)
-        viol = np.flatnonzero(~act & (score > 1.0 + tol / 4))
-        if viol.size == 0:
-            break
-        add = viol[np.argsort(-score[viol], kind="stable")[:_SEED_ADD]]
-        act[add] = True
-        lp.add(Dw[:, add])
-        order.extend(add.tolist())
-    return lp, thetas[order], D[:, order], lps
+    Dw, W = D[:, :ns], thetas[:ns]
+    top = np.sort(np.argsort(-np.abs(u @ Dw), kind="stable")[:_MASTER_ATOMS])
+    cols, Dc = np.vstack([W[top], thetas[ns:]]), np.hstack([Dw[:, top], D[:, ns:]])
+    lp.add(Dc, tag=np.r_[top, np.full(thetas.shape[0] - ns, -1)])
+    every = np.arange(ns)
+    return _seed_loop(lp, cols, Dc, W, lambda y: np.abs(y @ Dw), lambda idx: (Dw[:, idx], every[:idx.size]), tol)
 
 
 def _residual_blocks(a: np.ndarray, upper: float, tol: float) -> bool:
