@@ -61,6 +61,8 @@ _SEED_POOL = 10
 _SEED_DISTINCT = 0.98
 #: Witnesses out of the seed master's basis that its dual prices below this leave it (once each).
 _SEED_DROP = 0.5
+#: Columns a priced round adds to the master at most.
+_ROUND_COLUMNS = 256
 #: Master rounds between certified pricing calls while cheap candidates still violate.
 CERTIFY_EVERY = 8
 #: Early pricing with a carry: before the next norm, atoms out of the master's basis for more than this many
@@ -712,16 +714,16 @@ def _solve_cone(P: np.ndarray, u: np.ndarray, v: np.ndarray, thetas: np.ndarray,
             break
         smoothed = center_low > 0
         if early and it % CERTIFY_EVERY:
-            new = cone.columns(y, 1.0 + tol / 4, n_columns=32)
+            new = cone.columns(y, 1.0 + tol / 4, n_columns=_ROUND_COLUMNS)
             Dn, keep = normalized_neurons(P, new) if new.size else (None, np.zeros(0, dtype=int))
             if keep.size:
                 lp.add(Dn)
                 thetas, D = np.vstack([thetas, new[keep]]), np.hstack([D, Dn])
                 continue
         ys = SMOOTHING * center + (1 - SMOOTHING) * y if smoothed else y
-        bound, yq, new, _ = cone.bound(ys, n_columns=32)
+        bound, yq, new, _ = cone.bound(ys, n_columns=_ROUND_COLUMNS)
         if smoothed and bound <= 1.0 + tol / 4 and not _violates(P, new, y, 1.0 + tol / 4):
-            bound, yq, new, _ = cone.bound(y, n_columns=32)  # a mis-pricing: nothing violates ys nor y's columns
+            bound, yq, new, _ = cone.bound(y, n_columns=_ROUND_COLUMNS)  # a mis-pricing: nothing violates ys nor y's columns
             smoothed = False  # y itself priced: its bound decides the penalty below
         if bound > 0:
             low = _lower_exact(yq, v, bound)
