@@ -404,7 +404,9 @@ def _code(row: dict) -> str:
     since issue 40's pricing work the pricing (``early``: uncertified columns first, no dense seed pool);
     every d = 3 row in the folder has the exact bounds on singular chambers (8258c55 on)."""
     if row.get("pricing") == "early":  # no early row predates 1798cc7: each bracket is one master (the carry)
-        return "warm, pricing early, one master per case (carry)"
+        later = " + distinct seed witnesses, 256 columns a round (cfc191c)" if row.get("_commit", "").startswith(
+            "cfc191c") else ""
+        return "warm, pricing early, one master per case (carry)" + later
     if row.get("pricing") == "batched":
         return f"warm, pricing {row['pricing']}"
     if row.get("d") == 3 and row.get("n", 0) >= 100:  # every d = 3, n >= 100 row in the folder: f9201c1 on
@@ -419,7 +421,7 @@ def kappa_speed() -> str:
     cases = _cases("experiments_kappa_n", "*_d*_n*_s*.json")
     if not cases:
         return "(no saved run)"
-    allr = [r for c in cases for r in c["rows"]]
+    allr = [{**r, "_commit": c["provenance"].get("commit") or ""} for c in cases for r in c["rows"]]
     rows = []
     def code(r: dict) -> str:  # a partial row: its CPU seconds include an unfinished norm
         return _code(r) + ("" if r.get("final", True) else ", partial (the last norm unfinished)")
@@ -522,8 +524,19 @@ def variation_against_d3() -> str:
 def variation_against_const() -> str:
     """The constant atom and the trivial lower end ``||v||_A >= ||v||`` against main: a bracket's first norm
     (the constant vector) alone, and the first basis norms of one carry (``--norms``)."""
-    names = ["variation_against_const_clusters_d3_n50.json", "variation_against_const_moons_n200.json",
-             "variation_against_const_clusters_n400.json"]
+    return _against_norms(["variation_against_const_clusters_d3_n50.json", "variation_against_const_moons_n200.json",
+                           "variation_against_const_clusters_n400.json"])
+
+
+def variation_seed() -> str:
+    """Issue 40's fifth round: the seed loop's distinct, dropped witnesses and 256 columns a priced round,
+    against 0.11.3 (the first basis norms of one carry)."""
+    return _against_norms(["variation_seed_clusters_n200.json", "variation_seed_moons_n200.json",
+                           "variation_seed_clusters_n400.json"])
+
+
+def _against_norms(names: list[str]) -> str:
+    """``benchmarks/variation_against.py`` runs with each norm's LPs and CPU seconds (``--norms``)."""
     out = []
     for nm in names:
         path = RESULTS / nm
@@ -737,7 +750,8 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "kappa-n": kappa_n, "kappa-claim": kappa_claim, "kappa-speed": kappa_speed, "example512": example512, "variation-speed": variation_speed,
     "variation-against": variation_against, "variation-against-d3": variation_against_d3,
     "variation-against-d3-pricing": variation_against_d3_pricing, "kappa-carry": kappa_carry,
-    "variation-against-const": variation_against_const, "pricer-memory": pricer_memory,
+    "variation-against-const": variation_against_const, "variation-seed": variation_seed,
+    "pricer-memory": pricer_memory,
     "kappa-n400-run": lambda: kappa_n("kappa_n400_run"),
     "rates": rates, "best-layer": best_layer, "best-pair": best_pair, "real-gap": real_gap, "prop41": prop41,
 }
