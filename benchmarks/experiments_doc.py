@@ -532,7 +532,8 @@ def variation_seed() -> str:
     """Issue 40's fifth round: the seed loop's distinct, dropped witnesses and 256 columns a priced round,
     against 0.11.3 (the first basis norms of one carry)."""
     return _against_norms(["variation_seed_clusters_n200.json", "variation_seed_moons_n200.json",
-                           "variation_seed_clusters_n400.json"])
+                           "variation_seed_clusters_n400.json", "variation_seed_d2_clusters_small.json",
+                           "variation_seed_d3_moons_n50.json"])
 
 
 def _against_norms(names: list[str]) -> str:
