@@ -94,8 +94,10 @@ def main(argv=None) -> None:
           f"   serial {med['serial']:.2f} s")
     if args.out:
         Path(args.out).write_text(json.dumps({
-            "provenance": {**prov, "load_end": provenance()["load_end"]}, "args": vars(args), "entries": len(nodes),
+            "provenance": {**prov, "load_start": prov["load_end"], "load_end": provenance()["load_end"]},
+            "args": vars(args), "entries": len(nodes),
             "t_audit_in_query": stats["t_audit"], "seconds": got, "medians": med}, indent=1) + "\n")
+
 
 if __name__ == "__main__":
     main()

@@ -404,8 +404,9 @@ def _code(row: dict) -> str:
     since issue 40's pricing work the pricing (``early``: uncertified columns first, no dense seed pool);
     every d = 3 row in the folder has the exact bounds on singular chambers (8258c55 on)."""
     if row.get("pricing") == "early":  # no early row predates 1798cc7: each bracket is one master (the carry)
-        later = " + distinct seed witnesses, 256 columns a round (cfc191c)" if row.get("_commit", "").startswith(
-            "cfc191c") else ""
+        # rows record the seed loop's cosine cap since it exists; cfc191c's runs predate the field
+        distinct = row.get("seed_distinct") is not None or row.get("_commit", "").startswith("cfc191c")
+        later = " + distinct seed witnesses, 256 columns a round (cfc191c)" if distinct else ""
         return "warm, pricing early, one master per case (carry)" + later
     if row.get("pricing") == "batched":
         return f"warm, pricing {row['pricing']}"

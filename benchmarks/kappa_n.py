@@ -107,6 +107,13 @@ def _row(case: dict, f: dict, kap: Any, clock: tuple, final: bool) -> dict:
     return row
 
 
+def _seed_distinct() -> float | None:
+    """The variation norm's seed-loop cosine cap (None before it existed, cfc191c): which code a row ran."""
+    from relu_gating.layers import variation
+
+    return getattr(variation, "_SEED_DISTINCT", None)
+
+
 def rows_for(name: str, n: int, seed: int, args: argparse.Namespace, d: int = 2,
              on_row: Any = None) -> list[dict]:
     """One row per bracketed basis of the case ``(name, d, n, seed)``; ``on_row(rows)`` after each."""
@@ -124,7 +131,7 @@ def rows_for(name: str, n: int, seed: int, args: argparse.Namespace, d: int = 2,
         t0, c0 = time.perf_counter(), time.process_time()
         case = {"family": name, "d": d, "n": n, "seed": seed, "K": B.shape[1], "what": what,
                 "patterns": len(pats), "pattern_seconds": t_pat,
-                "pricing": getattr(args, "pricing", "auto")}
+                "pricing": getattr(args, "pricing", "auto"), "seed_distinct": _seed_distinct()}
         clock = (t0, c0)
 
         def partial(kap: Any, case: dict = case, clock: tuple = clock) -> None:  # the bounds so far (valid)

@@ -516,9 +516,9 @@ def _seed_master_chunked(P: np.ndarray, u: np.ndarray, thetas: np.ndarray, n_see
 
     The first ``n_seed`` rows of ``thetas`` are the witnesses ``W`` (``O(n^2)`` at ``d = 2``: 160,000
     at ``n = 400``), the rest the spanning atoms and the caller's ``initial``.  The master starts from
-    the ``_MASTER_ATOMS`` witnesses most aligned with ``u`` and the rest; each of at most ``_SEED_LPS``
-    warm LPs prices every witness explicitly (:func:`_witness_scores`) and adds the ``_SEED_ADD`` most
-    violated, until none violates.  With ``_SEED_LPS = 0`` this is the start of the earlier early
+    the ``_MASTER_ATOMS`` witnesses most aligned with ``u`` and the rest, then :func:`_seed_loop` (each
+    warm LP prices every witness explicitly, :func:`_witness_scores`, and adds the most violated distinct
+    ones, until none violates).  With ``_SEED_LPS = 0`` this is the start of the earlier early
     pricing (the aligned witnesses only), which at ``n = 400`` paid for most of ``u`` through the
     spanning atoms and did not close in 60 rounds.  Only which columns start the master changes.
 
@@ -571,10 +571,12 @@ def _seed_loop(lp: Any, cols: np.ndarray, D: np.ndarray, W: np.ndarray, scores: 
             break
         viol = viol[np.argsort(-score[viol], kind="stable")[:_SEED_POOL * _SEED_ADD]]
         Dn, k = neurons(viol)  # every violating witness is a nonzero neuron
-        pick = _distinct(Dn[:, k], _SEED_ADD, _SEED_DISTINCT)
+        Dn, viol = Dn[:, k], viol[k]
+        pick = _distinct(Dn, _SEED_ADD, _SEED_DISTINCT)
+        add, Da = viol[pick], Dn[:, pick]
         cols, D = _drop_far(lp, cols, D, y, dropped)
-        lp.add(Dn[:, k][:, pick], tag=viol[k][pick])
-        cols, D = np.vstack([cols, W[viol[k][pick]]]), np.hstack([D, Dn[:, k][:, pick]])
+        lp.add(Da, tag=add)
+        cols, D = np.vstack([cols, W[add]]), np.hstack([D, Da])
     return lp, cols, D, lps
 
 
@@ -646,8 +648,7 @@ def _seed_master(P: np.ndarray, u: np.ndarray, thetas: np.ndarray, n_seed: int, 
     top = np.sort(np.argsort(-np.abs(u @ Dw), kind="stable")[:_MASTER_ATOMS])
     cols, Dc = np.vstack([W[top], thetas[ns:]]), np.hstack([Dw[:, top], D[:, ns:]])
     lp.add(Dc, tag=np.r_[top, np.full(thetas.shape[0] - ns, -1)])
-    every = np.arange(ns)
-    return _seed_loop(lp, cols, Dc, W, lambda y: np.abs(y @ Dw), lambda idx: (Dw[:, idx], every[:idx.size]), tol)
+    return _seed_loop(lp, cols, Dc, W, lambda y: np.abs(y @ Dw), lambda idx: (Dw[:, idx], np.arange(idx.size)), tol)
 
 
 def _residual_blocks(a: np.ndarray, upper: float, tol: float) -> bool:
