@@ -16,7 +16,8 @@ Long runs lose nothing: with ``--out-dir`` a case's file is rewritten after ever
 norm runs, every ``--save-every`` CPU seconds when kappa's or the running norm's certified lower end rose.  A row with
 ``final: false`` is a partial bracket, valid as it stands: ``upper`` is ``inf`` until the ``K``
 basis norms are in, ``closed`` says which norm intervals closed (the running one is open, its interval
-so far included).  A partial case is run again from its start by the same command; its file is
+so far included).  A partial case is resumed by the same command: the quantities it finished are kept
+(each row records the commit it ran on), the rest run again from their start; its file is
 replaced only once the new run has got further (more quantities finished, or as many and more norms),
 until then the new run saves to ``NAME.restarted`` beside it.  The file records the commit, the command, the machine's load at the start and at
 the last save, and ``complete``.
@@ -115,8 +116,10 @@ def _seed_distinct() -> float | None:
 
 
 def rows_for(name: str, n: int, seed: int, args: argparse.Namespace, d: int = 2,
-             on_row: Any = None) -> list[dict]:
-    """One row per bracketed basis of the case ``(name, d, n, seed)``; ``on_row(rows)`` after each."""
+             on_row: Any = None, done: list[dict] | tuple = (), commit: str | None = None) -> list[dict]:
+    """One row per bracketed basis of the case ``(name, d, n, seed)``; ``on_row(rows)`` after each.
+    ``done``: the finished rows of an earlier run of the case (its saved partial file), kept as they are:
+    their quantities are not bracketed again.  ``commit``: the code's, recorded in each new row."""
     from relu_gating.layers.variation import representability_constant
     from relu_gating.patterns import enumerate_patterns
 
@@ -124,13 +127,18 @@ def rows_for(name: str, n: int, seed: int, args: argparse.Namespace, d: int = 2,
     t0 = time.perf_counter()
     pats = enumerate_patterns(f["Phi"])
     t_pat = time.perf_counter() - t0
-    out = []
+    kept = {r["what"]: r for r in done}
+    out = [kept[what] for what in f["bases"] if what in kept]  # in the case's order, as a full run writes them
     last: list = []
     carry: dict = {}  # every norm of the case (both quantities of clusters) on one Phi: one pricer, one master
     for what, B in f["bases"].items():
+        if what in kept:
+            print(f"{name} d={d} n={n} seed={seed} {what}: kept from the earlier run "
+                  f"[{kept[what]['lower']:.4g}, {kept[what]['upper']:.4g}]", flush=True)
+            continue
         t0, c0 = time.perf_counter(), time.process_time()
         case = {"family": name, "d": d, "n": n, "seed": seed, "K": B.shape[1], "what": what,
-                "patterns": len(pats), "pattern_seconds": t_pat,
+                "patterns": len(pats), "pattern_seconds": t_pat, "commit": commit,
                 "pricing": getattr(args, "pricing", "auto"), "seed_distinct": _seed_distinct()}
         clock = (t0, c0)
 
@@ -189,6 +197,18 @@ def _partial_rows(path: Path) -> list[dict] | None:
         return None
     saved = json.loads(path.read_text())
     return None if saved.get("complete", True) else saved["rows"]
+
+
+def _finished_rows(path: Path) -> list[dict]:
+    """The quantities a saved partial case finished (``final`` rows), each with the commit it ran on
+    (rows of older files name none: their file's)."""
+    if not path.exists():
+        return []
+    saved = json.loads(path.read_text())
+    if saved.get("complete", True):
+        return []
+    commit = saved.get("provenance", {}).get("commit")
+    return [{"commit": commit, **r} for r in saved["rows"] if r.get("final", True)]
 
 
 def _save_ahead(path: Path, before: dict, args: argparse.Namespace, rows: list[dict], done: bool = False,
@@ -328,7 +348,8 @@ def main(argv: list[str] | None = None) -> int:
                     if path is not None:
                         path.parent.mkdir(parents=True, exist_ok=True)
                         claim.write_text(str(os.getpid()))
-                    rows = rows_for(name, n, seed, args, d, on_row=save if path is not None else None)
+                    rows = rows_for(name, n, seed, args, d, on_row=save if path is not None else None,
+                                    done=_finished_rows(path) if path is not None else (), commit=started["commit"])
                     if path is not None:  # each quantity was saved as it came; now the case is complete
                         save(rows, done=True)
                         claim.unlink()

@@ -146,3 +146,26 @@ def test_a_restarted_case_keeps_the_further_partial_file_until_it_gets_further(t
     run([row(1)], [row(4, final=True)])  # a finished case is saved whatever its norm count
     saved = json.loads(path.read_text())
     assert saved["complete"] is True and saved["rows"][0]["final"] is True and not side.exists()
+
+
+def test_a_partial_case_resumes_with_its_finished_quantities_kept(tmp_path):
+    mod = benchmark_script("kappa_n")
+    argv = ["--n", "9", "--seeds", "0", "--families", "clusters", "--refine", "0", "--adaptive", "1",
+            "--out-dir", str(tmp_path)]
+    path = tmp_path / "clusters_d2_n9_s0.json"
+    assert mod.main(argv) == 0
+    full = json.loads(path.read_text())
+    u_k, chi = full["rows"]
+    assert u_k["what"] == "kappa(U_K)" and chi["what"] == "kappa(chi)" and len(u_k["commit"]) == 40
+    marked = {**u_k, "lower": 0.5, "commit": None}  # a kept row is not bracketed again: its marks survive
+    del marked["commit"]  # (an older file's row names no commit: its file's)
+    part = {**chi, "upper": float("inf"), "final": False}
+    path.write_text(json.dumps({"provenance": {**full["provenance"], "commit": "0" * 40}, "complete": False,
+                                "rows": [marked, part]}))
+    assert mod.main(argv) == 0
+    again = json.loads(path.read_text())
+    assert again["complete"] is True and [r["what"] for r in again["rows"]] == ["kappa(U_K)", "kappa(chi)"]
+    assert again["rows"][0] == {**marked, "commit": "0" * 40}
+    redo = again["rows"][1]
+    assert redo["final"] is True and redo["commit"] == full["provenance"]["commit"]
+    assert max(redo["lower"], chi["lower"]) <= min(redo["upper"], chi["upper"]) * (1 + 1e-9)  # one kappa(chi)
