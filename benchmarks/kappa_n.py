@@ -199,13 +199,19 @@ def _partial_rows(path: Path) -> list[dict] | None:
     return None if saved.get("complete", True) else saved["rows"]
 
 
-def _finished_rows(path: Path) -> list[dict]:
-    """The quantities a saved partial case finished (``final`` rows), each with the commit it ran on
-    (rows of older files name none: their file's)."""
+#: The settings a resumed case must share with the run whose finished quantities it keeps (``--pricing`` and
+#: ``--save-every`` change only the speed and the saves: every row records its pricing).
+_SAME = ("directions", "refine", "adaptive", "gap", "tol", "max_iter")
+
+
+def _finished_rows(path: Path, args: argparse.Namespace) -> list[dict]:
+    """The quantities a saved partial case finished (``final`` rows) under the same settings (``_SAME``;
+    none otherwise: the case runs again from its start), each with the commit it ran on (rows of older
+    files name none: their file's)."""
     if not path.exists():
         return []
     saved = json.loads(path.read_text())
-    if saved.get("complete", True):
+    if saved.get("complete", True) or any(saved.get("args", {}).get(k) != getattr(args, k) for k in _SAME):
         return []
     commit = saved.get("provenance", {}).get("commit")
     return [{"commit": commit, **r} for r in saved["rows"] if r.get("final", True)]
@@ -349,7 +355,7 @@ def main(argv: list[str] | None = None) -> int:
                         path.parent.mkdir(parents=True, exist_ok=True)
                         claim.write_text(str(os.getpid()))
                     rows = rows_for(name, n, seed, args, d, on_row=save if path is not None else None,
-                                    done=_finished_rows(path) if path is not None else (), commit=started["commit"])
+                                    done=_finished_rows(path, args) if path is not None else (), commit=started["commit"])
                     if path is not None:  # each quantity was saved as it came; now the case is complete
                         save(rows, done=True)
                         claim.unlink()

@@ -160,8 +160,8 @@ def test_a_partial_case_resumes_with_its_finished_quantities_kept(tmp_path):
     marked = {**u_k, "lower": 0.5, "commit": None}  # a kept row is not bracketed again: its marks survive
     del marked["commit"]  # (an older file's row names no commit: its file's)
     part = {**chi, "upper": float("inf"), "final": False}
-    path.write_text(json.dumps({"provenance": {**full["provenance"], "commit": "0" * 40}, "complete": False,
-                                "rows": [marked, part]}))
+    path.write_text(json.dumps({"provenance": {**full["provenance"], "commit": "0" * 40}, "args": full["args"],
+                                "complete": False, "rows": [marked, part]}))
     assert mod.main(argv) == 0
     again = json.loads(path.read_text())
     assert again["complete"] is True and [r["what"] for r in again["rows"]] == ["kappa(U_K)", "kappa(chi)"]
@@ -169,3 +169,8 @@ def test_a_partial_case_resumes_with_its_finished_quantities_kept(tmp_path):
     redo = again["rows"][1]
     assert redo["final"] is True and redo["commit"] == full["provenance"]["commit"]
     assert max(redo["lower"], chi["lower"]) <= min(redo["upper"], chi["upper"]) * (1 + 1e-9)  # one kappa(chi)
+    args = {**again["args"], "refine": 1}  # saved under other settings: nothing is kept, the case runs again
+    path.write_text(json.dumps({"provenance": again["provenance"], "args": args, "complete": False,
+                                "rows": [marked, part]}))
+    assert mod.main(argv) == 0
+    assert json.loads(path.read_text())["rows"][0]["lower"] == u_k["lower"]
