@@ -55,6 +55,12 @@ _GRAM_CHUNK = 2**22
 _BATCH = 32
 #: Chambers tightened at once by :meth:`ConePricer._tighten_batch` (the default).
 _BATCH_VEC = 1024
+#: The vectorized active set scans each chamber's facet rows (:mod:`._chamber_facets`) first (False: all
+#: ``n`` rows, as before).
+FACETS = True
+#: A maximizer ``theta`` found on the facet rows is feasible for a row ``a`` when ``sg a . theta`` is at least
+#: ``-_FEASIBLE ||a|| ||theta||`` (else the chamber is solved on all its rows).
+_FEASIBLE = 1e-9
 #: Chambers of largest bound per batch also tightened by NNLS.
 _NNLS_TOP = 4
 #: Singular chambers (m = 4) whose feasible best neuron is proposed as a column each round.
@@ -132,6 +138,8 @@ class ConePricer:
         self._adjf: np.ndarray | None = None  # float adjugates and determinants of the nonsingular chambers
         self._detf: np.ndarray | None = None
         self._neg: tuple | None = None  # (Y, c, ||(Y_S)_-||^2) of the last products: -Y's for free
+        self._facets: Any = None  # each chamber's facet rows (:meth:`_facet_rows`, on first use)
+        self._row_norms = np.linalg.norm(self.Pf, axis=1)
 
     def _quantize(self, y: np.ndarray) -> tuple[np.ndarray, int]:
         top = float(np.abs(y).max())
@@ -261,7 +269,7 @@ class ConePricer:
             if best > 0 and est[batch[0]] <= best * (1 + 1e-7):
                 break  # the warm bounds of the rest are below the best tightened one (float decides only the order)
             if self.batched:
-                self._tighten_batch(batch[self.full[batch]], c, k, mi, mv, cols)
+                self._tighten_batch(batch[self.full[batch]], c, k, mi, mv, cols, level=best)
                 est[batch] = self._estimate(c, k, mi, mv, pos, batch)
                 self._settle_top(batch, c, k, mi, mv, pos, two, est, cols)
             else:
@@ -358,72 +366,111 @@ class ConePricer:
         return c, pos
 
     def _tighten_batch(self, rows: np.ndarray, c: np.ndarray, k: int, mi: np.ndarray, mv: np.ndarray,
-                       cols: list, steps: int | None = None) -> None:
-        """Multipliers for the chambers ``rows`` at once: a vectorized active-set (Lawson-Hanson) method.
+                       cols: list, steps: int | None = None, level: float = 0.0) -> None:
+        """Multipliers for the chambers ``rows`` at once: a vectorized active-set (Lawson-Hanson) method
+        (:meth:`_active_set`) on each chamber's facet rows (:mod:`._chamber_facets`), then on all its rows
+        where the maximizer found violates one of them (the facet rows missed one: coincident rows; or
+        rounding, where the chamber's maximum is near zero) and the value found is above both ``level`` (a
+        bound some chamber already has) and every value of the batch found feasible: a chamber below those
+        cannot raise the maximum.
 
-        ``min_{mu >= 0} (c + A^T mu)^T G^-1 (c + A^T mu)``: the support starts empty; each step adds
-        the row most violated by ``theta = G^-1 (c + A^T mu)`` (``a_j . theta < 0``), solves the
-        support's system ``Q_s mu_s = -r_s`` (``Q = A G^-1 A^T``, ``r = A G^-1 c``) and drops rows
-        whose multiplier comes out negative.  At most ``m`` rows are kept (the maximizer lies on a
-        face of at most ``m - 1`` active rows, generically).  The result replaces the stored
-        multipliers where its value is smaller.  Any ``mu >= 0`` gives a valid bound, so floats
-        choose only how tight it is; the bound is evaluated exactly later.  ``steps`` caps the added rows
-        (default ``4 m + 2``; :meth:`_cold_pass` takes two).
+        The result replaces the stored multipliers where its value is smaller.  Any ``mu >= 0`` gives a
+        valid bound, so floats choose only how tight it is; the bound is evaluated exactly later.
+        ``steps`` caps the added rows (default ``4 m + 2``; :meth:`_cold_pass` takes two).
         """
         if rows.size == 0:
             return
-        h, m = rows.size, self.P.shape[1]
         Gi = self._Gi[rows] if self._Gi is not None else np.linalg.inv(self.G[rows].astype(float))
         cf = c[rows].astype(float)
-        sg = np.where(self.S[rows], 1.0, -1.0)
-        th0 = np.einsum("hij,hj->hi", Gi, cf)
-        r0 = sg * (th0 @ self.Pf.T)
-        qn = np.sqrt(np.maximum(np.einsum("jm,hmk,jk->hj", self.Pf, Gi, self.Pf), 1e-300))
-        scale = np.abs(r0 / qn).max(axis=1) + 1e-300
-        supp = np.full((h, m), -1)
-        mu = np.zeros((h, m))
-        ar = np.arange(h)
-        theta = th0
-        for _ in range(4 * m + 2 if steps is None else steps):
-            r = sg * (theta @ self.Pf.T) / qn  # the steepest decrease per row (G^-1 norm of a_j)
-            on = supp >= 0
-            r[ar[:, None].repeat(m, 1)[on], supp[on]] = 0.0
-            j = np.argmin(r, axis=1)
-            act = r[ar, j] < -1e-12 * scale
-            free = np.argmax(~on, axis=1)
-            act &= ~on.all(axis=1)
-            if not act.any():
-                break
-            supp[ar[act], free[act]] = j[act]
-            for _ in range(m):  # solve on the support; drop negative multipliers
-                mu = self._support_solve(supp, sg, Gi, r0)
-                neg = (mu < 0) & (supp >= 0)
-                if not neg.any():
-                    break
-                worst = np.argmin(np.where(neg, mu, 0.0), axis=1)
-                bad = neg.any(axis=1)
-                supp[ar[bad], worst[bad]] = -1
-            mu = np.where(supp >= 0, np.maximum(mu, 0.0), 0.0)
-            sgs = np.where(supp >= 0, sg[ar[:, None], np.maximum(supp, 0)], 0.0)
-            b = cf + np.einsum("ht,htj->hj", sgs * mu, self.Pf[np.maximum(supp, 0)])
-            theta = np.einsum("hij,hj->hi", Gi, b)
+        cand = self._facet_rows().padded(rows) if FACETS else np.broadcast_to(np.arange(self.P.shape[0]),
+                                                                                 (rows.size, self.P.shape[0]))
+        supp, mu, theta = self._active_set(rows, cf, Gi, cand, steps)
+        if FACETS:
+            sg = np.where(self.S[rows], 1.0, -1.0)
+            slack = sg * (theta @ self.Pf.T)  # every row of the chamber must hold at the maximizer found
+            room = _FEASIBLE * np.linalg.norm(theta, axis=1)[:, None] * self._row_norms[None, :]
+            bad = (slack < -room).any(axis=1)
+            value = np.einsum("hi,hij,hj->h", theta, self.Gf[rows] * 4.0**self.e, theta)  # b^T G^-1 b
+            out = np.flatnonzero(bad & (value > max(level, float(value[~bad].max(initial=0.0)))))
+            if out.size:
+                full = np.broadcast_to(np.arange(self.P.shape[0]), (out.size, self.P.shape[0]))
+                supp[out], mu[out], _ = self._active_set(rows[out], cf[out], Gi[out], full, steps)
         self._keep_better(rows, c, k, mi, mv, np.maximum(supp, 0), np.where(supp >= 0, mu, 0.0), cols)
 
-    def _support_solve(self, supp: np.ndarray, sg: np.ndarray, Gi: np.ndarray, r0: np.ndarray) -> np.ndarray:
-        """``mu`` on each chamber's support (``Q_s mu_s = -r0_s``; empty slots held at 0 by identity rows)."""
-        h, m = supp.shape
+    def _facet_rows(self) -> Any:
+        """The chambers' facet rows (:func:`._chamber_facets.facet_rows`), computed on first use."""
+        if self._facets is None:
+            from relu_gating.layers._chamber_facets import facet_rows
+
+            self._facets = facet_rows(self.S)
+        return self._facets
+
+    def _active_set(self, rows: np.ndarray, cf: np.ndarray, Gi: np.ndarray, cand: np.ndarray,
+                    steps: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``min_{mu >= 0} (c + A^T mu)^T G^-1 (c + A^T mu)`` over multipliers on the rows ``cand`` of each
+        chamber (``(h, F)`` row indices, ``-1`` past a chamber's own): the support starts empty; each step
+        adds the candidate most violated by ``theta = G^-1 (c + A^T mu)`` (``a_j . theta < 0``), solves the
+        support's system ``Q_s mu_s = -r_s`` (``Q = A G^-1 A^T``, ``r = A G^-1 c``) and drops rows whose
+        multiplier comes out negative (:meth:`_solve_dropping`).  At most ``m`` rows are kept (the
+        maximizer lies on a face of at most ``m - 1`` active rows, generically); a chamber that adds no row
+        is done and leaves the batch.  Returns the supports (row indices, ``-1`` for none), the
+        multipliers and the thetas."""
+        h, m = rows.size, self.P.shape[1]
         ar = np.arange(h)[:, None]
-        on = supp >= 0
-        idx = np.maximum(supp, 0)
-        A = sg[ar, idx][:, :, None] * self.Pf[idx]  # h x m x m: the support's rows a_j
-        Q = np.einsum("hti,hij,hsj->hts", A, Gi, A)
-        both = on[:, :, None] & on[:, None, :]
-        Q = np.where(both, Q, 0.0) + np.where(on, 0.0, 1.0)[:, :, None] * np.eye(m)
-        rhs = np.where(on, -r0[ar, idx], 0.0)
-        with np.errstate(all="ignore"):
-            Q = Q + 1e-13 * np.abs(Q).max(axis=(1, 2))[:, None, None] * np.eye(m)
-            out = np.linalg.solve(Q, rhs[:, :, None])[:, :, 0]
-        return np.where(np.isfinite(out), out, -1.0)
+        live_c = cand >= 0
+        ci = np.maximum(cand, 0)
+        PC = self.Pf[ci]  # (h, F, m): each chamber's candidate rows
+        sg = np.where(self.S[np.broadcast_to(rows[:, None], ci.shape), ci], 1.0, -1.0)
+        th0 = (Gi @ cf[:, :, None])[:, :, 0]
+        r0 = sg * (PC @ th0[:, :, None])[:, :, 0]
+        qn = np.sqrt(np.maximum(((PC @ Gi) * PC).sum(axis=2), 1e-300))  # ||a_j|| in the G^-1 norm
+        r0 = np.where(live_c, r0, 0.0)
+        scale = np.abs(r0 / qn).max(axis=1, initial=0.0) + 1e-300
+        supp = np.full((h, m), -1)
+        mu = np.zeros((h, m))
+        theta = th0.copy()
+        live = np.arange(h)  # chambers still adding rows (one that adds none is done: its theta stays)
+        for _ in range(4 * m + 2 if steps is None else steps):
+            if live.size == 0 or cand.shape[1] == 0:
+                break
+            sl = supp[live]
+            r = np.where(live_c[live], sg[live] * (PC[live] @ theta[live][:, :, None])[:, :, 0] / qn[live], 0.0)
+            on = sl >= 0
+            at, slot = np.nonzero(on)
+            r[at, sl[at, slot]] = 0.0
+            j = np.argmin(r, axis=1)
+            act = (r[np.arange(live.size), j] < -1e-12 * scale[live]) & ~on.all(axis=1)
+            if not act.any():
+                break
+            live, sl, j = live[act], sl[act], j[act]
+            sl[np.arange(live.size), np.argmax(sl < 0, axis=1)] = j
+            sl, mu_l = self._solve_dropping(sl, sg[live], PC[live], Gi[live], r0[live])
+            supp[live], mu[live] = sl, mu_l
+            la = np.arange(live.size)[:, None]
+            sgs = np.where(sl >= 0, sg[live][la, np.maximum(sl, 0)], 0.0)
+            b = cf[live] + ((sgs * mu_l)[:, None, :] @ PC[live][la, np.maximum(sl, 0)])[:, 0, :]
+            theta[live] = (Gi[live] @ b[:, :, None])[:, :, 0]
+        glob = np.where(supp >= 0, ci[ar, np.maximum(supp, 0)], -1)  # slots into cand -> rows of Phi
+        return glob, mu, theta
+
+    def _solve_dropping(self, supp: np.ndarray, sg: np.ndarray, PC: np.ndarray, Gi: np.ndarray,
+                        r0: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The support's multipliers (:meth:`_support_solve`), the most negative one dropped and the
+        chamber solved again until none is negative (at most ``m`` times; only the chambers that dropped
+        one are solved again).  Returns the supports (changed in place) and ``mu >= 0`` on them."""
+        h, m = supp.shape
+        mu = _support_solve(supp, sg, PC, Gi, r0)
+        redo = np.arange(h)
+        for _ in range(m):
+            neg = (mu[redo] < 0) & (supp[redo] >= 0)
+            bad = neg.any(axis=1)
+            if not bad.any():
+                break
+            worst = np.argmin(np.where(neg, mu[redo], 0.0), axis=1)
+            redo = redo[bad]
+            supp[redo, worst[bad]] = -1
+            mu[redo] = _support_solve(supp[redo], sg[redo], PC[redo], Gi[redo], r0[redo])
+        return supp, np.where(supp >= 0, np.maximum(mu, 0.0), 0.0)
 
     def _keep_better(self, rows: np.ndarray, c: np.ndarray, k: int, mi: np.ndarray, mv: np.ndarray,
                      si: np.ndarray, sv: np.ndarray, cols: list) -> None:
@@ -574,6 +621,24 @@ class ConePricer:
         Gi = self._Gi[i] if self._Gi is not None else np.linalg.inv(self.G[i].astype(float))
         theta = Gi @ b  # the projection's theta (any positive multiple)
         cols.append((float(b @ theta) / 4.0**k, theta))
+
+
+def _support_solve(supp: np.ndarray, sg: np.ndarray, PC: np.ndarray, Gi: np.ndarray, r0: np.ndarray) -> np.ndarray:
+    """``mu`` on each chamber's support (``Q_s mu_s = -r0_s``; empty slots held at 0 by identity rows);
+    ``supp`` holds slots of the candidate rows ``PC`` (``(h, F, m)``) with signs ``sg``."""
+    h, m = supp.shape
+    ar = np.arange(h)[:, None]
+    on = supp >= 0
+    idx = np.maximum(supp, 0)
+    A = sg[ar, idx][:, :, None] * PC[ar, idx]  # h x m x m: the support's rows a_j
+    Q = A @ Gi @ A.transpose(0, 2, 1)
+    both = on[:, :, None] & on[:, None, :]
+    Q = np.where(both, Q, 0.0) + np.where(on, 0.0, 1.0)[:, :, None] * np.eye(m)
+    rhs = np.where(on, -r0[ar, idx], 0.0)
+    with np.errstate(all="ignore"):
+        Q = Q + 1e-13 * np.abs(Q).max(axis=(1, 2))[:, None, None] * np.eye(m)
+        out = np.linalg.solve(Q, rhs[:, :, None])[:, :, 0]
+    return np.where(np.isfinite(out), out, -1.0)
 
 
 def _packed(patterns: Any) -> PackedMasks:

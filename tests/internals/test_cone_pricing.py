@@ -160,3 +160,88 @@ def test_variation_norm_new_pricings_agree_with_the_enumeration_search(pricing):
     assert b.certified
     assert b.lower <= a.upper * (1 + 1e-9) and a.lower <= b.upper * (1 + 1e-9)
     assert b.upper == pytest.approx(a.upper, rel=2 * tol)
+
+
+def _tightened(Phi: np.ndarray, y: np.ndarray) -> tuple:
+    """``(pricer, integer products c, nonsingular chambers, their estimates)`` after one vectorized
+    active set from no multipliers."""
+    cp = ConePricer(Phi, enumerate_patterns(Phi), batched=True)
+    Y, k = cp._quantize(y)
+    c, _ = cp._products(Y)
+    N = cp.S.shape[0]
+    mi, mv = np.zeros((N, 4), dtype=np.int64), np.zeros((N, 4))
+    rows = np.flatnonzero(cp.full)
+    cp._tighten_batch(rows, c, k, mi, mv, [])
+    return cp, c, rows, cp._estimate(c, k, mi, mv, np.full(N, np.inf), rows)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_vectorized_active_set_reaches_each_chambers_nnls_optimum(seed):
+    """ConePricer._tighten_batch (on each chamber's facet rows; chambers leave the batch once they add no
+    row, and only those that dropped a negative multiplier are solved again) against scipy's NNLS per
+    chamber: from no multipliers, each nonsingular chamber's ``min_{mu >= 0} (c + A^T mu)^T G^-1 (c + A^T
+    mu)`` is reached (to the rounding of the stored multipliers) wherever it matters: the batch's largest
+    value is the largest optimum, and no chamber is above both its optimum and that."""
+    from scipy.optimize import nnls
+
+    Phi = _phi(24, 40 + seed)
+    cp, c, rows, got = _tightened(Phi, np.random.default_rng(50 + seed).standard_normal(24))
+    S = cp.S.unpacked()
+    best, free = np.empty(rows.size), np.empty(rows.size)
+    for h, i in enumerate(rows.tolist()):
+        G = cp.G[i].astype(float)
+        Li = np.linalg.inv(np.linalg.cholesky(G))
+        A = np.where(S[i], 1.0, -1.0)[:, None] * cp.Pf
+        best[h] = nnls(Li @ A.T, -(Li @ c[i].astype(float)))[1] ** 2
+        free[h] = float(c[i] @ np.linalg.solve(G, c[i].astype(float)))
+    top = best.max()
+    assert top <= got.max() <= top * (1 + 1e-6)
+    assert np.all(got <= np.maximum(best * (1 + 1e-6) + 1e-9 * free, top * (1 + 1e-6)))
+    assert np.sum(best < free * (1 - 1e-6)) > rows.size // 4  # most maxima are on a face: multipliers matter
+
+
+def test_chambers_that_miss_a_facet_are_solved_on_all_rows(monkeypatch):
+    """Two coincident rows: no single flip of a pattern crosses their hyperplane, so the chambers it
+    bounds miss that facet; their maximizer on the facet rows violates it and they are solved again on
+    all rows: no chamber ends above both what the active set on all rows reaches and the batch's largest
+    value, which is the same as on all rows."""
+    import relu_gating.layers._cone_pricing as cpm
+
+    Phi = _phi(24, 42)
+    Phi[1] = Phi[0]
+    y = np.random.default_rng(52).standard_normal(24)
+    _, _, rows, facets = _tightened(Phi, y)
+    monkeypatch.setattr(cpm, "FACETS", False)
+    _, c, _, every = _tightened(Phi, y)
+    assert facets.max() == pytest.approx(every.max(), rel=1e-9)
+    assert np.all(facets <= np.maximum(every * (1 + 1e-9) + 1e-12 * every.max(), every.max() * (1 + 1e-9)))
+
+
+@pytest.mark.parametrize("coincident", [False, True])
+def test_facet_rows_first_give_the_bound_of_all_rows(coincident, monkeypatch):
+    """The active set on each chamber's facet rows (then on all rows where the maximizer violates one):
+    the same certified bounds as on all rows over a moving dual, also with two coincident rows (whose
+    hyperplane no single flip crosses); every bound as tight as the certified enumeration search's."""
+    import relu_gating.layers._cone_pricing as cpm
+
+    Phi = _phi(22, 60 + coincident)
+    if coincident:
+        Phi[1] = Phi[0]
+    pats = enumerate_patterns(Phi)
+    got = {}
+    for facets in (False, True):
+        monkeypatch.setattr(cpm, "FACETS", facets)
+        cp, rng = ConePricer(Phi, pats), np.random.default_rng(70)
+        y, out = rng.standard_normal(22), []
+        for _ in range(4):
+            out.append(cp.bound(y)[0])
+            y = y + 0.3 * rng.standard_normal(22)
+        got[facets] = out
+    assert got[True] == pytest.approx(got[False], rel=1e-9)
+    rng = np.random.default_rng(70)
+    y = rng.standard_normal(22)
+    for B in got[True]:
+        Y, k = ConePricer(Phi, pats)._quantize(y)
+        g, _ = _Pricer(Phi, pats, None).certified(Y / 2.0**k, 1.0)
+        assert g * (1 - 1e-6) <= B <= g * (1 + 1e-6)
+        y = y + 0.3 * rng.standard_normal(22)
