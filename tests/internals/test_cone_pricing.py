@@ -245,3 +245,22 @@ def test_facet_rows_first_give_the_bound_of_all_rows(coincident, monkeypatch):
         g, _ = _Pricer(Phi, pats, None).certified(Y / 2.0**k, 1.0)
         assert g * (1 - 1e-6) <= B <= g * (1 + 1e-6)
         y = y + 0.3 * rng.standard_normal(22)
+
+
+@pytest.mark.parametrize("m", [3, 4])
+def test_the_chambers_products_in_floats_are_the_exact_integers(m):
+    """_products' float GEMM on halves of ``Y`` (_split_columns, _join_columns) against Python integers, at
+    the ends of the ranges the pricer allows (``|Y| < 2^24``, ``|P| < 2^20``, 1,024 rows): every sum exact."""
+    from relu_gating.layers._cone_pricing import _join_columns, _split_columns
+
+    rng = np.random.default_rng(m)
+    n = 1024
+    P = rng.integers(-(2**20) + 1, 2**20, size=(n, m))
+    P[0], P[1], P[2] = 2**20 - 1, -(2**20 - 1), 0
+    Y = rng.integers(-(2**24) + 1, 2**24, size=n)
+    Y[:6] = [2**24 - 1, -(2**24) + 1, 0, -1, 1, 2**12]
+    S = rng.random((300, n)) < 0.5
+    S[0], S[1] = True, False
+    exact = S.astype(object) @ np.c_[Y[:, None] * P, np.maximum(Y, 0) ** 2, np.minimum(Y, 0) ** 2].astype(object)
+    got = _join_columns(S.astype(np.float64) @ _split_columns(Y, P), m)
+    assert got.dtype == np.int64 and (got.astype(object) == exact).all()
