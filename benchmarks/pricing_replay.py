@@ -65,10 +65,12 @@ from threadpoolctl import threadpool_limits
 threadpool_limits(1)
 import numpy as np
 import kappa_n
+sys.path.insert(0, root)  # (importing kappa_n put its own checkout first: this checkout's relu_gating, not it)
 from relu_gating.layers._cone_pricing import ConePricer
 from relu_gating.patterns import enumerate_patterns
 f = kappa_n.family(fam, int(n), 0, 2)
 pats = enumerate_patterns(f["Phi"])
+assert sys.modules["relu_gating"].__file__.startswith(root), sys.modules["relu_gating"].__file__
 c0 = time.process_time()
 cp = ConePricer(f["Phi"], pats, batched=True)
 build = time.process_time() - c0
