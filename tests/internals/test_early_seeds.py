@@ -70,6 +70,7 @@ def test_chunked_seed_master_ends_with_no_witness_violating_its_dual(monkeypatch
     tol = 1e-2
     monkeypatch.setattr(variation, "_MASTER_ATOMS", 5)
     monkeypatch.setattr(variation, "_SEED_ADD", 7)
+    monkeypatch.setattr(variation, "_SEED_ADD_PER_ROW", 0.0)
     monkeypatch.setattr(variation, "_CHUNK", 22 * 10)
     lp, cols, D, lps = _seed_master_chunked(Phi, u, thetas, W.shape[0], tol, 1e3)
     assert 1 <= lps < variation._SEED_LPS

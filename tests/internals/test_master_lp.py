@@ -53,6 +53,7 @@ def test_the_seed_phase_ends_where_no_witness_violates_and_matches_the_lp_over_a
 
     monkeypatch.setattr(V, "_MASTER_ATOMS", 20)  # force the phase on a small instance (about 300 witnesses)
     monkeypatch.setattr(V, "_SEED_ADD", 20)
+    monkeypatch.setattr(V, "_SEED_ADD_PER_ROW", 0.0)
     P = layer_input(dyadic(two_moons(25, noise=0.1, seed=seed)))
     u = np.random.default_rng(seed).standard_normal(25)
     u /= np.linalg.norm(u)
@@ -144,6 +145,7 @@ def test_the_seed_loop_drops_each_witness_at_most_once_and_still_ends_at_the_lp_
 
     monkeypatch.setattr(V, "_MASTER_ATOMS", 20)
     monkeypatch.setattr(V, "_SEED_ADD", 15)
+    monkeypatch.setattr(V, "_SEED_ADD_PER_ROW", 0.0)
     monkeypatch.setattr(V, "_SEED_DROP", 0.99)  # far more than the default: most nonbasic witnesses leave
     drops: list[np.ndarray] = []
     real_drop = MasterLP.drop
@@ -170,3 +172,10 @@ def test_the_seed_loop_drops_each_witness_at_most_once_and_still_ends_at_the_lp_
     assert np.abs(Dall.T @ y).max() <= 1 + 1e-2 / 4 + 1e-9
     obj = float(np.abs(a).sum() + 1e3 * np.abs(r).sum())
     assert _cold(Dall, u, 1e3) <= obj + 1e-9 and obj <= _cold(Dall, u, 1e3) * (1 + 1e-2)
+
+
+def test_a_seed_lp_adds_more_witnesses_on_more_rows():
+    """_seed_add: the floor _SEED_ADD on small data, _SEED_ADD_PER_ROW a row beyond (n = 400: 1,000 a LP,
+    where 400 left the seed loop at its LP cap)."""
+    assert V._seed_add(50) == V._SEED_ADD == 400
+    assert V._seed_add(400) == 1000 and V._seed_add(700) == 1750
