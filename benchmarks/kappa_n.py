@@ -186,9 +186,10 @@ def _save(path: Path, before: dict, args: argparse.Namespace, rows: list[dict], 
     os.replace(tmp, path)
 
 
-def _progress(rows: list[dict]) -> tuple[int, int]:
-    """How far a case's rows got: (quantities finished, norms evaluated)."""
-    return sum(bool(r.get("final", True)) for r in rows), sum(len(r["norms"]) for r in rows)
+def _progress(rows: list[dict]) -> tuple[int, int, float]:
+    """How far a case's rows got: (quantities finished, norms evaluated, the last quantity's lower end)."""
+    return (sum(bool(r.get("final", True)) for r in rows), sum(len(r["norms"]) for r in rows),
+            float(rows[-1]["lower"]) if rows else 0.0)
 
 
 def _partial_rows(path: Path) -> list[dict] | None:

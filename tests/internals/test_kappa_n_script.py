@@ -141,6 +141,10 @@ def test_a_restarted_case_keeps_the_further_partial_file_until_it_gets_further(t
     run([row(2)], [row(5)], None)  # behind the saved 6 norms: the file stays, the new run goes beside it
     assert json.loads(path.read_text())["rows"] == [old]
     assert json.loads(side.read_text())["rows"][0]["lower"] == 7.0
+    high = {**old, "lower": 9.0}
+    path.write_text(json.dumps({"provenance": {}, "complete": False, "rows": [high]}))
+    run([row(6)], None)  # as many norms, a lower end (8) below the file's (9): the file stays
+    assert json.loads(path.read_text())["rows"] == [high] and json.loads(side.read_text())["rows"][0]["lower"] == 8.0
     run([row(3)], [row(7)], None)  # further than the file: it replaces it, and the side file goes
     assert json.loads(path.read_text())["rows"][0]["lower"] == 9.0 and not side.exists()
     run([row(1)], [row(4, final=True)])  # a finished case is saved whatever its norm count
