@@ -557,6 +557,29 @@ def _against_norms(names: list[str]) -> str:
     return "\n".join(out).rstrip() or "(no saved run)"
 
 
+def variation_facets() -> str:
+    """Issue 40's ninth round: the certified pricing on each chamber's facet rows and its products in one float
+    BLAS product (against f204118, 0.11.4's library), then a seed LP's witnesses per row (against 80a3e43)."""
+    return _against_norms(["variation_facets_moons_n200.json", "variation_facets_clusters_n200.json",
+                           "variation_facets_clusters_n400.json", "variation_facets_d3_moons_n50.json",
+                           "variation_seedn_clusters_n400.json", "variation_seedn_moons_n400.json",
+                           "variation_seedn_clusters_n200.json"])
+
+
+def pricing_replay() -> str:
+    """``benchmarks/pricing_replay.py``: a bracket's recorded duals through two checkouts' certified pricing."""
+    out = []
+    for path in sorted(RESULTS.glob("pricing_replay_*.json")):
+        d = json.loads(path.read_text(encoding="utf-8"))
+        rows = [[r["n"], r["family"], r["calls"], f"{r['base']['cpu']:.1f}", f"{r['this']['cpu']:.1f}",
+                 f"{r['ratio']:.2f}", f"{r['this']['build_cpu']:.1f} / {r['base']['build_cpu']:.1f}",
+                 f"{r['bound_difference']:.1e}"] for r in d["rows"]]
+        out += [_prov_line(d.get("provenance") or {}) + f" (baseline {d['args']['against']}):", "",
+                _table(["n", "family", "certified pricings", "base CPU s", "this CPU s", "this / base",
+                        "pricer build CPU s (this / base)", "largest relative bound difference"], rows), ""]
+    return "\n".join(out).rstrip() or "(no saved run)"
+
+
 def pricer_memory() -> str:
     """``benchmarks/pricer_memory.py``: the cone pricer's peak memory and CPU seconds per call at large n."""
     path = RESULTS / "pricer_memory.json"
@@ -753,6 +776,7 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "variation-against": variation_against, "variation-against-d3": variation_against_d3,
     "variation-against-d3-pricing": variation_against_d3_pricing, "kappa-carry": kappa_carry,
     "variation-against-const": variation_against_const, "variation-seed": variation_seed,
+    "variation-facets": variation_facets, "pricing-replay": pricing_replay,
     "pricer-memory": pricer_memory,
     "kappa-n400-run": lambda: kappa_n("kappa_n400_run"),
     "rates": rates, "best-layer": best_layer, "best-pair": best_pair, "real-gap": real_gap, "prop41": prop41,
