@@ -407,7 +407,9 @@ def _code(row: dict) -> str:
         # rows record the seed loop's cosine cap since it exists; cfc191c's runs predate the field
         distinct = row.get("seed_distinct") is not None or row.get("_commit", "").startswith("cfc191c")
         later = " + distinct seed witnesses, 256 columns a round (cfc191c)" if distinct else ""
-        return "warm, pricing early, one master per case (carry)" + later
+        # rows record the facet-row pricing since 0.11.5's runs; 214b8fb's ran before the field
+        facets = row.get("facets") or (row.get("commit") or row.get("_commit", "")).startswith("214b8fb")
+        return "warm, pricing early, one master per case (carry)" + later + (" + facet rows (214b8fb)" if facets else "")
     if row.get("pricing") == "batched":
         return f"warm, pricing {row['pricing']}"
     if row.get("d") == 3 and row.get("n", 0) >= 100:  # every d = 3, n >= 100 row in the folder: f9201c1 on

@@ -108,6 +108,13 @@ def _row(case: dict, f: dict, kap: Any, clock: tuple, final: bool) -> dict:
     return row
 
 
+def _facets() -> bool:
+    """Whether the certified pricing scans each chamber's facet rows first (214b8fb on): which code a row ran."""
+    from relu_gating.layers import _cone_pricing
+
+    return bool(getattr(_cone_pricing, "FACETS", False))
+
+
 def _seed_distinct() -> float | None:
     """The variation norm's seed-loop cosine cap (None before it existed, cfc191c): which code a row ran."""
     from relu_gating.layers import variation
@@ -139,7 +146,8 @@ def rows_for(name: str, n: int, seed: int, args: argparse.Namespace, d: int = 2,
         t0, c0 = time.perf_counter(), time.process_time()
         case = {"family": name, "d": d, "n": n, "seed": seed, "K": B.shape[1], "what": what,
                 "patterns": len(pats), "pattern_seconds": t_pat, "commit": commit,
-                "pricing": getattr(args, "pricing", "auto"), "seed_distinct": _seed_distinct()}
+                "pricing": getattr(args, "pricing", "auto"), "seed_distinct": _seed_distinct(),
+                "facets": _facets()}
         clock = (t0, c0)
 
         def partial(kap: Any, case: dict = case, clock: tuple = clock) -> None:  # the bounds so far (valid)

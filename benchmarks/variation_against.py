@@ -93,6 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=None, help="also write the rows (with provenance) to this JSON file")
     args = ap.parse_args(argv)
     rows = []
+    start = provenance()  # the commit whose checkout ran as "this" (HEAD may move while it runs)
     with _checkout(args.against) as other:
         for n in args.n:
             for rep in range(args.repeats):
@@ -107,7 +108,9 @@ def main(argv: list[str] | None = None) -> int:
                           + (f"  per norm LPs/CPU s: {per}" if per else ""), flush=True)
     if args.out:
         with open(args.out, "w") as fh:
-            json.dump({"provenance": provenance(), "args": vars(args), "rows": rows}, fh, indent=1)
+            end = provenance()
+            prov = {**start, "load_start": start["load_end"], "load_end": end["load_end"], "date_end": end["date"]}
+            json.dump({"provenance": prov, "args": vars(args), "rows": rows}, fh, indent=1)
     return 0
 
 
