@@ -94,6 +94,17 @@ def _checkout(rev: str) -> Iterator[str]:
             subprocess.run(["git", "worktree", "remove", "--force", other], cwd=ROOT, check=False)
 
 
+def save_run(path: str, start: dict, args: argparse.Namespace, rows: list) -> None:
+    """Write a comparison's rows to ``path`` (JSON) with ``start`` (its :func:`provenance` when it started: the
+    commit that ran as "this") and the load and date at its end."""
+    from relu_gating.experiments._base import provenance
+
+    end = provenance()
+    prov = {**start, "load_start": start["load_end"], "load_end": end["load_end"], "date_end": end["date"]}
+    with open(path, "w") as fh:
+        json.dump({"provenance": prov, "args": vars(args), "rows": rows}, fh, indent=1)
+
+
 def _alternate(other: str, n: int, d: int, repeats: int, child: str = _CHILD) -> tuple[list, list]:
     """``repeats`` runs of ``child`` in this checkout and in ``other``, in turn (the same load hits both)."""
     now, then = [], []

@@ -20,7 +20,7 @@ import os
 import subprocess
 import sys
 
-from compare import _checkout
+from compare import _checkout, save_run
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -82,9 +82,7 @@ def main(argv: list[str] | None = None) -> int:
                 rows.append(r)
                 print(json.dumps(r), flush=True)
     if args.out:
-        prov = {**start, "load_start": start["load_end"], "load_end": provenance()["load_end"]}
-        with open(args.out, "w") as fh:
-            json.dump({"provenance": prov, "args": vars(args), "rows": rows}, fh, indent=1)
+        save_run(args.out, start, args, rows)
     return 0
 
 

@@ -27,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 
-from compare import _checkout
+from compare import _checkout, save_run
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -128,9 +128,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"(build {row['base']['build_cpu']:.1f}), ratio {row['ratio']:.2f}, "
                   f"largest bound difference {row['bound_difference']:.1e}", flush=True)
     if args.out:
-        prov = {**start, "load_start": start["load_end"], "load_end": provenance()["load_end"]}
-        with open(args.out, "w") as fh:
-            json.dump({"provenance": prov, "args": vars(args), "rows": rows}, fh, indent=1)
+        save_run(args.out, start, args, rows)
     return 0
 
 

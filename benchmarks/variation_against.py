@@ -19,7 +19,7 @@ import os
 import subprocess
 import sys
 
-from compare import _checkout  # one worktree helper for the benchmarks that compare commits
+from compare import _checkout, save_run  # one worktree helper for the benchmarks that compare commits
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -107,10 +107,7 @@ def main(argv: list[str] | None = None) -> int:
                           f"[{r['lower']:.4f}, {r['upper']:.4f}] closed={r['closed']}"
                           + (f"  per norm LPs/CPU s: {per}" if per else ""), flush=True)
     if args.out:
-        with open(args.out, "w") as fh:
-            end = provenance()
-            prov = {**start, "load_start": start["load_end"], "load_end": end["load_end"], "date_end": end["date"]}
-            json.dump({"provenance": prov, "args": vars(args), "rows": rows}, fh, indent=1)
+        save_run(args.out, start, args, rows)
     return 0
 
 
