@@ -264,3 +264,21 @@ def test_the_chambers_products_in_floats_are_the_exact_integers(m):
     exact = S.astype(object) @ np.c_[Y[:, None] * P, np.maximum(Y, 0) ** 2, np.minimum(Y, 0) ** 2].astype(object)
     got = _join_columns(S.astype(np.float64) @ _split_columns(Y, P), m)
     assert got.dtype == np.int64 and (got.astype(object) == exact).all()
+
+
+def test_packed_masks_give_the_same_multipliers():
+    """Above ``DENSE_MAX`` entries the masks stay packed (n = 700 at d = 2): the facet rows, the candidate rows'
+    signs (single bits read by broadcast index arrays) and the chambers' products agree with the unpacked masks."""
+    Phi = _phi(24, 44)
+    y = np.random.default_rng(54).standard_normal(24)
+    cp, c, rows, dense = _tightened(Phi, y)
+    packed_cp = ConePricer(Phi, enumerate_patterns(Phi), batched=True)
+    packed_cp.S.dense = None  # as for masks above DENSE_MAX
+    Y, k = packed_cp._quantize(y)
+    c2, pos2 = packed_cp._products(Y)
+    assert np.array_equal(c2, c)
+    N = packed_cp.S.shape[0]
+    mi, mv = np.zeros((N, 4), dtype=np.int64), np.zeros((N, 4))
+    packed_cp._tighten_batch(rows, c2, k, mi, mv, [])
+    assert np.array_equal(packed_cp._estimate(c2, k, mi, mv, np.full(N, np.inf), rows), dense)
+    assert np.array_equal(packed_cp._facet_rows().indices, cp._facet_rows().indices)
