@@ -407,9 +407,12 @@ def _code(row: dict) -> str:
         # rows record the seed loop's cosine cap since it exists; cfc191c's runs predate the field
         distinct = row.get("seed_distinct") is not None or row.get("_commit", "").startswith("cfc191c")
         later = " + distinct seed witnesses, 256 columns a round (cfc191c)" if distinct else ""
-        # rows record the facet-row pricing since 0.11.5's runs; 214b8fb's ran before the field
-        facets = row.get("facets") or (row.get("commit") or row.get("_commit", "")).startswith("214b8fb")
-        return "warm, pricing early, one master per case (carry)" + later + (" + facet rows (214b8fb)" if facets else "")
+        # rows record the facet-row pricing since 0.11.5's runs; 214b8fb's and 0f2e866's ran before the field
+        facets = row.get("facets") or (row.get("commit") or row.get("_commit", ""))[:7] in ("214b8fb", "0f2e866")
+        commit = (row.get("commit") or row.get("_commit", ""))[:7]
+        per_row = row.get("seed_per_row") is not None or commit == "0f2e866"  # (0f2e866's rows predate the field)
+        return ("warm, pricing early, one master per case (carry)" + later + (" + facet rows (214b8fb)" if facets else "")
+                + (" + seed witnesses per row (0f2e866)" if per_row else ""))
     if row.get("pricing") == "batched":
         return f"warm, pricing {row['pricing']}"
     if row.get("d") == 3 and row.get("n", 0) >= 100:  # every d = 3, n >= 100 row in the folder: f9201c1 on

@@ -115,6 +115,13 @@ def _facets() -> bool:
     return bool(getattr(_cone_pricing, "FACETS", False))
 
 
+def _seed_per_row() -> float | None:
+    """The seed loop's witnesses a LP per row of ``Phi`` (None before it existed, 0f2e866): which code a row ran."""
+    from relu_gating.layers import variation
+
+    return getattr(variation, "_SEED_ADD_PER_ROW", None)
+
+
 def _seed_distinct() -> float | None:
     """The variation norm's seed-loop cosine cap (None before it existed, cfc191c): which code a row ran."""
     from relu_gating.layers import variation
@@ -147,7 +154,7 @@ def rows_for(name: str, n: int, seed: int, args: argparse.Namespace, d: int = 2,
         case = {"family": name, "d": d, "n": n, "seed": seed, "K": B.shape[1], "what": what,
                 "patterns": len(pats), "pattern_seconds": t_pat, "commit": commit,
                 "pricing": getattr(args, "pricing", "auto"), "seed_distinct": _seed_distinct(),
-                "facets": _facets()}
+                "facets": _facets(), "seed_per_row": _seed_per_row()}
         clock = (t0, c0)
 
         def partial(kap: Any, case: dict = case, clock: tuple = clock) -> None:  # the bounds so far (valid)
