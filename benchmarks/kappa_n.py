@@ -108,25 +108,15 @@ def _row(case: dict, f: dict, kap: Any, clock: tuple, final: bool) -> dict:
     return row
 
 
-def _facets() -> bool:
-    """Whether the certified pricing scans each chamber's facet rows first (214b8fb on): which code a row ran."""
-    from relu_gating.layers import _cone_pricing
+def _code_marks() -> dict:
+    """What the variation-norm code that runs a row has (each None before it existed): the seed loop's cosine
+    cap (cfc191c), the certified pricing on facet rows first (214b8fb), the seed loop's witnesses a LP per row
+    of ``Phi`` (0f2e866)."""
+    from relu_gating.layers import _cone_pricing, variation
 
-    return bool(getattr(_cone_pricing, "FACETS", False))
-
-
-def _seed_per_row() -> float | None:
-    """The seed loop's witnesses a LP per row of ``Phi`` (None before it existed, 0f2e866): which code a row ran."""
-    from relu_gating.layers import variation
-
-    return getattr(variation, "_SEED_ADD_PER_ROW", None)
-
-
-def _seed_distinct() -> float | None:
-    """The variation norm's seed-loop cosine cap (None before it existed, cfc191c): which code a row ran."""
-    from relu_gating.layers import variation
-
-    return getattr(variation, "_SEED_DISTINCT", None)
+    return {"seed_distinct": getattr(variation, "_SEED_DISTINCT", None),
+            "facets": getattr(_cone_pricing, "FACETS", None),
+            "seed_per_row": getattr(variation, "_SEED_ADD_PER_ROW", None)}
 
 
 def rows_for(name: str, n: int, seed: int, args: argparse.Namespace, d: int = 2,
@@ -153,8 +143,7 @@ def rows_for(name: str, n: int, seed: int, args: argparse.Namespace, d: int = 2,
         t0, c0 = time.perf_counter(), time.process_time()
         case = {"family": name, "d": d, "n": n, "seed": seed, "K": B.shape[1], "what": what,
                 "patterns": len(pats), "pattern_seconds": t_pat, "commit": commit,
-                "pricing": getattr(args, "pricing", "auto"), "seed_distinct": _seed_distinct(),
-                "facets": _facets(), "seed_per_row": _seed_per_row()}
+                "pricing": getattr(args, "pricing", "auto"), **_code_marks()}
         clock = (t0, c0)
 
         def partial(kap: Any, case: dict = case, clock: tuple = clock) -> None:  # the bounds so far (valid)

@@ -358,12 +358,9 @@ class ConePricer:
         N, m = self.S.shape[0], self.P.shape[1]
         out = np.empty((N, m + 2), dtype=np.int64)
         step = max(1, 2**22 // max(self.S.shape[1], 1))
-        exact = int(np.abs(Y).max(initial=0)) < 2**24 and int(np.abs(self.P).max(initial=0)) < 2**20 and Y.size <= 2**10
-        split = _split_columns(Y, self.P) if exact else None  # (always, with _Y_BITS and _MAX_BITS as they are)
-        YP = None if exact else np.c_[Y[:, None] * self.P, np.maximum(Y, 0) ** 2, np.minimum(Y, 0) ** 2].astype(np.int64)
+        split = _split_columns(Y, self.P)
         for lo in range(0, N, step):
-            S = self.S[lo:lo + step]
-            out[lo:lo + step] = _join_columns(S.astype(np.float64) @ split, m) if exact else S.astype(np.int64) @ YP
+            out[lo:lo + step] = _join_columns(self.S[lo:lo + step].astype(np.float64) @ split, m)
         c, pos = np.ascontiguousarray(out[:, :m]), out[:, m].copy()
         self._neg = (Y.copy(), c, out[:, m + 1].copy())
         return c, pos
@@ -655,7 +652,11 @@ def _split_columns(Y: np.ndarray, P: np.ndarray) -> np.ndarray:
     Each integer is split in halves below ``2^_SPLIT``: with ``|Y| < 2^24``, ``|P| < 2^20`` and at most
     ``2^10`` rows every column's entries are below ``2^32`` in magnitude and every sum of them below
     ``2^42``, so a float64 product (BLAS) adds integers exactly, in any order; the int64 product it
-    replaces ran without BLAS (half of a certified pricing's time at ``n = 700``)."""
+    replaces ran without BLAS (half of a certified pricing's time at ``n = 700``).  The pricer's checks
+    (``_MAX_BITS``, ``n <= 2^10``) and :meth:`ConePricer._quantize` (``_Y_BITS``) keep every input in range;
+    the ranges are asserted here, since exactness rests on them."""
+    if not (int(np.abs(Y).max(initial=0)) < 2**24 and int(np.abs(P).max(initial=0)) < 2**20 and Y.size <= 2**10):
+        raise ValueError("the chambers' float products are exact only for |Y| < 2^24, |P| < 2^20 and n <= 1024")
     hi, lo = Y >> _SPLIT, Y & (2**_SPLIT - 1)  # Y = hi 2^_SPLIT + lo (arithmetic shift: floor)
     cols = [hi[:, None] * P, lo[:, None] * P]
     for part in (np.maximum(Y, 0), np.maximum(-Y, 0)):
