@@ -368,9 +368,11 @@ def _kappa_trend(rows: list[dict]) -> str:
         ranges += " (lower ends below the trivial 1: only the upper ends are informative)"
     if len(ns) == 1:
         return f"{ranges}: one n only, no trend"
-    if grown:
+    if grown:  # by how much: a lower end just above the first n's upper ends is growth, but little
         return (f"{ranges}: it grows with n (every lower end at n = {', '.join(map(str, grown))} lies above every "
-                f"upper end at n = {ns[0]})")
+                f"upper end at n = {ns[0]}; at n = {grown[-1]} by a certified factor of at least "
+                f"{math.floor(lo[grown[-1]] / hi[ns[0]] * 1000) / 1000:.3f}; every bracket with an upper end lies within "
+                f"[{min(lo[n] for n in fin):.3g}, {max(hi[n] for n in fin):.3g}])")
     if len(fin) < 2:
         return f"{ranges}: no trend (upper ends at one n only)"
     return (f"{ranges}: every bracket with an upper end lies within [{min(lo[n] for n in fin):.3g}, "
