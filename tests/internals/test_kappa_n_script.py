@@ -89,7 +89,7 @@ def test_kappa_trend_says_grows_only_when_a_lower_end_clears_every_first_upper_e
     grows[2]["lower"] = 9.71
     text = doc._kappa_trend(grows)
     assert "grows with n" in text and "n = 100" in text and "[7.6, 9.7] at n = 50 (2 seeds)" in text
-    assert "at n = 100 by a certified factor of at least 1.001" in text  # 9.71 / 9.7, rounded down: not 1.002
+    assert "at n = 100 by a certified factor of at least 1.001" in text  # 9.71 / 9.7 = 1.00103, rounded down
     assert "every bracket with an upper end lies within [7.6, 13.3]" in text
     flat = [r(50, 0, 2.5, 3.0), r(100, 0, 2.7, 3.4), r(200, 0, 2.9, 3.5)]
     text = doc._kappa_trend(flat)
