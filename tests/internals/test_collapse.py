@@ -13,7 +13,6 @@ import json
 import warnings
 
 import numpy as np
-import pytest
 
 from relu_gating import verify
 from relu_gating.data.datasets import two_moons
@@ -118,14 +117,24 @@ def _stopped(Phi, U, stop: int):
     return before, _result(obj, search, why, 1.0, 1e-9, 0.0)
 
 
-@pytest.mark.parametrize("n, seed", [(30, 0)])
-def test_stopped_search_claims_its_lifted_bound_and_verifies(n, seed):
-    """Two moons, the lifted bound from the first node on, stopped after 10-60 expansions: where a split
-    node's children claim more than its lifted bound the subtree is collapsed (at some stop), the returned
-    bound is never above the uncollapsed tree's, and the checker (float and exact) proves it."""
-    Phi, U = _moons(n, seed)
+def _gauss(n: int, seed: int, K: int = 2, d: int = 3):
+    X = np.random.default_rng(seed).standard_normal((n, d))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        P = resolve_problem(InputData(path="<t>", X=X), K=K)
+    return P.Phi, P.U_K
+
+
+def test_stopped_search_claims_its_lifted_bound_and_verifies():
+    """The lifted bound from the first node on, stopped after 10-60 expansions: where a split node's children
+    claim more than its lifted bound the subtree is collapsed (at some stop of some instance), the returned
+    bound is never above the uncollapsed tree's, and the checker (float and exact) proves it.  Whether a tree
+    collapses at these stops rests on rounding: two moons (n = 30, seed 0) collapsed with the dependencies
+    CI installed on 2026-12-06 and not with those of 2026-12-07 (numpy 2.4.6, scipy 1.17.1, clarabel 0.11.1,
+    highspy 1.16.0), where a Gaussian cloud (n = 30, d = 3, K = 2, seed 1) collapses at 60 expansions; of 36
+    instances scanned then (two moons and Gaussian clouds, n = 30-40, K = 2, 3, 4) only that one did."""
     collapsed = 0
-    for stop in (10, 20, 30, 40, 60):
+    for (Phi, U), stop in ((inst, stop) for inst in (_moons(30, 0), _gauss(30, 1)) for stop in (10, 20, 30, 40, 60)):
         before, res = _stopped(Phi, U, stop)
         st = res.tree["stats"]
         assert res.upper_bound <= before
