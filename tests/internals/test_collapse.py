@@ -129,9 +129,9 @@ def test_stopped_search_claims_its_lifted_bound_and_verifies():
     """The lifted bound from the first node on, stopped after 10-60 expansions: where a split node's children
     claim more than its lifted bound the subtree is collapsed (at some stop of some instance), the returned
     bound is never above the uncollapsed tree's, and the checker (float and exact) proves it.  Whether a tree
-    collapses at these stops rests on rounding: two moons (n = 30, seed 0) collapsed with the dependencies
-    CI installed on 2026-12-06 and not with those of 2026-12-07 (numpy 2.4.6, scipy 1.17.1, clarabel 0.11.1,
-    highspy 1.16.0), where a Gaussian cloud (n = 30, d = 3, K = 2, seed 1) collapses at 60 expansions; of 36
+    collapses at these stops rests on rounding: two moons (n = 30, seed 0) collapsed in CI at release 0.11.5
+    and not, on the same library, with the dependencies of a fresh venv on 2026-12-07 (numpy 2.4.6, scipy
+    1.17.1, clarabel 0.11.1, highspy 1.16.0), where a Gaussian cloud (n = 30, d = 3, K = 2, seed 1) collapses at 60 expansions; of 36
     instances scanned then (two moons and Gaussian clouds, n = 30-40, K = 2, 3, 4) only that one did."""
     collapsed = 0
     for (Phi, U), stop in ((inst, stop) for inst in (_moons(30, 0), _gauss(30, 1)) for stop in (10, 20, 30, 40, 60)):
