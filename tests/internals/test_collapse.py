@@ -74,12 +74,15 @@ def test_nested_collapse_below_a_kept_node():
     assert keep.kind == "s" and keep.children[0].kind == "d" and keep.children[0].claim == 0.5
 
 
-def _moons(n: int, seed: int, K: int = 3):
-    X = two_moons(n, seed=seed)
+def _problem(X: np.ndarray, K: int):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a spectral tie at K: still a valid problem
         P = resolve_problem(InputData(path="<t>", X=X), K=K)
     return P.Phi, P.U_K
+
+
+def _moons(n: int, seed: int, K: int = 3):
+    return _problem(two_moons(n, seed=seed), K)
 
 
 class _StopAfter:
@@ -118,11 +121,7 @@ def _stopped(Phi, U, stop: int):
 
 
 def _gauss(n: int, seed: int, K: int = 2, d: int = 3):
-    X = np.random.default_rng(seed).standard_normal((n, d))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        P = resolve_problem(InputData(path="<t>", X=X), K=K)
-    return P.Phi, P.U_K
+    return _problem(np.random.default_rng(seed).standard_normal((n, d)), K)
 
 
 def test_stopped_search_claims_its_lifted_bound_and_verifies():
@@ -131,10 +130,12 @@ def test_stopped_search_claims_its_lifted_bound_and_verifies():
     bound is never above the uncollapsed tree's, and the checker (float and exact) proves it.  Whether a tree
     collapses at these stops rests on rounding: two moons (n = 30, seed 0) collapsed in CI at release 0.11.5
     and not, on the same library, with the dependencies of a fresh venv on 2026-12-07 (numpy 2.4.6, scipy
-    1.17.1, clarabel 0.11.1, highspy 1.16.0), where a Gaussian cloud (n = 30, d = 3, K = 2, seed 1) collapses at 60 expansions; of 36
-    instances scanned then (two moons and Gaussian clouds, n = 30-40, K = 2, 3, 4) only that one did."""
+    1.17.1, clarabel 0.11.1, highspy 1.16.0), where a Gaussian cloud (n = 30, d = 3, K = 2, seed 1) collapses
+    at 60 expansions; of 36 instances scanned then (two moons and Gaussian clouds, n = 30-40, K = 2, 3, 4)
+    only that one did."""
     collapsed = 0
-    for (Phi, U), stop in ((inst, stop) for inst in (_moons(30, 0), _gauss(30, 1)) for stop in (10, 20, 30, 40, 60)):
+    runs = [(Phi, U, stop) for Phi, U in (_moons(30, 0), _gauss(30, 1)) for stop in (10, 20, 30, 40, 60)]
+    for Phi, U, stop in runs:
         before, res = _stopped(Phi, U, stop)
         st = res.tree["stats"]
         assert res.upper_bound <= before
