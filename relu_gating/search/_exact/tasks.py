@@ -287,7 +287,8 @@ def _try_method(obj: Objective, problem: Any, mth: str, w_val: float,
 
 
 def solve_one(obj: Objective, mask: np.ndarray, method: str, witness: np.ndarray | None = None,
-               target: float = np.inf, two_row: bool = True, max_seconds: float | None = None) -> _Solved:
+               target: float = np.inf, two_row: bool = True, max_seconds: float | None = None,
+               near: np.ndarray | None = None) -> _Solved:
     """Exact solve of one pattern with fallbacks, or (with a strict ``witness``, ``m >=
     DUAL_FIRST_MIN_M``) its settlement by dual evidence at most ``target`` before any solve:
     two-row evidence (:mod:`relu_gating.search._kernels.wedge`; unless ``two_row`` is False, the
@@ -300,6 +301,11 @@ def solve_one(obj: Objective, mask: np.ndarray, method: str, witness: np.ndarray
     of the pattern's strict witness must not exceed the reported upper bound.
     An inconsistent answer counts as a failure and the next method is tried.
     An exact value is returned with dual evidence (:func:`_dual_evidence`).
+
+    ``near`` (a neuron, without a strict ``witness`` only): a point on or near the pattern's cone (the
+    float LP's deepest point of a sliver, :meth:`relu_gating.search.bnb._chamber.Chambers._near`) whose
+    tightest rows choose the rows of that evidence; it is not a witness (it may lie just outside the
+    cone), so nothing is compared with its value.  Any rows give a valid bound.
 
     ``max_seconds`` bounds the solver methods' time (the face enumeration stops between levels; a
     method is not started past it): the pattern then falls back to its dual bound with evidence
@@ -324,16 +330,15 @@ def solve_one(obj: Objective, mask: np.ndarray, method: str, witness: np.ndarray
         return _Solved(0.0, np.nan, theta0, PRUNED, "excluded")
     A, B, G, T, Ti = _pattern_problem(obj, mask)
     w_val = np.nan if witness is None else float(neuron_values(obj, theta0[None, :])[0])
-    with np.errstate(all="ignore"):  # columns at the ends of the float range: the coordinates may overflow
-        x0 = None if witness is None else Ti @ (obj.to_coords @ theta0)
-    x0 = x0 if x0 is not None and np.all(np.isfinite(x0)) else None
+    x0 = _coords(obj, Ti, witness)
     # the witness, in basis coordinates, is a strict interior point: it saves an LP
     # (the solver checks it and ignores it if it is not)
-    if x0 is not None and m >= DUAL_FIRST_MIN_M and target < np.inf:
+    xr = x0 if x0 is not None else _coords(obj, Ti, near)  # where the evidence's rows are chosen
+    if xr is not None and m >= DUAL_FIRST_MIN_M and target < np.inf:
         two = wedge_settle(obj, mask[None, :], target) if two_row else {}
         if two and not _below_witness(two[0], w_val):
             return _by_evidence(two[0], w_val, theta0)
-        pruned = dual_prune(A, B, G, np.flatnonzero(np.any(obj.Phi != 0, axis=1)), x0, target)
+        pruned = dual_prune(A, B, G, np.flatnonzero(np.any(obj.Phi != 0, axis=1)), xr, target)
         if pruned is not None and not _below_witness(pruned, w_val):
             return _by_evidence(pruned, w_val, theta0)
     problem = solvers.ConeEigProblem(A, B, G, interior=x0)
@@ -357,6 +362,16 @@ def solve_one(obj: Objective, mask: np.ndarray, method: str, witness: np.ndarray
         return _with_local(obj, mask, method, got, w_val, B, lost, None if end is None else end - time.perf_counter())
     got = _dual_fallback(obj, A, B, G, Ti, theta0, w_val, tried)
     return _with_local(obj, mask, method, got, w_val, B, True, None if end is None else end - time.perf_counter())
+
+
+def _coords(obj: Objective, Ti: np.ndarray, theta: np.ndarray | None) -> np.ndarray | None:
+    """A neuron in the pattern problem's basis coordinates, or None (none given, or not finite: columns
+    at the ends of the float range may overflow them)."""
+    if theta is None:
+        return None
+    with np.errstate(all="ignore"):
+        x = Ti @ (obj.to_coords @ np.asarray(theta, dtype=float))
+    return x if np.all(np.isfinite(x)) else None
 
 
 def _with_local(obj: Objective, mask: np.ndarray, method: str, got: _Solved, w_val: float, B: np.ndarray,

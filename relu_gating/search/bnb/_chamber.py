@@ -5,7 +5,13 @@ enumeration (:func:`relu_gating.search._exact.tasks.solve_one`: two-row or SDP e
 the exact solve with dual evidence), and its leaf claims what the verifier proves for it, as for a
 pattern of the enumeration certificate (:func:`relu_gating.search.proofs._node.chamber_bound`).
 
-A chamber without a strict interior point is first tested for a zero proof (:meth:`Chambers._zero`):
+A chamber without a strict interior point (a sliver thinner than floats resolve, met below the blind splits of
+:mod:`relu_gating.search.bnb._blind`) is tried by dual evidence before its exact solve too, its rows chosen at
+the float LP's deepest point of the chamber (:meth:`Chambers._near`): such chambers used to go straight to the
+solvers' verified path (exact rationals, about 0.1 s each), and iris greedy step 5 had 6,137 of them (596 of its
+720 CPU s); the evidence settled every one (issue 39, docs/branch-and-bound.md).
+
+Such a chamber is first tested for a zero proof (:meth:`Chambers._zero`):
 when an exact positive dependency of its signed rows covers every active row, ``relu(Phi theta) = 0``
 on its closed cone and it is an excluded leaf ``["x", rows, y]``.  Iris greedy step 4 had one: its
 float LP margin is 0, every solver returned the pencil's top with no neuron, and that claim held the
@@ -41,10 +47,12 @@ UNPROVEN_NOTE = "a chamber's solved bound is not proven: it claims a weaker vali
 
 class Chambers:
     """The chamber leaves of :class:`relu_gating.search.bnb._search.Search` (a mixin: it uses the
-    search's ``obj``, ``P``, ``stats``, ``alpha``, ``method``, ``best_value``, ``offer``, ``tol``)."""
+    search's ``obj``, ``P``, ``Gn``, ``lp``, ``stats``, ``alpha``, ``method``, ``best_value``, ``offer``, ``tol``)."""
 
     obj: Any
     P: Any
+    Gn: np.ndarray
+    lp: Any
     stats: dict
     alpha: float
     tol: float
@@ -82,8 +90,12 @@ class Chambers:
             self.stats["t_chamber"] += time.perf_counter() - t0
             return
         target = prune_target(self.best_value, self.alpha)
-        out = solve_one(self.obj, mask, self.method, theta0 if strict else None, target, max_seconds=self.chamber_seconds())
+        near = None if strict or not np.isfinite(target) else self._near(node.signs)
+        out = solve_one(self.obj, mask, self.method, theta0 if strict else None, target, max_seconds=self.chamber_seconds(),
+                        near=near)
         d, proof = self._proven(mask, out, target)
+        if near is not None and out.method == "dual-first" and d <= target:
+            self.stats["sliver_dual"] = self.stats.get("sliver_dual", 0) + 1
         if out.method == "dual-first" and not d <= target:  # the check here does not confirm it: solve
             out = solve_one(self.obj, mask, self.method, theta0 if strict else None, max_seconds=self.chamber_seconds())
             d, proof = self._proven(mask, out, target)
@@ -100,6 +112,16 @@ class Chambers:
                 node.evidence = proof if proof is not None else (np.zeros(0, int), np.zeros((0, 0)))
             node.settle("c")
         self.stats["t_chamber"] += time.perf_counter() - t0
+
+    def _near(self, signs: np.ndarray) -> np.ndarray | None:
+        """A neuron at the deepest point the float LP finds in a chamber without a strict interior point
+        (a sliver thinner than floats resolve, below a blind split: ``bnb/_blind.py``), or None.  It is no
+        witness (it may lie just outside): it only chooses the rows of the dual evidence tried before the
+        exact solve (``solve_one``'s ``near``), whose claim is proven as any other (:meth:`_proven`)."""
+        dec = np.flatnonzero((signs != 0) & ~self.P.zero_rows)
+        self.lp.begin(signs[dec, None] * self.Gn[dec], np.zeros((0, self.Gn.shape[1])))
+        v = self.lp.deepest()
+        return None if v is None or not np.all(np.isfinite(v)) else self.obj.to_theta @ v
 
     def chamber_seconds(self) -> float:
         """The seconds a chamber's solver methods may take: ``CHAMBER_SECONDS``, or what is left before

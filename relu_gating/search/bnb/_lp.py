@@ -88,6 +88,18 @@ class ConeLP:
         duals = np.abs(np.asarray(sol.row_dual, dtype=float))
         return LPAnswer(min(float(x[self.r]), exact_t), None, np.r_[duals[:self.f], duals[row]])
 
+    def deepest(self) -> np.ndarray | None:
+        """The LP's point of the loaded cone with no candidate row switched on, whatever its margin
+        (a sliver thinner than floats resolve has margin 0: the point then lies on or near it), or
+        None when the LP ends without an optimum."""
+        import highspy
+
+        self.calls += 1
+        self.h.run()
+        if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+            return None
+        return np.asarray(self.h.getSolution().col_value, dtype=float)[:self.r]
+
     def interior(self) -> np.ndarray | None:
         """A strict witness of the loaded cone with no candidate row switched on (its slacks
         recomputed: each above ``WITNESS_MARGIN``), or None."""
