@@ -103,11 +103,5 @@ class ConeLP:
     def interior(self) -> np.ndarray | None:
         """A strict witness of the loaded cone with no candidate row switched on (its slacks
         recomputed: each above ``WITNESS_MARGIN``), or None."""
-        import highspy
-
-        self.calls += 1
-        self.h.run()
-        if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-            return None
-        v = np.asarray(self.h.getSolution().col_value, dtype=float)[:self.r]
-        return v if float((self.G @ v).min(initial=np.inf)) > WITNESS_MARGIN else None
+        v = self.deepest()
+        return v if v is not None and float((self.G @ v).min(initial=np.inf)) > WITNESS_MARGIN else None
