@@ -191,6 +191,8 @@ def test_time_budget_keeps_time_for_the_audit(monkeypatch):
     assert estimate() == pytest.approx(base + 200 * _budget.AUDIT_PER_LIFTED_LEAF)
     stats["t_lifted_check"] = 4.0
     assert estimate() == pytest.approx(base + 4.0 * _budget.AUDIT_PER_CHECK_SECOND)
+    stats.update({"lifted_checked": 10, "lifted_unchecked": 30})  # 4 s on 10 tested, 30 kept untested: the
+    assert estimate() == pytest.approx(base + 16.0 * _budget.AUDIT_PER_CHECK_SECOND)  # audit tests all 40
 
 
 @pytest.mark.parametrize("n,d", [(16, 2), pytest.param(30, 3, marks=pytest.mark.slow)])

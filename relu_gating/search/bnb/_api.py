@@ -159,8 +159,8 @@ def _result(obj: Objective, search: Search, why: str, alpha: float, tol: float, 
     hint = containment_remark(obj) if UNPROVEN_NOTE in notes else None
     notes += [hint] if hint else []
     if raised:
-        notes.append(f"{raised} leaf bound(s) raised to what the checker proves (its projector gaps are "
-                     f"wider than the search's on this data)")
+        notes.append(f"{raised} leaf bound(s) raised to what the checker proves (lifted evidence it does not "
+                     f"confirm, or its projector gaps wider than the search's on this data)")
     if refused:
         notes.append(f"the checker refuses this tree ({refused}): not certified")
     if search.best_theta is None:

@@ -13,7 +13,7 @@ import numpy as np
 
 __all__ = ["Budget", "FINISH_PER_NODE", "AUDIT_SCALE", "AUDIT_PER_BOUND_SECOND", "AUDIT_PER_IMPLIED", "AUDIT_PER_LIFTED_LEAF",
            "AUDIT_PER_CHECK_SECOND", "AUDIT_PARALLEL_EFFICIENCY", "SLOWDOWN_MIN_WALL", "SLOWDOWN_MAX", "slowdown",
-           "WRITE_PER_NODE", "RESERVE_SAFETY", "RESERVE_SECONDS"]
+           "WRITE_PER_NODE", "RESERVE_SAFETY", "RESERVE_SECONDS", "check_seconds"]
 
 #: Seconds per node kept before a time budget ends, for the tree's JSON form (``t_finish`` in the tree's
 #: stats).  Measured 1 us a node on Gaussian data; 9.5 us a node (2.6 s, 275,000 nodes with the implied
@@ -49,7 +49,8 @@ AUDIT_PER_BOUND_SECOND = 0.6 * AUDIT_SCALE
 AUDIT_PER_IMPLIED = 1e-5 * AUDIT_SCALE
 AUDIT_PER_LIFTED_LEAF = 5e-4 * AUDIT_SCALE
 #: ... or, if more, this many seconds per second the search spent in the checker's test of the lifted
-#: evidence it kept (``t_lifted_check``; the audit repeats that test, its node bounds are counted above): a
+#: evidence it kept (``t_lifted_check``, scaled up by the evidence kept untested: :func:`check_seconds`; the
+#: audit repeats that test, its node bounds are counted above): a
 #: leaf of 130 undecided rows costs 5-10 ms, not 0.5 ms (iris greedy step 4, 150 s: a query ended at 250 s
 #: with the per-leaf reserve alone; 2.0 here kept 22 s too many on clustered 1000 x 3).
 AUDIT_PER_CHECK_SECOND = 1.0 * AUDIT_SCALE
@@ -93,6 +94,16 @@ def slowdown(search: Any) -> float:
     return min(SLOWDOWN_MAX, max(1.0, wall / used))
 
 
+def check_seconds(stats: dict) -> float:
+    """The seconds the search's test of lifted evidence would have taken on all the evidence it kept: its
+    seconds on the evidence it tested (``t_lifted_check``), scaled up by the evidence it kept untested
+    (``_node_bounds.CHECK_EVERY``: the audit tests every leaf's)."""
+    tested = stats.get("lifted_checked", 0)
+    if tested <= 0:
+        return float(stats["t_lifted_check"])
+    return float(stats["t_lifted_check"]) * (tested + stats.get("lifted_unchecked", 0)) / tested
+
+
 class Budget:
     """The reserve kept before a deadline (:meth:`reserve`) and the progress bar's note."""
 
@@ -115,7 +126,7 @@ class Budget:
         slow = slowdown(self)
         entries = st["nodes"] + st["implied"]
         audit = (AUDIT_PER_BOUND_SECOND * st["t_bound"] + slow * AUDIT_PER_IMPLIED * st["implied"]
-                 + max(slow * AUDIT_PER_LIFTED_LEAF * st["lifted_settled"], AUDIT_PER_CHECK_SECOND * st["t_lifted_check"]))
+                 + max(slow * AUDIT_PER_LIFTED_LEAF * st["lifted_settled"], AUDIT_PER_CHECK_SECOND * check_seconds(st)))
         workers = getattr(self, "audit_workers", 1)
         if workers > 1:
             audit /= workers * AUDIT_PARALLEL_EFFICIENCY

@@ -95,7 +95,8 @@ class Search(NodeBounds, TreeGrowth, Incumbent, Budget, Chambers, SubtreeCost, R
                       "attained": 0, "t_score": 0.0, "lifted": 0, "t_lifted": 0.0, "lifted_settled": 0,
                       "lifted_lowered": 0, "forced_batch": 0, "t_forced": 0.0, "exhaustive": 0, "thin_exact": 0,
                       "blind": 0, "pointless": 0, "lifted_plain": 0, "lifted_plain_settled": 0, "lifted_plain_lowered": 0,
-                      "t_lifted_plain": 0.0, "t_lifted_check": 0.0, "zero_tried": 0, "zero_chambers": 0, "t_zero": 0.0}
+                      "t_lifted_plain": 0.0, "t_lifted_check": 0.0, "zero_tried": 0, "zero_chambers": 0, "t_zero": 0.0,
+                      "lifted_offered": 0, "lifted_checked": 0, "lifted_unchecked": 0, "lifted_check_failed": 0}
         self.lifted = bool(lifted)
         self.t_start = time.perf_counter()
         self.stats["t_lifted_large"] = self.stats["t_lifted_huge"] = 0.0

@@ -22,8 +22,9 @@ from typing import Any
 
 __all__ = ["tallies", "seed", "learnt", "merge", "carried_stats"]
 
-#: Stats keys the cheap tests read (besides the per-band ``lifted_tried_``, ``lifted_settled_``, ``t_lifted_``).
-_SHARES = ("t_lifted_large", "t_lifted_huge", "t_lifted_plain")
+#: Stats keys the cheap tests read (besides the per-band ``lifted_tried_``, ``lifted_settled_``, ``t_lifted_``), and
+#: the counts that decide whether the lifted evidence is tested (``_node_bounds.CHECK_FIRST``).
+_SHARES = ("t_lifted_large", "t_lifted_huge", "t_lifted_plain", "lifted_offered", "lifted_check_failed")
 _BANDS = ("lifted_tried_", "lifted_settled_", "t_lifted_")
 
 
