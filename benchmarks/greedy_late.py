@@ -16,6 +16,9 @@ Three commands, on the layer's own features (``benchmarks/real.py``'s case, defa
   in a fresh process, then the tree audited as ``branch_and_bound`` returns it, alternately with this
   checkout and the one at ``--against``; per run the alpha (audited), the largest open bound, the nodes,
   replayed expansions and lifted tries;
+- ``checks --layer layer.pkl --step 6 --cpu 400 --repeats 1``: step ``--step`` as the layer runs it, serially,
+  to settlement, with the search's own test of lifted evidence sampled (``_node_bounds.CHECK_EVERY``) and on
+  every evidence, both at once (one process per core): CPU seconds, nodes, the lifted bound's timers;
 - ``merge --layer layer.pkl --step 4 --first 30 --cpu 40 --order plain,merged,merged,plain``: step
   ``--step - 1`` searched ``--first`` CPU seconds (cut short, replaying the step before it), then step
   ``--step`` for ``--cpu`` CPU seconds (``--first 0``: the previous step's tree as ``build`` saved it)
@@ -180,6 +183,43 @@ def guided_child(case: str, layer: list, step: int, cpu: float) -> dict:
             "claim_uncollapsed": st.get("claim_uncollapsed")}
 
 
+def checks_child(case: str, layer: list, step: int, cpu: float, tested: str) -> dict:
+    """Step ``step`` as the layer runs it, serially, to settlement or ``cpu`` CPU seconds, with the search's own
+    test of lifted evidence sampled (``tested="sampled"``, the default) or run on every evidence (``"all"``:
+    ``_node_bounds.CHECK_FIRST`` raised): CPU seconds and the search's counters and timers."""
+    from relu_gating.search.bnb import _node_bounds, tree_guide
+
+    if tested == "all":
+        _node_bounds.CHECK_FIRST = 10**12
+    Phi, U, _, _ = case_problem(case)
+    prev = layer[step - 2]
+    starts = [c for c in _cands(prev) if not np.array_equal(c, prev["theta"])][:32]
+    c0 = time.process_time()
+    s = _search(Phi, U, _features(Phi, layer, step), tree_guide(prev["tree"], Phi), np.array(starts) if starts else None)
+    why = _run(s, cpu)
+    keep = ("nodes", "lifted", "lifted_plain", "t_lifted", "t_lifted_plain", "t_lifted_check", "t_bound", "lifted_offered",
+            "lifted_checked", "lifted_unchecked", "lifted_check_failed")
+    return {"tested": tested, "why": why, "cpu": time.process_time() - c0, "value": float(s.best_value),
+            **{k: s.stats.get(k, 0) for k in keep}}
+
+
+def checks(args) -> list:
+    """``checks_child`` sampled and all-tested, both at once (one per core), ``--repeats`` times."""
+    import os
+    import subprocess
+
+    rows = []
+    for _ in range(args.repeats):
+        procs = [subprocess.Popen([sys.executable, __file__, "checks-child", "--layer", args.layer, "--case", args.case,
+                                   "--step", str(args.step), "--cpu", str(args.cpu), "--tested", t],
+                                  env={**os.environ, "PYTHONPATH": str(HERE.parent)}, stdout=subprocess.PIPE, text=True)
+                 for t in ("sampled", "all")]
+        for p in procs:
+            rows.append(json.loads(p.communicate()[0].strip().splitlines()[-1]))
+            print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
 def fixed(args) -> list:
     """``fixed_child`` (``fixed``) or ``guided_child`` (``guided``) in fresh processes, this checkout and
     ``--against`` alternately."""
@@ -248,7 +288,8 @@ def merge_ab(case: str, layer: list, step: int, first: float, cpu: float, order:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("command", choices=("build", "profile", "merge", "fixed", "fixed-child", "guided", "guided-child"))
+    ap.add_argument("command", choices=("build", "profile", "merge", "fixed", "fixed-child", "guided", "guided-child",
+                                        "checks", "checks-child"))
     ap.add_argument("--case", default="iris")
     ap.add_argument("--steps", type=int, default=4)
     ap.add_argument("--budget", type=float, default=900.0)
@@ -262,6 +303,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--save")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--against", help="fixed: a checkout directory run alternately with this one")
+    ap.add_argument("--tested", default="sampled", choices=("sampled", "all"), help="checks-child: the lifted evidence tested")
     args = ap.parse_args(argv)
     if args.command == "build":
         if not args.out:
@@ -274,6 +316,9 @@ def main(argv: list[str] | None = None) -> int:
 
     load0 = list(os.getloadavg())
     layer = pickle.loads(Path(args.layer).read_bytes())
+    if args.command == "checks-child":
+        print(json.dumps(checks_child(args.case, layer, args.step, args.cpu, args.tested), default=float))
+        return 0
     if args.command in ("fixed-child", "guided-child"):
         child = fixed_child if args.command == "fixed-child" else guided_child
         print(json.dumps(child(args.case, layer, args.step, args.cpu), default=float))
@@ -282,6 +327,8 @@ def main(argv: list[str] | None = None) -> int:
         if not args.against:
             ap.error(f"{args.command} needs --against (a checkout directory)")
         res = fixed(args)
+    elif args.command == "checks":
+        res = checks(args)
     elif args.command == "profile":
         res = profile(args.case, layer, args.step, args.cpu, [float(x) for x in args.marks.split(",")])
     else:
