@@ -9,8 +9,6 @@ import json
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-import numpy as np
-
 from relu_gating import best_neuron, verify
 from relu_gating.search.bnb import _parallel as par
 from relu_gating.search.bnb import branch_and_bound
@@ -19,17 +17,7 @@ from relu_gating.search.bnb._search import Search
 from relu_gating.search.bnb._tallies import carried_stats, learnt, merge, seed, tallies
 from relu_gating.search.objectives import make_objective, with_rank
 from relu_gating.search.proofs import exact_rank
-
-
-def _instance(n, d, seed_):
-    rng = np.random.default_rng(seed_)
-    return np.c_[rng.normal(size=(n, d)), np.ones(n)], np.linalg.qr(rng.normal(size=(n, 3)))[0]
-
-
-def _search(n=12, d=2, seed_=0) -> Search:
-    Phi, U = _instance(n, d, seed_)
-    obj = make_objective(Phi, U, "bias")
-    return Search(with_rank(obj, exact_rank(obj.Phi)), 1.0, 1e-9, "auto")
+from tests._small_search import instance, small_search
 
 
 def _try(s: Search, band: int, won: bool, seconds: float) -> None:
@@ -45,13 +33,13 @@ def _try(s: Search, band: int, won: bool, seconds: float) -> None:
 def test_seed_learnt_merge_sum_to_one_search():
     """Two tasks seeded with the same snapshot, each adding its tries, merged into the sender: the sender's
     tallies are those of one search that made every try (kept by hand as the oracle)."""
-    sender, oracle = _search(), _search()
+    sender, oracle = small_search(), small_search()
     for s in (sender, oracle):
         _try(s, 1, False, 0.25)
         _try(s, 2, True, 0.5)
     snap = tallies(sender, elapsed=3.0)
     t0 = time.perf_counter()
-    tasks = [_search(), _search()]
+    tasks = [small_search(), small_search()]
     for task in tasks:
         seed(task, snap, t0)
         assert task.plain_bands == sender.plain_bands and task.lifted_skipped == sender.lifted_skipped
@@ -77,7 +65,7 @@ def test_seed_learnt_merge_sum_to_one_search():
 
 
 def test_nothing_sent_is_a_fresh_search():
-    s, fresh = _search(), _search()
+    s, fresh = small_search(), small_search()
     seed(s, None)
     assert s.plain_bands == {} and s.lifted_skipped == {} and carried_stats(s.stats) == carried_stats(fresh.stats)
     assert learnt(s, None) == {"plain": {}, "skipped": {}}
@@ -106,7 +94,7 @@ def test_tasks_see_the_senders_tallies(monkeypatch):
         return snap
 
     monkeypatch.setattr(par, "tallies", marked)
-    Phi, U = _instance(18, 3, 7)
+    Phi, U = instance(18, 3, 7)
     with ThreadPoolExecutor(2) as ex:
         res = best_neuron(Phi, U, features="bias", strategy="branch-and-bound", executor=ex)
     tasks = [t for t in seen if t and all(v[0] >= 100 for v in t.values())]  # the tasks' searches
@@ -121,7 +109,7 @@ def test_tasks_see_the_senders_tallies(monkeypatch):
 def test_a_task_returns_its_tallies_and_the_sender_sums_them():
     """:func:`_parallel.subtree_task` run directly: it returns ``stats["tallies"]``, what it added to the
     tallies sent; merged, the sender's plain bands are the sent ones plus those."""
-    Phi, U = _instance(16, 3, 3)
+    Phi, U = instance(16, 3, 3)
     obj = make_objective(Phi, U, "bias")
     obj = with_rank(obj, exact_rank(obj.Phi))
     s = Search(obj, 1.0, 1e-9, "auto")

@@ -16,24 +16,11 @@ import pytest
 from relu_gating import best_neuron, verify
 from relu_gating.search import proofs
 from relu_gating.search.bnb import _node_bounds, _strong, branch_and_bound
-from relu_gating.search.bnb._search import Search
 from relu_gating.search.bnb._tallies import carried_stats, seed, tallies
 from relu_gating.search.bnb._tree_build import Node
-from relu_gating.search.objectives import make_objective, with_rank
-from relu_gating.search.proofs import exact_rank
+from tests._small_search import instance, small_search
 
 pytestmark = pytest.mark.usefixtures("lifted_now")  # the lifted bound from the first node (no delay)
-
-
-def _instance(n, d, seed_):
-    rng = np.random.default_rng(seed_)
-    return np.c_[rng.normal(size=(n, d)), np.ones(n)], np.linalg.qr(rng.normal(size=(n, 3)))[0]
-
-
-def _search(n=12, d=2, seed_=0) -> Search:
-    Phi, U = _instance(n, d, seed_)
-    obj = make_objective(Phi, U, "bias")
-    return Search(with_rank(obj, exact_rank(obj.Phi)), 1.0, 1e-9, "auto")
 
 
 def test_the_evidence_is_tested_until_it_has_passed_then_sampled_and_every_one_after_a_failure(monkeypatch):
@@ -47,7 +34,7 @@ def test_the_evidence_is_tested_until_it_has_passed_then_sampled_and_every_one_a
         return np.inf if offers[0] in fail_at else args[5]
 
     monkeypatch.setattr(proofs, "lifted_leaf_bound", fake)
-    s = _search()
+    s = small_search()
     node = Node(np.zeros(12, dtype=np.int8), np.zeros((1, 3)), 1.0, None, 0)
     offers, got, expect_tested, failed = [0], [], [], False
     for k in range(1, 21):
@@ -65,7 +52,7 @@ def test_the_evidence_is_tested_until_it_has_passed_then_sampled_and_every_one_a
 
 
 def test_the_counts_that_decide_the_tests_go_with_a_workers_task():
-    sender, task = _search(), _search()
+    sender, task = small_search(), small_search()
     sender.stats.update(lifted_offered=300, lifted_check_failed=1, lifted_checked=250)
     seed(task, tallies(sender, elapsed=1.0))
     assert task.stats["lifted_offered"] == 300 and task.stats["lifted_check_failed"] == 1
@@ -82,7 +69,7 @@ def _forged(real):
 
 @pytest.mark.parametrize("n,d,seed_", [(14, 2, 0), (12, 3, 2)])
 def test_evidence_kept_untested_is_decided_by_the_audit(monkeypatch, n, d, seed_):
-    Phi, U = _instance(n, d, seed_)
+    Phi, U = instance(n, d, seed_)
     en = best_neuron(Phi, U, features="bias", strategy="enumerate")
     monkeypatch.setattr(_strong, "strong_bound", _forged(_strong.strong_bound))
     monkeypatch.setattr(_node_bounds, "CHECK_FIRST", 10**9)  # the control: every evidence tested
