@@ -143,14 +143,23 @@ def _cands(r: dict):
     return [] if got is None else list(got)
 
 
+def _step_search(Phi: np.ndarray, U: np.ndarray, layer: list, step: int, guided: bool):
+    """Step ``step``'s search on the layer's features: the previous step's candidates as starts and, when
+    ``guided``, its tree as the guide (as ``greedy_steps`` runs it)."""
+    from relu_gating.search.bnb import tree_guide
+
+    prev = layer[step - 2]
+    starts = [c for c in _cands(prev) if not np.array_equal(c, prev["theta"])][:32]
+    guide = tree_guide(prev["tree"], Phi) if guided else None
+    return _search(Phi, U, _features(Phi, layer, step), guide, np.array(starts) if starts else None)
+
+
 def fixed_child(case: str, layer: list, step: int, cpu: float) -> dict:
     """Step ``step`` without a guide for ``cpu`` CPU seconds of this process: expansions, nodes, alpha, counters."""
     from relu_gating.patterns import single_thread_blas
 
     Phi, U, _, _ = case_problem(case)
-    prev = layer[step - 2]
-    starts = [c for c in _cands(prev) if not np.array_equal(c, prev["theta"])][:32]
-    s = _search(Phi, U, _features(Phi, layer, step), None, np.array(starts) if starts else None)
+    s = _step_search(Phi, U, layer, step, guided=False)
     c0 = time.process_time()
     s.reserve = lambda: 2e9 if time.process_time() - c0 > cpu else 0.0  # stops the loop at the CPU budget
     with single_thread_blas():
@@ -164,14 +173,11 @@ def fixed_child(case: str, layer: list, step: int, cpu: float) -> dict:
 def guided_child(case: str, layer: list, step: int, cpu: float) -> dict:
     """Step ``step`` as the layer runs it (the previous step's tree as guide, its candidates as starts) for
     ``cpu`` CPU seconds of this process, then its tree audited (``_result``, as ``branch_and_bound`` ends)."""
-    from relu_gating.search.bnb import tree_guide
     from relu_gating.search.bnb._api import _result
 
     Phi, U, _, _ = case_problem(case)
-    prev = layer[step - 2]
-    starts = [c for c in _cands(prev) if not np.array_equal(c, prev["theta"])][:32]
     c0 = time.process_time()
-    s = _search(Phi, U, _features(Phi, layer, step), tree_guide(prev["tree"], Phi), np.array(starts) if starts else None)
+    s = _step_search(Phi, U, layer, step, guided=True)
     _run(s, cpu)
     spent, u = time.process_time() - c0, float(s.global_bound())
     res = _result(s.obj, s, "time", 1.0, 1e-9, spent)
@@ -187,15 +193,13 @@ def checks_child(case: str, layer: list, step: int, cpu: float, tested: str) -> 
     """Step ``step`` as the layer runs it, serially, to settlement or ``cpu`` CPU seconds, with the search's own
     test of lifted evidence sampled (``tested="sampled"``, the default) or run on every evidence (``"all"``:
     ``_node_bounds.CHECK_FIRST`` raised): CPU seconds and the search's counters and timers."""
-    from relu_gating.search.bnb import _node_bounds, tree_guide
+    from relu_gating.search.bnb import _node_bounds
 
     if tested == "all":
         _node_bounds.CHECK_FIRST = 10**12
     Phi, U, _, _ = case_problem(case)
-    prev = layer[step - 2]
-    starts = [c for c in _cands(prev) if not np.array_equal(c, prev["theta"])][:32]
     c0 = time.process_time()
-    s = _search(Phi, U, _features(Phi, layer, step), tree_guide(prev["tree"], Phi), np.array(starts) if starts else None)
+    s = _step_search(Phi, U, layer, step, guided=True)
     why = _run(s, cpu)
     keep = ("nodes", "lifted", "lifted_plain", "t_lifted", "t_lifted_plain", "t_lifted_check", "t_bound", "lifted_offered",
             "lifted_checked", "lifted_unchecked", "lifted_check_failed")

@@ -327,18 +327,18 @@ class NodeBounds:
 
         assert node.signs is not None
         st = self.stats
-        seen = st["lifted_offered"] = st.get("lifted_offered", 0) + 1  # (.get: stats of a resumed older search)
-        if not st.get("lifted_check_failed", 0) and seen > CHECK_FIRST and seen % CHECK_EVERY:
-            st["lifted_unchecked"] = st.get("lifted_unchecked", 0) + 1
+        seen = st["lifted_offered"] = st["lifted_offered"] + 1
+        if not st["lifted_check_failed"] and seen > CHECK_FIRST and seen % CHECK_EVERY:
+            st["lifted_unchecked"] += 1
             return True
         t0 = time.perf_counter()
         ok = bool(np.isfinite(lifted_leaf_bound(self.obj.Psi, self.obj.M, self.obj.Q_H, node.signs,
                                                 self.P.zero_rows, claim, *evidence)))
         if ok:
             st["t_lifted_check"] += time.perf_counter() - t0
-            st["lifted_checked"] = st.get("lifted_checked", 0) + 1
+            st["lifted_checked"] += 1
         else:
-            st["lifted_check_failed"] = st.get("lifted_check_failed", 0) + 1
+            st["lifted_check_failed"] += 1
         return ok
 
     def pushed_back(self, node: Node, plain: tuple | None) -> bool:
