@@ -237,14 +237,16 @@ def run_greedy(case: str, budget: float, steps: int = 8, default: bool = False, 
 
 
 def _step_record(step) -> dict | None:
-    """What the per-step table shows of one greedy step (None: the step gained nothing)."""
+    """What the per-step table shows of one greedy step (None: the step gained nothing), with what its ending was
+    given and took: ``kept`` the reserve the search stopped at (None when it settled first), ``audit`` and
+    ``finish`` the checker's walk and the tree's JSON form (the search's ``t_reserve``, ``t_audit``, ``t_finish``)."""
     if step is None:
         return None
     r = step.result
     st = r.tree["stats"] if getattr(r, "tree", None) else {}
     return {"seconds": step.seconds, "cpu": step.cpu_seconds, "nodes": int(r.n_nodes), "certified": bool(r.certified),
-            "replayed": int(st.get("replayed", 0)),
-            "value": float(r.value), "alpha": float(r.value / r.upper_bound) if r.upper_bound > 0 else 1.0}
+            "replayed": int(st.get("replayed", 0)), "kept": st.get("t_reserve"), "audit": st.get("t_audit"),
+            "finish": st.get("t_finish"), "value": float(r.value), "alpha": float(r.value / r.upper_bound) if r.upper_bound > 0 else 1.0}
 
 
 def greedy_table(records: list[dict]) -> str:
