@@ -1,6 +1,6 @@
 r"""Benchmark: the late steps of a greedy layer, profiled, and the merged guide against the last tree's (issue 39).
 
-Three commands, on the layer's own features (``benchmarks/real.py``'s case, default iris):
+Its commands, on the layer's own features (``benchmarks/real.py``'s case, default iris):
 
 - ``build --steps 4 --budget 900 --out layer.pkl``: the layer's first steps, serially (one worker), each
   step's neuron, tree, candidates and CPU seconds saved (a pickle of plain lists and arrays);
@@ -19,6 +19,10 @@ Three commands, on the layer's own features (``benchmarks/real.py``'s case, defa
 - ``checks --layer layer.pkl --step 6 --cpu 400 --repeats 1``: step ``--step`` as the layer runs it, serially,
   to settlement, with the search's own test of lifted evidence sampled (``_node_bounds.CHECK_EVERY``) and on
   every evidence, both at once (one process per core): CPU seconds, nodes, the lifted bound's timers;
+- ``paired --layer layer.pkl --step 5 --cpu 400 --repeats 1 --against <checkout>``: step ``--step`` as the layer
+  runs it, serially, to settlement, on this checkout and the one at ``--against`` at once (one process per core,
+  pinned with ``taskset`` where there is one): CPU seconds, nodes, the chambers', slivers' and pointless nodes'
+  counters and timers;
 - ``merge --layer layer.pkl --step 4 --first 30 --cpu 40 --order plain,merged,merged,plain``: step
   ``--step - 1`` searched ``--first`` CPU seconds (cut short, replaying the step before it), then step
   ``--step`` for ``--cpu`` CPU seconds (``--first 0``: the previous step's tree as ``build`` saved it)
@@ -35,6 +39,7 @@ Run::
     python benchmarks/greedy_late.py merge --layer /tmp/layer4.pkl --step 4 --first 30 --cpu 40
     python benchmarks/greedy_late.py fixed --layer /tmp/layer4.pkl --step 5 --cpu 60 --against /work/main
     python benchmarks/greedy_late.py guided --layer /tmp/layer5.pkl --step 6 --cpu 60 --against /work/main
+    python benchmarks/greedy_late.py paired --layer /tmp/layer4.pkl --step 5 --cpu 400 --against <checkout>
 """
 
 from __future__ import annotations
@@ -207,6 +212,43 @@ def checks_child(case: str, layer: list, step: int, cpu: float, tested: str) -> 
             **{k: s.stats.get(k, 0) for k in keep}}
 
 
+def settle_child(case: str, layer: list, step: int, cpu: float) -> dict:
+    """Step ``step`` as the layer runs it, serially, to settlement or ``cpu`` CPU seconds: CPU seconds, the value,
+    and the counters of its chambers, slivers and pointless nodes (whatever ``relu_gating`` is on the path)."""
+    import relu_gating
+
+    Phi, U, _, _ = case_problem(case)
+    c0 = time.process_time()
+    s = _step_search(Phi, U, layer, step, guided=True)
+    why = _run(s, cpu)
+    keep = ("nodes", "chambers", "pointless", "blind", "sliver_dual", "zero_tried", "t_zero", "t_chamber", "t_lifted",
+            "t_bound")
+    return {"library": str(Path(relu_gating.__file__).parent.parent), "why": why, "cpu": time.process_time() - c0,
+            "value": float(s.best_value), **{k: s.stats.get(k, 0) for k in keep}}
+
+
+def paired(args) -> list:
+    """``settle_child`` on this checkout and on ``--against`` at once (one per core, ``taskset`` where there
+    is one), ``--repeats`` times: the machine's pace is shared by both arms of a pair."""
+    import os
+    import shutil
+    import subprocess
+
+    rows = []
+    pin = shutil.which("taskset")
+    for _ in range(args.repeats):
+        procs = []
+        for core, tree in enumerate((str(HERE.parent), args.against)):
+            cmd = [sys.executable, __file__, "settle-child", "--layer", args.layer, "--case", args.case,
+                   "--step", str(args.step), "--cpu", str(args.cpu)]
+            procs.append(subprocess.Popen(([pin, "-c", str(core)] if pin else []) + cmd, env={**os.environ, "PYTHONPATH": tree},
+                                          stdout=subprocess.PIPE, text=True))
+        for p in procs:
+            rows.append(json.loads(p.communicate()[0].strip().splitlines()[-1]))
+            print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
 def checks(args) -> list:
     """``checks_child`` sampled and all-tested, both at once (one per core), ``--repeats`` times."""
     import os
@@ -293,7 +335,7 @@ def merge_ab(case: str, layer: list, step: int, first: float, cpu: float, order:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("command", choices=("build", "profile", "merge", "fixed", "fixed-child", "guided", "guided-child",
-                                        "checks", "checks-child"))
+                                        "checks", "checks-child", "paired", "settle-child"))
     ap.add_argument("--case", default="iris")
     ap.add_argument("--steps", type=int, default=4)
     ap.add_argument("--budget", type=float, default=900.0)
@@ -323,6 +365,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "checks-child":
         print(json.dumps(checks_child(args.case, layer, args.step, args.cpu, args.tested), default=float))
         return 0
+    if args.command == "settle-child":
+        print(json.dumps(settle_child(args.case, layer, args.step, args.cpu), default=float))
+        return 0
     if args.command in ("fixed-child", "guided-child"):
         child = fixed_child if args.command == "fixed-child" else guided_child
         print(json.dumps(child(args.case, layer, args.step, args.cpu), default=float))
@@ -333,6 +378,10 @@ def main(argv: list[str] | None = None) -> int:
         res = fixed(args)
     elif args.command == "checks":
         res = checks(args)
+    elif args.command == "paired":
+        if not args.against:
+            ap.error("paired needs --against (a checkout directory)")
+        res = paired(args)
     elif args.command == "profile":
         res = profile(args.case, layer, args.step, args.cpu, [float(x) for x in args.marks.split(",")])
     else:

@@ -102,6 +102,26 @@ def test_iris_step_4_chamber_is_a_zero_chamber_the_checker_accepts():
         assert not reasons and dict((i, p) for i, _, p in leaves)[nodes.index(leaf)] == -np.inf
 
 
+@pytest.mark.parametrize("incumbent", [0.05, 0.5, 0.99])
+def test_iris_step_4_chamber_with_an_incumbent_is_settled_and_the_checker_accepts_it(incumbent):
+    """With an incumbent (a finite target) the chamber, which has no strict interior point, is tried by dual
+    evidence before the zero proof: settled either way (an ``"x"`` leaf, or a ``"c"`` leaf claiming at most
+    the incumbent), and the checker accepts the path to it in floats and in exact arithmetic."""
+    Phi, signs = _iris_chamber()
+    search, U = _search(Phi)
+    search.best_value = incumbent
+    node = Node(signs.copy(), np.zeros((1, search.obj.rank)), 1.0, None)
+    search.chamber(node)
+    leaf = _json(node)
+    assert node.kind == "x" or (node.kind == "c" and node.claim <= incumbent), (node.kind, node.claim)
+    P = state_problem(Phi, U, "bias")
+    nodes = _path_tree(signs, leaf)
+    for exact in (False, True):
+        leaves, reasons, _ = walk(nodes, P, exact)
+        assert not reasons
+        assert dict((i, p) for i, _, p in leaves)[nodes.index(leaf)] <= incumbent
+
+
 def test_iris_chamber_is_thin_in_floats():
     """Why floats cannot decide it: an LP's largest margin in the cone is 0 to rounding."""
     from scipy.optimize import linprog

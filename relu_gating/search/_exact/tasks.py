@@ -23,7 +23,7 @@ from relu_gating.search.state import BOUND, EXACT, PRUNED, UNSETTLED, PatternOut
 from relu_gating.search.objectives import (EXCLUDE_RTOL, Objective, neuron_values, support_bounds,
                                            vector_values)
 
-__all__ = ["chunk_bounds", "solve_chunk", "solve_one", "prune_target", "FALLBACK_METHODS"]
+__all__ = ["chunk_bounds", "solve_chunk", "solve_one", "dual_settle", "prune_target", "FALLBACK_METHODS"]
 
 #: Exact methods tried in turn when the requested one fails on a pattern.
 FALLBACK_METHODS = ("faces", "dnn")
@@ -335,12 +335,9 @@ def solve_one(obj: Objective, mask: np.ndarray, method: str, witness: np.ndarray
     # (the solver checks it and ignores it if it is not)
     xr = x0 if x0 is not None else _coords(obj, Ti, near)  # where the evidence's rows are chosen
     if xr is not None and m >= DUAL_FIRST_MIN_M and target < np.inf:
-        two = wedge_settle(obj, mask[None, :], target) if two_row else {}
-        if two and not _below_witness(two[0], w_val):
-            return _by_evidence(two[0], w_val, theta0)
-        pruned = dual_prune(A, B, G, np.flatnonzero(np.any(obj.Phi != 0, axis=1)), xr, target)
-        if pruned is not None and not _below_witness(pruned, w_val):
-            return _by_evidence(pruned, w_val, theta0)
+        early = _dual_first(obj, mask, (A, B, G), xr, target, w_val, theta0, two_row)
+        if early is not None:
+            return early
     problem = solvers.ConeEigProblem(A, B, G, interior=x0)
     tried = []
     end = None if max_seconds is None else time.perf_counter() + max_seconds
@@ -362,6 +359,39 @@ def solve_one(obj: Objective, mask: np.ndarray, method: str, witness: np.ndarray
         return _with_local(obj, mask, method, got, w_val, B, lost, None if end is None else end - time.perf_counter())
     got = _dual_fallback(obj, A, B, G, Ti, theta0, w_val, tried)
     return _with_local(obj, mask, method, got, w_val, B, True, None if end is None else end - time.perf_counter())
+
+
+def _dual_first(obj: Objective, mask: np.ndarray, prob: tuple, xr: np.ndarray, target: float, w_val: float,
+                theta0: np.ndarray, two_row: bool = True) -> _Solved | None:
+    """The pattern settled by dual evidence at most ``target`` (two-row evidence, then one small SDP with
+    its rows chosen at ``xr``, basis coordinates), or None; evidence below the strict witness's value
+    ``w_val`` is not taken (:func:`_below_witness`)."""
+    two = wedge_settle(obj, mask[None, :], target) if two_row else {}
+    if two and not _below_witness(two[0], w_val):
+        return _by_evidence(two[0], w_val, theta0)
+    A, B, G = prob
+    pruned = dual_prune(A, B, G, np.flatnonzero(np.any(obj.Phi != 0, axis=1)), xr, target)
+    if pruned is not None and not _below_witness(pruned, w_val):
+        return _by_evidence(pruned, w_val, theta0)
+    return None
+
+
+def dual_settle(obj: Objective, mask: np.ndarray, near: np.ndarray, target: float) -> _Solved | None:
+    """:func:`solve_one`'s dual evidence alone, for a pattern without a strict witness: its rows chosen at
+    ``near`` (a point on or near the cone, no witness), nothing solved; None when no evidence at most
+    ``target`` is found (or none is tried: ``target`` infinite, fewer than ``DUAL_FIRST_MIN_M`` columns, an
+    empty mask, ``near`` not finite in the pattern's coordinates; a pattern :func:`solve_one` decides in
+    closed form or as excluded).  Any rows give a valid bound; the caller proves it as any other."""
+    m = obj.Phi.shape[1]
+    if not np.any(mask) or not target < np.inf or m < DUAL_FIRST_MIN_M:
+        return None
+    if _single_class_value(obj, mask) is not None or _all_excluded(obj, mask):
+        return None
+    A, B, G, T, Ti = _pattern_problem(obj, mask)
+    xr = _coords(obj, Ti, near)
+    if xr is None:
+        return None
+    return _dual_first(obj, mask, (A, B, G), xr, target, np.nan, np.zeros(m))
 
 
 def _coords(obj: Objective, Ti: np.ndarray, theta: np.ndarray | None) -> np.ndarray | None:

@@ -11,7 +11,8 @@ the float LP's deepest point of the chamber (:meth:`Chambers._near`): such chamb
 solvers' verified path (exact rationals, about 0.1 s each): iris greedy step 5 solved some 6,140 of them in 593 of
 its 720 CPU s, and the evidence now settles 6,137 (issue 39, docs/branch-and-bound.md).
 
-Such a chamber is first tested for a zero proof (:meth:`Chambers._zero`):
+Such a chamber, unless that dual evidence settles it (the usual case: its LP is then spared), is tested
+for a zero proof (:meth:`Chambers._zero`):
 when an exact positive dependency of its signed rows covers every active row, ``relu(Phi theta) = 0``
 on its closed cone and it is an excluded leaf ``["x", rows, y]``.  Iris greedy step 4 had one: its
 float LP margin is 0, every solver returned the pencil's top with no neuron, and that claim held the
@@ -68,7 +69,7 @@ class Chambers:
         """Solve a chamber exactly; its leaf claims the node bound or, if lower, what the verifier's
         check proves for the solve (:meth:`_proven`)."""
         from relu_gating.search.state import PRUNED
-        from relu_gating.search._exact.tasks import solve_one, prune_target
+        from relu_gating.search._exact.tasks import prune_target
 
         t0 = time.perf_counter()
         self.stats["chambers"] += 1
@@ -78,27 +79,14 @@ class Chambers:
         z = self.obj.Phi @ theta0
         nz = ~self.P.zero_rows
         strict = bool(np.all(np.where(mask, z, -z)[nz] > 0))
-        if not strict and (proof := self._zero(node.signs)) is not None:  # relu(Phi theta) = 0 on the cone
-            node.evidence = proof
-            node.settle("x")
-            self.stats["zero_chambers"] += 1
-            self.stats["t_chamber"] += time.perf_counter() - t0
-            return
-        if self._attained(node, mask):  # the node bound is reached inside the cone: nothing to solve
-            node.settle("c")
-            self.stats["attained"] += 1
-            self.stats["t_chamber"] += time.perf_counter() - t0
-            return
         target = prune_target(self.best_value, self.alpha)
-        near = None if strict or not np.isfinite(target) else self._near(node.signs)
-        out = solve_one(self.obj, mask, self.method, theta0 if strict else None, target, max_seconds=self.chamber_seconds(),
-                        near=near)
-        d, proof = self._proven(mask, out, target)
-        if near is not None and out.method == "dual-first" and d <= target:
-            self.stats["sliver_dual"] = self.stats.get("sliver_dual", 0) + 1
-        if out.method == "dual-first" and not d <= target:  # the check here does not confirm it: solve
-            out = solve_one(self.obj, mask, self.method, theta0 if strict else None, max_seconds=self.chamber_seconds())
-            d, proof = self._proven(mask, out, target)
+        got = None if strict or not np.isfinite(target) else self._sliver_dual(node.signs, mask, target)
+        if got is None:
+            got = self._settle(node, mask, theta0 if strict else None, target)
+            if got is None:
+                self.stats["t_chamber"] += time.perf_counter() - t0
+                return
+        out, d, proof = got
         if out.status == PRUNED and self._excluded(mask):  # decided exactly
             node.evidence = None  # (any lifted evidence tried here is not the leaf's)
             node.settle("x")
@@ -112,6 +100,46 @@ class Chambers:
                 node.evidence = proof if proof is not None else (np.zeros(0, int), np.zeros((0, 0)))
             node.settle("c")
         self.stats["t_chamber"] += time.perf_counter() - t0
+
+    def _sliver_dual(self, signs: np.ndarray, mask: np.ndarray, target: float) -> tuple | None:
+        """A chamber without a strict interior point settled by dual evidence alone, its rows chosen at the
+        float LP's deepest point (:meth:`_near`): ``(solve, claim, evidence)`` when the check here proves
+        at most ``target``, else None.  Tried before the zero proof, whose LP it spares where it settles
+        (issue 39: iris greedy step 5 tried 6,138 zero proofs, 16.6 s, and found none)."""
+        from relu_gating.search._exact.tasks import dual_settle
+
+        near = self._near(signs)
+        out = None if near is None else dual_settle(self.obj, mask, near, target)
+        if out is None:
+            return None
+        d, proof = self._proven(mask, out, target)
+        if not d <= target:  # the check here does not confirm it: the rest of the path decides
+            return None
+        self.stats["sliver_dual"] = self.stats.get("sliver_dual", 0) + 1
+        return out, d, proof
+
+    def _settle(self, node: Node, mask: np.ndarray, witness: np.ndarray | None, target: float) -> tuple | None:
+        """The chamber's other ways, in order: the zero proof (without a ``witness``; the node then an
+        ``"x"`` leaf), the node bound attained (a ``"c"`` leaf), both settling it here (None); else its
+        solve, ``(solve, claim, evidence)``: dual evidence first where it has a strict ``witness``, then the
+        solvers (:func:`relu_gating.search._exact.tasks.solve_one`)."""
+        from relu_gating.search._exact.tasks import solve_one
+
+        if witness is None and (proof := self._zero(node.signs)) is not None:  # relu(Phi theta) = 0 on the cone
+            node.evidence = proof
+            node.settle("x")
+            self.stats["zero_chambers"] += 1
+            return None
+        if self._attained(node, mask):  # the node bound is reached inside the cone: nothing to solve
+            node.settle("c")
+            self.stats["attained"] += 1
+            return None
+        out = solve_one(self.obj, mask, self.method, witness, target, max_seconds=self.chamber_seconds())
+        d, proof = self._proven(mask, out, target)
+        if out.method == "dual-first" and not d <= target:  # the check here does not confirm it: solve
+            out = solve_one(self.obj, mask, self.method, witness, max_seconds=self.chamber_seconds())
+            d, proof = self._proven(mask, out, target)
+        return out, d, proof
 
     def _near(self, signs: np.ndarray) -> np.ndarray | None:
         """A neuron at the deepest point the float LP finds in a chamber without a strict interior point

@@ -29,7 +29,7 @@ class Node:
     """
 
     __slots__ = ("kind", "row", "sign", "rows", "children", "claim", "bound", "evidence", "signs", "v", "z", "T", "depth",
-                 "refuted", "trk", "guide")
+                 "refuted", "trk", "guide", "no_point")
 
     def __init__(self, signs: np.ndarray | None, v: np.ndarray | None, claim: float, z: np.ndarray | None,
                  depth: int = 0) -> None:
@@ -47,6 +47,7 @@ class Node:
         self.refuted: dict = {}  # row -> {side: decided rows} an exhaustive search here or above found nothing in
         self.trk: tuple = ()  # the split subtrees measured around it (bnb/_subtree.py; the search's policy only)
         self.guide: tuple | None = None  # another tree's expansion of these signs (bnb/_replay.py)
+        self.no_point = False  # a subcone of one the interior LP found no point in (bnb/_blind.py): not asked again
 
     def settle(self, kind: str) -> None:
         """Make this node a leaf (or internal node): its signs are no longer needed."""
