@@ -125,6 +125,7 @@ class Chambers:
         solvers (:func:`relu_gating.search._exact.tasks.solve_one`)."""
         from relu_gating.search._exact.tasks import solve_one
 
+        assert node.signs is not None  # an open node
         if witness is None and (proof := self._zero(node.signs)) is not None:  # relu(Phi theta) = 0 on the cone
             node.evidence = proof
             node.settle("x")
