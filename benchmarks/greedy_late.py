@@ -230,19 +230,24 @@ def settle_child(case: str, layer: list, step: int, cpu: float) -> dict:
 def paired(args) -> list:
     """``settle_child`` on this checkout and on ``--against`` at once (one per core, ``taskset`` where there
     is one), ``--repeats`` times: the machine's pace is shared by both arms of a pair."""
-    import os
     import shutil
+
+    pin = shutil.which("taskset")
+    child = ["settle-child", "--layer", args.layer, "--case", args.case, "--step", str(args.step), "--cpu", str(args.cpu)]
+    runs = [(([pin, "-c", str(core)] if pin else []) + [sys.executable, __file__] + child, tree)
+            for core, tree in enumerate((str(HERE.parent), args.against))]
+    return _at_once(runs, args.repeats)
+
+
+def _at_once(runs: list, repeats: int) -> list:
+    """Each ``(command, PYTHONPATH)`` of ``runs`` started together, ``repeats`` times: the last JSON line each printed."""
+    import os
     import subprocess
 
     rows = []
-    pin = shutil.which("taskset")
-    for _ in range(args.repeats):
-        procs = []
-        for core, tree in enumerate((str(HERE.parent), args.against)):
-            cmd = [sys.executable, __file__, "settle-child", "--layer", args.layer, "--case", args.case,
-                   "--step", str(args.step), "--cpu", str(args.cpu)]
-            procs.append(subprocess.Popen(([pin, "-c", str(core)] if pin else []) + cmd, env={**os.environ, "PYTHONPATH": tree},
-                                          stdout=subprocess.PIPE, text=True))
+    for _ in range(repeats):
+        procs = [subprocess.Popen(cmd, env={**os.environ, "PYTHONPATH": tree}, stdout=subprocess.PIPE, text=True)
+                 for cmd, tree in runs]
         for p in procs:
             rows.append(json.loads(p.communicate()[0].strip().splitlines()[-1]))
             print(json.dumps(rows[-1]), flush=True)
@@ -251,19 +256,9 @@ def paired(args) -> list:
 
 def checks(args) -> list:
     """``checks_child`` sampled and all-tested, both at once (one per core), ``--repeats`` times."""
-    import os
-    import subprocess
-
-    rows = []
-    for _ in range(args.repeats):
-        procs = [subprocess.Popen([sys.executable, __file__, "checks-child", "--layer", args.layer, "--case", args.case,
-                                   "--step", str(args.step), "--cpu", str(args.cpu), "--tested", t],
-                                  env={**os.environ, "PYTHONPATH": str(HERE.parent)}, stdout=subprocess.PIPE, text=True)
-                 for t in ("sampled", "all")]
-        for p in procs:
-            rows.append(json.loads(p.communicate()[0].strip().splitlines()[-1]))
-            print(json.dumps(rows[-1]), flush=True)
-    return rows
+    child = [sys.executable, __file__, "checks-child", "--layer", args.layer, "--case", args.case, "--step", str(args.step),
+             "--cpu", str(args.cpu), "--tested"]
+    return _at_once([(child + [t], str(HERE.parent)) for t in ("sampled", "all")], args.repeats)
 
 
 def fixed(args) -> list:
